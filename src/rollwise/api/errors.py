@@ -1,0 +1,125 @@
+"""The exception tree, in one place (shared by the memory store, the CLI and, later, the real API client).
+
+::
+
+    RollwiseError
+    ├── InvalidObject(ValueError)      bad input: carries every FieldError found
+    └── ApiStatusError                 a Kubernetes API failure, with HTTP code and Status reason
+        ├── NotFound            404  NotFound
+        ├── AlreadyExists       409  AlreadyExists
+        ├── Conflict            409  Conflict        (stale resourceVersion)
+        ├── Gone                410  Gone            (a watch position too old)
+        ├── Invalid             422  Invalid         (the API server's validation refused the object)
+        └── InternalError       500  InternalError   (injected by tests, or a server fault)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "AlreadyExists",
+    "ApiStatusError",
+    "Conflict",
+    "FieldError",
+    "Gone",
+    "InternalError",
+    "Invalid",
+    "InvalidObject",
+    "NotFound",
+    "RollwiseError",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FieldError:
+    """One problem with one field, rendered the way the Kubernetes API server words it.
+
+    ``rule`` is the human sentence (``must be greater than 0``); ``kind`` is the Kubernetes error type
+    (``Invalid value``, ``Required value``, ``Unsupported value``, ``Forbidden``, ``Duplicate value``).
+    """
+
+    path: str
+    rule: str
+    value: Any = None
+    kind: str = "Invalid value"
+
+    def __str__(self) -> str:
+        if self.kind in ("Required value", "Forbidden"):
+            return f"{self.path}: {self.kind}: {self.rule}"
+        return f"{self.path}: {self.kind}: {_render(self.value)}: {self.rule}"
+
+    def under(self, prefix: str) -> FieldError:
+        """The same error with its path nested under ``prefix`` (``objects[0]`` + ``spec.replicas``)."""
+        path = f"{prefix}.{self.path}" if self.path and not self.path.startswith("[") else prefix + self.path
+        return FieldError(path=path, rule=self.rule, value=self.value, kind=self.kind)
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, str):
+        return f'"{value}"'
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+class RollwiseError(Exception):
+    """The root of every error rollwise raises on purpose."""
+
+
+class InvalidObject(RollwiseError, ValueError):
+    """An object or file failed validation; ``errors`` lists every problem with its field path."""
+
+    def __init__(self, errors: list[FieldError], *, source: str = "") -> None:
+        self.errors = list(errors)
+        self.source = source
+        lines = "; ".join(str(e) for e in self.errors)
+        super().__init__(f"{source}: {lines}" if source else lines)
+
+
+class ApiStatusError(RollwiseError):
+    """A failed API call, shaped like a Kubernetes ``Status`` (``code`` and ``reason``)."""
+
+    code = 500
+    reason = "InternalError"
+
+    def __init__(self, message: str = "") -> None:
+        self.message = message or self.reason
+        super().__init__(self.message)
+
+
+class NotFound(ApiStatusError):
+    code = 404
+    reason = "NotFound"
+
+
+class AlreadyExists(ApiStatusError):
+    code = 409
+    reason = "AlreadyExists"
+
+
+class Conflict(ApiStatusError):
+    code = 409
+    reason = "Conflict"
+
+
+class Gone(ApiStatusError):
+    code = 410
+    reason = "Gone"
+
+
+class Invalid(ApiStatusError):
+    code = 422
+    reason = "Invalid"
+
+    def __init__(self, message: str = "", *, errors: list[FieldError] | None = None) -> None:
+        self.errors = list(errors or [])
+        super().__init__(message or "; ".join(str(e) for e in self.errors))
+
+
+class InternalError(ApiStatusError):
+    code = 500
+    reason = "InternalError"

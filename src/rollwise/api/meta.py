@@ -1,0 +1,115 @@
+"""Object metadata helpers over API-shaped dicts.
+
+Objects travel through rollwise as the dicts the Kubernetes API speaks (``{"apiVersion", "kind", "metadata",
+"spec", "status"}``), not as a parallel class hierarchy. That keeps unknown fields intact end to end (a user's
+pod template round-trips exactly), makes the memory store, the scenario files and a real API server speak one
+shape, and keeps hot loops cheap. Typed access lives in small functions like these, one rule each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "Obj",
+    "annotations",
+    "controller_of",
+    "deletion_timestamp",
+    "is_controlled_by",
+    "key_of",
+    "labels",
+    "name_of",
+    "namespace_of",
+    "owner_reference",
+    "selector_matches",
+    "uid_of",
+]
+
+Obj = dict[str, Any]
+"""An API object as a dict. Treat objects read from a view or a store as read-only; copy before changing."""
+
+
+def name_of(obj: Mapping[str, Any]) -> str:
+    return str(obj.get("metadata", {}).get("name", ""))
+
+
+def namespace_of(obj: Mapping[str, Any]) -> str:
+    return str(obj.get("metadata", {}).get("namespace") or "default")
+
+
+def uid_of(obj: Mapping[str, Any]) -> str:
+    return str(obj.get("metadata", {}).get("uid", ""))
+
+
+def key_of(obj: Mapping[str, Any]) -> tuple[str, str]:
+    """``(namespace, name)``: how a controller's work queue names an object."""
+    return namespace_of(obj), name_of(obj)
+
+
+def labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return obj.get("metadata", {}).get("labels") or {}
+
+
+def annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return obj.get("metadata", {}).get("annotations") or {}
+
+
+def deletion_timestamp(obj: Mapping[str, Any]) -> float | None:
+    """Virtual seconds at which deletion was requested, or None. Timestamps are float seconds throughout."""
+    ts = obj.get("metadata", {}).get("deletionTimestamp")
+    return None if ts is None else float(ts)
+
+
+def owner_reference(owner: Mapping[str, Any], *, controller: bool = True) -> Obj:
+    """A (controller) owner reference to ``owner``, with ``blockOwnerDeletion`` as upstream sets it."""
+    return {
+        "apiVersion": owner.get("apiVersion", "v1"),
+        "kind": owner.get("kind", ""),
+        "name": name_of(owner),
+        "uid": uid_of(owner),
+        "controller": controller,
+        "blockOwnerDeletion": True,
+    }
+
+
+def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The owner reference with ``controller: true``, if any."""
+    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
+    ref = controller_of(obj)
+    return ref is not None and ref.get("uid") == uid_of(owner)
+
+
+_OPERATORS = {"In", "NotIn", "Exists", "DoesNotExist"}
+
+
+def selector_matches(selector: Mapping[str, Any] | None, obj_labels: Mapping[str, str]) -> bool:
+    """Kubernetes LabelSelector semantics. An empty or missing selector matches nothing (as for workloads)."""
+    if not selector:
+        return False
+    match_labels = selector.get("matchLabels") or {}
+    exprs = selector.get("matchExpressions") or []
+    if not match_labels and not exprs:
+        return False
+    for k, v in match_labels.items():
+        if obj_labels.get(k) != v:
+            return False
+    for e in exprs:
+        op, k, values = e.get("operator"), e.get("key"), e.get("values") or []
+        if op == "In" and obj_labels.get(k) not in values:
+            return False
+        if op == "NotIn" and k in obj_labels and obj_labels[k] in values:
+            return False
+        if op == "Exists" and k not in obj_labels:
+            return False
+        if op == "DoesNotExist" and k in obj_labels:
+            return False
+        if op not in _OPERATORS:
+            return False
+    return True
