@@ -1,0 +1,193 @@
+"""Pod and claim identity: names, ordinals, labels, and building a pod for an ordinal (reference §4)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from rollwise.api.meta import Obj, labels, name_of, namespace_of, owner_reference
+
+__all__ = [
+    "POD_INDEX_LABEL",
+    "POD_NAME_LABEL",
+    "REVISION_LABEL",
+    "claim_name",
+    "claims_for_pod",
+    "identity_matches",
+    "is_member_of",
+    "new_pod",
+    "ordinal_of",
+    "ordinal_range",
+    "parent_and_ordinal",
+    "pod_name",
+    "repair_identity",
+    "revision_of",
+    "storage_matches",
+]
+
+REVISION_LABEL = "controller-revision-hash"
+POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+
+_NAME = re.compile(r"^(.*)-([0-9]+)$")
+_INT32_MAX = 2**31 - 1
+
+
+def pod_name(set_name: str, ordinal: int) -> str:
+    """``<set>-<ordinal>``, decimal, no padding (reference §4.1)."""
+    return f"{set_name}-{ordinal}"
+
+
+def parent_and_ordinal(name: str) -> tuple[str, int]:
+    """Split a pod name into (set name, ordinal); ordinal -1 when it does not parse (greedy: ``web-1-2`` → web-1, 2)."""
+    m = _NAME.match(name)
+    if not m:
+        return "", -1
+    ordinal = int(m.group(2))
+    if ordinal > _INT32_MAX:
+        return "", -1
+    return m.group(1), ordinal
+
+
+def ordinal_of(pod: Mapping[str, Any]) -> int:
+    return parent_and_ordinal(name_of(pod))[1]
+
+
+def is_member_of(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    """The pod's name says it belongs to this set (reference §4.4 isMemberOf)."""
+    return parent_and_ordinal(name_of(pod))[0] == name_of(sts)
+
+
+def ordinal_range(sts: Mapping[str, Any]) -> range:
+    """The ordinals the set should run: ``[start, start + replicas)`` (reference §4.1)."""
+    spec = sts.get("spec", {})
+    start = int((spec.get("ordinals") or {}).get("start") or 0)
+    return range(start, start + int(spec.get("replicas", 1)))
+
+
+def revision_of(pod: Mapping[str, Any]) -> str:
+    """The revision a pod was built from: its ``controller-revision-hash`` label (the full revision name)."""
+    return labels(pod).get(REVISION_LABEL, "")
+
+
+def claim_name(template_name: str, set_name: str, ordinal: int) -> str:
+    """``<claim template>-<set>-<ordinal>`` (reference §4.2)."""
+    return f"{template_name}-{set_name}-{ordinal}"
+
+
+def claims_for_pod(sts: Mapping[str, Any], ordinal: int) -> list[Obj]:
+    """The claims a pod at ``ordinal`` needs, built from volumeClaimTemplates (reference §6.1).
+
+    Labels are the template's merged with the selector's matchLabels, and the selector wins on conflict.
+    """
+    out = []
+    set_name = name_of(sts)
+    match_labels = (sts["spec"].get("selector") or {}).get("matchLabels") or {}
+    for tmpl in sts["spec"].get("volumeClaimTemplates") or ():
+        claim = copy.deepcopy(dict(tmpl))
+        meta = dict(claim.get("metadata") or {})
+        tname = meta.get("name", "")
+        meta["name"] = claim_name(tname, set_name, ordinal)
+        meta["namespace"] = namespace_of(sts)
+        meta["labels"] = {**(meta.get("labels") or {}), **match_labels}
+        for server_owned in ("uid", "resourceVersion", "creationTimestamp", "ownerReferences"):
+            meta.pop(server_owned, None)
+        claim["metadata"] = meta
+        claim["apiVersion"] = "v1"
+        claim["kind"] = "PersistentVolumeClaim"
+        claim.pop("status", None)
+        out.append(claim)
+    return out
+
+
+def new_pod(sts: Mapping[str, Any], template: Mapping[str, Any], ordinal: int, revision: str) -> Obj:
+    """The pod for ``ordinal`` built from ``template`` at ``revision``: identity, storage and owner (reference §4.2)."""
+    tmeta = template.get("metadata") or {}
+    name = pod_name(name_of(sts), ordinal)
+    spec = copy.deepcopy(dict(template.get("spec") or {}))
+    spec["hostname"] = name
+    service = sts["spec"].get("serviceName")
+    if service:
+        spec["subdomain"] = service
+    pod: Obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace_of(sts),
+            "labels": {
+                **(tmeta.get("labels") or {}),
+                POD_NAME_LABEL: name,
+                POD_INDEX_LABEL: str(ordinal),
+                REVISION_LABEL: revision,
+            },
+            "annotations": dict(tmeta.get("annotations") or {}),
+            "ownerReferences": [owner_reference(sts)],
+        },
+        "spec": spec,
+    }
+    if tmeta.get("finalizers"):
+        pod["metadata"]["finalizers"] = list(tmeta["finalizers"])
+    _attach_storage(sts, pod, ordinal)
+    return pod
+
+
+def _attach_storage(sts: Mapping[str, Any], pod: Obj, ordinal: int) -> None:
+    """Point one volume per claim template at that ordinal's claim, replacing a template volume of the same name."""
+    templates = [t.get("metadata", {}).get("name", "") for t in sts["spec"].get("volumeClaimTemplates") or ()]
+    if not templates:
+        return
+    volumes = [v for v in pod["spec"].get("volumes") or () if v.get("name") not in templates]
+    for tname in templates:
+        volumes.append(
+            {
+                "name": tname,
+                "persistentVolumeClaim": {"claimName": claim_name(tname, name_of(sts), ordinal), "readOnly": False},
+            }
+        )
+    pod["spec"]["volumes"] = volumes
+
+
+def identity_matches(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    """Name, namespace and pod-name label agree with the ordinal (reference §4.3; hostname is no longer checked)."""
+    parent, ordinal = parent_and_ordinal(name_of(pod))
+    return (
+        ordinal >= 0
+        and parent == name_of(sts)
+        and name_of(pod) == pod_name(name_of(sts), ordinal)
+        and pod.get("metadata", {}).get("namespace") == namespace_of(sts)
+        and labels(pod).get(POD_NAME_LABEL) == name_of(pod)
+    )
+
+
+def storage_matches(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
+    """Every claim template has a pod volume of that name pointing at this ordinal's claim (reference §4.3)."""
+    ordinal = ordinal_of(pod)
+    if ordinal < 0:
+        return False
+    volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or ()}
+    for tmpl in sts["spec"].get("volumeClaimTemplates") or ():
+        tname = tmpl.get("metadata", {}).get("name", "")
+        vol = volumes.get(tname)
+        source = (vol or {}).get("persistentVolumeClaim")
+        if not source or source.get("claimName") != claim_name(tname, name_of(sts), ordinal):
+            return False
+    return True
+
+
+def repair_identity(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> Obj:
+    """A copy of the pod with its identity label, index label, namespace and volumes restored (UpdateStatefulPod).
+
+    Only the label repair can succeed against a real API server (pod volumes are immutable); we keep both, as
+    upstream does, and the memory store accepts the volume change.
+    """
+    fixed = copy.deepcopy(dict(pod))
+    ordinal = ordinal_of(fixed)
+    meta = fixed.setdefault("metadata", {})
+    meta["namespace"] = namespace_of(sts)
+    meta["labels"] = {**(meta.get("labels") or {}), POD_NAME_LABEL: name_of(fixed), POD_INDEX_LABEL: str(ordinal)}
+    fixed.setdefault("spec", {})
+    _attach_storage(sts, fixed, ordinal)
+    return fixed

@@ -1,0 +1,175 @@
+"""Pod health predicates: one rule, one name, one place (DESIGN principle 2).
+
+Every strategy and the status computation call these, so "available" means the same thing everywhere — the
+inconsistency behind upstream bugs #112307, #119234 and #123918 (reference §5.7, §8.10) cannot come back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "CONTAINER_ALIVE",
+    "CONTAINER_DEAD",
+    "CONTAINER_TRANSIENT",
+    "DEAD_WAITING_REASONS",
+    "TRANSIENT_WAITING_REASONS",
+    "available_at",
+    "classify_container",
+    "condition",
+    "is_available",
+    "is_created",
+    "is_failed",
+    "is_pending",
+    "is_ready",
+    "is_running",
+    "is_running_and_ready",
+    "is_succeeded",
+    "is_terminating",
+    "is_unavailable",
+    "ready_since",
+    "unavailable_cause",
+]
+
+
+def _status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
+    return pod.get("status") or {}
+
+
+def condition(pod: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
+    """The pod condition of the given type, if present."""
+    for c in _status(pod).get("conditions") or ():
+        if c.get("type") == ctype:
+            return c
+    return None
+
+
+def is_created(pod: Mapping[str, Any]) -> bool:
+    """Created means the API server has seen it: a phase is set (reference §1.2 isCreated)."""
+    return bool(_status(pod).get("phase"))
+
+
+def is_pending(pod: Mapping[str, Any]) -> bool:
+    return _status(pod).get("phase") == "Pending"
+
+
+def is_running(pod: Mapping[str, Any]) -> bool:
+    return _status(pod).get("phase") == "Running"
+
+
+def is_failed(pod: Mapping[str, Any]) -> bool:
+    return _status(pod).get("phase") == "Failed"
+
+
+def is_succeeded(pod: Mapping[str, Any]) -> bool:
+    return _status(pod).get("phase") == "Succeeded"
+
+
+def is_terminating(pod: Mapping[str, Any]) -> bool:
+    """A deletion has been requested (deletionTimestamp set); the object may linger for its grace period."""
+    return pod.get("metadata", {}).get("deletionTimestamp") is not None
+
+
+def is_ready(pod: Mapping[str, Any]) -> bool:
+    """The Ready condition is True (whatever the phase)."""
+    c = condition(pod, "Ready")
+    return c is not None and c.get("status") == "True"
+
+
+def is_running_and_ready(pod: Mapping[str, Any]) -> bool:
+    """Phase Running and Ready=True (reference §1.2 isRunningAndReady)."""
+    return is_running(pod) and is_ready(pod)
+
+
+def ready_since(pod: Mapping[str, Any]) -> float | None:
+    """When the Ready condition last became True, or None if the pod is not Ready."""
+    c = condition(pod, "Ready")
+    if c is None or c.get("status") != "True":
+        return None
+    t = c.get("lastTransitionTime")
+    return None if t is None else float(t)
+
+
+def is_available(pod: Mapping[str, Any], min_ready_seconds: float, now: float) -> bool:
+    """Running, Ready, and Ready for strictly longer than minReadySeconds (reference §1.2, podutil.IsPodAvailable)."""
+    if not is_running_and_ready(pod):
+        return False
+    if min_ready_seconds <= 0:
+        return True
+    since = ready_since(pod)
+    return since is not None and since + min_ready_seconds < now
+
+
+def available_at(pod: Mapping[str, Any], min_ready_seconds: float) -> float | None:
+    """The earliest instant after which a Ready pod counts as available: the exact requeue time."""
+    if not is_running_and_ready(pod):
+        return None
+    since = ready_since(pod)
+    if since is None or min_ready_seconds <= 0:
+        return None
+    return since + min_ready_seconds
+
+
+def is_unavailable(pod: Mapping[str, Any] | None, min_ready_seconds: float, now: float) -> bool:
+    """Missing, terminating, or not available: what spends maxUnavailable budget (reference §5.3 isUnavailable)."""
+    return pod is None or is_terminating(pod) or not is_available(pod, min_ready_seconds, now)
+
+
+# DEP-07 (seed 001) health assessment: how a member's container stands.
+CONTAINER_DEAD = "Dead"
+CONTAINER_TRANSIENT = "Transient"
+CONTAINER_ALIVE = "Alive"
+
+DEAD_WAITING_REASONS = frozenset(
+    {"CrashLoopBackOff", "RunContainerError", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError"}
+)
+TRANSIENT_WAITING_REASONS = frozenset({"ContainerCreating", "PodInitializing"})
+
+
+def classify_container(pod: Mapping[str, Any], container: str | None = None) -> str | None:
+    """Dead, Transient or Alive for the named container (default: the first), or None when it has no status yet.
+
+    seed 001 (DEP-07): terminated, or waiting for a reason that will not resolve by itself, is Dead; waiting while
+    being created is Transient; running is Alive.
+    """
+    statuses = _status(pod).get("containerStatuses") or []
+    if container is not None:
+        statuses = [s for s in statuses if s.get("name") == container]
+    if not statuses:
+        return None
+    state = statuses[0].get("state") or {}
+    if "running" in state:
+        return CONTAINER_ALIVE
+    if "terminated" in state:
+        return CONTAINER_DEAD
+    reason = (state.get("waiting") or {}).get("reason", "")
+    if reason in DEAD_WAITING_REASONS:
+        return CONTAINER_DEAD
+    return CONTAINER_TRANSIENT
+
+
+def unavailable_cause(pod: Mapping[str, Any] | None, min_ready_seconds: float, now: float) -> str:
+    """Plain words for why a pod is not available, naming the container and its state where one explains it."""
+    if pod is None:
+        return "missing"
+    if is_terminating(pod):
+        return "terminating"
+    status = _status(pod)
+    phase = status.get("phase") or "not yet created"
+    for cs in status.get("containerStatuses") or ():
+        state = cs.get("state") or {}
+        if "waiting" in state:
+            reason = state["waiting"].get("reason") or "waiting"
+            return f"container {cs.get('name')} is {reason}"
+        if "terminated" in state:
+            reason = state["terminated"].get("reason") or "terminated"
+            return f"container {cs.get('name')} terminated ({reason})"
+    if phase != "Running":
+        return f"phase {phase}"
+    if not is_ready(pod):
+        return "not Ready"
+    since = ready_since(pod)
+    if since is not None and min_ready_seconds > 0:
+        return f"Ready {max(0.0, now - since):g} s of minReadySeconds {min_ready_seconds:g}"
+    return "not available"

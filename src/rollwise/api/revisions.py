@@ -1,0 +1,110 @@
+"""ControllerRevision data, hashing and naming (reference §3.1).
+
+What is hashed is only the pod template, as ``{"spec": {"template": {"$patch": "replace", ...}}}`` serialised
+as compact JSON with sorted keys. Byte-compatibility with Go's serialiser is not a goal (reference §10.4): our
+names are stable for a given template, which is what rollouts depend on.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from rollwise.api.meta import Obj, annotations, name_of, namespace_of, owner_reference
+
+__all__ = [
+    "HASH_LABEL",
+    "canonical_json",
+    "fnv1_32",
+    "hash_revision_data",
+    "new_revision",
+    "revision_data",
+    "revision_name",
+    "revision_number",
+    "revision_sort_key",
+    "revisions_equal",
+    "safe_encode",
+    "template_of",
+]
+
+HASH_LABEL = "controller.kubernetes.io/hash"
+_SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_FNV_OFFSET = 2166136261
+_FNV_PRIME = 16777619
+
+
+def canonical_json(obj: Any) -> str:
+    """Compact JSON with sorted keys, the shape Go's encoder produces for maps."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def fnv1_32(data: bytes) -> int:
+    """32-bit FNV-1 (multiply, then xor; Go's ``hash/fnv.New32``, not FNV-1a)."""
+    h = _FNV_OFFSET
+    for b in data:
+        h = (h * _FNV_PRIME) & 0xFFFFFFFF
+        h ^= b
+    return h
+
+
+def safe_encode(text: str) -> str:
+    """Map each character through the alphabet without vowels or look-alikes (Go's ``rand.SafeEncodeString``)."""
+    return "".join(_SAFE_ALPHABET[ord(c) % len(_SAFE_ALPHABET)] for c in text)
+
+
+def hash_revision_data(raw: str, collision_count: int) -> str:
+    """FNV-1-32 over the serialised data followed by the decimal collision count, safe-encoded (reference §3.1)."""
+    return safe_encode(str(fnv1_32(raw.encode() + str(collision_count).encode())))
+
+
+def revision_data(sts: Mapping[str, Any]) -> Obj:
+    """The patch a revision stores: the set's pod template, marked as a whole-object replacement."""
+    return {"spec": {"template": {"$patch": "replace", **copy.deepcopy(dict(sts["spec"]["template"]))}}}
+
+
+def revision_name(set_name: str, data: Mapping[str, Any], collision_count: int) -> str:
+    return f"{set_name[:223]}-{hash_revision_data(canonical_json(data), collision_count)}"
+
+
+def template_of(revision: Mapping[str, Any]) -> Obj:
+    """The pod template a revision holds."""
+    tmpl = dict(revision["data"]["spec"]["template"])
+    tmpl.pop("$patch", None)
+    return tmpl
+
+
+def revision_number(revision: Mapping[str, Any]) -> int:
+    return int(revision.get("revision", 0))
+
+
+def revision_sort_key(revision: Mapping[str, Any]) -> tuple[int, float, str]:
+    """Ascending by .revision, then creation time, then name (reference §3.2)."""
+    meta = revision.get("metadata", {})
+    return revision_number(revision), float(meta.get("creationTimestamp") or 0.0), name_of(revision)
+
+
+def revisions_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Same template data (reference §3.1 EqualRevision; our hashes never parse as integers, so data decides)."""
+    return canonical_json(a.get("data")) == canonical_json(b.get("data"))
+
+
+def new_revision(sts: Mapping[str, Any], *, number: int, collision_count: int) -> Obj:
+    """A ControllerRevision for the set's current template (reference §3.1 NewControllerRevision)."""
+    data = revision_data(sts)
+    name = revision_name(name_of(sts), data, collision_count)
+    tmpl_labels = dict((sts["spec"]["template"].get("metadata") or {}).get("labels") or {})
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": name,
+            "namespace": namespace_of(sts),
+            "labels": {**tmpl_labels, HASH_LABEL: name.rsplit("-", 1)[1]},
+            "annotations": dict(annotations(sts)),
+            "ownerReferences": [owner_reference(sts)],
+        },
+        "data": data,
+        "revision": number,
+    }
