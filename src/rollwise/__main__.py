@@ -1,0 +1,5 @@
+import sys
+
+from rollwise.cli import main
+
+sys.exit(main())

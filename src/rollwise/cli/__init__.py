@@ -1,0 +1,39 @@
+"""The command line: ``rollwise simulate | validate | ...``. Parsing, exit codes and rendering; no decisions.
+
+Exit codes (spec/simulate.md): 0 the command ran; 1 an ``expect`` assertion failed; 2 invalid input (a message on
+stderr naming the file, the field path and the rule; nothing on stdout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from rollwise.cli.simulate import add_simulate
+from rollwise.cli.validate import add_validate
+
+__all__ = ["main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rollwise",
+        description="StatefulSet rollouts in virtual time: upstream semantics plus the strategies the KEPs describe.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_simulate(sub)
+    add_validate(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except BrokenPipeError:  # `rollwise simulate ... | head` is fine
+        return 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,60 @@
+"""``rollwise simulate FILE [--json] [--strategy TYPE] [--feature-gates ...]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rollwise.api.errors import InvalidObject
+from rollwise.api.features import parse_gate_flags
+from rollwise.cli.render import print_invalid, render_result
+from rollwise.drivers.sim import load_scenario, run_scenario
+from rollwise.drivers.sim.expect import check_expectations
+from rollwise.drivers.sim.strategy_override import parse_strategy
+
+__all__ = ["add_simulate"]
+
+
+def add_simulate(sub: Any) -> None:
+    p = sub.add_parser("simulate", help="run a scenario in virtual time on the embedded simulated cluster",
+                       description="Run a scenario file in virtual time and report what the controllers did.")
+    p.add_argument("file", help="scenario file (YAML or JSON)")
+    p.add_argument("--json", action="store_true", help="print the result document as JSON (nothing else on stdout)")
+    p.add_argument("--strategy", metavar="TYPE",
+                   help="override every StatefulSet's update strategy: RollingUpdate[:maxUnavailable=N,partition=N], "
+                        "OnDelete, Recreate, EnforcedRollingUpdate, QuorumAware")
+    p.add_argument("--feature-gates", metavar="NAME=BOOL,...", default="",
+                   help="override the scenario's feature gates, e.g. MaxUnavailableStatefulSet=false")
+    p.add_argument("--events", action="store_true", help="with the readable summary, list every event too")
+    p.set_defaults(run=run_simulate)
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    try:
+        scenario = load_scenario(args.file)
+        if args.feature_gates:
+            overrides, errors = parse_gate_flags(args.feature_gates)
+            if errors:
+                raise InvalidObject(errors, source=args.file)
+            scenario = scenario.with_gates(overrides)
+        if args.strategy:
+            override, errors = parse_strategy(args.strategy)
+            if override is None:
+                raise InvalidObject(errors, source=args.file)
+            scenario = scenario.with_strategy(override)
+    except InvalidObject as err:
+        print_invalid(err)
+        return 2
+    result = run_scenario(scenario)
+    result["strategy"] = args.strategy or None
+    failures = check_expectations(scenario.expect, result["summary"])
+    if args.json:
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        render_result(result, show_events=args.events, expect_failures=failures)
+    for failure in failures:
+        print(f"expect failed: {failure}", file=sys.stderr)
+    return 1 if failures else 0

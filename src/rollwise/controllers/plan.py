@@ -1,0 +1,143 @@
+"""What a controller decides: actions as data, each with its reason, and the waits that hold it back.
+
+A controller returns a ``Plan``; a driver executes it in order. Every action names the object it touches and
+why, so the event stream, ``rollwise plan`` and the ``Progressing`` message all render one field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rollwise.api.meta import Obj
+
+__all__ = [
+    "Action",
+    "Blocked",
+    "CreateClaim",
+    "CreatePod",
+    "CreateRevision",
+    "DeletePod",
+    "DeleteRevision",
+    "EmitEvent",
+    "PatchOwner",
+    "Plan",
+    "UpdateClaim",
+    "UpdatePod",
+    "UpdateRevision",
+    "WriteStatus",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Action:
+    """Base of every action: ``reason`` says why, in words a person reads in an event or in ``rollwise plan``."""
+
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateClaim(Action):
+    claim: Obj
+    pod_name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateClaim(Action):
+    """Replace a claim's owner references (retention policy); ``claim`` carries the resourceVersion it was read at."""
+
+    claim: Obj
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatePod(Action):
+    pod: Obj
+    ordinal: int
+    revision: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdatePod(Action):
+    """An in-place update (identity or storage repair); never a template change."""
+
+    pod: Obj
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeletePod(Action):
+    name: str
+    namespace: str
+    uid: str
+    revision: str
+    """The revision label of the pod being deleted, for the event stream."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PatchOwner(Action):
+    """Adopt (add our controller reference) or release (remove it) a pod or revision, as a merge patch."""
+
+    kind: str
+    name: str
+    namespace: str
+    owner_references: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateRevision(Action):
+    revision: Obj
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateRevision(Action):
+    """Rollback: an earlier revision becomes the newest again by taking the next ``.revision`` number."""
+
+    revision: Obj
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteRevision(Action):
+    name: str
+    namespace: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteStatus(Action):
+    """Replace the set's whole status (upstream UpdateStatus); written only when it changed."""
+
+    status: Obj
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmitEvent(Action):
+    """A Kubernetes Event on the set that does not come from the outcome of a write (those the driver emits)."""
+
+    event_type: str = "Normal"
+    event_reason: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Blocked:
+    """A wait: the pod the controller is waiting for (or "" for the set) and the cause, in plain words."""
+
+    pod: str
+    cause: str
+
+    def __str__(self) -> str:
+        return f"waiting for {self.pod}: {self.cause}" if self.pod else f"waiting: {self.cause}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """The ordered actions of one reconcile, the waits that stopped it, and when to look again.
+
+    ``requeue_after`` is seconds from the view's ``now`` (None: only a change wakes the controller).
+    """
+
+    actions: tuple[Action, ...] = ()
+    blocked: tuple[Blocked, ...] = ()
+    requeue_after: float | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def of_type(self, kind: type[Action]) -> list[Any]:
+        return [a for a in self.actions if isinstance(a, kind)]

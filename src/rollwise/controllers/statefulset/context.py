@@ -1,0 +1,109 @@
+"""The per-reconcile working state: the set's slots by ordinal, its condemned pods, and the plan being built.
+
+``Sync`` is mutable only for the duration of one ``reconcile`` call (a builder, like upstream's in-memory
+``replicas[]`` and ``status``); nothing survives the call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from rollwise.api import predicates as p
+from rollwise.api.features import FeatureGates
+from rollwise.api.identity import ordinal_of, pod_name, revision_of
+from rollwise.api.meta import Obj, name_of
+from rollwise.controllers.plan import Action, Blocked, DeletePod
+
+__all__ = ["Sync"]
+
+
+@dataclass(slots=True, kw_only=True)
+class Sync:
+    sts: Obj
+    now: float
+    gates: FeatureGates
+    start: int
+    replicas: list[Obj | None]
+    """Index i holds the pod for ordinal start+i, or None while it is missing (upstream's placeholder)."""
+    condemned: list[Obj]
+    """Pods with an ordinal outside the range, highest ordinal first (reference §5.3)."""
+    current_revision: Obj
+    update_revision: Obj
+    collision_count: int
+    claims: dict[str, Obj]
+    actions: list[Action] = field(default_factory=list)
+    blocked: list[Blocked] = field(default_factory=list)
+    deleted: set[str] = field(default_factory=set)
+    """Pods this plan deletes: every later step treats them as terminating."""
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return self.sts["spec"]  # type: ignore[no-any-return]
+
+    @property
+    def monotonic(self) -> bool:
+        """OrderedReady processes one ordinal at a time and stops at the first unhealthy one (reference §5.3)."""
+        return self.spec.get("podManagementPolicy", "OrderedReady") != "Parallel"
+
+    @property
+    def min_ready_seconds(self) -> float:
+        return float(self.spec.get("minReadySeconds") or 0)
+
+    @property
+    def update_name(self) -> str:
+        return name_of(self.update_revision)
+
+    @property
+    def current_name(self) -> str:
+        return name_of(self.current_revision)
+
+    # -- predicates that also see this plan's own deletions --------------------------------------------------
+
+    def terminating(self, pod: Obj) -> bool:
+        return p.is_terminating(pod) or name_of(pod) in self.deleted
+
+    def unavailable(self, pod: Obj | None) -> bool:
+        """Missing, terminating (or being deleted now), or not available for minReadySeconds."""
+        return pod is None or self.terminating(pod) or not p.is_available(pod, self.min_ready_seconds, self.now)
+
+    def available(self, pod: Obj | None) -> bool:
+        return not self.unavailable(pod)
+
+    def outdated(self, pod: Obj) -> bool:
+        """At any revision other than the update revision, or with no revision label (reference §5.8)."""
+        return revision_of(pod) != self.update_name
+
+    def ordinal(self, index: int) -> int:
+        return self.start + index
+
+    # -- recording -----------------------------------------------------------------------------------------
+
+    def delete(self, pod: Obj, reason: str) -> None:
+        meta = pod["metadata"]
+        self.actions.append(
+            DeletePod(name=meta["name"], namespace=meta.get("namespace", "default"), uid=meta.get("uid", ""),
+                      revision=revision_of(pod), reason=reason)
+        )
+        self.deleted.add(meta["name"])
+
+    def wait(self, pod: Obj | str | None, cause: str) -> None:
+        name = pod if isinstance(pod, str) else ("" if pod is None else name_of(pod))
+        self.blocked.append(Blocked(pod=name, cause=cause))
+
+    def wait_for_unavailable(self, index: int, pod: Obj | None) -> None:
+        """Record why the pod at ``index`` holds things up, and when time alone would free it."""
+        name = pod_name(name_of(self.sts), self.ordinal(index)) if pod is None else name_of(pod)
+        if pod is not None and name in self.deleted:
+            cause = "terminating"
+        else:
+            cause = p.unavailable_cause(pod, self.min_ready_seconds, self.now)
+        self.wait(name, f"to become available: {cause}" if cause != "terminating" else "to finish terminating")
+
+    def pods(self) -> list[Obj]:
+        """Every existing pod the set owns: in range, then condemned."""
+        return [x for x in self.replicas if x is not None] + self.condemned
+
+
+def ordinal_sorted(pods: list[Obj], *, descending: bool) -> list[Obj]:
+    return sorted(pods, key=ordinal_of, reverse=descending)

@@ -1,0 +1,74 @@
+"""Which pods and revisions the set owns: adoption and release (reference §3.3, §4.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rollwise.api.identity import is_member_of
+from rollwise.api.meta import Obj, controller_of, deletion_timestamp, labels, name_of, owner_reference, uid_of
+from rollwise.api.meta import selector_matches as matches
+from rollwise.api.predicates import is_terminating
+from rollwise.controllers.plan import Action, PatchOwner
+
+__all__ = ["claim_pods", "claim_revisions"]
+
+
+def _with_ref(obj: Obj, ref: dict[str, object] | None, *, drop_uid: str = "") -> list[dict[str, object]]:
+    refs = [dict(r) for r in obj.get("metadata", {}).get("ownerReferences") or () if r.get("uid") != drop_uid]
+    if ref is not None:
+        refs.append(ref)
+    return refs
+
+
+def claim_pods(sts: Obj, candidates: Iterable[Obj]) -> tuple[list[Obj], list[Action]]:
+    """The set's pods after adoption and release, and the patches that adopt or release (ClaimPods + isMemberOf).
+
+    Owned pods that no longer match the selector or the set's name are released; orphans that match, are members
+    and are not terminating are adopted, unless the set itself is being deleted.
+    """
+    selector = sts["spec"].get("selector")
+    set_uid = uid_of(sts)
+    deleting = deletion_timestamp(sts) is not None
+    owned: list[Obj] = []
+    actions: list[Action] = []
+    for pod in candidates:
+        ref = controller_of(pod)
+        fits = matches(selector, labels(pod)) and is_member_of(sts, pod)
+        if ref is not None and ref.get("uid") == set_uid:
+            if fits:
+                owned.append(pod)
+            else:
+                actions.append(_patch("Pod", pod, _with_ref(pod, None, drop_uid=set_uid),
+                                      f"release {name_of(pod)}: it no longer matches the selector or name"))
+        elif ref is None and fits and not deleting and not is_terminating(pod):
+            refs = _with_ref(pod, owner_reference(sts))
+            actions.append(_patch("Pod", pod, refs, f"adopt orphan pod {name_of(pod)}"))
+            adopted = {**pod, "metadata": {**pod["metadata"], "ownerReferences": refs}}
+            owned.append(adopted)
+    return owned, actions
+
+
+def claim_revisions(sts: Obj, revisions: Iterable[Obj]) -> tuple[list[Obj], list[Action]]:
+    """The set's revisions; orphans matching the selector are adopted (never released; reference §3.3)."""
+    selector = sts["spec"].get("selector")
+    set_uid = uid_of(sts)
+    deleting = deletion_timestamp(sts) is not None
+    owned: list[Obj] = []
+    actions: list[Action] = []
+    for rev in revisions:
+        if not matches(selector, labels(rev)):
+            continue
+        ref = controller_of(rev)
+        if ref is not None and ref.get("uid") == set_uid:
+            owned.append(rev)
+        elif ref is None and not deleting:
+            refs = _with_ref(rev, owner_reference(sts))
+            actions.append(_patch("ControllerRevision", rev, refs, f"adopt orphan revision {name_of(rev)}"))
+            owned.append({**rev, "metadata": {**rev["metadata"], "ownerReferences": refs}})
+    return owned, actions
+
+
+def _patch(kind: str, obj: Obj, refs: list[dict[str, object]], reason: str) -> PatchOwner:
+    meta = obj["metadata"]
+    return PatchOwner(kind=kind, name=meta["name"], namespace=meta.get("namespace", "default"),
+                      owner_references=refs, reason=reason)

@@ -1,0 +1,132 @@
+"""Phases A-C of a reconcile: create and repair in-range pods, fix condemned claims, scale down (reference §5.3-5.5).
+
+``OrderedReady`` (monotonic) stops at the first pod that is not healthy and creates or deletes one pod per
+reconcile; ``Parallel`` does everything at once and never waits on health.
+"""
+
+from __future__ import annotations
+
+from rollwise.api import predicates as p
+from rollwise.api.identity import identity_matches, new_pod, pod_name, repair_identity, storage_matches
+from rollwise.api.meta import Obj, name_of
+from rollwise.api.revisions import template_of
+from rollwise.controllers.plan import CreatePod, UpdatePod
+from rollwise.controllers.statefulset.claims import (
+    claims_blocking_creation,
+    create_missing_claims,
+    fix_claim_owners,
+    stale_claim,
+)
+from rollwise.controllers.statefulset.context import Sync
+
+__all__ = ["first_unavailable", "process_condemned", "process_replicas", "revision_for_new_pod"]
+
+
+def revision_for_new_pod(sync: Sync, ordinal: int) -> Obj:
+    """Current revision below the partition, update revision otherwise (reference §4.5 newVersionedStatefulSetPod).
+
+    With ``type: RollingUpdate`` and no ``rollingUpdate`` block, ordinals below ``start + status.currentReplicas``
+    come back at the current revision (upstream quirk, kept). OnDelete and Recreate always use the update revision.
+    """
+    strategy = sync.spec.get("updateStrategy") or {}
+    kind = strategy.get("type", "RollingUpdate")
+    block_name = "enforcedRollingUpdate" if kind == "EnforcedRollingUpdate" else "rollingUpdate"
+    block = strategy.get(block_name)
+    if kind in ("RollingUpdate", "EnforcedRollingUpdate"):
+        if block is None:
+            current_replicas = int((sync.sts.get("status") or {}).get("currentReplicas") or 0)
+            if kind == "RollingUpdate" and ordinal < sync.start + current_replicas:
+                return sync.current_revision
+        elif ordinal < sync.start + int(block.get("partition") or 0):
+            return sync.current_revision
+    return sync.update_revision
+
+
+def first_unavailable(sync: Sync) -> Obj | None:
+    """The first unavailable pod: lowest in-range index, else lowest condemned ordinal (reference §5.3, #130909).
+
+    One notion of "unavailable" for both the choice and the block check: bug #123918 came from mixing two.
+    """
+    for pod in sync.replicas:
+        if sync.unavailable(pod):
+            return pod
+    for pod in reversed(sync.condemned):
+        if sync.unavailable(pod):
+            return pod
+    return None
+
+
+def process_replicas(sync: Sync) -> bool:
+    """Phase A over in-range ordinals, ascending. Returns True when a monotonic set must stop this reconcile."""
+    for index, pod in enumerate(sync.replicas):
+        stop = _process_replica(sync, index, pod)
+        if stop and sync.monotonic:
+            return True
+    return False
+
+
+def _process_replica(sync: Sync, index: int, pod: Obj | None) -> bool:
+    ordinal = sync.ordinal(index)
+    name = pod_name(name_of(sync.sts), ordinal)
+    if pod is not None and (p.is_failed(pod) or p.is_succeeded(pod)):
+        # Since ~1.27: delete, wait until the pod is gone, recreate on a later reconcile (reference §5.4 step 1).
+        if not sync.terminating(pod):
+            sync.delete(pod, f"pod {name} is {pod['status']['phase']}; it will be recreated")
+        sync.wait(name, "to be replaced: it is " + pod["status"]["phase"])
+        return True
+    if pod is None:
+        stale = stale_claim(sync, ordinal, name)
+        if stale is not None:
+            sync.wait(name, f"claim {stale} still belongs to an earlier {name}; waiting for garbage collection")
+            return True
+        blocker = claims_blocking_creation(sync, ordinal)
+        if blocker is not None:
+            sync.wait(name, f"cannot create: {blocker}")
+            return True
+        revision = revision_for_new_pod(sync, ordinal)
+        sync.actions.extend(create_missing_claims(sync, ordinal, name))
+        new = new_pod(sync.sts, template_of(revision), ordinal, name_of(revision))
+        sync.actions.append(CreatePod(pod=new, ordinal=ordinal, revision=name_of(revision),
+                                      reason=f"ordinal {ordinal} is missing"))
+        if sync.monotonic:
+            sync.wait(name, "to be created and become Running and Ready")
+        return True
+    if p.is_pending(pod):
+        # reference §6.1: a claim deleted under a pod that cannot start is recreated.
+        sync.actions.extend(create_missing_claims(sync, ordinal, name))
+    if sync.terminating(pod):
+        sync.wait(name, "to finish terminating")
+        return True
+    if sync.monotonic and not p.is_available(pod, sync.min_ready_seconds, sync.now):
+        sync.wait_for_unavailable(index, pod)
+        return True
+    if not identity_matches(sync.sts, pod) or not storage_matches(sync.sts, pod):
+        sync.actions.append(UpdatePod(pod=repair_identity(sync.sts, pod), reason=f"repair identity of {name}"))
+    sync.actions.extend(fix_claim_owners(sync, pod, condemned=False))
+    return False
+
+
+def process_condemned(sync: Sync) -> bool:
+    """Phases B and C: fix claims of condemned pods, then delete them, highest ordinal first (reference §5.5).
+
+    Monotonic: one deletion per reconcile, each after the previous one finished terminating, and an unhealthy
+    condemned pod is deleted only if it is the first unavailable pod. Parallel: all at once, whatever their health.
+    """
+    for pod in sync.condemned:
+        sync.actions.extend(fix_claim_owners(sync, pod, condemned=True))
+    first = first_unavailable(sync)
+    for pod in sync.condemned:
+        name = name_of(pod)
+        if sync.terminating(pod):
+            if sync.monotonic:
+                sync.wait(name, "to finish terminating (scale-down)")
+                return True
+            continue
+        if sync.monotonic and sync.unavailable(pod) and pod is not first:
+            sync.wait(name, "to become available before scale-down: "
+                      + p.unavailable_cause(pod, sync.min_ready_seconds, sync.now))
+            return True
+        sync.delete(pod, f"scale down: ordinal of {name} is out of range")
+        if sync.monotonic:
+            return True
+    return False

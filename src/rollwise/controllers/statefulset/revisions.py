@@ -1,0 +1,61 @@
+"""Choosing the current and update revisions, rollback reuse, collisions and history (reference §3.2-§3.4)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rollwise.api.meta import Obj, name_of
+from rollwise.api.revisions import new_revision, revision_number, revision_sort_key, revisions_equal
+from rollwise.controllers.plan import Action, CreateRevision, DeleteRevision, UpdateRevision
+
+__all__ = ["choose_revisions", "prune_history"]
+
+
+def choose_revisions(
+    sts: Obj, owned: list[Obj], all_in_namespace: Iterable[Obj]
+) -> tuple[Obj, Obj, int, list[Action]]:
+    """``(current, update, collision_count, actions)`` for the set's live template (getStatefulSetRevisions).
+
+    An unchanged template reuses the newest revision; a template equal to an older revision is a rollback and
+    reuses that revision with the next ``.revision`` number (its name, and the pods at it, stay valid); anything
+    else creates a revision, stepping the collision count while its name is taken by different data. The
+    collision count never decreases.
+    """
+    revisions = sorted(owned, key=revision_sort_key)
+    cc = int((sts.get("status") or {}).get("collisionCount") or 0)
+    next_number = (revision_number(revisions[-1]) + 1) if revisions else 1
+    proposed = new_revision(sts, number=next_number, collision_count=cc)
+    equal = [r for r in revisions if revisions_equal(r, proposed)]
+    actions: list[Action] = []
+    if equal and revisions_equal(revisions[-1], equal[-1]):
+        update = revisions[-1]
+    elif equal:
+        update = {**equal[-1], "revision": next_number}
+        actions.append(UpdateRevision(revision=update, reason=f"roll back to revision {name_of(update)}"))
+    else:
+        taken = {name_of(r): r for r in all_in_namespace}
+        while name_of(proposed) in taken and not revisions_equal(taken[name_of(proposed)], proposed):
+            cc += 1  # reference §3.2: a hash collision with different data steps the count
+            proposed = new_revision(sts, number=next_number, collision_count=cc)
+        update = proposed
+        if name_of(proposed) not in taken:
+            actions.append(CreateRevision(revision=proposed, reason="the pod template changed"))
+    wanted = (sts.get("status") or {}).get("currentRevision")
+    current = next((r for r in revisions if name_of(r) == wanted), update)
+    return current, update, cc, actions
+
+
+def prune_history(sts: Obj, owned: list[Obj], live: set[str]) -> list[Action]:
+    """Delete the oldest revisions beyond revisionHistoryLimit, never a live one (truncateHistory, §3.4).
+
+    Live = the current and update revisions and every revision a pod still carries. A negative limit keeps all.
+    """
+    limit = int(sts["spec"].get("revisionHistoryLimit", 10))
+    history = [r for r in sorted(owned, key=revision_sort_key) if name_of(r) not in live]
+    if limit < 0 or len(history) <= limit:
+        return []
+    ns = sts["metadata"].get("namespace", "default")
+    return [
+        DeleteRevision(name=name_of(r), namespace=ns, reason=f"revisionHistoryLimit is {limit}")
+        for r in history[: len(history) - limit]
+    ]

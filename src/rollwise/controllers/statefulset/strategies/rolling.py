@@ -1,0 +1,92 @@
+"""RollingUpdate: highest ordinal first, with partition and maxUnavailable (reference §5.8, KEP-961).
+
+Gate MaxUnavailableStatefulSet off: the legacy algorithm, one pod at a time (variant A). Gate on: the budget
+algorithm as fixed upstream in 1.37 (#137666, variant C) — under Parallel, outdated pods that are already
+unavailable are replaced without spending budget (so a broken first revision heals once the template is fixed,
+bug #137409), then the remaining budget goes to healthy outdated pods; under OrderedReady the KEP's choice 1:
+delete up to the budget, and let ordered creation bring them back one by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rollwise.api.intstr import resolve_max_unavailable
+from rollwise.controllers.statefulset.context import Sync
+
+__all__ = ["RollingUpdate", "max_unavailable", "update_floor"]
+
+
+def _block(sync: Sync) -> Mapping[str, Any] | None:
+    return (sync.spec.get("updateStrategy") or {}).get("rollingUpdate")
+
+
+def update_floor(sync: Sync) -> int:
+    """The lowest index the update touches: the partition (relative to ordinals.start), 0 without a block."""
+    block = _block(sync)
+    return int(block.get("partition") or 0) if block is not None else 0
+
+
+def max_unavailable(sync: Sync) -> int:
+    """The resolved budget; 1 when the gate is off or the field is absent (reference §2)."""
+    block = _block(sync)
+    if not sync.gates.max_unavailable or block is None:
+        return 1
+    return resolve_max_unavailable(block.get("maxUnavailable"), int(sync.spec.get("replicas", 1)))
+
+
+class RollingUpdate:
+    name = "RollingUpdate"
+
+    def update(self, sync: Sync) -> None:
+        if sync.gates.max_unavailable:
+            with_budget(sync, floor=update_floor(sync), budget=max_unavailable(sync))
+        else:
+            legacy(sync, floor=update_floor(sync))
+
+
+def legacy(sync: Sync, *, floor: int) -> None:
+    """Variant A: delete the highest outdated pod; stop at the first pod above it that is not available."""
+    for index in range(len(sync.replicas) - 1, floor - 1, -1):
+        pod = sync.replicas[index]
+        if pod is not None and sync.outdated(pod) and not sync.terminating(pod):
+            sync.delete(pod, f"rolling update: {pod['metadata']['name']} runs an older revision")
+            return
+        if sync.unavailable(pod):
+            sync.wait_for_unavailable(index, pod)
+            return
+
+
+def with_budget(sync: Sync, *, floor: int, budget: int) -> None:
+    """Variant C (1.37+, #137666); the OrderedReady branch is variant B, unchanged upstream.
+
+    Every in-range ordinal that is missing, terminating or not available counts against the budget, below the
+    partition too; condemned pods do not.
+    """
+    n = len(sync.replicas)
+    unavailable = [i for i in range(n) if sync.unavailable(sync.replicas[i])]
+    if not sync.monotonic:
+        # Phase 1: outdated pods that are already unavailable: replacing them costs no availability.
+        for index in range(n - 1, floor - 1, -1):
+            pod = sync.replicas[index]
+            if pod is not None and sync.outdated(pod) and not sync.terminating(pod) and not sync.available(pod):
+                sync.delete(pod, f"rolling update: {pod['metadata']['name']} is outdated and already unavailable")
+    spend = budget - len(unavailable)
+    for index in range(n - 1, floor - 1, -1):
+        if spend <= 0:
+            break
+        pod = sync.replicas[index]
+        if pod is None or not sync.outdated(pod) or sync.terminating(pod):
+            continue
+        if not sync.monotonic and not sync.available(pod):
+            continue  # handled by phase 1
+        sync.delete(pod, f"rolling update: {pod['metadata']['name']} runs an older revision")
+        spend -= 1
+    still_outdated = [
+        pod for pod in sync.replicas[floor:] if pod is not None and sync.outdated(pod) and not sync.terminating(pod)
+    ]
+    if still_outdated:
+        for index in range(n):
+            if sync.unavailable(sync.replicas[index]):
+                sync.wait_for_unavailable(index, sync.replicas[index])

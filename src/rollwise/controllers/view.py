@@ -1,0 +1,33 @@
+"""The immutable snapshot a controller decides from (DESIGN principle 1).
+
+The driver rebuilds the view from the store on every reconcile; the controller remembers nothing between calls,
+so a restart at any moment resumes correctly (level-triggered, like upstream and controller-runtime).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rollwise.api.features import FeatureGates
+from rollwise.api.meta import Obj
+
+__all__ = ["SetView"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetView:
+    """One StatefulSet and everything in its namespace its controller reads.
+
+    ``pods``: the pods it may own — those it controls and orphans whose labels match its selector (the driver
+    may pass more; the controller filters). ``claims``: PersistentVolumeClaims by name. ``revisions``: every
+    ControllerRevision in the namespace (names collide namespace-wide). ``leases``: coordination Leases by name.
+    """
+
+    set: Obj
+    pods: tuple[Obj, ...] = ()
+    claims: Mapping[str, Obj] = field(default_factory=dict)
+    revisions: tuple[Obj, ...] = ()
+    leases: Mapping[str, Obj] = field(default_factory=dict)
+    now: float = 0.0
+    gates: FeatureGates = field(default_factory=FeatureGates)

@@ -1,0 +1,141 @@
+"""Carry out a controller's Plan against a cluster, with upstream's events and error handling (reference §6.1, §7.1).
+
+Shared by every driver: the simulator calls it with the memory store, the operator (later) with the real API.
+Actions run in order. The first failed pod, claim or revision write stops the remaining ones — the controller
+decides again on its next reconcile, level-triggered — but the status write and history pruning are still
+attempted, as upstream always tries them (reference §5.2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rollwise.api.errors import AlreadyExists, ApiStatusError, NotFound
+from rollwise.api.meta import Obj, name_of, namespace_of
+from rollwise.cluster.protocol import Cluster
+from rollwise.controllers.plan import (
+    Action,
+    CreateClaim,
+    CreatePod,
+    CreateRevision,
+    DeletePod,
+    DeleteRevision,
+    EmitEvent,
+    PatchOwner,
+    Plan,
+    UpdateClaim,
+    UpdatePod,
+    UpdateRevision,
+    WriteStatus,
+)
+
+__all__ = ["ControllerEvent", "Outcome", "execute"]
+
+ALWAYS_ATTEMPTED = (WriteStatus, DeleteRevision, EmitEvent)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControllerEvent:
+    """A Kubernetes Event the controller emits on the set (component ``statefulset-controller``)."""
+
+    event_type: str
+    reason: str
+    message: str
+
+
+@dataclass(slots=True, kw_only=True)
+class Outcome:
+    events: list[ControllerEvent] = field(default_factory=list)
+    error: ApiStatusError | None = None
+    writes: int = 0
+
+
+def execute(plan: Plan, cluster: Cluster, *, sts: Obj, actor: str,
+            emit: Callable[[ControllerEvent], None] | None = None) -> Outcome:
+    """Run the plan's actions; return the events emitted and the first error, if any."""
+    out = Outcome()
+    set_name = name_of(sts)
+
+    def event(event_type: str, reason: str, message: str) -> None:
+        ev = ControllerEvent(event_type=event_type, reason=reason, message=message)
+        out.events.append(ev)
+        if emit is not None:
+            emit(ev)
+
+    for action in plan.actions:
+        if out.error is not None and not isinstance(action, ALWAYS_ATTEMPTED):
+            continue
+        try:
+            _run(action, cluster, sts=sts, actor=actor, set_name=set_name, event=event)
+            out.writes += not isinstance(action, EmitEvent)
+        except ApiStatusError as err:
+            _report(action, err, set_name=set_name, event=event)
+            if out.error is None:
+                out.error = err
+    return out
+
+
+def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: str,
+         event: Callable[[str, str, str], None]) -> None:
+    if isinstance(action, CreateClaim):
+        cluster.create(action.claim, actor=actor)
+        event("Normal", "SuccessfulCreate",
+              f"create Claim {name_of(action.claim)} Pod {action.pod_name} in StatefulSet {set_name} success")
+    elif isinstance(action, CreatePod):
+        cluster.create(action.pod, actor=actor)
+        event("Normal", "SuccessfulCreate", f"create Pod {name_of(action.pod)} in StatefulSet {set_name} successful")
+    elif isinstance(action, UpdatePod):
+        cluster.update(action.pod, actor=actor)
+        event("Normal", "SuccessfulUpdate", f"update Pod {name_of(action.pod)} in StatefulSet {set_name} successful")
+    elif isinstance(action, UpdateClaim):
+        cluster.update(action.claim, actor=actor)
+    elif isinstance(action, DeletePod):
+        try:
+            cluster.delete("Pod", action.namespace, action.name, actor=actor)
+        except NotFound:
+            return  # already gone: the goal is met (upstream ignores NotFound here)
+        event("Normal", "SuccessfulDelete", f"delete Pod {action.name} in StatefulSet {set_name} successful")
+    elif isinstance(action, PatchOwner):
+        try:
+            cluster.patch(action.kind, action.namespace, action.name,
+                          {"metadata": {"ownerReferences": action.owner_references or None}}, actor=actor)
+        except NotFound:
+            return
+    elif isinstance(action, CreateRevision):
+        cluster.create(action.revision, actor=actor)
+    elif isinstance(action, UpdateRevision):
+        cluster.update(action.revision, actor=actor)
+    elif isinstance(action, DeleteRevision):
+        try:
+            cluster.delete("ControllerRevision", action.namespace, action.name, actor=actor)
+        except NotFound:
+            return
+    elif isinstance(action, WriteStatus):
+        cluster.update_status({**sts, "status": action.status}, actor=actor)
+    elif isinstance(action, EmitEvent):
+        event(action.event_type, action.event_reason, action.message)
+    else:  # pragma: no cover - a new action type must be taught here
+        raise TypeError(f"unknown action {type(action).__name__}")
+
+
+def _report(action: Action, err: ApiStatusError, *, set_name: str, event: Callable[[str, str, str], None]) -> None:
+    """Failure events with upstream's wording; AlreadyExists on create is reported without an event (§6.1)."""
+    if isinstance(action, CreateClaim) and not isinstance(err, AlreadyExists):
+        event("Warning", "FailedCreate", f"create Claim {name_of(action.claim)} for Pod {action.pod_name} "
+                                         f"in StatefulSet {set_name} failed error: {err}")
+    elif isinstance(action, CreatePod) and not isinstance(err, AlreadyExists):
+        event("Warning", "FailedCreate",
+              f"create Pod {name_of(action.pod)} in StatefulSet {set_name} failed error: {err}")
+    elif isinstance(action, UpdatePod):
+        event("Warning", "FailedUpdate",
+              f"update Pod {name_of(action.pod)} in StatefulSet {set_name} failed error: {err}")
+    elif isinstance(action, UpdateClaim):
+        event("Warning", "FailedUpdate", f"update Claim {name_of(action.claim)} in StatefulSet {set_name} "
+                                         f"failed error: {err}")
+    elif isinstance(action, DeletePod):
+        event("Warning", "FailedDelete", f"delete Pod {action.name} in StatefulSet {set_name} failed error: {err}")
+
+
+def namespace_key(obj: Obj) -> tuple[str, str]:
+    return namespace_of(obj), name_of(obj)

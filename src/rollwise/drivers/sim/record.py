@@ -1,0 +1,203 @@
+"""The run's record: the event stream from the store's change feed, and the summary figures (spec/simulate.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rollwise.api import predicates as p
+from rollwise.api.identity import ordinal_of, ordinal_range, pod_name, revision_of
+from rollwise.api.meta import Obj, controller_of, name_of
+from rollwise.cluster.protocol import Change
+
+__all__ = ["Recorder", "SetFigures"]
+
+
+@dataclass(slots=True)
+class SetFigures:
+    """Running figures for one StatefulSet, measured from ``start``."""
+
+    start: float | None = None
+    template_changed: bool = False
+    completed: bool = False
+    completed_at: float | None = None
+    max_unavailable: int = 0
+    unavailable_pod_seconds: float = 0.0
+    pod_creations: int = 0
+    pod_deletions: int = 0
+    forced_replacements: int = 0
+    last_unavailable: int = 0
+    last_sample: float | None = None
+
+
+@dataclass(slots=True)
+class Recorder:
+    controllers: frozenset[str]
+    events: list[dict[str, Any]] = field(default_factory=list)
+    figures: dict[str, SetFigures] = field(default_factory=dict)
+
+    # -- the event stream ------------------------------------------------------------------------------------
+
+    def emit(self, t: float, etype: str, **fields: Any) -> None:
+        self.events.append({"t": round(t, 6), "type": etype, **fields})
+
+    def on_change(self, ch: Change) -> None:
+        if ch.kind == "Pod":
+            self._pod_change(ch)
+        elif ch.kind == "PersistentVolumeClaim" and ch.type in ("ADDED", "DELETED"):
+            self.emit(ch.at, "PVCCreated" if ch.type == "ADDED" else "PVCDeleted", claim=ch.name)
+        elif ch.kind == "Event" and ch.type == "ADDED":
+            inv = ch.obj.get("involvedObject") or {}
+            self.emit(ch.at, "Event", object=f"{inv.get('kind')}/{inv.get('name')}", reason=ch.obj.get("reason"),
+                      message=ch.obj.get("message"), eventType=ch.obj.get("type"))
+            if ch.obj.get("reason") == "ForcedReplacement":
+                self._figures(inv.get("name", "")).forced_replacements += self._started(inv.get("name", ""))
+        elif ch.kind == "StatefulSet" and ch.type == "MODIFIED" and ch.old is not None and ch.actor == "user":
+            old_t = (ch.old.get("spec") or {}).get("template")
+            if old_t != (ch.obj.get("spec") or {}).get("template"):
+                fig = self._figures(ch.name)
+                if not fig.template_changed:
+                    fig.template_changed = True
+                    self._restart(fig, ch.at)
+
+    def _pod_change(self, ch: Change) -> None:
+        new, old, t = ch.obj, ch.old, ch.at
+        owner = (controller_of(new) or {}).get("name", "")
+        if ch.type == "ADDED":
+            self.emit(t, "PodCreated", pod=ch.name, ordinal=ordinal_of(new), revision=revision_of(new), by=ch.actor)
+            if ch.actor in self.controllers and owner:
+                self._figures(owner).pod_creations += self._started(owner)
+            return
+        was_terminating = old is not None and p.is_terminating(old)
+        if ch.type == "DELETED":
+            if not was_terminating and not p.is_terminating(new):
+                self._delete_requested(ch, owner)
+            self.emit(t, "PodGone", pod=ch.name)
+            return
+        if old is None:
+            return
+        if p.is_terminating(new) and not was_terminating:
+            self._delete_requested(ch, owner)
+        if p.is_running(new) and not p.is_running(old):
+            self.emit(t, "PodRunning", pod=ch.name)
+        if p.is_ready(new) and not p.is_ready(old):
+            self.emit(t, "PodReady", pod=ch.name)
+        elif p.is_ready(old) and not p.is_ready(new):
+            self.emit(t, "PodNotReady", pod=ch.name)
+        if p.is_failed(new) and not p.is_failed(old):
+            self.emit(t, "PodFailed", pod=ch.name)
+        before = _waiting(old)
+        for container, reason in _waiting(new).items():
+            if before.get(container) != reason:
+                self.emit(t, "ContainerWaiting", pod=ch.name, container=container, reason=reason)
+
+    def _delete_requested(self, ch: Change, owner: str) -> None:
+        self.emit(ch.at, "PodDeleteRequested", pod=ch.name, revision=revision_of(ch.obj), by=ch.actor)
+        if ch.actor in self.controllers and owner:
+            self._figures(owner).pod_deletions += self._started(owner)
+
+    # -- the summary -----------------------------------------------------------------------------------------
+
+    def _figures(self, set_name: str) -> SetFigures:
+        fig = self.figures.get(set_name)
+        if fig is None:
+            fig = self.figures[set_name] = SetFigures(start=0.0)
+        return fig
+
+    def _started(self, set_name: str) -> int:
+        fig = self.figures.get(set_name)
+        return int(fig is not None and fig.start is not None)
+
+    @staticmethod
+    def _restart(fig: SetFigures, t: float) -> None:
+        """Measure from the first template change: counts and integrals restart there."""
+        fig.start = t
+        fig.completed = False
+        fig.completed_at = None
+        fig.max_unavailable = fig.last_unavailable
+        fig.unavailable_pod_seconds = 0.0
+        fig.pod_creations = fig.pod_deletions = fig.forced_replacements = 0
+        fig.last_sample = t
+
+    def sample(self, t: float, sets: list[Obj], pods_by_set: Mapping[str, list[Obj]]) -> None:
+        """At the end of an instant: integrate unavailability since the last sample, and check completion."""
+        for sts in sets:
+            name = name_of(sts)
+            fig = self._figures(name)
+            if fig.last_sample is not None:
+                fig.unavailable_pod_seconds += fig.last_unavailable * (t - fig.last_sample)
+            pods = pods_by_set.get(name, [])
+            unavailable = unavailable_ordinals(sts, pods, t)
+            fig.last_unavailable = unavailable
+            fig.last_sample = t
+            fig.max_unavailable = max(fig.max_unavailable, unavailable)
+            done = rollout_complete(sts, pods)
+            if done and not fig.completed:
+                fig.completed_at = t
+            fig.completed = done
+
+    def summary(self, end: float) -> dict[str, dict[str, Any]]:
+        out = {}
+        for name, fig in self.figures.items():
+            start = fig.start or 0.0
+            seconds = fig.unavailable_pod_seconds + fig.last_unavailable * (end - (fig.last_sample or end))
+            out[name] = {
+                "completed": fig.completed,
+                "rolloutSeconds": _round(fig.completed_at - start) if fig.completed and fig.completed_at is not None
+                else None,
+                "maxUnavailableObserved": fig.max_unavailable,
+                "unavailablePodSeconds": _round(seconds),
+                "quorumLossSeconds": None,
+                "leaderElections": None,
+                "podCreations": fig.pod_creations,
+                "podDeletions": fig.pod_deletions,
+                "forcedReplacements": fig.forced_replacements,
+            }
+        return out
+
+
+def _round(x: float) -> float:
+    return round(x, 3)
+
+
+def _waiting(pod: Obj) -> dict[str, str]:
+    out = {}
+    for cs in (pod.get("status") or {}).get("containerStatuses") or ():
+        waiting = (cs.get("state") or {}).get("waiting")
+        if waiting and waiting.get("reason"):
+            out[cs.get("name", "")] = waiting["reason"]
+    return out
+
+
+def _by_ordinal(sts: Obj, pods: list[Obj]) -> dict[int, Obj]:
+    return {ordinal_of(pod): pod for pod in pods if name_of(pod) == pod_name(name_of(sts), ordinal_of(pod))}
+
+
+def unavailable_ordinals(sts: Obj, pods: list[Obj], now: float) -> int:
+    """Ordinals in range that are missing, terminating or not available (Ready for minReadySeconds)."""
+    mrs = float(sts["spec"].get("minReadySeconds") or 0)
+    by_ordinal = _by_ordinal(sts, pods)
+    return sum(p.is_unavailable(by_ordinal.get(o), mrs, now) for o in ordinal_range(sts))
+
+
+def rollout_complete(sts: Obj, pods: list[Obj]) -> bool:
+    """Every ordinal in range exists, is Ready and runs the update revision (below a partition excepted), and no
+    pod outside the range remains — judged once the controller has observed the set's latest generation."""
+    status = sts.get("status") or {}
+    if status.get("observedGeneration") != sts["metadata"].get("generation") or not status.get("updateRevision"):
+        return False
+    span = ordinal_range(sts)
+    strategy = sts["spec"].get("updateStrategy") or {}
+    block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate") or {}
+    floor = span.start + int(block.get("partition") or 0)
+    by_ordinal = _by_ordinal(sts, pods)
+    if any(ordinal_of(pod) not in span for pod in pods):
+        return False
+    for o in span:
+        pod = by_ordinal.get(o)
+        if pod is None or p.is_terminating(pod) or not p.is_running_and_ready(pod):
+            return False
+        if o >= floor and revision_of(pod) != status["updateRevision"]:
+            return False
+    return True

@@ -1,0 +1,80 @@
+"""``--strategy TYPE[:key=value,...]``: replace every StatefulSet's update strategy (spec/simulate.md)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rollwise.api.errors import FieldError
+from rollwise.api.intstr import PERCENT
+from rollwise.api.meta import Obj
+
+__all__ = ["QUORUM_AWARE_ANNOTATION", "STRATEGY_NAMES", "StrategyOverride", "parse_strategy"]
+
+STRATEGY_NAMES = ("RollingUpdate", "OnDelete", "Recreate", "EnforcedRollingUpdate", "QuorumAware")
+QUORUM_AWARE_ANNOTATION = "rollwise.dev/update-policy"
+_KEYS = {"RollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds"),
+         "EnforcedRollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds")}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StrategyOverride:
+    text: str
+    kind: str
+    options: Mapping[str, int | str] = field(default_factory=dict)
+
+    def apply(self, obj: Obj) -> Obj:
+        """A copy of the manifest with ``spec.updateStrategy`` replaced."""
+        out = copy.deepcopy(dict(obj))
+        spec = out.setdefault("spec", {})
+        meta = out.setdefault("metadata", {})
+        annotations = dict(meta.get("annotations") or {})
+        annotations.pop(QUORUM_AWARE_ANNOTATION, None)
+        if self.kind == "QuorumAware":
+            spec["updateStrategy"] = {"type": "OnDelete"}
+            annotations[QUORUM_AWARE_ANNOTATION] = "QuorumAware"
+        elif self.kind == "RollingUpdate":
+            spec["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": dict(self.options)}
+        elif self.kind == "EnforcedRollingUpdate":
+            spec["updateStrategy"] = {"type": "EnforcedRollingUpdate", "enforcedRollingUpdate": dict(self.options)}
+        else:
+            spec["updateStrategy"] = {"type": self.kind}
+        if annotations:
+            meta["annotations"] = annotations
+        else:
+            meta.pop("annotations", None)
+        return out
+
+
+def parse_strategy(text: str, *, path: str = "--strategy") -> tuple[StrategyOverride | None, list[FieldError]]:
+    """Parse ``RollingUpdate:maxUnavailable=2,partition=3`` and friends."""
+    kind, _, rest = text.partition(":")
+    if kind not in STRATEGY_NAMES:
+        return None, [FieldError(path=path, kind="Unsupported value", value=text,
+                                 rule="supported values: " + ", ".join(f'"{s}"' for s in STRATEGY_NAMES))]
+    options: dict[str, int | str] = {}
+    errors: list[FieldError] = []
+    allowed = _KEYS.get(kind, ())
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, sep, value = item.partition("=")
+        if key not in allowed or not sep:
+            rule = (f"options allowed for {kind}: " + ", ".join(allowed)) if allowed else f"{kind} takes no options"
+            errors.append(FieldError(path=path, value=item, rule=rule))
+            continue
+        parsed = _value(value)
+        if parsed is None or (key != "maxUnavailable" and not isinstance(parsed, int)):
+            errors.append(FieldError(path=path, value=item, rule=f"{key} must be an integer"
+                                     + (" or a percentage" if key == "maxUnavailable" else "")))
+            continue
+        options[key] = parsed
+    return (StrategyOverride(text=text, kind=kind, options=options) if not errors else None), errors
+
+
+def _value(text: str) -> Any:
+    if text.isdigit():
+        return int(text)
+    if PERCENT.match(text):
+        return text
+    return None
