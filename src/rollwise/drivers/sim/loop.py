@@ -13,15 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollwise.cluster.memory import MemoryCluster
-from rollwise.kubelet.agent import PodRuntime, advance, apply_fault
-
 from rollwise.api import predicates as p
 from rollwise.api.defaults import apply_defaults
 from rollwise.api.errors import Invalid, NotFound
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
 from rollwise.api.validation import validate_statefulset
+from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
@@ -30,6 +28,8 @@ from rollwise.drivers.sim.engine import CONTROLLER, KUBELET, STEP, Engine
 from rollwise.drivers.sim.record import Recorder
 from rollwise.drivers.sim.scenario import Scenario
 from rollwise.drivers.sim.steps import StepRunner
+from rollwise.drivers.views import set_view
+from rollwise.kubelet.agent import PodRuntime, advance, apply_fault
 
 __all__ = ["STATEFULSET_CONTROLLER", "Simulation"]
 
@@ -243,19 +243,7 @@ class Simulation:
         self.engine.at(at, CONTROLLER, fire)
 
     def _view(self, sts: Obj) -> SetView:
-        ns = namespace_of(sts)
-        set_uid = uid_of(sts)
-        selector = sts["spec"].get("selector")
-        pods = tuple(
-            pod for pod in self.cluster.list("Pod", ns)
-            if ((ref := controller_of(pod)) is not None and ref.get("uid") == set_uid)
-            or (ref is None and selector_matches(selector, labels(pod)))
-        )
-        claims = {name_of(c): c for c in self.cluster.list("PersistentVolumeClaim", ns)}
-        revisions = tuple(self.cluster.list("ControllerRevision", ns))
-        leases = {name_of(x): x for x in self.cluster.list("Lease", ns)}
-        return SetView(set=sts, pods=pods, claims=claims, revisions=revisions, leases=leases, now=self.clock.now,
-                       gates=self.scenario.gates)
+        return set_view(self.cluster, sts, now=self.clock.now, gates=self.scenario.gates)
 
     def _record_event(self, sts: Obj, ev: ControllerEvent) -> None:
         self._event_seq += 1

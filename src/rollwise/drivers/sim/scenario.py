@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 
 from rollwise.api.defaults import apply_defaults
 from rollwise.api.errors import FieldError, InvalidObject
@@ -24,6 +23,7 @@ from rollwise.api.meta import Obj
 from rollwise.api.validation import validate_statefulset
 from rollwise.drivers.sim.expect import parse_expect
 from rollwise.drivers.sim.strategy_override import StrategyOverride
+from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 
 __all__ = ["STEP_KINDS", "AppModel", "Scenario", "Step", "load_scenario", "parse_scenario"]
 
