@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from builders import make_set
 from harness import Harness
@@ -22,7 +24,7 @@ def _monotonic_ok(h: Harness) -> None:
     pods = h.pods()
     names = [name_of(p) for p in pods]
     assert names == [f"foo-{i}" for i in range(len(pods))]
-    for prev, cur in zip(pods, pods[1:], strict=False):
+    for prev, cur in itertools.pairwise(pods):
         assert not (is_running_and_ready(cur) and not is_running_and_ready(prev))
 
 
