@@ -66,13 +66,13 @@ def _worth_showing(ev: Mapping[str, Any]) -> bool:
 
 def render_result(result: Mapping[str, Any], *, show_events: bool = False, expect_failures: list[str] | None = None,
                   console: Console | None = None) -> None:
-    out = console or Console(highlight=False)
+    out = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     out.print(f"[bold]{result['scenario']}[/bold]"
               + (f"  (strategy override: {result['strategy']})" if result.get("strategy") else ""))
     events = [ev for ev in result["events"] if show_events or _worth_showing(ev)]
     shown = events if show_events else events[:_TIMELINE_LIMIT]
     for ev in shown:
-        out.print(f"  [dim]{ev['t']:>9.3f}s[/dim]  {describe_event(ev)}", markup=True)
+        out.print(f"  [dim]{ev['t']:>9.3f}s[/dim]  {describe_event(ev)}", markup=True, soft_wrap=True)
     if len(shown) < len(events):
         out.print(f"  [dim]... {len(events) - len(shown)} more events (--events shows all, --json everything)[/dim]")
     out.print()

@@ -44,7 +44,7 @@ SetKey = tuple[str, str]
 @dataclass(slots=True)
 class _Kubelet:
     runtimes: dict[str, PodRuntime] = field(default_factory=dict)
-    wake: dict[str, float] = field(default_factory=dict)
+    wake: dict[str, tuple[float, int]] = field(default_factory=dict)
     where: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
@@ -61,7 +61,7 @@ class Simulation:
         self._cursor = 0
         self._dirty_scheduled: set[SetKey] = set()
         self._rounds: dict[SetKey, tuple[float, int]] = {}
-        self._timers: dict[SetKey, float] = {}
+        self._timers: dict[SetKey, tuple[float, int]] = {}
         self._backoff: dict[SetKey, float] = {}
         self._event_seq = 0
         self.steps = StepRunner(self)
@@ -84,19 +84,18 @@ class Simulation:
         self._drain()
         self.engine.at(0.0, STEP, self.steps.resume)
         limit = self.scenario.limit_seconds
-        while self.engine:
+        end = 0.0
+        while True:
             t = self.engine.next_time()
-            if t is None or t > limit:
+            if t is None:  # idle: nothing scheduled after the last step
+                end = self.clock.now
+                break
+            if t > limit:
+                end = limit
                 break
             self.engine.run_instant(self._drain)
             self._end_of_instant()
-            if self.steps.finished and not self._pending_work():
-                break
-        end = min(self.clock.now, limit) if self.engine else self.clock.now
         return self._result(end)
-
-    def _pending_work(self) -> bool:
-        return bool(self.engine)
 
     def _end_of_instant(self) -> None:
         sets = self.cluster.list("StatefulSet")
@@ -128,8 +127,10 @@ class Simulation:
         uid = uid_of(ch.obj)
         if ch.type == "DELETED":
             self.kubelet.runtimes.pop(uid, None)
-            self.kubelet.wake.pop(uid, None)
             self.kubelet.where.pop(uid, None)
+            wake = self.kubelet.wake.pop(uid, None)
+            if wake is not None:
+                self.engine.cancel(wake[1])
         elif ch.actor != "kubelet":
             self.kubelet.where[uid] = (ch.namespace, ch.name)
             self.engine.at(self.clock.now, KUBELET, lambda: self._kubelet_tick(uid))
@@ -165,7 +166,7 @@ class Simulation:
             return
         if uid_of(pod) != uid:
             return
-        runtime = self.kubelet.runtimes.get(uid) or PodRuntime()
+        runtime = self.kubelet.runtimes.get(uid) or PodRuntime.initial()
         step = advance(pod, runtime, self.scenario.kubelet, self.clock.now)
         self.kubelet.runtimes[uid] = step.runtime
         if step.status is not None:
@@ -173,14 +174,17 @@ class Simulation:
         if step.remove:
             self.cluster.delete("Pod", *where, grace_period_seconds=0, actor="kubelet")
             return
-        if step.wake_at is not None and self.kubelet.wake.get(uid) != step.wake_at:
-            self.kubelet.wake[uid] = step.wake_at
-            self.engine.at(step.wake_at, KUBELET, lambda: self._kubelet_wake(uid, step.wake_at))
+        current = self.kubelet.wake.get(uid)
+        if current is not None and current[0] != step.wake_at:
+            self.engine.cancel(current[1])
+            current = None
+        if step.wake_at is not None and current is None:
+            handle = self.engine.at(step.wake_at, KUBELET, lambda: self._kubelet_wake(uid))
+            self.kubelet.wake[uid] = (step.wake_at, handle)
 
-    def _kubelet_wake(self, uid: str, at: float | None) -> None:
-        if self.kubelet.wake.get(uid) == at:
-            self.kubelet.wake.pop(uid, None)
-            self._kubelet_tick(uid)
+    def _kubelet_wake(self, uid: str) -> None:
+        self.kubelet.wake.pop(uid, None)
+        self._kubelet_tick(uid)
 
     def pod_fault(self, pod_name: str, fault: str, namespace: str = "default") -> bool:
         """Apply a scenario fault to the pod object of that name now; False if there is no such pod."""
@@ -189,7 +193,7 @@ class Simulation:
         except NotFound:
             return False
         uid = uid_of(pod)
-        runtime = self.kubelet.runtimes.get(uid) or PodRuntime()
+        runtime = self.kubelet.runtimes.get(uid) or PodRuntime.initial()
         self.kubelet.runtimes[uid] = apply_fault(pod, runtime, fault, self.clock.now)
         self.kubelet.where[uid] = (namespace, pod_name)
         self._kubelet_tick(uid)
@@ -231,16 +235,16 @@ class Simulation:
 
     def _requeue(self, key: SetKey, at: float) -> None:
         current = self._timers.get(key)
-        if current is not None and self.clock.now < current <= at:
-            return
-        self._timers[key] = at
+        if current is not None:
+            if self.clock.now < current[0] <= at:
+                return  # an earlier wake-up is already set; the reconcile then asks again
+            self.engine.cancel(current[1])
 
         def fire() -> None:
-            if self._timers.get(key) == at:
-                del self._timers[key]
-                self._mark_dirty(key)
+            self._timers.pop(key, None)
+            self._mark_dirty(key)
 
-        self.engine.at(at, CONTROLLER, fire)
+        self._timers[key] = (at, self.engine.at(at, CONTROLLER, fire))
 
     def _view(self, sts: Obj) -> SetView:
         return set_view(self.cluster, sts, now=self.clock.now, gates=self.scenario.gates)

@@ -27,7 +27,7 @@ class StepRunner:
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
         self.next_index = 0
-        self.waiting: tuple[Step, float] | None = None
+        self.waiting: tuple[Step, int] | None = None
         self.finished = not sim.scenario.steps
 
     @property
@@ -49,8 +49,7 @@ class StepRunner:
                     self.sim.engine.at(now + float(step.args["seconds"]), STEP, self.resume)
                     return
                 deadline = now + float(step.args.get("timeout", self.sim.scenario.limit_seconds))
-                self.waiting = (step, deadline)
-                self.sim.engine.at(deadline, STEP, self._timeout(step))
+                self.waiting = (step, self.sim.engine.at(deadline, STEP, self._timeout(step)))
                 return
             self._act(step)
             self.sim._drain()
@@ -68,9 +67,10 @@ class StepRunner:
         """At the end of each instant: a satisfied waitFor lets the next step run, at this same instant."""
         if self.waiting is None:
             return
-        step, _ = self.waiting
+        step, timer = self.waiting
         if self._satisfied(step.args):
             self.waiting = None
+            self.sim.engine.cancel(timer)
             self.sim.engine.at(self.sim.clock.now, STEP, self.resume)
 
     def _satisfied(self, args: dict[str, Any]) -> bool:

@@ -1,0 +1,237 @@
+"""The simulated kubelet: pure pod lifecycle and faults. The simulation loop owns the clock and the store.
+
+What it models, per pod object (one ``PodRuntime`` per pod uid):
+
+- creation → Pending with containers waiting ``ContainerCreating`` → Running after ``startSeconds`` (the pod is
+  Running once every container has started) → Ready after ``readySeconds`` (the pod is Ready once every container is
+  ready and every ``spec.readinessGates`` condition is True). Conditions Initialized, Ready, ContainersReady and
+  PodScheduled keep their ``lastTransitionTime`` until their status changes; after a late call it is the time the
+  transition happened, not the time of the call.
+- per-image behaviours: ErrImagePull / ImagePullBackOff (pull back-off 10 s doubling to 300 s, alternating
+  reasons, never runs), CreateContainerConfigError (never runs), CrashLoopBackOff (runs briefly, exits with code 1,
+  restart back-off 10 s doubling to 300 s, never Ready), ``ready: false`` and per-image timings.
+- faults, applied through ``apply_fault`` (then ``advance``): ``crash``, ``unready``, ``recover``, ``fail``,
+  ``kill``. Faults belong to one pod object; a recreated pod (new uid) starts healthy. ``recover`` clears faults,
+  not image behaviours: a crashing image keeps crashing until the pod runs another image.
+- graceful deletion: the status stays as it was at ``deletionTimestamp`` and the pod is removed at
+  ``deletionTimestamp + min(terminationSeconds, grace)``. Faults requested after the deletion are ignored.
+- a changed ``spec.containers[*].image`` restarts that container with the new image (the kubelet recreates a
+  container whose spec changed).
+
+What it does not model: a scheduler or nodes (pods are scheduled at creation, ``podIP`` is derived from the uid,
+there is no ``nodeName``/``hostIP``), probes beyond timings (readiness passes after a delay, failures are faults),
+init containers, ephemeral containers, ``restartPolicy`` other than Always (so never Succeeded), resources, volumes
+and images beyond the exact image string, and the kubelet's immediate first restart after a crash (the scenario
+contract asks for 10, 20, 40 ... s from the first exit).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rollwise.api.meta import Obj, deletion_timestamp, uid_of
+from rollwise.kubelet.profiles import KubeletProfile
+from rollwise.kubelet.status import (
+    KILLED_EXIT_CODE,
+    ContainerRuntime,
+    ContainerView,
+    Note,
+    Termination,
+    build_status,
+    container_waiting_reasons,
+    observe,
+    status_notes,
+)
+
+__all__ = [
+    "DEFAULT_GRACE_SECONDS",
+    "FAULTS",
+    "KubeletStep",
+    "Note",
+    "PendingFault",
+    "PodRuntime",
+    "advance",
+    "apply_fault",
+    "container_waiting_reasons",
+    "removal_time",
+]
+
+FAULTS = ("crash", "unready", "recover", "fail", "kill")
+DEFAULT_GRACE_SECONDS = 30.0  # the API server's default terminationGracePeriodSeconds
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PendingFault:
+    """A fault requested at ``at``; ``advance`` applies it to the container(s) as they were at that instant."""
+
+    fault: str
+    at: float
+    container: str | None = None  # None: every container of the pod
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodRuntime:
+    """The kubelet's private memory of one pod object: its containers' timelines and the faults it was given."""
+
+    uid: str = ""
+    containers: tuple[ContainerRuntime, ...] = ()
+    failed_at: float | None = None
+    faults: tuple[PendingFault, ...] = ()
+
+    @classmethod
+    def initial(cls) -> PodRuntime:
+        """A runtime for a pod the kubelet has not seen yet."""
+        return cls()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KubeletStep:
+    """What the kubelet would do now: write ``status`` (None: unchanged), keep ``runtime``, look again at
+    ``wake_at`` (None: only when the pod changes), or have the pod deleted with grace 0 (``remove``)."""
+
+    status: Obj | None
+    runtime: PodRuntime
+    wake_at: float | None
+    remove: bool = False
+    notes: tuple[Note, ...] = ()
+
+
+def _for_pod(pod: Mapping[str, Any], runtime: PodRuntime) -> PodRuntime:
+    """The runtime for this pod object; a different uid (a pod recreated under the same name) starts afresh."""
+    uid = uid_of(pod)
+    if runtime.uid and uid and runtime.uid != uid:
+        return PodRuntime(uid=uid)
+    return runtime if runtime.uid or not uid else replace(runtime, uid=uid)
+
+
+def apply_fault(pod: Mapping[str, Any], runtime: PodRuntime, fault: str, now: float, *,
+                container: str | None = None) -> PodRuntime:
+    """Record ``fault`` at ``now`` for this pod object; the next ``advance`` applies it. Unknown → ValueError."""
+    if fault not in FAULTS:
+        raise ValueError(f"unknown pod fault {fault!r}; supported: {', '.join(FAULTS)}")
+    rt = _for_pod(pod, runtime)
+    return replace(rt, faults=(*rt.faults, PendingFault(fault=fault, at=now, container=container)))
+
+
+def removal_time(pod: Mapping[str, Any], profile: KubeletProfile) -> float | None:
+    """When a terminating pod is gone: deletionTimestamp + min(terminationSeconds, grace); None if not deleting."""
+    deleted = deletion_timestamp(pod)
+    if deleted is None:
+        return None
+    meta, spec = pod.get("metadata", {}), pod.get("spec", {})
+    # An explicit 0 (force deletion) is a real grace period, so test for None, not falsiness.
+    grace = meta.get("deletionGracePeriodSeconds")
+    if grace is None:
+        grace = spec.get("terminationGracePeriodSeconds")
+    grace = DEFAULT_GRACE_SECONDS if grace is None else max(0.0, float(grace))
+    return deleted + min(profile.termination_seconds, grace)
+
+
+def _spec_images(pod: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return [(str(c.get("name", "")), str(c.get("image", ""))) for c in pod.get("spec", {}).get("containers") or ()]
+
+
+def _view(c: ContainerRuntime, profile: KubeletProfile, t: float) -> ContainerView:
+    return observe(c, profile.behaviour(c.image), profile, t)
+
+
+def _fault_container(fault: str, c: ContainerRuntime, v: ContainerView, t: float) -> ContainerRuntime:
+    """One container after ``fault`` at ``t``, given how it looked at ``t``."""
+    if fault == "crash":
+        # A running container exits now and from then on every run exits; one not running crashes once it runs.
+        if v.running:
+            return replace(c, mode="crash", since=t, started_at=v.run_started_at, restarts=v.restart_count,
+                           last=v.last, ran=True, crashing=True)
+        return replace(c, crashing=True)
+    if fault == "unready":
+        return c if c.unready_at is not None else replace(c, unready_at=t)
+    if fault == "recover":
+        if not (c.crashing or c.unready_at is not None or c.mode == "crash"):
+            return c  # a healthy container (even one still starting) is left alone
+        healthy = replace(c, crashing=False, unready_at=None)
+        if v.running and v.ready:
+            return healthy
+        if v.running:  # keeps running; readiness passes ready_seconds from now
+            return replace(healthy, mode="run", since=t, started_at=v.run_started_at, restarts=v.restart_count,
+                           last=v.last, ran=True)
+        if v.crash_looping:  # restart now, without waiting out the back-off
+            return replace(healthy, mode="run", since=t, started_at=t, restarts=v.restart_count + 1,
+                           last=v.exited or v.last, ran=True)
+        return healthy  # still creating, or a bad image: nothing runs to recover
+    if fault == "kill":
+        if not v.running:
+            return c  # nothing to kill
+        return replace(c, mode="restart", since=t, started_at=v.run_started_at, restarts=v.restart_count,
+                       last=v.last, ran=True)
+    # fail: every container terminated with exit code 1; the pod is Failed for good.
+    return replace(c, mode="failed", since=t, started_at=v.run_started_at, restarts=v.restart_count, last=v.last,
+                   ran=v.ever_started)
+
+
+def _apply(rt: PodRuntime, f: PendingFault, profile: KubeletProfile) -> PodRuntime:
+    if rt.failed_at is not None:
+        return rt  # a Failed pod stays Failed
+    containers = tuple(
+        c if f.container not in (None, c.name) and f.fault != "fail"
+        else _fault_container(f.fault, c, _view(c, profile, f.at), f.at)
+        for c in rt.containers
+    )
+    return replace(rt, containers=containers, failed_at=f.at if f.fault == "fail" else None)
+
+
+def _sync_images(rt: PodRuntime, spec: list[tuple[str, str]], profile: KubeletProfile, t: float) -> PodRuntime:
+    """Restart containers whose image changed at ``t``; add new containers, drop ones no longer in the spec."""
+    by_name = {c.name: c for c in rt.containers}
+    out = []
+    for name, image in spec:
+        c = by_name.get(name)
+        if c is None:
+            out.append(ContainerRuntime(name=name, image=image, since=t))
+        elif c.image != image and rt.failed_at is None:
+            v = _view(c, profile, t)
+            killed = Termination(exit_code=KILLED_EXIT_CODE, reason="Error", started_at=v.run_started_at,
+                                 finished_at=t)
+            out.append(replace(c, image=image, mode="create", since=t, started_at=None,
+                               restarts=v.restart_count + (1 if v.running else 0),
+                               last=killed if v.running else v.last, ran=v.ever_started))
+        else:
+            out.append(c)
+    containers = tuple(out)
+    return rt if containers == rt.containers else replace(rt, containers=containers)
+
+
+def advance(pod: Obj, runtime: PodRuntime, profile: KubeletProfile, now: float) -> KubeletStep:
+    """Apply every transition due at or before ``now``; the same ``now`` twice changes nothing the second time."""
+    rt = _for_pod(pod, runtime)
+    spec = _spec_images(pod)
+    deleted = deletion_timestamp(pod)
+    # A terminating pod's status stays as it was when deletion was requested.
+    t = now if deleted is None else min(now, deleted)
+    if not rt.containers:
+        created = pod.get("metadata", {}).get("creationTimestamp")
+        rt = _sync_images(rt, spec, profile, t if created is None else min(float(created), t))
+    pending = sorted(rt.faults, key=lambda f: f.at)
+    due = [f for f in pending if f.at <= t]
+    later = tuple(f for f in pending if f.at > t and (deleted is None or f.at <= deleted))
+    for f in due:
+        rt = _apply(rt, f, profile)
+    if rt.faults != later:
+        rt = replace(rt, faults=later)
+    rt = _sync_images(rt, spec, profile, t)
+
+    remove_at = removal_time(pod, profile)
+    if remove_at is not None and now >= remove_at:
+        return KubeletStep(status=None, runtime=rt, wake_at=None, remove=True)
+    views = [(c, _view(c, profile, t)) for c in rt.containers]
+    status = build_status(pod, views, failed=rt.failed_at is not None, t=t)
+    if remove_at is not None:
+        wake_at: float | None = remove_at
+    else:
+        wakes = [v.next_at for _, v in views if v.next_at is not None] + [f.at for f in later]
+        wake_at = min(wakes, default=None)
+    old = pod.get("status")
+    if status == old:
+        return KubeletStep(status=None, runtime=rt, wake_at=wake_at)
+    return KubeletStep(status=status, runtime=rt, wake_at=wake_at, notes=status_notes(old, status))
