@@ -7,7 +7,7 @@ from typing import Any
 from rollwise.drivers.sim.loop import Simulation
 from rollwise.drivers.sim.scenario import Scenario, load_scenario, parse_scenario
 
-__all__ = ["Scenario", "load_scenario", "parse_scenario", "run_scenario"]
+__all__ = ["Scenario", "Simulation", "load_scenario", "parse_scenario", "run_scenario"]
 
 
 def run_scenario(scenario: Scenario) -> dict[str, Any]:

@@ -9,7 +9,7 @@ controller that asks to be requeued (minReadySeconds) or fails (backoff) is woke
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of,
 from rollwise.api.validation import validate_statefulset
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
+from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 from rollwise.drivers.execute import ControllerEvent, execute
@@ -65,6 +66,8 @@ class Simulation:
         self._backoff: dict[SetKey, float] = {}
         self._event_seq = 0
         self.steps = StepRunner(self)
+        self.observers: list[Callable[[SetView, Plan], None]] = []
+        """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
 
     # -- admission: what the API server does with a StatefulSet ---------------------------------------------
 
@@ -221,6 +224,8 @@ class Simulation:
             return
         view = self._view(sts)
         plan = reconcile(view)
+        for observe in self.observers:
+            observe(view, plan)
         outcome = execute(plan, self.cluster, sts=sts, actor=STATEFULSET_CONTROLLER,
                           emit=lambda ev: self._record_event(sts, ev))
         delay: float | None = plan.requeue_after
