@@ -70,6 +70,9 @@ class DeletePod(Action):
     uid: str
     revision: str
     """The revision label of the pod being deleted, for the event stream."""
+    unless_leader: str | None = None
+    """A Lease name: re-read it right before deleting, and skip the delete if it now names this member Leader
+    (narrows the lease-lag race DEP-07 accepts)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,12 +9,12 @@ touched.
 from __future__ import annotations
 
 from rollwise.api import predicates as p
+from rollwise.api.conditions import merge_conditions
 from rollwise.api.errors import FieldError
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
 from rollwise.api.validation import validate_statefulset
 from rollwise.controllers.plan import Action, EmitEvent, Plan, WriteStatus
-from rollwise.controllers.statefulset.conditions import invalid_spec_conditions, merge_conditions
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.ownership import claim_pods, claim_revisions
 from rollwise.controllers.statefulset.replicas import process_condemned, process_replicas
@@ -24,6 +24,9 @@ from rollwise.controllers.statefulset.strategies import strategy_for
 from rollwise.controllers.view import SetView
 
 __all__ = ["reconcile"]
+
+OWNED_CONDITIONS = frozenset({"Progressing", "Available"})
+"""Condition types this controller owns; others (say, the quorum-aware controller's) are kept as they are."""
 
 _REQUEUE_EPSILON = 1e-3
 """Availability is strict (Ready for *longer than* minReadySeconds), so look just after the instant it flips."""
@@ -51,7 +54,7 @@ def reconcile(view: SetView) -> Plan:
             strategy_for(update_type, view.gates).update(sync)
 
     old_status = sts.get("status") or {}
-    conditions = merge_conditions(old_status.get("conditions") or [], [], now=view.now)
+    conditions = merge_conditions(old_status.get("conditions") or [], [], now=view.now, owned=OWNED_CONDITIONS)
     status = compute_status(sync, conditions)
     if status_changed(old_status, status):
         sync.actions.append(WriteStatus(status=status, reason="status changed"))
@@ -96,7 +99,8 @@ def _invalid(view: SetView, errors: list[FieldError]) -> Plan:
     """Report and touch nothing: a condition on the set and one Warning event (DESIGN principle 5)."""
     message = "; ".join(str(e) for e in errors)
     old_status = view.set.get("status") or {}
-    conditions = merge_conditions(old_status.get("conditions") or [], invalid_spec_conditions(message), now=view.now)
+    invalid = [{"type": "Progressing", "status": "False", "reason": "InvalidSpec", "message": message}]
+    conditions = merge_conditions(old_status.get("conditions") or [], invalid, now=view.now, owned=OWNED_CONDITIONS)
     status = {**old_status, "observedGeneration": int(view.set["metadata"].get("generation", 1)),
               "conditions": conditions}
     actions: list[Action] = []
