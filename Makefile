@@ -14,7 +14,8 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/rollwise demo
+	$(BIN)/rollwise simulate examples/rolling-update.yaml
+	$(BIN)/rollwise simulate examples/stuck-image-ordered-ready.yaml
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

@@ -69,6 +69,8 @@ def render_result(result: Mapping[str, Any], *, show_events: bool = False, expec
     out = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
     out.print(f"[bold]{result['scenario']}[/bold]"
               + (f"  (strategy override: {result['strategy']})" if result.get("strategy") else ""))
+    if result.get("description"):
+        out.print(f"[italic]{result['description'].strip()}[/italic]")
     events = [ev for ev in result["events"] if show_events or _worth_showing(ev)]
     shown = events if show_events else events[:_TIMELINE_LIMIT]
     for ev in shown:

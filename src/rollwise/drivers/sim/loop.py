@@ -279,6 +279,7 @@ class Simulation:
         pods = self.cluster.list("Pod")
         return {
             "scenario": self.scenario.name,
+            "description": self.scenario.description,
             "strategy": None,
             "endedAt": round(end, 6),
             "events": self.recorder.events,
