@@ -21,6 +21,7 @@ __all__ = [
     "is_available",
     "is_created",
     "is_failed",
+    "is_failing",
     "is_pending",
     "is_ready",
     "is_running",
@@ -149,6 +150,17 @@ def classify_container(pod: Mapping[str, Any], container: str | None = None) -> 
     return CONTAINER_TRANSIENT
 
 
+def is_failing(pod: Mapping[str, Any]) -> bool:
+    """Phase Failed, or some container is Dead in DEP-07's sense (terminated, crash-looping, image or config
+    errors): a pod that will not become Ready by waiting."""
+    if is_failed(pod):
+        return True
+    return any(
+        classify_container(pod, cs.get("name")) == CONTAINER_DEAD
+        for cs in _status(pod).get("containerStatuses") or ()
+    )
+
+
 def unavailable_cause(pod: Mapping[str, Any] | None, min_ready_seconds: float, now: float) -> str:
     """Plain words for why a pod is not available, naming the container and its state where one explains it."""
     if pod is None:
@@ -171,5 +183,6 @@ def unavailable_cause(pod: Mapping[str, Any] | None, min_ready_seconds: float, n
         return "not Ready"
     since = ready_since(pod)
     if since is not None and min_ready_seconds > 0:
-        return f"Ready {max(0.0, now - since):g} s of minReadySeconds {min_ready_seconds:g}"
+        # Stable wording (no elapsed seconds), so a status condition quoting it does not change every instant.
+        return f"Ready since t={since:g}, not yet for minReadySeconds {min_ready_seconds:g}"
     return "not available"

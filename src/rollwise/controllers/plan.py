@@ -20,7 +20,9 @@ __all__ = [
     "DeletePod",
     "DeleteRevision",
     "EmitEvent",
+    "MetricSample",
     "PatchOwner",
+    "PatchSet",
     "Plan",
     "UpdateClaim",
     "UpdatePod",
@@ -86,6 +88,13 @@ class PatchOwner(Action):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PatchSet(Action):
+    """A merge patch to the set's own metadata (an annotation where the controller keeps memory across restarts)."""
+
+    merge: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CreateRevision(Action):
     revision: Obj
 
@@ -120,6 +129,16 @@ class EmitEvent(Action):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MetricSample:
+    """A metric the controller reports: a gauge's value, or a counter's increment (``kind``)."""
+
+    name: str
+    value: float
+    kind: str = "gauge"
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Blocked:
     """A wait: the pod the controller is waiting for (or "" for the set) and the cause, in plain words."""
 
@@ -127,7 +146,10 @@ class Blocked:
     cause: str
 
     def __str__(self) -> str:
-        return f"waiting for {self.pod}: {self.cause}" if self.pod else f"waiting: {self.cause}"
+        if not self.pod:
+            return f"waiting: {self.cause}"
+        sep = " " if self.cause.startswith("to ") else ": "
+        return f"waiting for {self.pod}{sep}{self.cause}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -140,7 +162,7 @@ class Plan:
     actions: tuple[Action, ...] = ()
     blocked: tuple[Blocked, ...] = ()
     requeue_after: float | None = None
-    notes: tuple[str, ...] = field(default=())
+    metrics: tuple[MetricSample, ...] = field(default=())
 
     def of_type(self, kind: type[Action]) -> list[Any]:
         return [a for a in self.actions if isinstance(a, kind)]

@@ -23,6 +23,7 @@ from rollwise.controllers.plan import (
     DeleteRevision,
     EmitEvent,
     PatchOwner,
+    PatchSet,
     Plan,
     UpdateClaim,
     UpdatePod,
@@ -63,11 +64,16 @@ def execute(plan: Plan, cluster: Cluster, *, sts: Obj, actor: str,
         if emit is not None:
             emit(ev)
 
+    current = sts
     for action in plan.actions:
         if out.error is not None and not isinstance(action, ALWAYS_ATTEMPTED):
             continue
         try:
-            _run(action, cluster, sts=sts, actor=actor, set_name=set_name, event=event)
+            if isinstance(action, PatchSet):
+                # The status write that follows must carry the resourceVersion this patch produced.
+                current = cluster.patch("StatefulSet", namespace_of(sts), set_name, action.merge, actor=actor)
+            else:
+                _run(action, cluster, sts=current, actor=actor, set_name=set_name, event=event)
             out.writes += not isinstance(action, EmitEvent)
         except ApiStatusError as err:
             _report(action, err, set_name=set_name, event=event)
@@ -136,6 +142,3 @@ def _report(action: Action, err: ApiStatusError, *, set_name: str, event: Callab
     elif isinstance(action, DeletePod):
         event("Warning", "FailedDelete", f"delete Pod {action.name} in StatefulSet {set_name} failed error: {err}")
 
-
-def namespace_key(obj: Obj) -> tuple[str, str]:
-    return namespace_of(obj), name_of(obj)

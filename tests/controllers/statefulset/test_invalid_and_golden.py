@@ -6,7 +6,7 @@ import json
 
 from builders import make_pod, make_set, revision_for
 
-from rollwise.api.features import RECREATE, FeatureGates
+from rollwise.api.features import FeatureGates
 from rollwise.api.revisions import canonical_json, fnv1_32, hash_revision_data, revision_name
 from rollwise.controllers.plan import CreatePod, DeletePod, EmitEvent, WriteStatus
 from rollwise.controllers.statefulset import reconcile
@@ -51,20 +51,25 @@ def test_a_settled_set_plans_nothing() -> None:
     claims = {f"datadir-foo-{i}": {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
                                    "metadata": {"name": f"datadir-foo-{i}", "namespace": "default"}}
               for i in range(3)}
-    plan = reconcile(SetView(set=settled, pods=pods, claims=claims, revisions=(rev,), now=0.0))
+    first = reconcile(SetView(set=settled, pods=pods, claims=claims, revisions=(rev,), now=0.0))
+    assert [type(a).__name__ for a in first.actions] == ["WriteStatus"], "only the conditions are new"
+    (write,) = first.of_type(WriteStatus)
+    settled = {**settled, "status": write.status}
+    plan = reconcile(SetView(set=settled, pods=pods, claims=claims, revisions=(rev,), now=50.0))
     assert plan.actions == ()
 
 
 def test_an_invalid_set_gets_a_condition_and_an_event_and_no_pod_is_touched() -> None:
-    sts = make_set(replicas=3, strategy={"type": "Recreate"})
+    sts = make_set(replicas=3)
+    sts["spec"]["selector"] = {"matchLabels": {"other": "labels"}}  # does not match the template any more
     rev = revision_for(sts)
     pods = tuple(make_pod(sts, i, revision=revision_for(make_set(image="old"))) for i in range(2))
-    gates = FeatureGates().with_overrides({RECREATE: False})
+    gates = FeatureGates()
     plan = reconcile(SetView(set=sts, pods=pods, revisions=(rev,), now=5.0, gates=gates))
     assert not plan.of_type(CreatePod) and not plan.of_type(DeletePod)
     (event,) = plan.of_type(EmitEvent)
     assert event.event_type == "Warning" and event.event_reason == "InvalidSpec"
-    assert "spec.updateStrategy.type" in event.message
+    assert "spec.template.metadata.labels" in event.message
     (write,) = plan.of_type(WriteStatus)
     (cond,) = write.status["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == ("Progressing", "False", "InvalidSpec")

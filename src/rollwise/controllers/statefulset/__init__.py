@@ -1,9 +1,9 @@
 """The StatefulSet controller as a pure function: ``reconcile(view) -> Plan`` (reference §5).
 
 The pipeline keeps upstream's order: adopt and release, choose revisions, create and repair in-range pods
-(Phase A), fix condemned claims and scale down (B, C), the update strategy (D), status, history. A set that is
-being deleted only gets its status recomputed; an invalid set gets a condition and an event, and no pod is
-touched.
+(Phase A), fix condemned claims and scale down (B, C), the update strategy (D), status, history. A strategy may
+hold back A-C (Recreate does, while old pods exist). A set that is being deleted only gets its status
+recomputed; an invalid set gets a condition and an event, and no pod is touched.
 """
 
 from __future__ import annotations
@@ -11,19 +11,22 @@ from __future__ import annotations
 from rollwise.api import predicates as p
 from rollwise.api.conditions import merge_conditions
 from rollwise.api.errors import FieldError
+from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
+from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
 from rollwise.api.validation import validate_statefulset
 from rollwise.controllers.plan import Action, EmitEvent, Plan, WriteStatus
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.ownership import claim_pods, claim_revisions
+from rollwise.controllers.statefulset.progress import progress_conditions
 from rollwise.controllers.statefulset.replicas import process_condemned, process_replicas
 from rollwise.controllers.statefulset.revisions import choose_revisions, prune_history
 from rollwise.controllers.statefulset.status import compute_status, status_changed
-from rollwise.controllers.statefulset.strategies import strategy_for
+from rollwise.controllers.statefulset.strategies import effective_type, strategy_for
 from rollwise.controllers.view import SetView
 
-__all__ = ["reconcile"]
+__all__ = ["OWNED_CONDITIONS", "reconcile"]
 
 OWNED_CONDITIONS = frozenset({"Progressing", "Available"})
 """Condition types this controller owns; others (say, the quorum-aware controller's) are kept as they are."""
@@ -31,10 +34,14 @@ OWNED_CONDITIONS = frozenset({"Progressing", "Available"})
 _REQUEUE_EPSILON = 1e-3
 """Availability is strict (Ready for *longer than* minReadySeconds), so look just after the instant it flips."""
 
+_ALL_GATES = FeatureGates()
+
 
 def reconcile(view: SetView) -> Plan:
     sts = view.set
-    errors = validate_statefulset(sts, gates=view.gates)
+    # Structural validity only: what the API server's gates allow is admission's business. With a gate off here,
+    # the controller falls back as the KEPs' skew sections say instead of refusing the set.
+    errors = validate_statefulset(sts, gates=_ALL_GATES)
     if errors:
         return _invalid(view, errors)
 
@@ -45,23 +52,31 @@ def reconcile(view: SetView) -> Plan:
     sync.actions.extend(ownership)
     sync.actions.extend(revision_adoption)
     sync.actions.extend(revision_actions)
+    old_status = sts.get("status") or {}
 
     if deletion_timestamp(sts) is None:
         # A set being deleted neither creates, updates nor deletes pods (reference §4.4, test DeletionTimestamp).
-        stop = process_replicas(sync) or process_condemned(sync)
+        strategy = strategy_for(sync.update_type)
+        _announce_rollout(sync, old_status)
+        hold = strategy.prepare(sync)
+        stop = hold or process_replicas(sync) or process_condemned(sync)
         if not stop:
-            update_type = (sts["spec"].get("updateStrategy") or {}).get("type", "RollingUpdate")
-            strategy_for(update_type, view.gates).update(sync)
+            strategy.update(sync)
 
-    old_status = sts.get("status") or {}
-    conditions = merge_conditions(old_status.get("conditions") or [], [], now=view.now, owned=OWNED_CONDITIONS)
-    status = compute_status(sync, conditions)
+    status = compute_status(sync, [])
+    wanted = progress_conditions(sync, status, old_status)
+    conditions = merge_conditions(old_status.get("conditions") or [], wanted, now=view.now, owned=OWNED_CONDITIONS)
+    if conditions:
+        status["conditions"] = conditions
+    _report_metrics(sync, status, old_status)
+    sync.actions.extend(sync.progress_events)
     if status_changed(old_status, status):
         sync.actions.append(WriteStatus(status=status, reason="status changed"))
 
     live = {name_of(current), name_of(update)} | {revision_of(pod) for pod in pods}
     sync.actions.extend(prune_history(sts, owned_revisions, live))
-    return Plan(actions=tuple(sync.actions), blocked=tuple(sync.blocked), requeue_after=_requeue(sync))
+    return Plan(actions=tuple(sync.actions), blocked=tuple(sync.blocked), requeue_after=_requeue(sync),
+                metrics=tuple(sync.metrics))
 
 
 def _build_sync(view: SetView, pods: list[Obj], current: Obj, update: Obj, cc: int) -> Sync:
@@ -77,22 +92,52 @@ def _build_sync(view: SetView, pods: list[Obj], current: Obj, update: Obj, cc: i
             condemned.append(pod)
     condemned.sort(key=ordinal_of, reverse=True)
     return Sync(sts=sts, now=view.now, gates=view.gates, start=span.start, replicas=replicas, condemned=condemned,
-                current_revision=current, update_revision=update, collision_count=cc, claims=dict(view.claims))
+                current_revision=current, update_revision=update, collision_count=cc, claims=dict(view.claims),
+                update_type=effective_type(sts, view.gates))
+
+
+def _announce_rollout(sync: Sync, old_status: dict[str, object]) -> None:
+    """seed 003: ``EnforcedRollingUpdateStarted`` when a new revision starts rolling under EnforcedRollingUpdate."""
+    previous = old_status.get("updateRevision")
+    if sync.update_type != "EnforcedRollingUpdate" or not previous or previous == sync.update_name:
+        return
+    if any(pod is not None and sync.outdated(pod) for pod in sync.replicas):
+        sync.event("EnforcedRollingUpdateStarted", f"Enforced rolling update to revision {sync.update_name} started")
+        sync.metric("statefulset_enforced_rolling_updates_total", 1, kind="counter")
+
+
+def _report_metrics(sync: Sync, status: Obj, old_status: dict[str, object]) -> None:
+    """KEP-961's gauges, and the count of times unavailability went over the budget."""
+    replicas = int(sync.spec.get("replicas", 1))
+    block = sync.strategy_block
+    budget = 1
+    if sync.gates.max_unavailable and block is not None:
+        budget = resolve_max_unavailable(block.get("maxUnavailable"), replicas)
+    unavailable = sum(1 for pod in sync.replicas if sync.unavailable(pod))
+    if sync.gates.max_unavailable:
+        sync.metric("statefulset_max_unavailable", budget)
+        sync.metric("statefulset_unavailable_replicas", unavailable)
+    was = bool(old_status) and replicas - int(str(old_status.get("availableReplicas") or 0)) > budget
+    now_violating = replicas - int(status.get("availableReplicas") or 0) > budget
+    if now_violating and not was and old_status.get("observedGeneration"):
+        sync.metric("statefulset_unavailability_violation", 1, kind="counter")
 
 
 def _requeue(sync: Sync) -> float | None:
-    """When time alone changes something: the next instant a Ready pod becomes available (reference §5.1 step 6)."""
+    """When time alone changes something: the next instant a Ready pod becomes available (reference §5.1 step 6),
+    a pod progress timeout, or a progress deadline."""
     mrs = sync.min_ready_seconds
-    if mrs <= 0:
-        return None
-    times = [
-        at
-        for pod in sync.pods()
-        if (at := p.available_at(pod, mrs)) is not None and at + _REQUEUE_EPSILON > sync.now
-    ]
+    times = list(sync.wake_times)
+    if mrs > 0:
+        times += [
+            at + _REQUEUE_EPSILON
+            for pod in sync.pods()
+            if (at := p.available_at(pod, mrs)) is not None and at + _REQUEUE_EPSILON > sync.now
+        ]
+    times = [t for t in times if t > sync.now]
     if not times:
         return None
-    return max(min(times) + _REQUEUE_EPSILON - sync.now, 0.0)
+    return min(times) - sync.now
 
 
 def _invalid(view: SetView, errors: list[FieldError]) -> Plan:

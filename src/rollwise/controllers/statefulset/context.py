@@ -13,7 +13,7 @@ from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_of, pod_name, revision_of
 from rollwise.api.meta import Obj, name_of
-from rollwise.controllers.plan import Action, Blocked, DeletePod
+from rollwise.controllers.plan import Action, Blocked, DeletePod, EmitEvent, MetricSample
 
 __all__ = ["Sync"]
 
@@ -36,6 +36,15 @@ class Sync:
     blocked: list[Blocked] = field(default_factory=list)
     deleted: set[str] = field(default_factory=set)
     """Pods this plan deletes: every later step treats them as terminating."""
+    update_type: str = "RollingUpdate"
+    """The strategy in effect: ``spec.updateStrategy.type``, or RollingUpdate when its feature gate is off."""
+    metrics: list[MetricSample] = field(default_factory=list)
+    progress_events: list[EmitEvent] = field(default_factory=list)
+    """Events a strategy raises about the rollout itself (ForcedReplacement, SafetyHalt, RecreateStarted, ...)."""
+    wake_times: list[float] = field(default_factory=list)
+    """Instants at which time alone changes a decision (a timeout, a deadline): the plan asks to be woken then."""
+    halted: str | None = None
+    """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -45,6 +54,46 @@ class Sync:
     def monotonic(self) -> bool:
         """OrderedReady processes one ordinal at a time and stops at the first unhealthy one (reference §5.3)."""
         return self.spec.get("podManagementPolicy", "OrderedReady") != "Parallel"
+
+    @property
+    def strategy_block(self) -> dict[str, Any] | None:
+        """``rollingUpdate`` or ``enforcedRollingUpdate``, whichever the effective type reads (None if absent)."""
+        strategy = self.spec.get("updateStrategy") or {}
+        if strategy.get("type") == "EnforcedRollingUpdate" and self.update_type == "EnforcedRollingUpdate":
+            return strategy.get("enforcedRollingUpdate")  # type: ignore[no-any-return]
+        if self.update_type == "RollingUpdate":
+            return strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate")  # type: ignore[no-any-return]
+        return None
+
+    @property
+    def tolerates_broken_outdated(self) -> bool:
+        """EnforcedRollingUpdate (seed 003): an outdated pod that is not healthy neither blocks ordered creation and
+        scale-down nor the update; it is replaced whatever its state."""
+        return self.update_type == "EnforcedRollingUpdate"
+
+    def labels(self) -> tuple[tuple[str, str], ...]:
+        """Metric labels: namespace, name and pod management policy (KEP-961)."""
+        return (("namespace", self.sts["metadata"].get("namespace", "default")),
+                ("statefulset", name_of(self.sts)),
+                ("pod_management_policy", self.spec.get("podManagementPolicy", "OrderedReady")))
+
+    def metric(self, name: str, value: float, *, kind: str = "gauge") -> None:
+        self.metrics.append(MetricSample(name=name, value=value, kind=kind, labels=self.labels()))
+
+    def requeue_at(self, t: float) -> None:
+        self.wake_times.append(t)
+
+    def old_condition_reason(self, ctype: str) -> str | None:
+        """The reason of the set's condition of that type as last written (how a stateless controller knows it
+        already announced a phase)."""
+        for c in (self.sts.get("status") or {}).get("conditions") or ():
+            if c.get("type") == ctype:
+                return c.get("reason")  # type: ignore[no-any-return]
+        return None
+
+    def event(self, reason: str, message: str, *, warning: bool = False) -> None:
+        self.progress_events.append(EmitEvent(event_type="Warning" if warning else "Normal", event_reason=reason,
+                                              message=message, reason=message))
 
     @property
     def min_ready_seconds(self) -> float:

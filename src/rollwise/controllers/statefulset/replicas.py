@@ -28,17 +28,15 @@ def revision_for_new_pod(sync: Sync, ordinal: int) -> Obj:
     With ``type: RollingUpdate`` and no ``rollingUpdate`` block, ordinals below ``start + status.currentReplicas``
     come back at the current revision (upstream quirk, kept). OnDelete and Recreate always use the update revision.
     """
-    strategy = sync.spec.get("updateStrategy") or {}
-    kind = strategy.get("type", "RollingUpdate")
-    block_name = "enforcedRollingUpdate" if kind == "EnforcedRollingUpdate" else "rollingUpdate"
-    block = strategy.get(block_name)
-    if kind in ("RollingUpdate", "EnforcedRollingUpdate"):
-        if block is None:
-            current_replicas = int((sync.sts.get("status") or {}).get("currentReplicas") or 0)
-            if kind == "RollingUpdate" and ordinal < sync.start + current_replicas:
-                return sync.current_revision
-        elif ordinal < sync.start + int(block.get("partition") or 0):
+    if sync.update_type not in ("RollingUpdate", "EnforcedRollingUpdate"):
+        return sync.update_revision
+    block = sync.strategy_block
+    if block is None:
+        current_replicas = int((sync.sts.get("status") or {}).get("currentReplicas") or 0)
+        if ordinal < sync.start + current_replicas:
             return sync.current_revision
+    elif ordinal < sync.start + int(block.get("partition") or 0):
+        return sync.current_revision
     return sync.update_revision
 
 
@@ -97,7 +95,8 @@ def _process_replica(sync: Sync, index: int, pod: Obj | None) -> bool:
     if sync.terminating(pod):
         sync.wait(name, "to finish terminating")
         return True
-    if sync.monotonic and not p.is_available(pod, sync.min_ready_seconds, sync.now):
+    healthy = p.is_available(pod, sync.min_ready_seconds, sync.now)
+    if sync.monotonic and not healthy and not (sync.tolerates_broken_outdated and sync.outdated(pod)):
         sync.wait_for_unavailable(index, pod)
         return True
     if not identity_matches(sync.sts, pod) or not storage_matches(sync.sts, pod):
@@ -122,7 +121,7 @@ def process_condemned(sync: Sync) -> bool:
                 sync.wait(name, "to finish terminating (scale-down)")
                 return True
             continue
-        if sync.monotonic and sync.unavailable(pod) and pod is not first:
+        if sync.monotonic and sync.unavailable(pod) and pod is not first and not sync.tolerates_broken_outdated:
             sync.wait(name, "to become available before scale-down: "
                       + p.unavailable_cause(pod, sync.min_ready_seconds, sync.now))
             return True

@@ -25,6 +25,7 @@ from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 from rollwise.drivers.execute import ControllerEvent, execute
+from rollwise.drivers.metrics import MetricsRegistry
 from rollwise.drivers.sim.engine import CONTROLLER, KUBELET, STEP, Engine
 from rollwise.drivers.sim.record import Recorder
 from rollwise.drivers.sim.scenario import Scenario
@@ -66,6 +67,7 @@ class Simulation:
         self._backoff: dict[SetKey, float] = {}
         self._event_seq = 0
         self.steps = StepRunner(self)
+        self.metrics = MetricsRegistry()
         self.observers: list[Callable[[SetView, Plan], None]] = []
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
 
@@ -123,6 +125,8 @@ class Simulation:
             if ch.kind == "Pod":
                 self._pod_changed(ch)
             elif ch.kind == "StatefulSet":
+                if ch.type != "DELETED":
+                    self.metrics.observe_set(ch.old, ch.obj, ch.at)
                 self._mark_dirty((ch.namespace, ch.name))
         self.cluster.compact(self._cursor)
 
@@ -228,6 +232,7 @@ class Simulation:
             observe(view, plan)
         outcome = execute(plan, self.cluster, sts=sts, actor=STATEFULSET_CONTROLLER,
                           emit=lambda ev: self._record_event(sts, ev))
+        self.metrics.record(plan.metrics)
         delay: float | None = plan.requeue_after
         if outcome.error is not None:
             backoff = self._backoff.get(key, _BACKOFF_START / 2) * 2
@@ -285,7 +290,7 @@ class Simulation:
             "events": self.recorder.events,
             "summary": self.recorder.summary(end),
             "apiWrites": self.cluster.write_count(STATEFULSET_CONTROLLER),
-            "metrics": {},
+            "metrics": self.metrics.export(),
             "final": {
                 "statefulSets": [{"name": name_of(s), "status": s.get("status") or {}} for s in sets],
                 "pods": [_pod_line(pod) for pod in pods],

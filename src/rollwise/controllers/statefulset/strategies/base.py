@@ -1,4 +1,4 @@
-"""The one interface every update strategy implements (Phase D of a reconcile)."""
+"""The one interface every update strategy implements."""
 
 from __future__ import annotations
 
@@ -10,13 +10,16 @@ __all__ = ["Strategy"]
 
 
 class Strategy(Protocol):
-    """Decide which outdated pods to delete now, and record what the rollout waits for.
+    """An update strategy: which outdated pods to delete, and what the rollout waits for.
 
-    ``update(sync)`` runs after creation, repair and scale-down found nothing to wait for. It appends
-    ``DeletePod`` actions through ``sync.delete`` and waits through ``sync.wait``; it never creates pods (the next
-    reconcile's creation phase does, at the revision ``revision_for_new_pod`` picks).
+    ``prepare(sync)`` runs before creation and scale-down; returning True skips them for this reconcile (Recreate
+    uses it to keep old and new pods apart). ``update(sync)`` runs after creation, repair and scale-down found
+    nothing to wait for. Both append ``DeletePod`` actions through ``sync.delete`` and waits through
+    ``sync.wait``; neither creates pods (the creation phase does, at the revision ``revision_for_new_pod`` picks).
     """
 
     name: str
+
+    def prepare(self, sync: Sync) -> bool: ...
 
     def update(self, sync: Sync) -> None: ...

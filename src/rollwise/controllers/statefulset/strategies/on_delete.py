@@ -10,6 +10,9 @@ __all__ = ["OnDelete"]
 class OnDelete:
     name = "OnDelete"
 
+    def prepare(self, sync: Sync) -> bool:
+        return False
+
     def update(self, sync: Sync) -> None:
         outdated = [pod for pod in sync.replicas if pod is not None and sync.outdated(pod)]
         if outdated:

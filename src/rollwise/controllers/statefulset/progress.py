@@ -1,0 +1,103 @@
+"""``Progressing`` and ``Available`` conditions for every strategy, and ``progressDeadlineSeconds``.
+
+Following Kubernetes condition conventions and Deployments' semantics (KEP-3541 adds ``Progressing`` to
+StatefulSets; "progress is considered when a new pod is created, deleted, or becomes ready"):
+
+- ``Progressing=True`` while a rollout or scale moves, with a message saying in plain words what it waits for
+  (``waiting for web-3 to become available: container app is CrashLoopBackOff``), and ``lastUpdateTime`` marking
+  the last progress; ``reason`` ``RolloutInProgress`` (``RecreateInProgress`` under Recreate).
+- ``Progressing=True, reason RolloutComplete`` (``RecreateComplete``) once every ordinal runs the update revision
+  and is available.
+- ``Progressing=False, reason ProgressDeadlineExceeded`` when ``spec.progressDeadlineSeconds`` pass without
+  progress. It deletes nothing: it is a signal (a CI pipeline can fail fast on it). OnDelete has no deadline —
+  nothing moves there until a person deletes a pod.
+- ``Progressing=False, reason SafetyHalt`` while EnforcedRollingUpdate's safety halt holds.
+- ``Available``: at least ``replicas - maxUnavailable`` replicas available.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rollwise.api.conditions import condition_of
+from rollwise.api.intstr import resolve_max_unavailable
+from rollwise.api.meta import Obj
+from rollwise.controllers.plan import CreatePod, DeletePod
+from rollwise.controllers.statefulset.context import Sync
+
+__all__ = ["progress_conditions", "rollout_complete"]
+
+_COUNTERS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
+
+
+def rollout_complete(sync: Sync) -> bool:
+    """Every ordinal in range exists and is available, at the update revision from the partition up, and no pod
+    outside the range remains."""
+    if sync.condemned:
+        return False
+    block = sync.strategy_block
+    floor = int(block.get("partition") or 0) if block is not None else 0
+    for index, pod in enumerate(sync.replicas):
+        if sync.unavailable(pod):
+            return False
+        if index >= floor and sync.outdated(pod):  # type: ignore[arg-type]
+            return False
+    return True
+
+
+def _budget(sync: Sync) -> int:
+    block = sync.strategy_block
+    if block is None or not sync.gates.max_unavailable:
+        return 1
+    return resolve_max_unavailable(block.get("maxUnavailable"), int(sync.spec.get("replicas", 1)))
+
+
+def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> list[Obj]:
+    """The owned conditions for this reconcile; also records events and the deadline wake-up on ``sync``."""
+    now = sync.now
+    old = condition_of(old_status.get("conditions") or [], "Progressing")
+    recreate = sync.update_type == "Recreate"
+    progressed = (
+        any(isinstance(a, CreatePod | DeletePod) for a in sync.actions)
+        or any(old_status.get(k) != status.get(k) for k in _COUNTERS)
+        or old_status.get("updateRevision") != status.get("updateRevision")
+    )
+    last = old.get("lastUpdateTime") if old is not None else None
+    if progressed or last is None or (old is not None and old.get("reason") in ("InvalidSpec",)):
+        last = now
+    replicas = int(sync.spec.get("replicas", 1))
+    if rollout_complete(sync):
+        reason = "RecreateComplete" if recreate else "RolloutComplete"
+        progressing = {"type": "Progressing", "status": "True", "reason": reason,
+                       "message": f"{replicas} replicas available at revision {sync.update_name}"}
+        if recreate and old is not None and old.get("reason") == "RecreateInProgress":
+            sync.event("RecreateComplete", f"All {replicas} pods run revision {sync.update_name}")
+    elif sync.halted is not None:
+        progressing = {"type": "Progressing", "status": "False", "reason": "SafetyHalt", "message": sync.halted}
+    else:
+        message = str(sync.blocked[0]) if sync.blocked else (
+            f"{status.get('updatedReplicas', 0)} of {replicas} replicas at revision {sync.update_name}, "
+            f"{status.get('availableReplicas', 0)} available")
+        deadline = sync.spec.get("progressDeadlineSeconds")
+        progressing = {"type": "Progressing", "status": "True",
+                       "reason": "RecreateInProgress" if recreate else "RolloutInProgress", "message": message}
+        if deadline and sync.update_type != "OnDelete":
+            if now - float(last) > float(deadline):
+                progressing = {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
+                               "message": f"no progress for {deadline} s: {message}"}
+                if old is None or old.get("reason") != "ProgressDeadlineExceeded":
+                    sync.event("ProgressDeadlineExceeded",
+                               f"StatefulSet has not progressed for {deadline} s: {message}", warning=True)
+            else:
+                sync.requeue_at(float(last) + float(deadline) + 1e-3)
+    progressing["lastUpdateTime"] = last
+    budget = _budget(sync)
+    available = int(status.get("availableReplicas", 0))
+    ok = available >= replicas - budget
+    available_condition = {
+        "type": "Available", "status": "True" if ok else "False",
+        "reason": "MinimumReplicasAvailable" if ok else "MinimumReplicasUnavailable",
+        "message": f"{available} of {replicas} replicas available (maxUnavailable {budget})",
+    }
+    return [progressing, available_condition]
+

@@ -1,0 +1,107 @@
+"""EnforcedRollingUpdate (seed 003): the rolling order of RollingUpdate, but an outdated pod is replaced whatever
+its state, so a broken rollout recovers once a fixed template is applied.
+
+- Order: highest ordinal first, down to the partition, up to ``maxUnavailable`` ordinals in flight (missing,
+  terminating, or updated but not yet available) — seed 003's ``wait_for_predecessors_ready``.
+- An outdated pod that is not available is deleted anyway (``ForcedReplacement`` event). Under ``Parallel`` that
+  costs no budget (it is unavailable already, as in the 1.37 RollingUpdate); under ``OrderedReady`` it does, to
+  keep the seed's one-after-another order.
+- Creation and scale-down do not wait on outdated unhealthy pods (seed 003, implementation changes 1 and 2);
+  that is ``Sync.tolerates_broken_outdated``.
+- Safety halt (seed 003): when the highest ordinal in range already runs the update revision and is failing
+  (phase Failed or a container Dead: crash-looping, image or config errors), lower ordinals are not touched. A
+  second broken template therefore replaces one pod and stops there.
+"""
+
+from __future__ import annotations
+
+from rollwise.api import predicates as p
+from rollwise.api.intstr import resolve_max_unavailable
+from rollwise.api.meta import name_of
+from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.strategies.progress_timeout import replace_timed_out_pods
+
+__all__ = ["EnforcedRollingUpdate"]
+
+
+def _budget(sync: Sync) -> int:
+    block = sync.strategy_block
+    if block is None or not sync.gates.max_unavailable:
+        return 1
+    return resolve_max_unavailable(block.get("maxUnavailable"), int(sync.spec.get("replicas", 1)))
+
+
+def _floor(sync: Sync) -> int:
+    block = sync.strategy_block
+    return int(block.get("partition") or 0) if block is not None else 0
+
+
+class EnforcedRollingUpdate:
+    name = "EnforcedRollingUpdate"
+
+    def prepare(self, sync: Sync) -> bool:
+        # The halt is judged before creation runs: under OrderedReady the failing top pod blocks creation anyway,
+        # and the condition must say why.
+        if sync.replicas:
+            self._safety_halt(sync, _floor(sync))
+        if sync.halted is None:
+            replace_timed_out_pods(sync)
+        return False
+
+    def update(self, sync: Sync) -> None:
+        floor = _floor(sync)
+        n = len(sync.replicas)
+        if n == 0 or sync.halted is not None:
+            return
+        budget = _budget(sync)
+        # Availability budget, as KEP-961 counts it: every unavailable ordinal in range.
+        unavailable = sum(1 for pod in sync.replicas if sync.unavailable(pod))
+        # What is in flight besides broken outdated pods (their replacement costs no availability).
+        in_flight = sum(
+            1 for i, pod in enumerate(sync.replicas)
+            if pod is None or sync.terminating(pod)
+            or (sync.unavailable(pod) and (not sync.outdated(pod) or i < floor))
+        )
+        for index in range(n - 1, floor - 1, -1):
+            pod = sync.replicas[index]
+            if pod is None or sync.terminating(pod) or not sync.outdated(pod):
+                continue
+            broken = not sync.available(pod)
+            if broken and sync.monotonic and in_flight >= budget:
+                break  # OrderedReady: one after another, in order
+            if not broken and (unavailable >= budget or (sync.monotonic and in_flight >= budget)):
+                break
+            name = name_of(pod)
+            if broken:
+                cause = p.unavailable_cause(pod, sync.min_ready_seconds, sync.now)
+                sync.delete(pod, f"EnforcedRollingUpdate: {name} is outdated and not available ({cause})")
+                sync.event("ForcedReplacement", f"Forcibly replacing pod {name} ({cause}) with revision "
+                                                f"{sync.update_name}", warning=True)
+                sync.metric("statefulset_forced_pod_replacements_total", 1, kind="counter")
+            else:
+                sync.delete(pod, f"EnforcedRollingUpdate: {name} runs an older revision")
+                unavailable += 1
+            in_flight += 1
+        if any(pod is not None and sync.outdated(pod) and not sync.terminating(pod)
+               for pod in sync.replicas[floor:]):
+            for index, pod in enumerate(sync.replicas):
+                if pod is None or sync.terminating(pod) or (sync.unavailable(pod) and not sync.outdated(pod)):
+                    sync.wait_for_unavailable(index, pod)
+
+    @staticmethod
+    def _safety_halt(sync: Sync, floor: int) -> bool:
+        top = sync.replicas[-1]
+        if top is None or sync.outdated(top) or sync.terminating(top) or not p.is_failing(top):
+            return False
+        lower_outdated = [pod for pod in sync.replicas[floor:-1] if pod is not None and sync.outdated(pod)]
+        if not lower_outdated:
+            return False
+        cause = p.unavailable_cause(top, sync.min_ready_seconds, sync.now)
+        message = (f"safety halt: {name_of(top)}, the first pod at revision {sync.update_name}, is failing "
+                   f"({cause}); {len(lower_outdated)} lower ordinals are left at their revision")
+        sync.halted = message
+        sync.wait(name_of(top), f"to become Ready ({cause}); safety halt keeps lower ordinals untouched")
+        if sync.old_condition_reason("Progressing") != "SafetyHalt":
+            sync.event("SafetyHalt", message, warning=True)
+            sync.metric("statefulset_safety_halt_total", 1, kind="counter")
+        return True
