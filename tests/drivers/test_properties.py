@@ -29,10 +29,13 @@ step = st.one_of(
 
 @st.composite
 def scenarios(draw: st.DrawFn) -> dict[str, Any]:
-    strategy: dict[str, Any] = {"type": draw(st.sampled_from(["RollingUpdate", "OnDelete"]))}
-    if strategy["type"] == "RollingUpdate":
-        strategy["rollingUpdate"] = {"partition": draw(st.integers(0, 3)),
-                                     "maxUnavailable": draw(st.sampled_from([1, 2, 3, "50%"]))}
+    kind = draw(st.sampled_from(["RollingUpdate", "OnDelete", "Recreate", "EnforcedRollingUpdate"]))
+    strategy: dict[str, Any] = {"type": kind}
+    if kind in ("RollingUpdate", "EnforcedRollingUpdate"):
+        block = {"partition": draw(st.integers(0, 3)), "maxUnavailable": draw(st.sampled_from([1, 2, 3, "50%"]))}
+        if draw(st.booleans()):
+            block["podProgressTimeoutSeconds"] = draw(st.sampled_from([20, 60]))
+        strategy["rollingUpdate" if kind == "RollingUpdate" else "enforcedRollingUpdate"] = block
     when_scaled, when_deleted = draw(st.sampled_from([("Retain", "Retain"), ("Delete", "Retain"),
                                                       ("Retain", "Delete"), ("Delete", "Delete")]))
     return {
@@ -41,6 +44,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
                     "terminationSeconds": draw(st.sampled_from([0, 3])),
                     "images": {"app:typo": {"fail": "ImagePullBackOff"}, "app:crash": {"fail": "CrashLoopBackOff"},
                                "app:unready": {"ready": False}}},
+        # Gates only ever off for RollingUpdate: a gated-off strategy is refused at admission, not simulated.
         "featureGates": {"MaxUnavailableStatefulSet": draw(st.booleans())},
         "objects": [{
             "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web"},
@@ -63,7 +67,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_random_changes_and_faults_never_break_the_invariants(raw: dict[str, Any]) -> None:
     sim = Simulation(parse_scenario(raw))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from rollwise.api import predicates as p
-from rollwise.api.identity import ordinal_of, ordinal_range
+from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import controller_of, name_of
 from rollwise.api.retention import retention_policy
@@ -82,9 +82,12 @@ def budget_respected(view: SetView, plan: Plan) -> list[str]:
     """With maxUnavailable on, the controller's own deletions never take more than maxUnavailable in-range ordinals
     below available (KEP-961): deleting an available pod needs a free slot in the budget."""
     strategy = view.set["spec"].get("updateStrategy") or {}
-    if strategy.get("type") != "RollingUpdate" or not view.gates.max_unavailable:
+    kind = strategy.get("type")
+    if kind not in ("RollingUpdate", "EnforcedRollingUpdate") or not view.gates.max_unavailable:
         return []
-    block = strategy.get("rollingUpdate")
+    if kind == "EnforcedRollingUpdate" and not view.gates.enforced_rolling_update:
+        return []
+    block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate")
     replicas = int(view.set["spec"].get("replicas", 1))
     budget = resolve_max_unavailable((block or {}).get("maxUnavailable"), replicas) if block is not None else 1
     span = ordinal_range(view.set)
@@ -100,7 +103,20 @@ def budget_respected(view: SetView, plan: Plan) -> list[str]:
     return []
 
 
-PLAN_CHECKS = (ordered_creation, partition_respected, status_bounds, budget_respected)
+def recreate_never_mixes(view: SetView, plan: Plan) -> list[str]:
+    """Under Recreate, no pod is created while any pod of another revision exists, even terminating (seed 000)."""
+    strategy = view.set["spec"].get("updateStrategy") or {}
+    if strategy.get("type") != "Recreate" or not view.gates.recreate:
+        return []
+    creates = plan.of_type(CreatePod)
+    if not creates:
+        return []
+    update = creates[0].revision
+    old = [name_of(pod) for pod in view.pods if revision_of(pod) != update]
+    return [f"t={view.now}: created {[c.pod['metadata']['name'] for c in creates]} while {old} exist"] if old else []
+
+
+PLAN_CHECKS = (ordered_creation, partition_respected, status_bounds, budget_respected, recreate_never_mixes)
 
 
 def one_pod_per_ordinal(cluster: MemoryCluster) -> list[str]:

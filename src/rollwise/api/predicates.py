@@ -152,13 +152,17 @@ def classify_container(pod: Mapping[str, Any], container: str | None = None) -> 
 
 def is_failing(pod: Mapping[str, Any]) -> bool:
     """Phase Failed, or some container is Dead in DEP-07's sense (terminated, crash-looping, image or config
-    errors): a pod that will not become Ready by waiting."""
+    errors), or it is not Ready and running again after an error exit — the short run between two crashes of a
+    crash loop, which must not read as recovery."""
     if is_failed(pod):
         return True
-    return any(
-        classify_container(pod, cs.get("name")) == CONTAINER_DEAD
-        for cs in _status(pod).get("containerStatuses") or ()
-    )
+    for cs in _status(pod).get("containerStatuses") or ():
+        if classify_container(pod, cs.get("name")) == CONTAINER_DEAD:
+            return True
+        last = (cs.get("lastState") or {}).get("terminated") or {}
+        if not cs.get("ready") and last.get("exitCode") not in (None, 0):
+            return True
+    return False
 
 
 def unavailable_cause(pod: Mapping[str, Any] | None, min_ready_seconds: float, now: float) -> str:

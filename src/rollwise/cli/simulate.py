@@ -44,6 +44,7 @@ def run_simulate(args: argparse.Namespace) -> int:
             if override is None:
                 raise InvalidObject(errors, source=args.file)
             scenario = scenario.with_strategy(override)
+        scenario = scenario.checked()
     except InvalidObject as err:
         print_invalid(err)
         return 2

@@ -43,6 +43,8 @@ class Sync:
     """Events a strategy raises about the rollout itself (ForcedReplacement, SafetyHalt, RecreateStarted, ...)."""
     wake_times: list[float] = field(default_factory=list)
     """Instants at which time alone changes a decision (a timeout, a deadline): the plan asks to be woken then."""
+    broken_below: str | None = None
+    """Under EnforcedRollingUpdate and OrderedReady: the first outdated unhealthy pod creation went past."""
     halted: str | None = None
     """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
 

@@ -73,6 +73,11 @@ def _process_replica(sync: Sync, index: int, pod: Obj | None) -> bool:
         sync.wait(name, "to be replaced: it is " + pod["status"]["phase"])
         return True
     if pod is None:
+        if sync.monotonic and sync.broken_below is not None:
+            # EnforcedRollingUpdate keeps going past a broken outdated pod, but ordered creation stays ordered:
+            # nothing new appears above it until it is replaced. Not an exit, so the update can replace it.
+            sync.wait(name, f"to be created once {sync.broken_below} is replaced")
+            return False
         stale = stale_claim(sync, ordinal, name)
         if stale is not None:
             sync.wait(name, f"claim {stale} still belongs to an earlier {name}; waiting for garbage collection")
@@ -96,9 +101,11 @@ def _process_replica(sync: Sync, index: int, pod: Obj | None) -> bool:
         sync.wait(name, "to finish terminating")
         return True
     healthy = p.is_available(pod, sync.min_ready_seconds, sync.now)
-    if sync.monotonic and not healthy and not (sync.tolerates_broken_outdated and sync.outdated(pod)):
-        sync.wait_for_unavailable(index, pod)
-        return True
+    if sync.monotonic and not healthy:
+        if not (sync.tolerates_broken_outdated and sync.outdated(pod)):
+            sync.wait_for_unavailable(index, pod)
+            return True
+        sync.broken_below = sync.broken_below or name
     if not identity_matches(sync.sts, pod) or not storage_matches(sync.sts, pod):
         sync.actions.append(UpdatePod(pod=repair_identity(sync.sts, pod), reason=f"repair identity of {name}"))
     sync.actions.extend(fix_claim_owners(sync, pod, condemned=False))

@@ -62,6 +62,18 @@ class Scenario:
     limit_seconds: float = 86400.0
     source: str = ""
 
+    def checked(self) -> Scenario:
+        """Re-check every manifest against the scenario's gates (after ``--feature-gates`` or ``--strategy``)."""
+        errors: list[FieldError] = []
+        for i, obj in enumerate(self.objects):
+            check_manifest(obj, f"objects[{i}]", self.gates, errors)
+        for step in self.steps:
+            if step.action == "apply":
+                check_manifest(step.args, f"steps[{step.index}].apply", self.gates, errors)
+        if errors:
+            raise InvalidObject(errors, source=self.source)
+        return self
+
     def with_gates(self, overrides: Mapping[str, bool]) -> Scenario:
         """The same scenario with some feature gates switched (``--feature-gates``)."""
         return dataclasses.replace(self, gates=self.gates.with_overrides(overrides))
