@@ -10,6 +10,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from rollwise.cli.compare import add_compare
+from rollwise.cli.demo import add_demo
+from rollwise.cli.plan import add_plan
 from rollwise.cli.simulate import add_simulate
 from rollwise.cli.validate import add_validate
 
@@ -23,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_simulate(sub)
+    add_compare(sub)
+    add_plan(sub)
+    add_demo(sub)
     add_validate(sub)
     return parser
 

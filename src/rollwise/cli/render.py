@@ -52,10 +52,34 @@ def describe_event(ev: Mapping[str, Any]) -> str:
         return f"{ev.get('object')} {ev.get('eventType', 'Normal')} {ev.get('reason')}: {ev.get('message')}"
     if kind == "StepRejected":
         return f"step {ev['index']} ({ev['action']}) rejected: {ev.get('message')}"
+    if kind == "LeaderChanged":
+        return f"{ev.get('statefulSet', '')}: leader is now {pod}" if pod else \
+            f"{ev.get('statefulSet', '')}: no leader"
+    if kind == "QuorumLost":
+        return f"{ev.get('statefulSet', '')}: quorum lost"
+    if kind == "QuorumRestored":
+        return f"{ev.get('statefulSet', '')}: quorum restored"
     if kind == "WaitTimedOut":
         return f"step {ev['index']}: waitFor timed out"
     rest = ", ".join(f"{k}={v}" for k, v in ev.items() if k not in ("t", "type"))
     return f"{kind} {rest}".strip()
+
+
+def _figure(value: Any) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def waiting_lines(result: Mapping[str, Any]) -> list[str]:
+    """For each set that did not complete: its Progressing condition, in its own words."""
+    lines = []
+    for sts in result["final"]["statefulSets"]:
+        fig = result["summary"].get(sts["name"]) or {}
+        if fig.get("completed"):
+            continue
+        for c in (sts.get("status") or {}).get("conditions") or ():
+            if c.get("type") == "Progressing":
+                lines.append(f"{sts['name']}: Progressing={c.get('status')} ({c.get('reason')}): {c.get('message')}")
+    return lines
 
 
 def _worth_showing(ev: Mapping[str, Any]) -> bool:
@@ -80,20 +104,27 @@ def render_result(result: Mapping[str, Any], *, show_events: bool = False, expec
     out.print()
     table = Table(title=f"Summary after {result['endedAt']:g} s of virtual time; "
                         f"{result['apiWrites']} API writes by controllers")
-    for col in ("StatefulSet", "completed", "rollout s", "max unavailable", "unavailable pod-s",
-                "pods created", "pods deleted", "forced"):
+    quorum = any(fig.get("quorumLossSeconds") is not None for fig in result["summary"].values())
+    columns = ["StatefulSet", "completed", "rollout s", "max unavailable", "unavailable pod-s"]
+    if quorum:
+        columns += ["quorum loss s", "elections"]
+    columns += ["pods created", "pods deleted", "forced"]
+    for col in columns:
         table.add_column(col, justify="left" if col == "StatefulSet" else "right")
     for name, fig in result["summary"].items():
-        table.add_row(
+        row = [
             name,
             "yes" if fig["completed"] else "[red]no[/red]",
             "-" if fig["rolloutSeconds"] is None else f"{fig['rolloutSeconds']:g}",
             str(fig["maxUnavailableObserved"]),
             f"{fig['unavailablePodSeconds']:g}",
-            str(fig["podCreations"]),
-            str(fig["podDeletions"]),
-            str(fig["forcedReplacements"]),
-        )
+        ]
+        if quorum:
+            row += [_figure(fig.get("quorumLossSeconds")), _figure(fig.get("leaderElections"))]
+        row += [str(fig["podCreations"]), str(fig["podDeletions"]), str(fig["forcedReplacements"])]
+        table.add_row(*row)
     out.print(table)
+    for line in waiting_lines(result):
+        out.print(line)
     for failure in expect_failures or ():
         out.print(f"[red]expect failed:[/red] {failure}")

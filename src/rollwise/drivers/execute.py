@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rollwise.api.errors import AlreadyExists, ApiStatusError, NotFound
+from rollwise.api.leases import LEADER, lease_role
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.cluster.protocol import Cluster
 from rollwise.controllers.plan import (
@@ -97,6 +98,11 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
     elif isinstance(action, UpdateClaim):
         cluster.update(action.claim, actor=actor)
     elif isinstance(action, DeletePod):
+        if action.unless_leader and _leads_now(cluster, action.namespace, action.unless_leader):
+            # DEP-07 accepts that a Lease may lag; re-reading it right before the delete narrows that race.
+            event("Normal", "QuorumAwareDeleteSkipped",
+                  f"not deleting {action.name}: its member Lease {action.unless_leader} now says Leader")
+            return
         try:
             cluster.delete("Pod", action.namespace, action.name, actor=actor)
         except NotFound:
@@ -123,6 +129,14 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
         event(action.event_type, action.event_reason, action.message)
     else:  # pragma: no cover - a new action type must be taught here
         raise TypeError(f"unknown action {type(action).__name__}")
+
+
+def _leads_now(cluster: Cluster, namespace: str, lease_name: str) -> bool:
+    try:
+        lease = cluster.get("Lease", namespace, lease_name)
+    except NotFound:
+        return False
+    return lease_role(lease) == LEADER
 
 
 def _report(action: Action, err: ApiStatusError, *, set_name: str, event: Callable[[str, str, str], None]) -> None:

@@ -202,8 +202,27 @@ def _sync_images(rt: PodRuntime, spec: list[tuple[str, str]], profile: KubeletPr
     return rt if containers == rt.containers else replace(rt, containers=containers)
 
 
-def advance(pod: Obj, runtime: PodRuntime, profile: KubeletProfile, now: float) -> KubeletStep:
-    """Apply every transition due at or before ``now``; the same ``now`` twice changes nothing the second time."""
+def _with_readiness(c: ContainerRuntime, v: ContainerView, profile: KubeletProfile,
+                    readiness: Mapping[str, tuple[bool, float]]) -> ContainerView:
+    """A running container whose readiness an application model decides (the quorum model's probe): its own
+    ``readySeconds`` timer is replaced, while the image's ``ready: false`` and an ``unready`` fault still say no."""
+    if c.name not in readiness or not v.running or v.crash_looping:
+        return v
+    ready, since = readiness[c.name]
+    allowed = profile.behaviour(c.image).ready and c.unready_at is None
+    value = ready and allowed
+    if value == v.ready:
+        return replace(v, next_at=None)
+    return replace(v, ready=value, ready_since=max(since, v.run_started_at or since), next_at=None)
+
+
+def advance(pod: Obj, runtime: PodRuntime, profile: KubeletProfile, now: float, *,
+            readiness: Mapping[str, tuple[bool, float]] | None = None) -> KubeletStep:
+    """Apply every transition due at or before ``now``; the same ``now`` twice changes nothing the second time.
+
+    ``readiness`` (container -> (ready, since)) lets an application model decide when running containers pass
+    their readiness probe, instead of the profile's ``readySeconds``.
+    """
     rt = _for_pod(pod, runtime)
     spec = _spec_images(pod)
     deleted = deletion_timestamp(pod)
@@ -225,6 +244,8 @@ def advance(pod: Obj, runtime: PodRuntime, profile: KubeletProfile, now: float) 
     if remove_at is not None and now >= remove_at:
         return KubeletStep(status=None, runtime=rt, wake_at=None, remove=True)
     views = [(c, _view(c, profile, t)) for c in rt.containers]
+    if readiness:
+        views = [(c, _with_readiness(c, v, profile, readiness)) for c, v in views]
     status = build_status(pod, views, failed=rt.failed_at is not None, t=t)
     if remove_at is not None:
         wake_at: float | None = remove_at

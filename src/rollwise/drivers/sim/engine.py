@@ -53,9 +53,12 @@ class Engine:
         self._skip_cancelled()
         return self._heap[0][0] if self._heap else None
 
-    def run_instant(self, after_each: Callable[[], None]) -> None:
+    def run_instant(self, after_each: Callable[[], None], *, below_phase: int | None = None) -> None:
         """Advance to the next scheduled instant and run everything due then, including work scheduled meanwhile
-        for the same instant; ``after_each`` runs after every item (the driver drains the change feed there)."""
+        for the same instant; ``after_each`` runs after every item (the driver drains the change feed there).
+
+        With ``below_phase``, only work of lower phases runs (the rest stays queued): ``rollwise plan`` uses it to
+        stop an instant just before the controllers act."""
         t = self.next_time()
         if t is None:
             return
@@ -63,6 +66,8 @@ class Engine:
         while True:
             self._skip_cancelled()
             if not self._heap or self._heap[0][0] > t:
+                return
+            if below_phase is not None and self._heap[0][1] >= below_phase:
                 return
             _, _, _, fn = heapq.heappop(self._heap)
             fn()

@@ -22,11 +22,13 @@ from rollwise.api.validation import validate_statefulset
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.controllers.plan import Plan
+from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
-from rollwise.drivers.execute import ControllerEvent, execute
+from rollwise.drivers.execute import ControllerEvent, Outcome, execute
 from rollwise.drivers.metrics import MetricsRegistry
 from rollwise.drivers.sim.engine import CONTROLLER, KUBELET, STEP, Engine
+from rollwise.drivers.sim.quorum_app import QuorumApp
 from rollwise.drivers.sim.record import Recorder
 from rollwise.drivers.sim.scenario import Scenario
 from rollwise.drivers.sim.steps import StepRunner
@@ -36,6 +38,8 @@ from rollwise.kubelet.agent import PodRuntime, advance, apply_fault
 __all__ = ["STATEFULSET_CONTROLLER", "Simulation"]
 
 STATEFULSET_CONTROLLER = "statefulset-controller"
+QUORUM_CONTROLLER = "quorum-aware-controller"
+CONTROLLERS = (STATEFULSET_CONTROLLER, QUORUM_CONTROLLER)
 _BACKOFF_START = 0.005
 _BACKOFF_MAX = 1000.0
 _MAX_ROUNDS_PER_INSTANT = 200
@@ -58,7 +62,7 @@ class Simulation:
         self.engine = Engine()
         self.clock = self.engine.clock
         self.cluster = MemoryCluster(clock=self.clock, admit={"StatefulSet": self._admit_set})
-        self.recorder = Recorder(controllers=frozenset({STATEFULSET_CONTROLLER}))
+        self.recorder = Recorder(controllers=frozenset(CONTROLLERS))
         self.kubelet = _Kubelet()
         self._cursor = 0
         self._dirty_scheduled: set[SetKey] = set()
@@ -67,8 +71,11 @@ class Simulation:
         self._backoff: dict[SetKey, float] = {}
         self._event_seq = 0
         self.steps = StepRunner(self)
+        self.apps = {name: QuorumApp(self, name, app.params) for name, app in scenario.apps.items()
+                     if app.model == "quorum"}
         self.metrics = MetricsRegistry()
         self.observers: list[Callable[[SetView, Plan], None]] = []
+        self.quorum_observers: list[Callable[[SetView, Plan], None]] = []
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
 
     # -- admission: what the API server does with a StatefulSet ---------------------------------------------
@@ -83,12 +90,17 @@ class Simulation:
 
     # -- running ---------------------------------------------------------------------------------------------
 
-    def run(self) -> dict[str, Any]:
+    def run(self, *, until: float | None = None, progress: Callable[[float], None] | None = None) -> dict[str, Any]:
+        """Run to the end and return the result document.
+
+        With ``until`` (``rollwise plan``), stop at that virtual time just before the controllers act at it.
+
+        ``progress`` is called with the virtual time after each instant (for a progress bar)."""
         for obj in self.scenario.objects:
             self.cluster.create(copy.deepcopy(obj), actor="user")
         self._drain()
         self.engine.at(0.0, STEP, self.steps.resume)
-        limit = self.scenario.limit_seconds
+        limit = self.scenario.limit_seconds if until is None else min(until, self.scenario.limit_seconds)
         end = 0.0
         while True:
             t = self.engine.next_time()
@@ -98,8 +110,16 @@ class Simulation:
             if t > limit:
                 end = limit
                 break
+            if until is not None and t >= until:
+                self.engine.run_instant(self._drain, below_phase=CONTROLLER)
+                end = t
+                break
             self.engine.run_instant(self._drain)
             self._end_of_instant()
+            if progress is not None:
+                progress(t)
+        if until is not None:
+            self.clock.now = max(self.clock.now, min(until, limit))
         return self._result(end)
 
     def _end_of_instant(self) -> None:
@@ -124,6 +144,12 @@ class Simulation:
             self.recorder.on_change(ch)
             if ch.kind == "Pod":
                 self._pod_changed(ch)
+            elif ch.kind == "Lease":
+                owner = labels(ch.obj).get("rollwise.dev/member-of")
+                keys = [(ch.namespace, owner)] if owner else [
+                    (ch.namespace, name_of(s)) for s in self.cluster.list("StatefulSet", ch.namespace)]
+                for key in keys:
+                    self._mark_dirty(key)
             elif ch.kind == "StatefulSet":
                 if ch.type != "DELETED":
                     self.metrics.observe_set(ch.old, ch.obj, ch.at)
@@ -132,6 +158,9 @@ class Simulation:
 
     def _pod_changed(self, ch: Change) -> None:
         uid = uid_of(ch.obj)
+        for app in self.apps.values():
+            if app.owns(ch.obj):
+                app.poke()
         if ch.type == "DELETED":
             self.kubelet.runtimes.pop(uid, None)
             self.kubelet.where.pop(uid, None)
@@ -174,7 +203,9 @@ class Simulation:
         if uid_of(pod) != uid:
             return
         runtime = self.kubelet.runtimes.get(uid) or PodRuntime.initial()
-        step = advance(pod, runtime, self.scenario.kubelet, self.clock.now)
+        app = next((a for a in self.apps.values() if a.owns(pod)), None)
+        readiness = app.readiness_for(pod) if app is not None else None
+        step = advance(pod, runtime, self.scenario.kubelet, self.clock.now, readiness=readiness)
         self.kubelet.runtimes[uid] = step.runtime
         if step.status is not None:
             self.cluster.update_status({**pod, "status": step.status}, actor="kubelet")
@@ -192,6 +223,11 @@ class Simulation:
     def _kubelet_wake(self, uid: str) -> None:
         self.kubelet.wake.pop(uid, None)
         self._kubelet_tick(uid)
+
+    def kubelet_poke(self, uid: str) -> None:
+        """Ask the kubelet to look at a pod again now (an application model changed its readiness)."""
+        if uid in self.kubelet.where:
+            self.engine.at(self.clock.now, KUBELET, lambda: self._kubelet_tick(uid))
 
     def pod_fault(self, pod_name: str, fault: str, namespace: str = "default") -> bool:
         """Apply a scenario fault to the pod object of that name now; False if there is no such pod."""
@@ -231,7 +267,9 @@ class Simulation:
         for observe in self.observers:
             observe(view, plan)
         outcome = execute(plan, self.cluster, sts=sts, actor=STATEFULSET_CONTROLLER,
-                          emit=lambda ev: self._record_event(sts, ev))
+                          emit=lambda ev: self._record_event(sts, ev, STATEFULSET_CONTROLLER))
+        if outcome.error is None:
+            outcome = self._reconcile_quorum(key) or outcome
         self.metrics.record(plan.metrics)
         delay: float | None = plan.requeue_after
         if outcome.error is not None:
@@ -259,7 +297,25 @@ class Simulation:
     def _view(self, sts: Obj) -> SetView:
         return set_view(self.cluster, sts, now=self.clock.now, gates=self.scenario.gates)
 
-    def _record_event(self, sts: Obj, ev: ControllerEvent) -> None:
+    def _reconcile_quorum(self, key: SetKey) -> Outcome | None:
+        """The quorum-aware controller (DEP-07) sees the set after the StatefulSet controller's writes."""
+        try:
+            sts = self.cluster.get("StatefulSet", *key)
+        except NotFound:
+            return None
+        view = self._view(sts)
+        plan = reconcile_quorum(view)
+        for observe in self.quorum_observers:
+            observe(view, plan)
+        if not plan.actions and plan.requeue_after is None:
+            return None
+        outcome = execute(plan, self.cluster, sts=sts, actor=QUORUM_CONTROLLER,
+                          emit=lambda ev: self._record_event(sts, ev, QUORUM_CONTROLLER))
+        if plan.requeue_after is not None:
+            self._requeue(key, self.clock.now + plan.requeue_after)
+        return outcome
+
+    def _record_event(self, sts: Obj, ev: ControllerEvent, component: str) -> None:
         self._event_seq += 1
         self.cluster.create(
             {
@@ -271,13 +327,28 @@ class Simulation:
                 "reason": ev.reason,
                 "message": ev.message,
                 "type": ev.event_type,
-                "source": {"component": STATEFULSET_CONTROLLER},
+                "source": {"component": component},
                 "firstTimestamp": self.clock.now,
             },
-            actor=STATEFULSET_CONTROLLER,
+            actor=component,
         )
 
     # -- the result ------------------------------------------------------------------------------------------
+
+    def _summary(self, end: float) -> dict[str, Any]:
+        summary = self.recorder.summary(end)
+        for name, app in self.apps.items():
+            if name in summary:
+                start = self.recorder.figures[name].start or 0.0
+                lost, elections = app.figures(end, start)
+                summary[name]["quorumLossSeconds"] = round(lost, 3)
+                summary[name]["leaderElections"] = elections
+                # Beyond the contract: every move of leadership, hand-overs on graceful deletion included.
+                summary[name]["leaderChanges"] = sum(
+                    1 for e in self.recorder.events
+                    if e["type"] == "LeaderChanged" and e.get("statefulSet") == name and e.get("pod")
+                    and e["t"] >= start)
+        return summary
 
     def _result(self, end: float) -> dict[str, Any]:
         sets = self.cluster.list("StatefulSet")
@@ -288,8 +359,8 @@ class Simulation:
             "strategy": None,
             "endedAt": round(end, 6),
             "events": self.recorder.events,
-            "summary": self.recorder.summary(end),
-            "apiWrites": self.cluster.write_count(STATEFULSET_CONTROLLER),
+            "summary": self._summary(end),
+            "apiWrites": sum(self.cluster.write_count(c) for c in CONTROLLERS),
             "metrics": self.metrics.export(),
             "final": {
                 "statefulSets": [{"name": name_of(s), "status": s.get("status") or {}} for s in sets],

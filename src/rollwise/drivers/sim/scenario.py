@@ -24,6 +24,7 @@ from rollwise.api.validation import validate_statefulset
 from rollwise.drivers.sim.expect import parse_expect
 from rollwise.drivers.sim.strategy_override import StrategyOverride
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
+from rollwise.kubelet.quorum_probe import QuorumParams, parse_quorum_params
 
 __all__ = ["STEP_KINDS", "AppModel", "Scenario", "Step", "load_scenario", "parse_scenario"]
 
@@ -43,10 +44,10 @@ class Step:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AppModel:
-    """An application model bound to a StatefulSet by name (``kubelet.apps``); its options as given."""
+    """An application model bound to a StatefulSet by name (``kubelet.apps``), with its checked parameters."""
 
     model: str
-    options: Mapping[str, Any] = field(default_factory=dict)
+    params: QuorumParams = field(default_factory=QuorumParams)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,7 +163,9 @@ def _parse_apps(raw: Any, errors: list[FieldError]) -> dict[str, AppModel]:
             errors.append(FieldError(path=f"{path}.model", kind="Unsupported value", value=got,
                                      rule="supported values: " + ", ".join(f'"{m}"' for m in APP_MODELS)))
             continue
-        out[str(set_name)] = AppModel(model=spec["model"], options={k: v for k, v in spec.items() if k != "model"})
+        params, param_errors = parse_quorum_params(spec, path=path)
+        errors.extend(param_errors)
+        out[str(set_name)] = AppModel(model=spec["model"], params=params)
     return out
 
 

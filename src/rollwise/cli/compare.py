@@ -1,0 +1,149 @@
+"""``rollwise compare FILE --strategies A,B,...``: one run per strategy, side by side."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from rollwise.api.errors import FieldError, InvalidObject
+from rollwise.api.features import parse_gate_flags
+from rollwise.cli.progress import run_with_progress
+from rollwise.cli.render import print_invalid
+from rollwise.drivers.sim import Scenario, load_scenario
+from rollwise.drivers.sim.strategy_override import StrategyOverride, parse_strategy
+
+__all__ = ["add_compare", "compare_table", "run_comparison", "stuck_lines"]
+
+DEFAULT_STRATEGIES = "RollingUpdate,RollingUpdate:maxUnavailable=3,Recreate,EnforcedRollingUpdate,QuorumAware"
+
+
+def add_compare(sub: Any) -> None:
+    p = sub.add_parser("compare", help="run a scenario once per strategy and compare the outcomes",
+                       description="Run the scenario once per update strategy and show the figures side by side.")
+    p.add_argument("file", help="scenario file (YAML or JSON)")
+    p.add_argument("--strategies", default=DEFAULT_STRATEGIES,
+                   help=f"comma-separated strategies (default: {DEFAULT_STRATEGIES}); each as for simulate "
+                        "--strategy, e.g. RollingUpdate:maxUnavailable=3")
+    p.add_argument("--json", action="store_true", help='print {"runs": [result, ...]} and nothing else')
+    p.add_argument("--plot", metavar="OUT.png", help="write a timeline with one panel per strategy")
+    p.add_argument("--feature-gates", metavar="NAME=BOOL,...", default="", help="as for simulate")
+    p.set_defaults(run=run_compare)
+
+
+def parse_strategies(text: str) -> list[StrategyOverride]:
+    """Every strategy of the list, or InvalidObject naming each bad one."""
+    overrides, errors = [], []
+    items = _split(text)
+    if not items:
+        errors.append(FieldError(path="--strategies", value=text, rule="at least one strategy is required"))
+    for i, item in enumerate(items):
+        override, problems = parse_strategy(item, path=f"--strategies[{i}]")
+        errors += problems
+        if override is not None:
+            overrides.append(override)
+    if errors:
+        raise InvalidObject(errors, source="--strategies")
+    return overrides
+
+
+def _split(text: str) -> list[str]:
+    """Split on commas that start a new strategy (``RollingUpdate:maxUnavailable=2,partition=1,Recreate``)."""
+    items: list[str] = []
+    for part in filter(None, (s.strip() for s in text.split(","))):
+        if items and "=" in part and ":" not in part.split("=")[0] and not part[0].isupper():
+            items[-1] += "," + part  # an option of the previous strategy
+        else:
+            items.append(part)
+    return items
+
+
+def run_comparison(scenario: Scenario, overrides: Sequence[StrategyOverride], *,
+                   progress: bool = False) -> list[dict[str, Any]]:
+    runs = []
+    for override in overrides:
+        variant = scenario.with_strategy(override).checked()
+        result = run_with_progress(variant, label=override.text, enabled=progress)
+        result["strategy"] = override.text
+        runs.append(result)
+    return runs
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    try:
+        overrides = parse_strategies(args.strategies)
+        scenario = load_scenario(args.file)
+        if args.feature_gates:
+            gates, errors = parse_gate_flags(args.feature_gates)
+            if errors:
+                raise InvalidObject(errors, source=args.file)
+            scenario = scenario.with_gates(gates)
+        for override in overrides:
+            scenario.with_strategy(override).checked()
+    except InvalidObject as err:
+        print_invalid(err)
+        return 2
+    runs = run_comparison(scenario, overrides, progress=not args.json and sys.stderr.isatty())
+    if args.plot:
+        from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for a plot
+
+        plot_timelines(runs, args.plot, titles=[r["strategy"] for r in runs])
+    if args.json:
+        json.dump({"runs": runs}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
+        console.print(f"[bold]{scenario.name}[/bold]")
+        if scenario.description:
+            console.print(f"[italic]{scenario.description.strip()}[/italic]")
+        console.print(compare_table(runs))
+        for line in stuck_lines(runs):
+            console.print(f"[red]stuck[/red] {line}")
+        if args.plot:
+            console.print(f"timeline written to {args.plot}")
+    return 0
+
+
+def _stuck_reason(result: Mapping[str, Any], set_name: str) -> str:
+    for sts in result["final"]["statefulSets"]:
+        if sts["name"] != set_name:
+            continue
+        for c in (sts.get("status") or {}).get("conditions") or ():
+            if c.get("type") == "Progressing":
+                return str(c.get("message") or c.get("reason") or "")
+    return ""
+
+
+def compare_table(runs: Sequence[Mapping[str, Any]]) -> Table:
+    """One row per (strategy, StatefulSet); the quorum columns only when some set runs a quorum model."""
+    quorum = any(fig.get("quorumLossSeconds") is not None for r in runs for fig in r["summary"].values())
+    table = Table(title="Comparison (virtual time)")
+    columns = ["strategy", "set", "done", "rollout s", "max unav.", "unav. pod-s"]
+    if quorum:
+        columns += ["quorum loss s", "elections", "leader moves"]
+    columns += ["deletes", "writes"]
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("strategy", "set", "done") else "right", no_wrap=True)
+    for result in runs:
+        for name, fig in result["summary"].items():
+            row = [str(result["strategy"]), name, "yes" if fig["completed"] else "[red]no[/red]",
+                   "-" if fig["rolloutSeconds"] is None else f"{fig['rolloutSeconds']:g}",
+                   str(fig["maxUnavailableObserved"]), f"{fig['unavailablePodSeconds']:g}"]
+            if quorum:
+                row += ["-" if fig["quorumLossSeconds"] is None else f"{fig['quorumLossSeconds']:g}",
+                        "-" if fig["leaderElections"] is None else str(fig["leaderElections"]),
+                        str(fig.get("leaderChanges", "-"))]
+            row += [str(fig["podDeletions"]), str(result["apiWrites"])]
+            table.add_row(*row)
+    return table
+
+
+def stuck_lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Why each run that did not complete is stuck, in the controller's own words."""
+    return [f"{result['strategy']} / {name}: {_stuck_reason(result, name)}"
+            for result in runs for name, fig in result["summary"].items() if not fig["completed"]]
