@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -40,6 +41,7 @@ def pod_name(set_name: str, ordinal: int) -> str:
     return f"{set_name}-{ordinal}"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parent_and_ordinal(name: str) -> tuple[str, int]:
     """Split a pod name into (set name, ordinal); ordinal -1 when it does not parse (greedy: ``web-1-2`` → web-1, 2)."""
     m = _NAME.match(name)

@@ -140,6 +140,8 @@ def classify_container(pod: Mapping[str, Any], container: str | None = None) -> 
     if not statuses:
         return None
     state = statuses[0].get("state") or {}
+    if not state:
+        return None  # DEP-07 (etcd-druid health.go): no sub-state at all is Unknown, not Transient
     if "running" in state:
         return CONTAINER_ALIVE
     if "terminated" in state:

@@ -46,6 +46,9 @@ class Sync:
     broken_below: str | None = None
     """Under EnforcedRollingUpdate and OrderedReady: the first outdated unhealthy pod creation went past."""
     halted: str | None = None
+    _health: dict[int, tuple[bool, bool]] = field(default_factory=dict)
+    """Per pod object (by identity): (running and ready, available at ``now``) — computed once per reconcile,
+    since every phase asks again and a 1,000-pod set asks thousands of times."""
     """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
 
     @property
@@ -111,12 +114,22 @@ class Sync:
 
     # -- predicates that also see this plan's own deletions --------------------------------------------------
 
+    def health(self, pod: Obj) -> tuple[bool, bool]:
+        """(running and ready, available) for this reconcile's ``now``."""
+        key = id(pod)
+        found = self._health.get(key)
+        if found is None:
+            ready = p.is_running_and_ready(pod)
+            found = (ready, ready and p.is_available(pod, self.min_ready_seconds, self.now))
+            self._health[key] = found
+        return found
+
     def terminating(self, pod: Obj) -> bool:
-        return p.is_terminating(pod) or name_of(pod) in self.deleted
+        return p.is_terminating(pod) or (bool(self.deleted) and pod["metadata"]["name"] in self.deleted)
 
     def unavailable(self, pod: Obj | None) -> bool:
         """Missing, terminating (or being deleted now), or not available for minReadySeconds."""
-        return pod is None or self.terminating(pod) or not p.is_available(pod, self.min_ready_seconds, self.now)
+        return pod is None or self.terminating(pod) or not self.health(pod)[1]
 
     def available(self, pod: Obj | None) -> bool:
         return not self.unavailable(pod)

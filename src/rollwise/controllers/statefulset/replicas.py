@@ -100,7 +100,7 @@ def _process_replica(sync: Sync, index: int, pod: Obj | None) -> bool:
     if sync.terminating(pod):
         sync.wait(name, "to finish terminating")
         return True
-    healthy = p.is_available(pod, sync.min_ready_seconds, sync.now)
+    healthy = sync.health(pod)[1]
     if sync.monotonic and not healthy:
         if not (sync.tolerates_broken_outdated and sync.outdated(pod)):
             sync.wait_for_unavailable(index, pod)

@@ -34,14 +34,14 @@ def compute_status(sync: Sync, conditions: list[Obj]) -> Obj:
     correct behaviour of open bug #136831 — for every strategy, OnDelete included (#136833).
     """
     counts = {"replicas": 0, "readyReplicas": 0, "availableReplicas": 0, "currentReplicas": 0, "updatedReplicas": 0}
-    mrs, now = sync.min_ready_seconds, sync.now
     for pod in sync.pods():
         if not p.is_created(pod):
             continue
         counts["replicas"] += 1
-        if p.is_running_and_ready(pod):
+        ready, available = sync.health(pod)
+        if ready:
             counts["readyReplicas"] += 1
-            if p.is_available(pod, mrs, now):
+            if available:
                 counts["availableReplicas"] += 1
         if not sync.terminating(pod):
             rev = revision_of(pod)

@@ -1,0 +1,151 @@
+"""The members of a quorum-aware set as the controller sees them: revision, participation, health and role.
+
+seed 001 (DEP-07) "Determining Whether a Pod Needs Updating" and "Health Assessment"; reference §1.3, §1.4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rollwise.api.identity import ordinal_of, ordinal_range, parent_and_ordinal, pod_name, revision_of
+from rollwise.api.leases import LEADER, MEMBER, HolderError, lease_role
+from rollwise.api.meta import Obj, labels, name_of, selector_matches
+from rollwise.api.predicates import classify_container, is_terminating
+from rollwise.controllers.quorum.settings import Settings
+from rollwise.controllers.view import SetView
+
+__all__ = ["Member", "Roster", "container_state", "roster_of"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Member:
+    """One in-range member pod. ``health`` is classify_container's Dead/Transient/Alive, or None (Unknown)."""
+
+    pod: Obj
+    name: str
+    ordinal: int
+    outdated: bool
+    participating: bool
+    health: str | None
+    state: str
+    """The member container's state in plain words, for messages."""
+    leader: bool
+    role: str
+    """How the role was read, in plain words (``lease web-0 says Member``)."""
+    lease: str | None
+    """The member's Lease name when roles come from Leases, else None."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Roster:
+    """The set's members by ordinal, plus what the top gate looks at: terminating pods and missing ordinals."""
+
+    update_revision: str
+    replicas: int
+    members: tuple[Member, ...]
+    terminating: tuple[str, ...]
+    """Every matching pod with a deletionTimestamp, any ordinal, by ordinal."""
+    missing: tuple[str, ...]
+    """Pod names of in-range ordinals that have no pod."""
+
+    @property
+    def outdated(self) -> tuple[Member, ...]:
+        return tuple(m for m in self.members if m.outdated)
+
+    @property
+    def updated(self) -> tuple[Member, ...]:
+        return tuple(m for m in self.members if not m.outdated)
+
+    @property
+    def participating(self) -> int:
+        return sum(1 for m in self.members if m.participating)
+
+    @property
+    def quorum(self) -> int:
+        """floor(replicas/2)+1 voting members (reference §2)."""
+        return self.replicas // 2 + 1
+
+
+def _member_status(pod: Mapping[str, Any], container: str) -> Mapping[str, Any] | None:
+    for cs in (pod.get("status") or {}).get("containerStatuses") or ():
+        if cs.get("name") == container:
+            return cs  # type: ignore[no-any-return]
+    return None
+
+
+def container_state(pod: Mapping[str, Any], container: str) -> str:
+    """The member container's state in words: ``container etcd is CrashLoopBackOff``, ``... is running but not
+    ready``. Stable while the state is (no times), so a condition quoting it does not churn."""
+    cs = _member_status(pod, container)
+    if cs is None:
+        return f"container {container} has no status yet"
+    state = cs.get("state") or {}
+    if "running" in state:
+        return f"container {container} is " + ("running and ready" if cs.get("ready") else "running but not ready")
+    if "terminated" in state:
+        reason = (state["terminated"] or {}).get("reason") or "Error"
+        return f"container {container} terminated ({reason})"
+    if "waiting" in state:
+        return f"container {container} is {(state['waiting'] or {}).get('reason') or 'waiting'}"
+    return f"container {container} has no state"
+
+
+def _role(view: SetView, pod: Obj, settings: Settings) -> tuple[bool, str, str | None]:
+    """(is leader, how it was read, lease name). Missing or unreadable → follower, as etcd-druid (reference §1.4)."""
+    name = name_of(pod)
+    if settings.role_label is not None:
+        value = labels(pod).get(settings.role_label)
+        if value is None:
+            return False, f"no label {settings.role_label}, treated as follower", None
+        leader = value == settings.leader_value
+        return leader, f"label {settings.role_label}={value}", None
+    lease = settings.lease_name(name)
+    role = lease_role(view.leases.get(lease))
+    if role == LEADER:
+        return True, f"lease {lease} says {LEADER}", lease
+    if role == MEMBER:
+        return False, f"lease {lease} says {MEMBER}", lease
+    if isinstance(role, HolderError):
+        return False, f"lease {lease} unreadable ({role}), treated as follower", lease
+    if lease not in view.leases:
+        return False, f"lease {lease} missing, treated as follower", lease
+    return False, f"lease {lease} names no known role, treated as follower", lease
+
+
+def roster_of(view: SetView, settings: Settings) -> Roster:
+    """Pods matching the set's selector and named ``<set>-<ordinal>`` (reference §1.2: by selector, not owner)."""
+    sts = view.set
+    set_name = name_of(sts)
+    update = str((sts.get("status") or {}).get("updateRevision") or "")
+    selector = (sts.get("spec") or {}).get("selector")
+    pods = []
+    for pod in view.pods:
+        parent, ordinal = parent_and_ordinal(name_of(pod))
+        # pod_name() round trip: "web-01" parses to ordinal 1 but is not the name the set gives ordinal 1.
+        if parent == set_name and ordinal >= 0 and name_of(pod) == pod_name(set_name, ordinal) \
+                and selector_matches(selector, labels(pod)):
+            pods.append(pod)
+    pods.sort(key=ordinal_of)
+    span = ordinal_range(sts)
+    by_ordinal = {ordinal_of(pod): pod for pod in pods}
+    members = []
+    for pod in pods:
+        if ordinal_of(pod) not in span:
+            continue  # condemned by a scale-down: the StatefulSet controller removes it
+        cs = _member_status(pod, settings.container)
+        leader, role, lease = _role(view, pod, settings)
+        members.append(Member(
+            pod=pod, name=name_of(pod), ordinal=ordinal_of(pod), outdated=revision_of(pod) != update,
+            participating=bool(cs is not None and cs.get("ready") is True),
+            health=classify_container(pod, settings.container), state=container_state(pod, settings.container),
+            leader=leader, role=role, lease=lease,
+        ))
+    return Roster(
+        update_revision=update,
+        replicas=len(span),
+        members=tuple(members),
+        terminating=tuple(name_of(pod) for pod in pods if is_terminating(pod)),
+        missing=tuple(pod_name(set_name, o) for o in span if o not in by_ordinal),
+    )

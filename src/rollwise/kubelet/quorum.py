@@ -1,0 +1,348 @@
+"""The quorum model: a pure model of a consensus cluster (etcd-like) whose members are a StatefulSet's pods.
+
+The simulation loop calls ``step`` with what it sees of each member pod (``MemberObservation``, e.g. from
+``observe_pod``) whenever a member pod changes and at the returned ``wake_at``; the model answers with the readiness
+the kubelet must report, the Lease writes due and the events. It holds no store and no clock.
+
+Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
+
+- A member is *alive* while its container runs; a terminating pod's container runs until the pod is removed. A new
+  uid or a new container ``startedAt`` is a new incarnation: the old one stopped at that instant.
+- *Participating* = alive and at least ``floor(replicas/2)+1`` members alive. The caller passes exactly the member
+  pods (ordinals in the set's range); pods it leaves out are treated as removed.
+- Leader: when there is none, quorum holds and a candidate exists, an election is held ``election_seconds`` after
+  that became true. Candidates are the participating members that are not terminating (etcd is shutting down);
+  the winner is the longest-running one (earliest container start), ties to the lowest ordinal: etcd's winner is
+  random-ish, a fixed pick keeps runs reproducible. Losing quorum removes the leader at once and cancels a pending
+  election.
+- Graceful deletion: when the model first sees the leader terminating, leadership passes at once to the candidate
+  that an election would pick (etcd's TransferLeadership on SIGTERM targets the longest-connected voter, §2:
+  ≈100 ms, no gap). That is a ``LeaderChanged`` but not an election. With no candidate the leader stays until it
+  stops.
+- Readiness: etcd-druid's probe, see ``quorum_probe``. Ready drops at once when the container stops.
+- Leases (one per member, named after the pod): ``<memberID>:<clusterID>:<Leader|Member>`` (``<memberID>:<role>``
+  when no cluster id is given, the spec's older two-part form; ``rollwise.api.leases`` formats it and supplies the
+  member id when the observation has none), written ``lease_lag_seconds`` after the role changes.
+  Only alive members write; a write still pending when its member stops is dropped (backup-restore renews only while
+  etcd answers), so a stopped member keeps its last content, possibly a stale ``Leader``.
+- Events: ``QuorumLost``/``QuorumRestored`` only once quorum first formed (bootstrap is not a loss);
+  ``LeaderChanged`` with the new leader, or None when the leader stops or quorum is lost. At one instant QuorumLost
+  comes before LeaderChanged(None).
+- Time: observations take effect at ``now``. A late call first fires what fell due since the previous call under
+  the members as they were then (elections, probe ticks, lease writes, in time order, each at its own time), then
+  applies the new observations, then fires what is due at ``now``. A probe tick that cannot change anything is
+  skipped, not scheduled, so a steady cluster asks for no wake-ups. ``replicas == 0`` dissolves the cluster: no
+  quorum, no leader, and no loss is counted.
+- Figures: the state keeps every election time and outage, so ``figures`` can count from any start (``since``).
+  The bootstrap election counts when it happens at or after ``since``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from rollwise.api import leases
+from rollwise.api.identity import ordinal_of
+from rollwise.api.meta import deletion_timestamp, name_of, uid_of
+from rollwise.kubelet.quorum_probe import (
+    QuorumParams,
+    first_tick_index,
+    parse_quorum_params,
+    probe_tick,
+    tick_at,
+    tick_matters,
+)
+
+__all__ = [
+    "LEADER_CHANGED",
+    "QUORUM_LOST",
+    "QUORUM_RESTORED",
+    "MemberObservation",
+    "MemberRecord",
+    "QuorumEvent",
+    "QuorumParams",
+    "QuorumState",
+    "QuorumStep",
+    "figures",
+    "observe_pod",
+    "parse_quorum_params",
+    "step",
+]
+
+QUORUM_LOST, QUORUM_RESTORED, LEADER_CHANGED = "QuorumLost", "QuorumRestored", "LeaderChanged"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemberObservation:
+    """What the loop sees of one member pod now; ``member_id`` "" → ``rollwise.api.leases.member_id(pod)``."""
+
+    pod: str
+    ordinal: int
+    alive: bool
+    started_at: float | None = None  # the running container's startedAt (None: take the time first seen)
+    terminating: bool = False
+    uid: str = ""
+    member_id: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemberRecord:
+    """The model's memory of one member incarnation: identity, liveness and its readiness probe."""
+
+    pod: str
+    ordinal: int
+    uid: str
+    member_id: str
+    alive: bool
+    terminating: bool
+    started_at: float | None  # as observed: with uid, the incarnation key
+    anchor: float = 0.0  # probe ticks at anchor + initial delay + k * period
+    ready: bool = False
+    failures: int = 0  # consecutive failed ticks while Ready
+    next_tick: int = 0  # index of the next tick not yet evaluated
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaseWrite:
+    """A holderIdentity the member's backup-restore sidecar will write at ``due``."""
+
+    due: float
+    lease: str
+    holder: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuorumEvent:
+    """A run-record event: ``QuorumLost``, ``QuorumRestored`` or ``LeaderChanged`` (``pod`` None: no leader)."""
+
+    t: float
+    type: str
+    pod: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuorumState:
+    """Everything the model remembers between calls; start from ``QuorumState.initial()``."""
+
+    at: float | None = None  # time of the last call
+    members: tuple[MemberRecord, ...] = ()  # by (ordinal, pod)
+    quorum_up: bool = False
+    lost_since: float | None = None  # open outage
+    leader: str | None = None
+    election_at: float | None = None
+    leases: tuple[tuple[str, str], ...] = ()  # lease name → holderIdentity as written, by name
+    pending: tuple[LeaseWrite, ...] = ()  # in due order
+    elections: tuple[float, ...] = ()
+    outages: tuple[tuple[float, float], ...] = ()  # closed (lost, restored) intervals
+
+    @classmethod
+    def initial(cls) -> QuorumState:
+        """The state before any member was seen."""
+        return cls()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuorumStep:
+    """One call's answer: new ``state``, per-pod readiness now, the leader, Lease writes due (changes only), events
+    (in time order, possibly before ``now`` after a late call) and the next time to call (None: only on change)."""
+
+    state: QuorumState
+    ready: Mapping[str, bool]
+    leader: str | None
+    leases: Mapping[str, str]
+    events: tuple[QuorumEvent, ...]
+    wake_at: float | None
+
+
+def observe_pod(pod: Mapping[str, Any], *, container: str | None = None, member_id: str = "") -> MemberObservation:
+    """A member as its pod shows it: alive while ``container`` (default: the first in the spec) is running."""
+    wanted = container
+    if wanted is None:
+        spec_containers = pod.get("spec", {}).get("containers") or ()
+        wanted = str(spec_containers[0].get("name", "")) if spec_containers else None
+    statuses = [cs for cs in (pod.get("status") or {}).get("containerStatuses") or () if isinstance(cs, Mapping)]
+    match = next((cs for cs in statuses if wanted is None or cs.get("name") == wanted), None)
+    running = ((match or {}).get("state") or {}).get("running")
+    started = running.get("startedAt") if isinstance(running, Mapping) else None
+    return MemberObservation(pod=name_of(pod), ordinal=ordinal_of(pod), alive=running is not None,
+                             started_at=None if started is None else float(started),
+                             terminating=deletion_timestamp(pod) is not None, uid=uid_of(pod), member_id=member_id)
+
+
+class _Work:
+    """The mutable scratch copy of a state for one ``step`` call (never escapes it)."""
+
+    def __init__(self, state: QuorumState, params: QuorumParams, cluster_id: str | None) -> None:
+        self.p, self.cluster_id = params, cluster_id
+        self.members = {m.pod: m for m in state.members}
+        self.quorum_up, self.lost_since = state.quorum_up, state.lost_since
+        self.leader, self.election_at = state.leader, state.election_at
+        self.leases, self.pending = dict(state.leases), list(state.pending)
+        self.elections, self.outages = list(state.elections), list(state.outages)
+        self.events: list[QuorumEvent] = []
+
+    def _candidates(self, *, exclude: str | None = None) -> list[MemberRecord]:
+        if not self.quorum_up:
+            return []
+        found = [m for m in self.members.values() if m.alive and not m.terminating and m.pod != exclude]
+        # reference §2: etcd hands over to the longest-connected voter; elections use the same order, which also
+        # keeps a just-restarted member from winning. Ties (a cluster started at once) go to the lowest ordinal.
+        return sorted(found, key=lambda m: (m.anchor, m.ordinal, m.pod))
+
+    def _set_leader(self, pod: str | None, t: float) -> None:
+        self.leader = pod
+        self.events.append(QuorumEvent(t=t, type=LEADER_CHANGED, pod=pod))
+
+    def _settle(self, t: float) -> None:
+        """Keep the invariants after any change at ``t``: a leaderless quorum with a candidate has an election
+        pending; every alive member's latest (pending or written) lease content is its current role."""
+        if not self.quorum_up or self.leader is not None:
+            self.election_at = None
+        elif self.election_at is None and self._candidates():
+            self.election_at = t + self.p.election_seconds
+        for m in sorted(self.members.values(), key=lambda m: (m.ordinal, m.pod)):
+            if not m.alive:
+                continue
+            role = leases.LEADER if m.pod == self.leader else leases.MEMBER
+            holder = leases.format_holder(m.member_id, self.cluster_id, role)
+            queued = [w.holder for w in self.pending if w.lease == m.pod]
+            if holder != (queued[-1] if queued else self.leases.get(m.pod)):
+                self.pending.append(LeaseWrite(due=t + self.p.lease_lag_seconds, lease=m.pod, holder=holder))
+
+    def _ticks(self) -> dict[str, float]:
+        """The next tick of each member whose next tick can change something."""
+        return {m.pod: tick_at(m.anchor, m.next_tick, self.p) for m in self.members.values()
+                if m.alive and tick_matters(ready=m.ready, failures=m.failures, participating=self.quorum_up)}
+
+    def due_times(self) -> list[float]:
+        due = list(self._ticks().values()) + [w.due for w in self.pending]
+        return due if self.election_at is None else [self.election_at, *due]
+
+    def advance(self, until: float, *, inclusive: bool) -> None:
+        """Fire elections, probe ticks and lease writes due before ``until`` (or at it), in time order."""
+        while True:
+            due = self.due_times()
+            t = min(due, default=None)
+            if t is None or t > until or (t == until and not inclusive):
+                break
+            if self.election_at == t:  # an election first: ticks do not depend on the leader
+                self.election_at = None
+                chosen = self._candidates()
+                if self.leader is None and chosen:
+                    self._set_leader(chosen[0].pod, t)
+                    self.elections.append(t)
+                self._settle(t)
+                continue
+            ticking = [pod for pod, at in self._ticks().items() if at == t]
+            for pod in ticking:
+                m = self.members[pod]
+                ready, failures = probe_tick(ready=m.ready, failures=m.failures, participating=self.quorum_up,
+                                             params=self.p)
+                self.members[pod] = replace(m, ready=ready, failures=failures, next_tick=m.next_tick + 1)
+            if ticking:
+                continue
+            for w in [w for w in self.pending if w.due == t]:
+                self.leases[w.lease] = w.holder
+            self.pending = [w for w in self.pending if w.due != t]
+        # Skipped ticks (ones that could change nothing) are passed over, so the next one is after ``until``.
+        for pod, m in self.members.items():
+            if m.alive:
+                k = max(m.next_tick, first_tick_index(m.anchor, until, self.p, after=inclusive))
+                if k != m.next_tick:
+                    self.members[pod] = replace(m, next_tick=k)
+
+    def observe(self, observations: Sequence[MemberObservation], now: float, replicas: int) -> None:
+        """Apply the members as seen at ``now``: stops, starts, quorum changes, leader loss and hand-over."""
+        old, members, stopped = self.members, {}, set()
+        for o in observations:
+            if o.pod in members:
+                raise ValueError(f"member {o.pod!r} observed twice")
+            prev = old.get(o.pod)
+            mid = o.member_id or leases.member_id(o.pod)
+            same = (prev is not None and prev.alive and o.alive and prev.uid == o.uid
+                    and prev.started_at == o.started_at)
+            if same and prev is not None:
+                rec = replace(prev, ordinal=o.ordinal, member_id=mid, terminating=o.terminating)
+            elif o.alive:
+                anchor = now if o.started_at is None else o.started_at
+                rec = MemberRecord(pod=o.pod, ordinal=o.ordinal, uid=o.uid, member_id=mid, alive=True,
+                                   terminating=o.terminating, started_at=o.started_at, anchor=anchor,
+                                   next_tick=first_tick_index(anchor, now, self.p))
+            else:
+                rec = MemberRecord(pod=o.pod, ordinal=o.ordinal, uid=o.uid, member_id=mid, alive=False,
+                                   terminating=o.terminating, started_at=o.started_at)
+            if prev is not None and prev.alive and not same:
+                stopped.add(o.pod)
+            members[o.pod] = rec
+        stopped |= {pod for pod, m in old.items() if m.alive and pod not in members}
+        self.members = members
+        # reference §1.4: backup-restore writes only while etcd answers; a stopped member's pending write is lost.
+        self.pending = [w for w in self.pending if w.lease not in stopped]
+
+        alive = sum(1 for m in members.values() if m.alive)
+        up = replicas > 0 and alive >= replicas // 2 + 1
+        if self.quorum_up and not up and replicas > 0:
+            self.lost_since = now
+            self.events.append(QuorumEvent(t=now, type=QUORUM_LOST))
+        elif self.lost_since is not None and (up or replicas == 0):
+            self.outages.append((self.lost_since, now))
+            if up:
+                self.events.append(QuorumEvent(t=now, type=QUORUM_RESTORED))
+            self.lost_since = None
+        self.quorum_up = up
+
+        if self.leader is not None and (self.leader in stopped or not up):
+            self._set_leader(None, now)
+        leader = members.get(self.leader) if self.leader is not None else None
+        if leader is not None and leader.terminating and not old[leader.pod].terminating:
+            # reference §2: SIGTERM makes the leader move leadership to a voting follower before it exits.
+            followers = self._candidates(exclude=leader.pod)
+            if followers:
+                self._set_leader(followers[0].pod, now)
+        self._settle(now)
+
+    def wake_at(self) -> float | None:
+        return min(self.due_times(), default=None)
+
+    def freeze(self, now: float) -> QuorumState:
+        return QuorumState(at=now, members=tuple(sorted(self.members.values(), key=lambda m: (m.ordinal, m.pod))),
+                           quorum_up=self.quorum_up, lost_since=self.lost_since, leader=self.leader,
+                           election_at=self.election_at, leases=tuple(sorted(self.leases.items())),
+                           pending=tuple(self.pending), elections=tuple(self.elections),
+                           outages=tuple(self.outages))
+
+
+def step(observations: Sequence[MemberObservation], state: QuorumState, params: QuorumParams, *, replicas: int,
+         now: float, cluster_id: str | None = None) -> QuorumStep:
+    """Bring the model to ``now``: fire what fell due, apply the observations, fire what is due at ``now``.
+
+    Calling again at the same ``now`` with the same observations changes nothing. ``now`` before the previous
+    call's time, or a negative ``replicas``, is a ValueError.
+    """
+    if state.at is not None and now < state.at:
+        raise ValueError(f"time went backwards: {now} < {state.at}")
+    if replicas < 0:
+        raise ValueError(f"replicas must be >= 0, got {replicas}")
+    work = _Work(state, params, cluster_id)
+    work.advance(now, inclusive=False)
+    work.observe(observations, now, replicas)
+    work.advance(now, inclusive=True)
+    new = work.freeze(now)
+    before = dict(state.leases)
+    return QuorumStep(
+        state=new,
+        ready={m.pod: m.ready for m in new.members},
+        leader=new.leader,
+        leases={name: holder for name, holder in new.leases if before.get(name) != holder},
+        events=tuple(work.events),
+        wake_at=work.wake_at(),
+    )
+
+
+def figures(state: QuorumState, now: float, *, since: float = 0.0) -> tuple[float, int]:
+    """(quorum_loss_seconds, leader_elections) counted from ``since`` to ``now``; an open outage counts to ``now``."""
+    spans = [*state.outages, *([(state.lost_since, now)] if state.lost_since is not None else [])]
+    lost = sum(max(0.0, min(end, now) - max(start, since)) for start, end in spans)
+    return lost, sum(1 for t in state.elections if since <= t <= now)

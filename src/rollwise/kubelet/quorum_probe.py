@@ -1,0 +1,135 @@
+"""The quorum model's parameters and its readiness-probe arithmetic, as pure functions of virtual time.
+
+The probe is etcd-druid's readiness probe on etcd-wrapper's ``/readyz`` (reference §1.7): ``initialDelaySeconds 15``,
+``periodSeconds 5``, ``failureThreshold 5``, success threshold 1. A member's ticks are at
+``anchor + initial_delay + k * period`` (k = 0, 1, ...), where the anchor is its container's start time. At a tick
+a participating member becomes (or stays) Ready and its failure count resets; a non-participating Ready member
+counts one failure and turns unready at the ``failure_threshold``-th consecutive one.
+
+Simplifications (deterministic on purpose): ``/readyz`` answers from the wrapper's cached linearizable read, which
+the model takes to be fresh at every tick (the real cache adds up to 2 s, §1.7); a read during a leader election
+counts as a success, because participation needs quorum, not a leader; the probe's own timeout is ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rollwise.api.errors import FieldError
+
+__all__ = [
+    "QuorumParams",
+    "first_tick_index",
+    "parse_quorum_params",
+    "probe_tick",
+    "tick_at",
+    "tick_matters",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuorumParams:
+    """The timings of one quorum set (scenario ``kubelet.apps.<set>``); defaults are etcd's and etcd-druid's."""
+
+    election_seconds: float = 1.0  # reference §0: a SIGKILLed leader is replaced after 0.96-1.58 s
+    lease_lag_seconds: float = 0.0  # reference §1.4: the heartbeat can leave the role up to 10 s stale
+    probe_initial_delay_seconds: float = 15.0  # reference §1.7
+    probe_period_seconds: float = 5.0
+    probe_failure_threshold: int = 5
+
+    def __post_init__(self) -> None:
+        for name in ("election_seconds", "lease_lag_seconds", "probe_initial_delay_seconds"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+        if not math.isfinite(self.probe_period_seconds) or self.probe_period_seconds <= 0:
+            raise ValueError(f"probe_period_seconds must be a finite number > 0, got {self.probe_period_seconds!r}")
+        if self.probe_failure_threshold < 1:
+            raise ValueError(f"probe_failure_threshold must be >= 1, got {self.probe_failure_threshold!r}")
+
+
+# scenario key → (field, whether 0 is allowed); the period must be positive or the ticks would never advance
+_SECONDS = {
+    "electionSeconds": ("election_seconds", True),
+    "leaseLagSeconds": ("lease_lag_seconds", True),
+    "probeInitialDelaySeconds": ("probe_initial_delay_seconds", True),
+    "probePeriodSeconds": ("probe_period_seconds", False),
+}
+_ALLOWED = (*sorted([*_SECONDS, "model", "probeFailureThreshold"]),)
+
+
+def parse_quorum_params(raw: Mapping[str, Any] | None, *, path: str) -> tuple[QuorumParams, list[FieldError]]:
+    """Check a ``kubelet.apps.<set>`` mapping's quorum options; each problem is a FieldError under ``path``.
+
+    ``model`` is accepted and left to the caller; an invalid field falls back to its default so that every error
+    can be reported at once.
+    """
+    if raw is None:
+        return QuorumParams(), []
+    if not isinstance(raw, Mapping):
+        return QuorumParams(), [FieldError(path=path, value=raw, rule="must be a mapping")]
+    errors: list[FieldError] = []
+    kwargs: dict[str, Any] = {}
+    for key, value in raw.items():
+        sub = f"{path}.{key}"
+        if key in _SECONDS:
+            field, zero_ok = _SECONDS[key]
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                errors.append(FieldError(path=sub, value=value, rule="must be a number of seconds"))
+            elif not math.isfinite(value):
+                errors.append(FieldError(path=sub, value=value, rule="must be a finite number"))
+            elif value < 0 or (value == 0 and not zero_ok):
+                rule = "must be greater than or equal to 0" if zero_ok else "must be greater than 0"
+                errors.append(FieldError(path=sub, value=value, rule=rule))
+            else:
+                kwargs[field] = float(value)
+        elif key == "probeFailureThreshold":
+            if isinstance(value, bool) or not isinstance(value, int):
+                errors.append(FieldError(path=sub, value=value, rule="must be an integer"))
+            elif value < 1:
+                errors.append(FieldError(path=sub, value=value, rule="must be greater than or equal to 1"))
+            else:
+                kwargs["probe_failure_threshold"] = value
+        elif key != "model":
+            supported = ", ".join(f'"{k}"' for k in _ALLOWED)
+            errors.append(FieldError(path=sub, kind="Unsupported value", value=key,
+                                     rule=f"supported values: {supported}"))
+    return QuorumParams(**kwargs), errors
+
+
+def tick_at(anchor: float, k: int, params: QuorumParams) -> float:
+    """The k-th probe tick of a container started at ``anchor`` (always the same expression, so a wake time handed
+    out earlier is reproduced bit for bit)."""
+    return anchor + params.probe_initial_delay_seconds + k * params.probe_period_seconds
+
+
+def first_tick_index(anchor: float, t: float, params: QuorumParams, *, after: bool = False) -> int:
+    """The index of the first tick at or after ``t`` (strictly after when ``after``)."""
+    k = max(0, math.floor((t - anchor - params.probe_initial_delay_seconds) / params.probe_period_seconds))
+    # The division can land one off either way in floating point; settle on the exact tick expression.
+    while tick_at(anchor, k, params) < t or (after and tick_at(anchor, k, params) == t):
+        k += 1
+    while k > 0 and (tick_at(anchor, k - 1, params) > t or (not after and tick_at(anchor, k - 1, params) == t)):
+        k -= 1
+    return k
+
+
+def tick_matters(*, ready: bool, failures: int, participating: bool) -> bool:
+    """A tick can change something: it makes a participating member Ready (or resets its failures), or counts a
+    failure of a Ready member that no longer participates. Other ticks are skipped, not scheduled."""
+    return (participating and (not ready or failures > 0)) or (not participating and ready)
+
+
+def probe_tick(*, ready: bool, failures: int, participating: bool, params: QuorumParams) -> tuple[bool, int]:
+    """One tick: success → (True, 0); failure → one more failure, unready at ``failure_threshold`` (count reset)."""
+    if participating:
+        return True, 0
+    if not ready:
+        return False, 0  # the count only matters while Ready: the next success resets it anyway
+    failures += 1
+    if failures >= params.probe_failure_threshold:
+        return False, 0
+    return True, failures
