@@ -9,8 +9,9 @@ from typing import Any
 
 from rollwise.api.errors import InvalidObject
 from rollwise.api.features import parse_gate_flags
+from rollwise.cli.progress import run_with_progress
 from rollwise.cli.render import print_invalid, render_result
-from rollwise.drivers.sim import load_scenario, run_scenario
+from rollwise.drivers.sim import load_scenario
 from rollwise.drivers.sim.expect import check_expectations
 from rollwise.drivers.sim.strategy_override import parse_strategy
 
@@ -28,6 +29,7 @@ def add_simulate(sub: Any) -> None:
     p.add_argument("--feature-gates", metavar="NAME=BOOL,...", default="",
                    help="override the scenario's feature gates, e.g. MaxUnavailableStatefulSet=false")
     p.add_argument("--events", action="store_true", help="with the readable summary, list every event too")
+    p.add_argument("--plot", metavar="OUT.png", help="write a timeline of the run (one lane per ordinal)")
     p.set_defaults(run=run_simulate)
 
 
@@ -48,14 +50,20 @@ def run_simulate(args: argparse.Namespace) -> int:
     except InvalidObject as err:
         print_invalid(err)
         return 2
-    result = run_scenario(scenario)
+    result = run_with_progress(scenario, enabled=not args.json and sys.stderr.isatty())
     result["strategy"] = args.strategy or None
+    if args.plot:
+        from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for a plot
+
+        plot_timelines([result], args.plot)
     failures = check_expectations(scenario.expect, result["summary"])
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         render_result(result, show_events=args.events, expect_failures=failures)
+        if args.plot:
+            print(f"timeline written to {args.plot}")
     for failure in failures:
         print(f"expect failed: {failure}", file=sys.stderr)
     return 1 if failures else 0

@@ -143,6 +143,7 @@ class MemoryCluster:
         self._changes: builtins.list[Change] = []
         self._base = 0  # feed position of _changes[0]; earlier changes were compacted away
         self._faults: dict[tuple[str, str], builtins.list[_Fault]] = {}
+        self._unowned: dict[tuple[str, str], dict[str, None]] = {}  # (kind, namespace) -> names without a controller
         self._gc = GarbageCollector()
         self._gc_host = _GcBridge(self)
         self.writes: Counter[str] = Counter()
@@ -180,6 +181,18 @@ class MemoryCluster:
             else:
                 out.extend([o for n in order if selector_matches(selector, labels(o := bucket[n]))])
         return out
+
+    def controlled_by(self, kind: str, owner_uid: str) -> builtins.list[Obj]:
+        """Objects of ``kind`` with an owner reference to ``owner_uid`` (from the collector's index, not a scan),
+        sorted by name. A controller's informer would index its cache the same way."""
+        found = [obj for k in self._gc.dependents(owner_uid) if k[0] == kind and (obj := self._lookup(k)) is not None]
+        return sorted(found, key=lambda o: o["metadata"]["name"])
+
+    def uncontrolled(self, kind: str, namespace: str) -> builtins.list[Obj]:
+        """Objects of ``kind`` in ``namespace`` that no controller owns (orphans a controller may adopt)."""
+        bucket = self._kinds.get(kind, {}).get(namespace or DEFAULT_NAMESPACE, {})
+        names = self._unowned.get((kind, namespace or DEFAULT_NAMESPACE), {})
+        return [bucket[n] for n in sorted(names) if n in bucket]
 
     def objects(self) -> Iterator[Obj]:
         """Every stored object (a snapshot: writing while iterating is fine), for invariants and debugging."""
@@ -469,6 +482,11 @@ class MemoryCluster:
                 self._count += 1
             bucket[name] = new
             change = "ADDED" if old is None else "MODIFIED"
+        unowned = self._unowned.setdefault((kind, ns), {})
+        if remove or any(r.get("controller") for r in meta.get("ownerReferences") or ()):
+            unowned.pop(name, None)
+        else:
+            unowned[name] = None
         self._gc.observe(key, old, None if remove else new)
         self._changes.append(Change(type=change, kind=kind, namespace=ns, name=name, obj=new, old=old, actor=actor,
                                     at=self._clock()))

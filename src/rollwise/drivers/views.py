@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Cluster
 from rollwise.controllers.view import SetView
 
@@ -15,12 +16,25 @@ def set_view(cluster: Cluster, sts: Obj, *, now: float, gates: FeatureGates) -> 
     ns = namespace_of(sts)
     set_uid = uid_of(sts)
     selector = sts["spec"].get("selector")
-    pods = tuple(
-        pod for pod in cluster.list("Pod", ns)
-        if ((ref := controller_of(pod)) is not None and ref.get("uid") == set_uid)
-        or (ref is None and selector_matches(selector, labels(pod)))
-    )
+    if isinstance(cluster, MemoryCluster):
+        # Indexed reads: what the set controls plus orphans, as an informer's indexer would serve them.
+        pods = tuple(
+            [p for p in cluster.controlled_by("Pod", set_uid) if (controller_of(p) or {}).get("uid") == set_uid]
+            + [p for p in cluster.uncontrolled("Pod", ns) if selector_matches(selector, labels(p))]
+        )
+        prefix = f"{name_of(sts)}-"
+        revisions = tuple(
+            list(cluster.controlled_by("ControllerRevision", set_uid))
+            + [r for r in cluster.uncontrolled("ControllerRevision", ns) if name_of(r).startswith(prefix)
+               or selector_matches(selector, labels(r))]
+        )
+    else:
+        pods = tuple(
+            pod for pod in cluster.list("Pod", ns)
+            if ((ref := controller_of(pod)) is not None and ref.get("uid") == set_uid)
+            or (ref is None and selector_matches(selector, labels(pod)))
+        )
+        revisions = tuple(cluster.list("ControllerRevision", ns))
     claims = {name_of(c): c for c in cluster.list("PersistentVolumeClaim", ns)}
-    revisions = tuple(cluster.list("ControllerRevision", ns))
     leases = {name_of(x): x for x in cluster.list("Lease", ns)}
     return SetView(set=sts, pods=pods, claims=claims, revisions=revisions, leases=leases, now=now, gates=gates)

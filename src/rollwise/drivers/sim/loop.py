@@ -363,7 +363,11 @@ class Simulation:
             "apiWrites": sum(self.cluster.write_count(c) for c in CONTROLLERS),
             "metrics": self.metrics.export(),
             "final": {
-                "statefulSets": [{"name": name_of(s), "status": s.get("status") or {}} for s in sets],
+                "statefulSets": [{"name": name_of(s),
+                                  "spec": {"replicas": s["spec"].get("replicas"),
+                                           "ordinals": s["spec"].get("ordinals") or {"start": 0},
+                                           "updateStrategy": s["spec"].get("updateStrategy")},
+                                  "status": s.get("status") or {}} for s in sets],
                 "pods": [_pod_line(pod) for pod in pods],
             },
         }

@@ -1,0 +1,270 @@
+"""``--plot``: pod states rebuilt from the event stream, quorum marks, and the PNG the timeline plot writes."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rollwise.cli.plot import (
+    FAILING,
+    MISSING,
+    PENDING,
+    READY,
+    RUNNING,
+    TERMINATING,
+    QuorumMarks,
+    plot_timelines,
+    pod_intervals,
+    quorum_marks,
+    state_counts,
+    unavailable_counts,
+)
+
+OLD, NEW = "web-aaa", "web-bbb"
+
+
+def ev(t: float, kind: str, pod: str | None = None, **fields: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"t": t, "type": kind, **fields}
+    if pod is not None:
+        out["pod"] = pod
+    return out
+
+
+def created(t: float, pod: str, revision: str = OLD, **fields: Any) -> dict[str, Any]:
+    ordinal = int(pod.rsplit("-", 1)[1])
+    return ev(t, "PodCreated", pod, ordinal=ordinal, revision=revision, by="statefulset-controller", **fields)
+
+
+def result(events: list[dict[str, Any]], *, ended: float, name: str = "web", update: str = NEW,
+           scenario: str = "hand-built", strategy: str | None = None, spec: dict[str, Any] | None = None,
+           summary: dict[str, Any] | None = None) -> dict[str, Any]:
+    sts: dict[str, Any] = {"name": name, "status": {"updateRevision": update}}
+    if spec is not None:
+        sts["spec"] = spec
+    return {"scenario": scenario, "strategy": strategy, "endedAt": ended, "events": events,
+            "summary": summary if summary is not None else
+            {name: {"completed": True, "rolloutSeconds": 30.0, "maxUnavailableObserved": 1,
+                    "quorumLossSeconds": None}},
+            "apiWrites": 0, "metrics": {}, "final": {"statefulSets": [sts], "pods": []}}
+
+
+def bring_up(pods: list[str], revision: str = OLD) -> list[dict[str, Any]]:
+    """Parallel start: created at 0, running at 5, Ready at 7."""
+    return ([created(0, p, revision) for p in pods] + [ev(5, "PodRunning", p) for p in pods]
+            + [ev(7, "PodReady", p) for p in pods])
+
+
+def replace(pod: str, t: float, revision: str = NEW) -> list[dict[str, Any]]:
+    """Delete at t, gone at t+3, recreated at once, running at t+8, Ready at t+10."""
+    return [ev(t, "PodDeleteRequested", pod, revision=OLD, by="statefulset-controller"), ev(t + 3, "PodGone", pod),
+            created(t + 3, pod, revision), ev(t + 8, "PodRunning", pod), ev(t + 10, "PodReady", pod)]
+
+
+def rolling_update() -> dict[str, Any]:
+    """Three pods replaced from the top, one at a time, a template patch at t=10."""
+    events = [*bring_up(["web-0", "web-1", "web-2"]), ev(10, "Step", index=1, action="patch"),
+              *replace("web-2", 10), *replace("web-1", 20), *replace("web-0", 30)]
+    return result(events, ended=45, strategy="RollingUpdate")
+
+
+def stuck_rollout() -> dict[str, Any]:
+    """The new image cannot be pulled: the replaced top pod waits in ImagePullBackOff until the end."""
+    events = [*bring_up(["web-0", "web-1", "web-2"]), ev(10, "Step", index=1, action="patch"),
+              ev(10, "PodDeleteRequested", "web-2", revision=OLD, by="statefulset-controller"),
+              ev(13, "PodGone", "web-2"), created(13, "web-2", NEW),
+              ev(13, "ContainerWaiting", "web-2", container="app", reason="ContainerCreating"),
+              ev(18, "ContainerWaiting", "web-2", container="app", reason="ErrImagePull"),
+              ev(19, "ContainerWaiting", "web-2", container="app", reason="ImagePullBackOff")]
+    return result(events, ended=100, strategy="RollingUpdate:maxUnavailable=1",
+                  summary={"web": {"completed": False, "rolloutSeconds": None, "maxUnavailableObserved": 1}})
+
+
+def quorum_run() -> dict[str, Any]:
+    """etcd-0 leads; two members crash so quorum is lost from 20 to 30; etcd-1 is elected at 31."""
+    pods = ["etcd-0", "etcd-1", "etcd-2"]
+    events = ([created(0, p, "etcd-aaa") for p in pods] + [ev(5, "PodRunning", p) for p in pods]
+              + [ev(7, "PodReady", p) for p in pods] + [ev(8, "LeaderChanged", "etcd-0"),
+                 ev(20, "Step", index=1, action="podFault"),
+                 ev(20, "PodNotReady", "etcd-0"), ev(20, "PodNotReady", "etcd-2"), ev(20, "PodNotReady", "etcd-1"),
+                 ev(20, "QuorumLost"), {**ev(20, "LeaderChanged"), "pod": None},
+                 ev(30, "PodReady", "etcd-0"), ev(30, "PodReady", "etcd-1"), ev(30, "PodReady", "etcd-2"),
+                 ev(30, "QuorumRestored"), ev(31, "LeaderChanged", "etcd-1")])
+    return result(events, ended=50, name="etcd", update="etcd-aaa", strategy="QuorumAware",
+                  summary={"etcd": {"completed": True, "rolloutSeconds": None, "maxUnavailableObserved": 3,
+                                    "quorumLossSeconds": 10.0}})
+
+
+def many_pods(n: int) -> dict[str, Any]:
+    pods = [f"web-{i}" for i in range(n)]
+    events = [*bring_up(pods), ev(10, "Step", index=1, action="patch")]
+    for i, pod in enumerate(reversed(pods)):
+        events += replace(pod, 10 + i * 10)
+    events.sort(key=lambda e: e["t"])
+    return result(events, ended=10 + n * 10 + 20)
+
+
+def png_text(path: Path) -> dict[str, str]:
+    """The PNG's tEXt/iTXt chunks, read with the stdlib (PIL is not a dependency)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    out, pos = {}, 8
+    while pos < len(data):
+        (length,), kind = struct.unpack(">I", data[pos:pos + 4]), data[pos + 4:pos + 8]
+        body = data[pos + 8:pos + 8 + length]
+        assert struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0] == zlib.crc32(kind + body)
+        if kind == b"tEXt":
+            key, _, value = body.partition(b"\0")
+            out[key.decode("latin-1")] = value.decode("latin-1")
+        elif kind == b"iTXt":
+            key, _, rest = body.partition(b"\0")
+            flag, rest = rest[0], rest[2:]
+            _lang, _, rest = rest.partition(b"\0")
+            _tkey, _, value = rest.partition(b"\0")
+            out[key.decode("latin-1")] = (zlib.decompress(value) if flag else value).decode()
+        pos += 12 + length
+    return out
+
+
+# -- state reconstruction ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("ordinal", "expected"), [
+    (2, [(0, 5, PENDING, False), (5, 7, RUNNING, False), (7, 10, READY, False), (10, 13, TERMINATING, False),
+         (13, 18, PENDING, True), (18, 20, RUNNING, True), (20, 45, READY, True)]),
+    (1, [(0, 5, PENDING, False), (5, 7, RUNNING, False), (7, 20, READY, False), (20, 23, TERMINATING, False),
+         (23, 28, PENDING, True), (28, 30, RUNNING, True), (30, 45, READY, True)]),
+    (0, [(0, 5, PENDING, False), (5, 7, RUNNING, False), (7, 30, READY, False), (30, 33, TERMINATING, False),
+         (33, 38, PENDING, True), (38, 40, RUNNING, True), (40, 45, READY, True)]),
+], ids=["web-2", "web-1", "web-0"])
+def test_rolling_update_lanes_go_old_ready_terminating_then_new_pending_running_ready(
+        ordinal: int, expected: list[tuple[Any, ...]]) -> None:
+    assert pod_intervals(rolling_update())["web"][ordinal] == expected
+
+
+def test_image_pull_errors_are_failing_until_the_end_and_the_pod_counts_as_new() -> None:
+    lanes = pod_intervals(stuck_rollout())["web"]
+    assert lanes[2] == [(0, 5, PENDING, False), (5, 7, RUNNING, False), (7, 10, READY, False),
+                        (10, 13, TERMINATING, False), (13, 18, PENDING, True), (18, 100, FAILING, True)]
+    assert lanes[0] == [(0, 5, PENDING, False), (5, 7, RUNNING, False), (7, 100, READY, False)]
+
+
+def _one_pod(*tail: dict[str, Any], first: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+    return result([first or created(0, "web-0", NEW), *tail], ended=kw.pop("ended", 50), **kw)
+
+
+@pytest.mark.parametrize(("doc", "expected"), [
+    (_one_pod(ev(5, "PodRunning", "web-0"), ev(8, "ContainerWaiting", "web-0", reason="CrashLoopBackOff"),
+              ev(20, "PodReady", "web-0")),
+     {"web": {0: [(0, 5, PENDING, True), (5, 8, RUNNING, True), (8, 20, FAILING, True), (20, 50, READY, True)]}}),
+    (_one_pod(ev(0, "ContainerWaiting", "web-0", reason="ContainerCreating"), ev(5, "PodRunning", "web-0")),
+     {"web": {0: [(0, 5, PENDING, True), (5, 50, RUNNING, True)]}}),
+    (_one_pod(ev(5, "PodRunning", "web-0"), ev(7, "PodReady", "web-0"), ev(9, "PodNotReady", "web-0"),
+              ev(9, "PodFailed", "web-0"), ev(12, "PodDeleteRequested", "web-0", by="statefulset-controller")),
+     {"web": {0: [(0, 5, PENDING, True), (5, 7, RUNNING, True), (7, 9, READY, True), (9, 12, FAILING, True),
+                  (12, 50, TERMINATING, True)]}}),
+    (_one_pod(ev(5, "PodRunning", "my-db-12"), first=ev(0, "PodCreated", "my-db-12", revision=NEW), name="my-db"),
+     {"my-db": {12: [(0, 5, PENDING, True), (5, 50, RUNNING, True)]}}),
+    (_one_pod(ev(4, "PodDeleteRequested", "web-0", by="user"), ev(6, "PodGone", "web-0")),
+     {"web": {0: [(0, 4, PENDING, True), (4, 6, TERMINATING, True), (6, 50, MISSING, False)]}}),
+    (_one_pod(ev(3, "Step", index=2, action="scale"), ev(4, "PodDeleteRequested", "web-0", by="sts"),
+              ev(6, "PodGone", "web-0")),
+     {"web": {0: [(0, 4, PENDING, True), (4, 6, TERMINATING, True)]}}),
+    (_one_pod(ev(4, "PodDeleteRequested", "web-0", by="sts"), ev(6, "PodGone", "web-0"),
+              spec={"replicas": 0}),
+     {"web": {0: [(0, 4, PENDING, True), (4, 6, TERMINATING, True)]}}),
+], ids=["crash-loop-after-running-is-failing-until-ready", "container-creating-is-pending-not-failing",
+        "phase-failed-is-failing-until-deletion", "ordinal-and-set-from-name-suffix-when-event-has-no-ordinal",
+        "deleted-never-recreated-without-scale-step-stays-missing", "scale-step-before-deletion-leaves-range",
+        "final-spec-replicas-decides-the-range"])
+def test_pod_intervals_rebuild_each_state_from_its_events(doc: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert pod_intervals(doc) == expected
+
+
+def test_hole_below_a_live_ordinal_stays_missing_even_after_a_scale_step() -> None:
+    events = [*bring_up(["web-0", "web-1"]), ev(10, "Step", index=1, action="scale"),
+              ev(10, "PodDeleteRequested", "web-0", by="user"), ev(12, "PodGone", "web-0")]
+    assert pod_intervals(result(events, ended=30))["web"][0][-1] == (12, 30, MISSING, False)
+
+
+def test_new_revision_falls_back_to_the_last_created_pod_when_final_is_absent() -> None:
+    doc = rolling_update()
+    del doc["final"]
+    assert pod_intervals(doc)["web"][0][-1] == (40, 45, READY, True)
+
+
+def test_unavailable_counts_missing_and_not_ready_ordinals_as_steps() -> None:
+    doc = rolling_update()
+    assert unavailable_counts(pod_intervals(doc)["web"], 45) == ([0, 7, 10, 40, 45], [3, 0, 1, 0, 0])
+
+
+def test_state_counts_add_up_to_the_ordinals_in_range_at_every_step() -> None:
+    times, counts = state_counts(pod_intervals(many_pods(100))["web"], 1030)
+    assert {sum(c[i] for c in counts.values()) for i in range(len(times) - 1)} == {100}
+    assert counts[(READY, True)][-1] == 100
+
+
+def test_quorum_marks_give_outage_band_leader_tenures_and_changes() -> None:
+    assert quorum_marks(quorum_run()) == {"etcd": QuorumMarks(
+        lost=((20, 30),), leaders=((8, 20, "etcd-0"), (31, 50, "etcd-1")),
+        changes=((8, "etcd-0"), (20, None), (31, "etcd-1")))}
+
+
+def test_quorum_marks_are_empty_without_quorum_events() -> None:
+    assert quorum_marks(rolling_update()) == {}
+
+
+# -- the PNG -------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("docs", "panels"), [
+    ([rolling_update()], 1),
+    ([rolling_update(), stuck_rollout(), quorum_run()], 3),
+], ids=["simulate-one-panel", "compare-three-panels"])
+def test_plot_writes_a_png_whose_metadata_counts_the_panels(tmp_path: Path, docs: list[dict[str, Any]],
+                                                            panels: int) -> None:
+    out = plot_timelines(docs, tmp_path / "deep" / "dir" / "plot.png")
+    assert out == tmp_path / "deep" / "dir" / "plot.png"
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert out.stat().st_size > 20_000
+    assert png_text(out)["Description"] == f"panels={panels}"
+
+
+def test_more_than_sixty_ordinals_switch_to_the_aggregated_view(tmp_path: Path) -> None:
+    meta = png_text(plot_timelines([many_pods(100), rolling_update()], tmp_path / "big.png"))
+    assert meta["Comment"].startswith("views=web=aggregated;web=lanes ")
+
+
+@pytest.mark.parametrize(("ended", "axis_end"), [(48, 48), (1200, 45)],
+                         ids=["busy-until-the-end-shows-the-whole-run", "long-idle-tail-is-cut-after-the-last-change"])
+def test_time_axis_ends_at_the_run_end_or_shortly_after_the_last_change(tmp_path: Path, ended: float,
+                                                                         axis_end: float) -> None:
+    doc = rolling_update()
+    doc["endedAt"] = ended
+    meta = png_text(plot_timelines([doc], tmp_path / "axis.png"))
+    assert meta["Comment"].endswith(f"axisEnd={axis_end:g}")
+
+
+def test_a_run_without_pods_still_gets_its_panel(tmp_path: Path) -> None:
+    doc = {"scenario": "nothing", "endedAt": 30.0, "events": [ev(0, "Step", index=0, action="after")]}
+    meta = png_text(plot_timelines([doc], tmp_path / "empty.png"))
+    assert (meta["Description"], meta["Comment"]) == ("panels=1", "views=(no pods)=lanes axisEnd=5")
+
+
+def test_titles_override_panel_names_and_must_match_the_results(tmp_path: Path) -> None:
+    docs = [rolling_update(), stuck_rollout()]
+    for doc in docs:
+        doc["scenario"] = f"scenario-{id(doc)}"
+    meta = png_text(plot_timelines(docs, tmp_path / "t.png", titles=["before", "after"]))
+    assert meta["Title"] == "before vs after"
+    with pytest.raises(ValueError, match="1 titles for 2 results"):
+        plot_timelines(docs, tmp_path / "u.png", titles=["only one"])
+
+
+def test_empty_input_raises_a_clear_value_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no results to plot"):
+        plot_timelines([], tmp_path / "none.png")
+    assert not (tmp_path / "none.png").exists()
