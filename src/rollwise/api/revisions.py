@@ -59,9 +59,14 @@ def hash_revision_data(raw: str, collision_count: int) -> str:
     return safe_encode(str(fnv1_32(raw.encode() + str(collision_count).encode())))
 
 
-def revision_data(sts: Mapping[str, Any]) -> Obj:
-    """The patch a revision stores: the set's pod template, marked as a whole-object replacement."""
-    return {"spec": {"template": {"$patch": "replace", **copy.deepcopy(dict(sts["spec"]["template"]))}}}
+def revision_data(sts: Mapping[str, Any], *, copy_template: bool = True) -> Obj:
+    """The patch a revision stores: the set's pod template, marked as a whole-object replacement.
+
+    ``copy_template=False`` shares the template's nested objects: enough to compare with ``revisions_equal``
+    (which never writes), and it spares a deep copy on every reconcile.
+    """
+    template = copy.deepcopy(dict(sts["spec"]["template"])) if copy_template else sts["spec"]["template"]
+    return {"spec": {"template": {"$patch": "replace", **template}}}
 
 
 def revision_name(set_name: str, data: Mapping[str, Any], collision_count: int) -> str:
@@ -86,8 +91,12 @@ def revision_sort_key(revision: Mapping[str, Any]) -> tuple[int, float, str]:
 
 
 def revisions_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Same template data (reference §3.1 EqualRevision; our hashes never parse as integers, so data decides)."""
-    return canonical_json(a.get("data")) == canonical_json(b.get("data"))
+    """Same template data (reference §3.1 EqualRevision; our hashes never parse as integers, so data decides).
+
+    Deep equality of the decoded data is the semantic comparison upstream added after #134773: key order and
+    serialisation details cannot make two equal templates differ.
+    """
+    return a.get("data") == b.get("data")
 
 
 def new_revision(sts: Mapping[str, Any], *, number: int, collision_count: int) -> Obj:

@@ -41,7 +41,7 @@ def reconcile(view: SetView) -> Plan:
     sts = view.set
     # Structural validity only: what the API server's gates allow is admission's business. With a gate off here,
     # the controller falls back as the KEPs' skew sections say instead of refusing the set.
-    errors = validate_statefulset(sts, gates=_ALL_GATES)
+    errors = _validity(sts)
     if errors:
         return _invalid(view, errors)
 
@@ -77,6 +77,25 @@ def reconcile(view: SetView) -> Plan:
     sync.actions.extend(prune_history(sts, owned_revisions, live))
     return Plan(actions=tuple(sync.actions), blocked=tuple(sync.blocked), requeue_after=_requeue(sync),
                 metrics=tuple(sync.metrics))
+
+
+_VALIDITY: dict[int, tuple[Obj, list[FieldError]]] = {}
+_VALIDITY_LIMIT = 4096
+
+
+def _validity(sts: Obj) -> list[FieldError]:
+    """Validation errors, memoised by object identity: stores hand out the same dict until the object changes, so a
+    set reconciled on every pod event is validated once per version. The entry holds the object, so its id cannot
+    be reused while cached; results depend on nothing but the object."""
+    key = id(sts)
+    hit = _VALIDITY.get(key)
+    if hit is not None and hit[0] is sts:
+        return hit[1]
+    if len(_VALIDITY) >= _VALIDITY_LIMIT:
+        _VALIDITY.clear()
+    errors = validate_statefulset(sts, gates=_ALL_GATES)
+    _VALIDITY[key] = (sts, errors)
+    return errors
 
 
 def _build_sync(view: SetView, pods: list[Obj], current: Obj, update: Obj, cc: int) -> Sync:

@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rollwise.api.meta import Obj, name_of
-from rollwise.api.revisions import new_revision, revision_number, revision_sort_key, revisions_equal
+from rollwise.api.revisions import (
+    new_revision,
+    revision_data,
+    revision_number,
+    revision_sort_key,
+    revisions_equal,
+)
 from rollwise.controllers.plan import Action, CreateRevision, DeleteRevision, UpdateRevision
 
 __all__ = ["choose_revisions", "prune_history"]
@@ -24,8 +30,8 @@ def choose_revisions(
     revisions = sorted(owned, key=revision_sort_key)
     cc = int((sts.get("status") or {}).get("collisionCount") or 0)
     next_number = (revision_number(revisions[-1]) + 1) if revisions else 1
-    proposed = new_revision(sts, number=next_number, collision_count=cc)
-    equal = [r for r in revisions if revisions_equal(r, proposed)]
+    probe = {"data": revision_data(sts, copy_template=False)}
+    equal = [r for r in revisions if revisions_equal(r, probe)]
     actions: list[Action] = []
     if equal and revisions_equal(revisions[-1], equal[-1]):
         update = revisions[-1]
@@ -33,6 +39,7 @@ def choose_revisions(
         update = {**equal[-1], "revision": next_number}
         actions.append(UpdateRevision(revision=update, reason=f"roll back to revision {name_of(update)}"))
     else:
+        proposed = new_revision(sts, number=next_number, collision_count=cc)
         taken = {name_of(r): r for r in all_in_namespace}
         while name_of(proposed) in taken and not revisions_equal(taken[name_of(proposed)], proposed):
             cc += 1  # reference §3.2: a hash collision with different data steps the count

@@ -17,7 +17,16 @@ from rollwise.api import predicates as p
 from rollwise.api.defaults import apply_defaults
 from rollwise.api.errors import Invalid, NotFound
 from rollwise.api.identity import revision_of
-from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.api.meta import (
+    Obj,
+    annotations,
+    controller_of,
+    labels,
+    name_of,
+    namespace_of,
+    selector_matches,
+    uid_of,
+)
 from rollwise.api.validation import validate_statefulset
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
@@ -32,6 +41,7 @@ from rollwise.drivers.sim.quorum_app import QuorumApp
 from rollwise.drivers.sim.record import Recorder
 from rollwise.drivers.sim.scenario import Scenario
 from rollwise.drivers.sim.steps import StepRunner
+from rollwise.drivers.sim.strategy_override import QUORUM_AWARE_ANNOTATION
 from rollwise.drivers.views import set_view
 from rollwise.kubelet.agent import PodRuntime, advance, apply_fault
 
@@ -153,7 +163,8 @@ class Simulation:
             elif ch.kind == "StatefulSet":
                 if ch.type != "DELETED":
                     self.metrics.observe_set(ch.old, ch.obj, ch.at)
-                self._mark_dirty((ch.namespace, ch.name))
+                if not _own_status_write(ch):
+                    self._mark_dirty((ch.namespace, ch.name))
         self.cluster.compact(self._cursor)
 
     def _pod_changed(self, ch: Change) -> None:
@@ -303,6 +314,8 @@ class Simulation:
             sts = self.cluster.get("StatefulSet", *key)
         except NotFound:
             return None
+        if not annotations(sts).get(QUORUM_AWARE_ANNOTATION):
+            return None  # not handed to the quorum-aware controller: spare building its view
         view = self._view(sts)
         plan = reconcile_quorum(view)
         for observe in self.quorum_observers:
@@ -371,6 +384,17 @@ class Simulation:
                 "pods": [_pod_line(pod) for pod in pods],
             },
         }
+
+
+def _own_status_write(ch: Change) -> bool:
+    """A controller's own status write. An informer delivers it too, but reconciling on it decides nothing new
+    (the controller wrote what it had just decided), so the simulator spares that round."""
+    if ch.actor not in CONTROLLERS or ch.type != "MODIFIED" or ch.old is None:
+        return False
+    old, new = ch.old, ch.obj
+    return old.get("spec") == new.get("spec") and {
+        k: v for k, v in old["metadata"].items() if k != "resourceVersion"} == {
+        k: v for k, v in new["metadata"].items() if k != "resourceVersion"}
 
 
 def _pod_line(pod: Obj) -> Mapping[str, Any]:
