@@ -15,7 +15,7 @@ setup: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/rollwise simulate examples/rolling-update.yaml
-	$(BIN)/rollwise simulate examples/stuck-image-ordered-ready.yaml
+	$(BIN)/rollwise demo --out rollwise-demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
@@ -25,7 +25,8 @@ test: lint
 	$(BIN)/pytest
 
 bench: $(STAMP)
-	$(BIN)/python bench/run.py
+	$(BIN)/python bench/strategies.py
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from rollwise.cli.plot import (
+from rollwise.cli.plot import plot_timelines
+from rollwise.cli.timeline import (
     FAILING,
     MISSING,
     PENDING,
@@ -17,7 +18,6 @@ from rollwise.cli.plot import (
     RUNNING,
     TERMINATING,
     QuorumMarks,
-    plot_timelines,
     pod_intervals,
     quorum_marks,
     state_counts,

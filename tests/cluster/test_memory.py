@@ -10,7 +10,8 @@ import pytest
 
 from rollwise.api.errors import AlreadyExists, Conflict, Invalid, NotFound
 from rollwise.api.meta import Obj
-from rollwise.cluster.memory import MemoryCluster, clone, merge_patch
+from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.patching import clone, merge_patch
 
 
 class Clock:

@@ -12,10 +12,10 @@ from rich.console import Console
 from rich.table import Table
 
 from rollwise.api.errors import FieldError, InvalidObject
-from rollwise.api.features import parse_gate_flags
+from rollwise.cli.options import load_with_overrides
 from rollwise.cli.progress import run_with_progress
 from rollwise.cli.render import print_invalid
-from rollwise.drivers.sim import Scenario, load_scenario
+from rollwise.drivers.sim import Scenario
 from rollwise.drivers.sim.strategy_override import StrategyOverride, parse_strategy
 
 __all__ = ["add_compare", "compare_table", "run_comparison", "stuck_lines"]
@@ -77,12 +77,7 @@ def run_comparison(scenario: Scenario, overrides: Sequence[StrategyOverride], *,
 def run_compare(args: argparse.Namespace) -> int:
     try:
         overrides = parse_strategies(args.strategies)
-        scenario = load_scenario(args.file)
-        if args.feature_gates:
-            gates, errors = parse_gate_flags(args.feature_gates)
-            if errors:
-                raise InvalidObject(errors, source=args.file)
-            scenario = scenario.with_gates(gates)
+        scenario = load_with_overrides(args.file, feature_gates=args.feature_gates)
         for override in overrides:
             scenario.with_strategy(override).checked()
     except InvalidObject as err:

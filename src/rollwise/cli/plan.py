@@ -14,6 +14,7 @@ from typing import Any
 
 from rollwise.api.errors import InvalidObject
 from rollwise.api.meta import name_of
+from rollwise.cli.options import load_with_overrides
 from rollwise.cli.render import print_invalid
 from rollwise.controllers.plan import (
     Action,
@@ -33,8 +34,7 @@ from rollwise.controllers.plan import (
 )
 from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.statefulset import reconcile
-from rollwise.drivers.sim import Simulation, load_scenario
-from rollwise.drivers.sim.strategy_override import parse_strategy
+from rollwise.drivers.sim import Simulation
 
 __all__ = ["add_plan", "describe_action", "preview"]
 
@@ -107,12 +107,7 @@ def preview(sim: Simulation) -> list[dict[str, Any]]:
 
 def run_plan(args: argparse.Namespace) -> int:
     try:
-        scenario = load_scenario(args.file)
-        if args.strategy:
-            override, errors = parse_strategy(args.strategy)
-            if override is None:
-                raise InvalidObject(errors, source=args.file)
-            scenario = scenario.with_strategy(override).checked()
+        scenario = load_with_overrides(args.file, strategy=args.strategy)
     except InvalidObject as err:
         print_invalid(err)
         return 2

@@ -8,12 +8,10 @@ import sys
 from typing import Any
 
 from rollwise.api.errors import InvalidObject
-from rollwise.api.features import parse_gate_flags
+from rollwise.cli.options import load_with_overrides
 from rollwise.cli.progress import run_with_progress
 from rollwise.cli.render import print_invalid, render_result
-from rollwise.drivers.sim import load_scenario
 from rollwise.drivers.sim.expect import check_expectations
-from rollwise.drivers.sim.strategy_override import parse_strategy
 
 __all__ = ["add_simulate"]
 
@@ -35,18 +33,7 @@ def add_simulate(sub: Any) -> None:
 
 def run_simulate(args: argparse.Namespace) -> int:
     try:
-        scenario = load_scenario(args.file)
-        if args.feature_gates:
-            overrides, errors = parse_gate_flags(args.feature_gates)
-            if errors:
-                raise InvalidObject(errors, source=args.file)
-            scenario = scenario.with_gates(overrides)
-        if args.strategy:
-            override, errors = parse_strategy(args.strategy)
-            if override is None:
-                raise InvalidObject(errors, source=args.file)
-            scenario = scenario.with_strategy(override)
-        scenario = scenario.checked()
+        scenario = load_with_overrides(args.file, feature_gates=args.feature_gates, strategy=args.strategy)
     except InvalidObject as err:
         print_invalid(err)
         return 2

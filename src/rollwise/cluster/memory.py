@@ -27,7 +27,6 @@ versions, which is safe for the same reason.
 from __future__ import annotations
 
 import builtins
-import copy
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -35,9 +34,10 @@ from typing import Any
 from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, FieldError, Gone, Invalid, NotFound
 from rollwise.api.meta import Obj, labels, selector_matches
 from rollwise.cluster.gc import FOREGROUND_FINALIZER, GC_ACTOR, GarbageCollector, Key
+from rollwise.cluster.patching import clone, merge_patch
 from rollwise.cluster.protocol import Change, ChangeType, Propagation
 
-__all__ = ["DEFAULT_NAMESPACE", "STATUS_SUBRESOURCE_KINDS", "VERBS", "MemoryCluster", "clone", "merge_patch"]
+__all__ = ["DEFAULT_NAMESPACE", "STATUS_SUBRESOURCE_KINDS", "VERBS", "MemoryCluster"]
 
 DEFAULT_NAMESPACE = "default"
 STATUS_SUBRESOURCE_KINDS = frozenset({"StatefulSet", "Pod", "PersistentVolumeClaim"})
@@ -48,38 +48,6 @@ _SERVER_OWNED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGrace
 _UNCOUNTED_KINDS = frozenset({"Event"})  # events are bookkeeping, not the API writes a summary counts
 
 Admit = Callable[[Obj, Obj | None], Obj]
-
-
-def clone(value: Any) -> Any:
-    """A deep copy of a JSON-shaped value (dicts, lists, scalars); several times faster than copy.deepcopy."""
-    t = type(value)
-    if t is dict:
-        return {k: clone(v) for k, v in value.items()}
-    if t is list:
-        return [clone(v) for v in value]
-    if t in (str, int, float, bool) or value is None:
-        return value
-    if isinstance(value, Mapping):
-        return {k: clone(v) for k, v in value.items()}
-    if t is tuple:
-        return [clone(v) for v in value]
-    return copy.deepcopy(value)
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch: objects merge recursively, null deletes a key, anything else (lists) replaces.
-
-    Returns a new value; ``target`` is not changed, and its untouched parts are shared with the result.
-    """
-    if not isinstance(patch, Mapping):
-        return clone(patch)
-    result = dict(target) if isinstance(target, Mapping) else {}
-    for k, v in patch.items():
-        if v is None:
-            result.pop(k, None)
-        else:
-            result[k] = merge_patch(result.get(k), v)
-    return result
 
 
 class _Fault:
