@@ -20,6 +20,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 test: lint
 	$(BIN)/pytest

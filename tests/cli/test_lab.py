@@ -107,3 +107,40 @@ def test_demo_command_prints_the_tables(capsys: pytest.CaptureFixture[str], tmp_
     for demo in DEMOS:
         assert demo.file in out
     assert "QuorumAware" in out
+
+
+def _png_text(path: Path) -> dict[str, str]:
+    """The tEXt chunks of a PNG (the plot writes its panel count there)."""
+    import struct
+    import zlib
+
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    out, pos = {}, 8
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        if kind == b"tEXt":
+            key, _, value = body.partition(b"\0")
+            out[key.decode()] = value.decode("latin-1")
+        elif kind == b"zTXt":
+            key, _, rest = body.partition(b"\0")
+            out[key.decode()] = zlib.decompress(rest[1:]).decode("latin-1")
+        pos += 12 + length
+    return out
+
+
+def test_compare_plot_has_one_panel_per_strategy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cmp.png"
+    assert main(["compare", str(EXAMPLES / "image-typo-fixed.yaml"), "--strategies",
+                 "RollingUpdate,Recreate,EnforcedRollingUpdate", "--plot", str(out)]) == 0
+    assert out.stat().st_size > 10_000
+    assert _png_text(out)["Description"] == "panels=3"
+    assert f"timeline written to {out}" in capsys.readouterr().out
+
+
+def test_simulate_plot_has_one_panel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "one.png"
+    assert main(["simulate", str(EXAMPLES / "rolling-update.yaml"), "--json", "--plot", str(out)]) == 0
+    json.loads(capsys.readouterr().out)  # stdout stays pure JSON
+    assert _png_text(out)["Description"] == "panels=1"

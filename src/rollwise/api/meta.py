@@ -13,7 +13,7 @@ from typing import Any
 
 __all__ = [
     "Obj",
-    "annotations",
+    "annotations_of",
     "controller_of",
     "deletion_timestamp",
     "is_controlled_by",
@@ -54,7 +54,7 @@ def labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
     return obj.get("metadata", {}).get("labels") or {}
 
 
-def annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
     return obj.get("metadata", {}).get("annotations") or {}
 
 
@@ -78,6 +78,7 @@ def owner_reference(owner: Mapping[str, Any], *, controller: bool = True) -> Obj
 
 def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The owner reference with ``controller: true``, if any."""
+    ref: Mapping[str, Any]
     for ref in obj.get("metadata", {}).get("ownerReferences") or ():
         if ref.get("controller"):
             return ref

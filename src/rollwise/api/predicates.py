@@ -40,9 +40,10 @@ def _status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def condition(pod: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
     """The pod condition of the given type, if present."""
-    for c in _status(pod).get("conditions") or ():
-        if c.get("type") == ctype:
-            return c
+    found: Mapping[str, Any]
+    for found in _status(pod).get("conditions") or ():
+        if found.get("type") == ctype:
+            return found
     return None
 
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from rollwise.api.meta import Obj, annotations, name_of, namespace_of, owner_reference
+from rollwise.api.meta import Obj, annotations_of, name_of, namespace_of, owner_reference
 
 __all__ = [
     "HASH_LABEL",
@@ -111,7 +111,7 @@ def new_revision(sts: Mapping[str, Any], *, number: int, collision_count: int) -
             "name": name,
             "namespace": namespace_of(sts),
             "labels": {**tmpl_labels, HASH_LABEL: name.rsplit("-", 1)[1]},
-            "annotations": dict(annotations(sts)),
+            "annotations": dict(annotations_of(sts)),
             "ownerReferences": [owner_reference(sts)],
         },
         "data": data,

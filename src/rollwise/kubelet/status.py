@@ -301,7 +301,8 @@ def build_status(pod: Mapping[str, Any], containers: Sequence[tuple[ContainerRun
                  failed: bool, t: float) -> Obj:
     """The complete pod status at ``t`` from container views; unknown status fields and conditions are kept."""
     old: Mapping[str, Any] = pod.get("status") or {}
-    old_conditions = {c.get("type"): c for c in old.get("conditions") or () if isinstance(c, Mapping)}
+    old_conditions: dict[str, Obj] = {
+        str(c.get("type")): dict(c) for c in old.get("conditions") or () if isinstance(c, Mapping)}
     meta = pod.get("metadata", {})
     created = meta.get("creationTimestamp")
     created = t if created is None else float(created)

@@ -187,3 +187,16 @@ def test_metrics_report_budget_unavailable_count_and_forced_replacements() -> No
     labels = dict(names["statefulset_max_unavailable"].labels)
     assert labels == {"namespace": "default", "statefulset": "foo", "pod_management_policy": "Parallel"}
     assert name_of(h.sts) == "foo"
+
+
+def test_unavailability_violation_is_counted_once_per_breach() -> None:
+    """KEP-961's counter: times replicas - availableReplicas > maxUnavailable was seen (a breach, not a reconcile)."""
+    h = Harness(make_set(replicas=3))
+    h.settle()
+    counts = []
+    for name in ("foo-1", "foo-2"):
+        _crash(h, name)
+    for _ in range(3):
+        plan = h.sync()
+        counts.append(sum(m.value for m in plan.metrics if m.name == "statefulset_unavailability_violation"))
+    assert counts == [1, 0, 0]

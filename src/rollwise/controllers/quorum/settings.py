@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.errors import FieldError
-from rollwise.api.meta import annotations, deletion_timestamp
+from rollwise.api.meta import annotations_of, deletion_timestamp
 from rollwise.api.validation_rules import check_labels
 from rollwise.controllers.view import SetView
 
@@ -79,7 +79,7 @@ def engaged(view: SetView) -> bool:
     strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
     return (
         strategy.get("type") == "OnDelete"
-        and annotations(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
+        and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
         and view.gates.quorum_aware
         and bool((sts.get("status") or {}).get("updateRevision"))
         and deletion_timestamp(sts) is None
@@ -93,7 +93,7 @@ def _path(key: str) -> str:
 def read_settings(sts: Mapping[str, Any]) -> tuple[Settings, list[FieldError]]:
     """The set's settings and every invalid annotation; an invalid value falls back to its default in ``Settings``
     (the caller must not act on a set with errors)."""
-    notes = annotations(sts)
+    notes = annotations_of(sts)
     errors: list[FieldError] = []
     pod_spec = ((sts.get("spec") or {}).get("template") or {}).get("spec") or {}
     containers = [str(c.get("name", "")) for c in pod_spec.get("containers") or ()]

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
@@ -58,16 +58,16 @@ class Sync:
     @property
     def monotonic(self) -> bool:
         """OrderedReady processes one ordinal at a time and stops at the first unhealthy one (reference §5.3)."""
-        return self.spec.get("podManagementPolicy", "OrderedReady") != "Parallel"
+        return bool(self.spec.get("podManagementPolicy", "OrderedReady") != "Parallel")
 
     @property
     def strategy_block(self) -> dict[str, Any] | None:
         """``rollingUpdate`` or ``enforcedRollingUpdate``, whichever the effective type reads (None if absent)."""
         strategy = self.spec.get("updateStrategy") or {}
         if strategy.get("type") == "EnforcedRollingUpdate" and self.update_type == "EnforcedRollingUpdate":
-            return strategy.get("enforcedRollingUpdate")  # type: ignore[no-any-return]
+            return cast("dict[str, Any] | None", strategy.get("enforcedRollingUpdate"))
         if self.update_type == "RollingUpdate":
-            return strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate")  # type: ignore[no-any-return]
+            return cast("dict[str, Any] | None", strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate"))
         return None
 
     @property

@@ -90,7 +90,7 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
                                f"StatefulSet has not progressed for {deadline} s: {message}", warning=True)
             else:
                 sync.requeue_at(float(last) + float(deadline) + 1e-3)
-    progressing["lastUpdateTime"] = last
+    condition: Obj = {**progressing, "lastUpdateTime": last}
     budget = _budget(sync)
     available = int(status.get("availableReplicas", 0))
     ok = available >= replicas - budget
@@ -99,5 +99,5 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
         "reason": "MinimumReplicasAvailable" if ok else "MinimumReplicasUnavailable",
         "message": f"{available} of {replicas} replicas available (maxUnavailable {budget})",
     }
-    return [progressing, available_condition]
+    return [condition, available_condition]
 

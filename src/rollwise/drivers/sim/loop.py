@@ -19,7 +19,7 @@ from rollwise.api.errors import Invalid, NotFound
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import (
     Obj,
-    annotations,
+    annotations_of,
     controller_of,
     labels,
     name_of,
@@ -314,7 +314,7 @@ class Simulation:
             sts = self.cluster.get("StatefulSet", *key)
         except NotFound:
             return None
-        if not annotations(sts).get(QUORUM_AWARE_ANNOTATION):
+        if not annotations_of(sts).get(QUORUM_AWARE_ANNOTATION):
             return None  # not handed to the quorum-aware controller: spare building its view
         view = self._view(sts)
         plan = reconcile_quorum(view)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from rollwise.api.errors import NotFound
 from rollwise.api.identity import ordinal_range, pod_name
 from rollwise.api.leases import cluster_id, member_id
-from rollwise.api.meta import Obj, annotations, name_of, uid_of
+from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
 from rollwise.drivers.sim.engine import KUBELET
 from rollwise.kubelet.quorum import QuorumState, figures, observe_pod, step
 from rollwise.kubelet.quorum_probe import QuorumParams
@@ -46,7 +46,7 @@ class QuorumApp:
         sts = sts or self._set()
         if sts is None:
             return None
-        named = annotations(sts).get(MEMBER_CONTAINER_ANNOTATION)
+        named = annotations_of(sts).get(MEMBER_CONTAINER_ANNOTATION)
         if named:
             return named
         containers = sts["spec"]["template"]["spec"].get("containers") or ()
@@ -126,7 +126,7 @@ class QuorumApp:
         self.tick()
 
     def _write_lease(self, sts: Obj, pod: str, holder: str, now: float) -> None:
-        template = annotations(sts).get(MEMBER_LEASE_ANNOTATION) or "{pod}"
+        template = annotations_of(sts).get(MEMBER_LEASE_ANNOTATION) or "{pod}"
         name = template.replace("{pod}", pod)
         body: dict[str, Any] = {"holderIdentity": holder, "renewTime": now}
         cluster = self.sim.cluster

@@ -74,7 +74,7 @@ class StepRunner:
             self.sim.engine.at(self.sim.clock.now, STEP, self.resume)
 
     def _satisfied(self, args: dict[str, Any]) -> bool:
-        target = args.get("rolloutComplete") or args.get("ready")
+        target = str(args.get("rolloutComplete") or args.get("ready"))
         try:
             sts = self.sim.cluster.get("StatefulSet", "default", target)
         except NotFound:
@@ -103,8 +103,8 @@ class StepRunner:
             elif step.action == "deletePod":
                 cluster.delete("Pod", "default", args, actor="user")
             elif step.action == "delete":
-                cascade = "Orphan" if args.get("cascade") == "orphan" else "Background"
-                cluster.delete(args["kind"], args.get("namespace", "default"), args["name"], propagation=cascade,
+                cluster.delete(args["kind"], args.get("namespace", "default"), args["name"],
+                               propagation="Orphan" if args.get("cascade") == "orphan" else "Background",
                                actor="user")
             elif step.action == "podFault" and not self.sim.pod_fault(args["pod"], args["fault"]):
                 raise NotFound(f'pods "{args["pod"]}" not found')

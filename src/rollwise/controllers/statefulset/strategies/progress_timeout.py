@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from rollwise.api import predicates as p
-from rollwise.api.meta import annotations, name_of
+from rollwise.api.meta import annotations_of, name_of
 from rollwise.controllers.plan import PatchSet
 from rollwise.controllers.statefulset.context import Sync
 
@@ -26,7 +26,7 @@ MAX_BACKOFF_FACTOR = 16
 
 def _records(sync: Sync) -> dict[str, dict[str, Any]]:
     try:
-        raw = json.loads(annotations(sync.sts).get(PROGRESS_ANNOTATION) or "{}")
+        raw = json.loads(annotations_of(sync.sts).get(PROGRESS_ANNOTATION) or "{}")
     except json.JSONDecodeError:
         return {}
     return raw if isinstance(raw, dict) else {}
@@ -34,7 +34,7 @@ def _records(sync: Sync) -> dict[str, dict[str, Any]]:
 
 def timeout_for(base: float, count: int) -> float:
     """The time the pod after ``count`` timed-out replacements gets: base, 2x, 4x ... up to 16x."""
-    return base * min(2**count, MAX_BACKOFF_FACTOR)
+    return float(base) * min(1 << min(count, 8), MAX_BACKOFF_FACTOR)
 
 
 def replace_timed_out_pods(sync: Sync) -> None:
