@@ -33,6 +33,7 @@ from typing import Any
 
 from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, FieldError, Gone, Invalid, NotFound
 from rollwise.api.meta import Obj, labels, selector_matches
+from rollwise.cluster.faults import FaultPlan
 from rollwise.cluster.gc import FOREGROUND_FINALIZER, GC_ACTOR, GarbageCollector, Key
 from rollwise.cluster.patching import clone, merge_patch
 from rollwise.cluster.protocol import Change, ChangeType, Propagation
@@ -48,13 +49,6 @@ _SERVER_OWNED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGrace
 _UNCOUNTED_KINDS = frozenset({"Event"})  # events are bookkeeping, not the API writes a summary counts
 
 Admit = Callable[[Obj, Obj | None], Obj]
-
-
-class _Fault:
-    __slots__ = ("error", "skip", "times")
-
-    def __init__(self, error: ApiStatusError, skip: int, times: int) -> None:
-        self.error, self.skip, self.times = error, skip, times
 
 
 class _GcBridge:
@@ -110,7 +104,7 @@ class MemoryCluster:
         self._name_seq = 0
         self._changes: builtins.list[Change] = []
         self._base = 0  # feed position of _changes[0]; earlier changes were compacted away
-        self._faults: dict[tuple[str, str], builtins.list[_Fault]] = {}
+        self._faults = FaultPlan(VERBS)
         self._unowned: dict[tuple[str, str], dict[str, None]] = {}  # (kind, namespace) -> names without a controller
         self._gc = GarbageCollector()
         self._gc_host = _GcBridge(self)
@@ -308,11 +302,7 @@ class MemoryCluster:
     def inject(self, verb: str, kind: str, error: ApiStatusError, *, after: int = 0, times: int = 1) -> None:
         """Make the (after+1)-th call of ``verb`` on ``kind`` from now, and the ``times - 1`` calls after it, raise
         ``error`` without writing. Several injections count calls independently. The collector is not affected."""
-        if verb not in VERBS:
-            raise ValueError(f"verb must be one of {sorted(VERBS)}, not {verb!r}")
-        if after < 0 or times < 1:
-            raise ValueError("after must be >= 0 and times >= 1")
-        self._faults.setdefault((verb, kind), []).append(_Fault(error, after, times))
+        self._faults.add(verb, kind, error, after=after, times=times)
 
     # -- internals ---------------------------------------------------------------------------------------------
 
@@ -330,20 +320,7 @@ class MemoryCluster:
         return obj
 
     def _check_fault(self, verb: str, kind: str) -> None:
-        rules = self._faults.get((verb, kind))
-        if not rules:
-            return
-        fired: ApiStatusError | None = None
-        for rule in rules:
-            if rule.skip > 0:
-                rule.skip -= 1
-                continue
-            rule.times -= 1
-            if fired is None:
-                fired = rule.error
-        rules[:] = [r for r in rules if r.times > 0]
-        if fired is not None:
-            raise fired.with_traceback(None)  # the same instance may be raised many times
+        self._faults.check(verb, kind)
 
     def _admitted(self, kind: str, new: Obj, old: Obj | None) -> Obj:
         hook = self._admit.get(kind)
