@@ -1,4 +1,4 @@
-"""``rollwise demo``: the seed documents' stories, run under each strategy, with tables and timeline plots."""
+"""``rollwise demo``: the KEPs' and DEP-07's stories, run under each strategy, with tables and timeline plots."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ DEMOS = (
 
 
 def add_demo(sub: Any) -> None:
-    p = sub.add_parser("demo", help="run the bundled scenarios from the seed documents under each strategy",
+    p = sub.add_parser("demo", help="run the bundled stories from the KEPs and DEP-07 under each strategy",
                        description="Run the bundled scenarios (taken from the KEPs and DEP-07) under each "
                                    "strategy, print the comparison tables and write timeline plots.")
     p.add_argument("--out", default="rollwise-demo", metavar="DIR", help="folder for the plots (default: %(default)s)")
