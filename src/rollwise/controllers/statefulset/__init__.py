@@ -79,22 +79,28 @@ def reconcile(view: SetView) -> Plan:
                 metrics=tuple(sync.metrics))
 
 
-_VALIDITY: dict[int, tuple[Obj, list[FieldError]]] = {}
+_VALIDITY: dict[int, tuple[tuple[object, ...], list[FieldError]]] = {}
 _VALIDITY_LIMIT = 4096
 
 
 def _validity(sts: Obj) -> list[FieldError]:
-    """Validation errors, memoised by object identity: stores hand out the same dict until the object changes, so a
-    set reconciled on every pod event is validated once per version. The entry holds the object, so its id cannot
-    be reused while cached; results depend on nothing but the object."""
-    key = id(sts)
-    hit = _VALIDITY.get(key)
-    if hit is not None and hit[0] is sts:
+    """Validation errors, memoised on the identity of what validation reads.
+
+    Stores never change a stored dict; a status write makes a new object but shares the old ``spec``, labels and
+    annotations. So a set reconciled on every pod event is validated once per spec version. The entry holds the
+    objects it keys on, so their ids cannot be reused while cached."""
+    meta = sts.get("metadata") or {}
+    spec = sts.get("spec")
+    parts: tuple[object, ...] = (spec, meta.get("labels"), meta.get("annotations"), meta.get("name"),
+                                 meta.get("namespace"), sts.get("apiVersion"), sts.get("kind"))
+    hit = _VALIDITY.get(id(spec))
+    if hit is not None and len(hit[0]) == len(parts) and all(a is b or a == b for a, b in zip(hit[0], parts,
+                                                                                              strict=True)):
         return hit[1]
     if len(_VALIDITY) >= _VALIDITY_LIMIT:
         _VALIDITY.clear()
     errors = validate_statefulset(sts, gates=_ALL_GATES)
-    _VALIDITY[key] = (sts, errors)
+    _VALIDITY[id(spec)] = (parts, errors)
     return errors
 
 
