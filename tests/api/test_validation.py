@@ -221,7 +221,7 @@ def test_create_rules(changes: dict[str, Any], expected: list[tuple[str, str, st
         ({f"{POD}.restartPolicy": "Never"},
          f'{POD}.restartPolicy: Unsupported value: "Never": supported values: "Always"'),
         ({"spec.selector.matchLabels.app": "db"},
-         "spec.template.metadata.labels: Invalid value: {'app': 'web'}: selector does not match template labels"),
+         'spec.template.metadata.labels: Invalid value: {"app":"web"}: selector does not match template labels'),
         ({f"{SU}.type": "OnDelete"}, f"{RU}: Forbidden: only allowed for updateStrategy 'RollingUpdate'"),
         ({"spec.replicas": -1}, "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
         ({"spec.selector": {}}, "spec.selector: Invalid value: {}: empty selector is invalid for statefulset"),
