@@ -58,7 +58,7 @@ INVALID = [
         ['kubelet.startSecond: Unsupported value: "startSecond": supported values: "apps", "images", '
          '"readySeconds", "startSeconds", "terminationSeconds"'],
     ),
-    ({"images": ["app:v2"]}, ["kubelet.images: Invalid value: ['app:v2']: must be a mapping of image to behaviour"]),
+    ({"images": ["app:v2"]}, ['kubelet.images: Invalid value: ["app:v2"]: must be a mapping of image to behaviour']),
     ({"images": {"app:v2": {"fail": "Boom"}}}, [f'kubelet.images["app:v2"].fail: Unsupported value: "Boom": '
                                                  f"{SUPPORTED_FAILS}"]),
     ({"images": {"app:v2": {"ready": "no"}}}, ['kubelet.images["app:v2"].ready: Invalid value: "no": must be true or '
