@@ -46,29 +46,33 @@ class Sync:
     broken_below: str | None = None
     """Under EnforcedRollingUpdate and OrderedReady: the first outdated unhealthy pod creation went past."""
     halted: str | None = None
+    """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
     _health: dict[int, tuple[bool, bool]] = field(default_factory=dict)
     """Per pod object (by identity): (running and ready, available at ``now``) — computed once per reconcile,
     since every phase asks again and a 1,000-pod set asks thousands of times."""
-    """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
+    # Derived once per reconcile from the fields above (read thousands of times on large sets):
+    spec: dict[str, Any] = field(init=False)
+    monotonic: bool = field(init=False)
+    """OrderedReady processes one ordinal at a time and stops at the first unhealthy one (reference §5.3)."""
+    strategy_block: dict[str, Any] | None = field(init=False)
+    """``rollingUpdate`` or ``enforcedRollingUpdate``, whichever the effective type reads (None if absent)."""
+    update_name: str = field(init=False)
+    current_name: str = field(init=False)
+    min_ready_seconds: float = field(init=False)
 
-    @property
-    def spec(self) -> dict[str, Any]:
-        return self.sts["spec"]  # type: ignore[no-any-return]
-
-    @property
-    def monotonic(self) -> bool:
-        """OrderedReady processes one ordinal at a time and stops at the first unhealthy one (reference §5.3)."""
-        return bool(self.spec.get("podManagementPolicy", "OrderedReady") != "Parallel")
-
-    @property
-    def strategy_block(self) -> dict[str, Any] | None:
-        """``rollingUpdate`` or ``enforcedRollingUpdate``, whichever the effective type reads (None if absent)."""
+    def __post_init__(self) -> None:
+        self.spec = self.sts["spec"]
+        self.monotonic = self.spec.get("podManagementPolicy", "OrderedReady") != "Parallel"
         strategy = self.spec.get("updateStrategy") or {}
+        self.strategy_block = None
         if strategy.get("type") == "EnforcedRollingUpdate" and self.update_type == "EnforcedRollingUpdate":
-            return cast("dict[str, Any] | None", strategy.get("enforcedRollingUpdate"))
-        if self.update_type == "RollingUpdate":
-            return cast("dict[str, Any] | None", strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate"))
-        return None
+            self.strategy_block = cast("dict[str, Any] | None", strategy.get("enforcedRollingUpdate"))
+        elif self.update_type == "RollingUpdate":
+            self.strategy_block = cast("dict[str, Any] | None",
+                                       strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate"))
+        self.update_name = name_of(self.update_revision)
+        self.current_name = name_of(self.current_revision)
+        self.min_ready_seconds = float(self.spec.get("minReadySeconds") or 0)
 
     @property
     def tolerates_broken_outdated(self) -> bool:
@@ -99,18 +103,6 @@ class Sync:
     def event(self, reason: str, message: str, *, warning: bool = False) -> None:
         self.progress_events.append(EmitEvent(event_type="Warning" if warning else "Normal", event_reason=reason,
                                               message=message, reason=message))
-
-    @property
-    def min_ready_seconds(self) -> float:
-        return float(self.spec.get("minReadySeconds") or 0)
-
-    @property
-    def update_name(self) -> str:
-        return name_of(self.update_revision)
-
-    @property
-    def current_name(self) -> str:
-        return name_of(self.current_revision)
 
     # -- predicates that also see this plan's own deletions --------------------------------------------------
 
