@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
-from rollwise.api.identity import ordinal_of, pod_name, revision_of
+from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision_of
 from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.plan import Action, Blocked, DeletePod, EmitEvent, MetricSample
 
@@ -117,7 +117,8 @@ class Sync:
         return found
 
     def terminating(self, pod: Obj) -> bool:
-        return p.is_terminating(pod) or (bool(self.deleted) and pod["metadata"]["name"] in self.deleted)
+        meta = pod["metadata"]
+        return meta.get("deletionTimestamp") is not None or (bool(self.deleted) and meta["name"] in self.deleted)
 
     def unavailable(self, pod: Obj | None) -> bool:
         """Missing, terminating (or being deleted now), or not available for minReadySeconds."""
@@ -128,7 +129,8 @@ class Sync:
 
     def outdated(self, pod: Obj) -> bool:
         """At any revision other than the update revision, or with no revision label (reference §5.8)."""
-        return revision_of(pod) != self.update_name
+        labels = pod["metadata"].get("labels")
+        return (labels.get(REVISION_LABEL, "") if labels else "") != self.update_name
 
     def ordinal(self, index: int) -> int:
         return self.start + index
