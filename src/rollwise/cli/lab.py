@@ -28,7 +28,7 @@ def add_lab(sub: Any) -> None:
                    help=f"comma-separated, from: {', '.join(SCENARIOS)} (default: all)")
     e.add_argument("--strategies", default=",".join(STRATEGIES),
                    help=f"comma-separated, from: {', '.join(STRATEGIES)} (default: all)")
-    e.add_argument("--start-seconds", type=float, default=LabTimings.start_seconds,
+    e.add_argument("--start-seconds", type=float, default=LabTimings().start_seconds,
                    help="ContainerCreating time of every member pod, the 'pod down' part of a restart (default 2)")
     e.add_argument("--plot", metavar="OUT.png", help="timeline of each real run beside its model run")
     e.add_argument("--json", action="store_true", help="print the figures as JSON and nothing else")
