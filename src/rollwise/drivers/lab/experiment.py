@@ -52,6 +52,9 @@ class RealRun:
     samples: tuple[StatusSample, ...]
     claims_kept: bool  # every member's data directory still there at the end
     root: Path
+    pids: tuple[int, ...]  # every process the run started (all stopped when it returns)
+    final_pods: tuple[dict[str, Any], ...]
+    update_revision: str
 
 
 def _leader_moves_from_events(events: list[dict[str, Any]], since: float) -> int:
@@ -103,7 +106,12 @@ def run_real(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, 
         settle_end = loop.clock() + timings.settle_seconds
         meter = WriteMeter(endpoints, clock=loop.clock, rate=rate).start()
         poller = StatusPoller(endpoints, clock=loop.clock).start()
-        loop.run_until(lambda: loop.clock() >= settle_end, timeout=timings.settle_seconds + 1)
+        # reference §4 item 6: a crashed leader costs an election before the rollout; start only once writes
+        # commit again, so the figures are the rollout's own.
+        settled = loop.run_until(lambda: loop.clock() >= settle_end and meter is not None and meter.committing(),
+                                 timeout=timings.settle_seconds + 30)
+        if not settled:
+            raise RuntimeError("writes did not resume within 30 s after the crash faults; logs in " + str(root))
         t0 = loop.clock()
         loop.recorder.emit(t0, "Step", index=0, action="patch")
         loop.patch_set("etcd", template_patch())
@@ -114,6 +122,8 @@ def run_real(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, 
         meter = poller = None
         gaps = no_commit_gaps(writes, since=t0, until=t1)
         summary = loop.recorder.summary(t1)
+        final_set = loop.cluster.get("StatefulSet", "default", "etcd")
+        final_pods = loop.pods_of(final_set)
         _annotate(loop, gaps, samples, runtime)
         claims_kept = all((runtime.data_dir("default", f"data-etcd-{o}") / "etcd" / "member").is_dir()
                           for o in range(scenario.replicas))
@@ -126,7 +136,8 @@ def run_real(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, 
                                        leader_moves=leader_moves(samples, since=t0, until=t1),
                                        rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(gaps)),
                        result=result, writes=tuple(writes), samples=tuple(samples), claims_kept=claims_kept,
-                       root=root)
+                       root=root, pids=tuple(runtime.supervisor.started), final_pods=tuple(final_pods),
+                       update_revision=str((final_set.get("status") or {}).get("updateRevision", "")))
     finally:
         if meter is not None:
             meter.stop()

@@ -47,6 +47,12 @@ class WriteMeter:
         with self._lock:
             return sorted(self.records, key=lambda r: r.start)
 
+    def committing(self, *, within: float = 0.2, last: int = 5) -> bool:
+        """Whether writes commit now: the last ``last`` finished requests succeeded, the latest ``within`` s ago."""
+        with self._lock:
+            done = sorted(self.records, key=lambda r: r.end)[-last:]
+        return len(done) == last and all(r.ok for r in done) and self.clock() - done[-1].end <= within
+
     def _tick(self) -> None:
         period = 1.0 / self.rate
         first = self.clock()

@@ -81,6 +81,7 @@ class MemberProcess:
         self.restarts = 0
         self.last: Termination | None = None
         self.exited: Termination | None = None
+        self._failing = False  # fail fault: the next exit is final
         self.crashing = False  # crash fault: every run of this incarnation is killed after crash_run_seconds
         self._crash_kill_at: float | None = None
         self._kill_at: float | None = None
@@ -107,10 +108,11 @@ class MemberProcess:
 
     def fail(self, now: float) -> None:
         """Stop it for good; the pod turns Failed (the simulator's ``fail``: the container refuses to run again)."""
+        self._failing = True
         if self.mode == "running":
-            self._signal(signal.SIGKILL)
-        self.mode = "failed"
-        self._since = now
+            self._signal(signal.SIGKILL)  # failed once the exit is seen, with the real exit code
+        else:
+            self.mode, self._since = "failed", now
 
     def recover(self, now: float) -> None:
         self.crashing = False
@@ -188,8 +190,8 @@ class MemberProcess:
         self.pid = None
         self.last = self.exited = term
         self._since = now
-        if self.mode == "failed" or self._kill_at is not None:
-            self.mode = "failed" if self.mode == "failed" else "stopped"
+        if self._failing or self._kill_at is not None:
+            self.mode = "failed" if self._failing else "stopped"
             return
         self.mode = "backoff"
         if self._backoff_step < 0:

@@ -61,6 +61,7 @@ class Supervisor:
 
     def __init__(self) -> None:
         self._procs: dict[int, subprocess.Popen[bytes]] = {}
+        self.started: list[int] = []  # every pid ever started, for owners that check nothing outlived them
         self._lock = threading.Lock()
         _install_hooks()
         _LIVE.add(self)
@@ -72,6 +73,7 @@ class Supervisor:
                                     start_new_session=True)
         with self._lock:
             self._procs[proc.pid] = proc
+            self.started.append(proc.pid)
         return proc
 
     def signal(self, pid: int, signum: int) -> None:
