@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 from dataclasses import asdict, replace
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -31,6 +34,8 @@ def add_lab(sub: Any) -> None:
     e.add_argument("--start-seconds", type=float, default=LabTimings().start_seconds,
                    help="ContainerCreating time of every member pod, the 'pod down' part of a restart (default 2)")
     e.add_argument("--plot", metavar="OUT.png", help="timeline of each real run beside its model run")
+    e.add_argument("--keep", metavar="DIR", help="keep each run's data directories and etcd logs under DIR "
+                                                 "(default: a temporary directory, removed afterwards)")
     e.add_argument("--json", action="store_true", help="print the figures as JSON and nothing else")
     e.set_defaults(run=run_lab_etcd)
 
@@ -71,7 +76,13 @@ def run_lab_etcd(args: argparse.Namespace) -> int:
             if not args.json:
                 print(f"running {sc} / {STRATEGIES[st].label} ...", file=sys.stderr)
             model, model_result = run_model(SCENARIOS[sc], STRATEGIES[st], timings)
-            real = run_real(SCENARIOS[sc], STRATEGIES[st], timings)
+            if args.keep:
+                root = Path(args.keep) / f"{sc}-{st}"
+                shutil.rmtree(root, ignore_errors=True)
+                real = run_real(SCENARIOS[sc], STRATEGIES[st], timings, root=root)
+            else:
+                with tempfile.TemporaryDirectory(prefix="rollwise-lab-") as tmp:
+                    real = run_real(SCENARIOS[sc], STRATEGIES[st], timings, root=Path(tmp))
             rows.append((sc, st, real, model, model_result))
     if args.json:
         doc = {"timings": asdict(timings), "runs": [
@@ -104,6 +115,7 @@ def _print_table(rows: list[tuple[str, str, RealRun, Figures, dict[str, Any]]], 
                       _cell(r.elections, model.elections), _cell(r.leader_moves, model.leader_moves),
                       _cell(r.rollout_seconds, model.rollout_seconds), "yes" if real.claims_kept else "NO")
     Console(width=140).print(table)
-    print(f"real outage: no-commit gaps > 0.2 s at 20 writes/s; model outage: quorum-loss time. real elections: raft "
-          f"term increments; model: elections (graceful hand-overs excluded). pod start {timings.start_seconds:g} s, "
-          f"probe every {timings.probe_period_seconds:g} s.")
+    print(f"real outage: no-commit gaps > 0.2 s at 20 writes/s; model outage: time without a leader (quorum lost or "
+          f"electing). real elections: raft term increments (leader hand-overs and failed campaigns count); model: "
+          f"elections. pod start {timings.start_seconds:g} s, probe every {timings.probe_period_seconds:g} s, "
+          f"model termination {timings.termination_seconds:g} s, election {timings.election_seconds:g} s.")

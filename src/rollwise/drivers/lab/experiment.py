@@ -37,11 +37,12 @@ __all__ = ["Figures", "RealRun", "run_model", "run_real"]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Figures:
     completed: bool
-    outage_seconds: float  # real: no-commit time; model: quorum-loss time
+    outage_seconds: float  # real: no-commit time; model: time without a leader (quorum lost, or electing)
     elections: int  # real: raft term increments; model: elections (hand-overs excluded)
     leader_moves: int
     rollout_seconds: float | None
     quorum_lost: bool
+    quorum_loss_seconds: float | None = None  # the model's own figure (None for a real run)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,14 +70,33 @@ def _leader_moves_from_events(events: list[dict[str, Any]], since: float) -> int
     return moves
 
 
+def _leaderless_seconds(events: list[dict[str, Any]], since: float, until: float) -> float:
+    """The model's time without a leader in [since, until]: what writes see (no leader, no commit), the model's
+    counterpart of the no-commit gaps. It is the quorum-loss time plus each election's ``electionSeconds``."""
+    total, lost_at = 0.0, None
+    for ev in sorted(events, key=lambda e: e["t"]):
+        if ev["type"] == "LeaderChanged":
+            if not ev.get("pod") and lost_at is None:
+                lost_at = ev["t"]
+            elif ev.get("pod") and lost_at is not None:
+                total += max(0.0, min(ev["t"], until) - max(lost_at, since))
+                lost_at = None
+    if lost_at is not None:
+        total += max(0.0, until - max(lost_at, since))
+    return total
+
+
 def run_model(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings) -> tuple[Figures, dict[str, Any]]:
     result = run_scenario(model_scenario(scenario, strategy, timings))
     fig = result["summary"]["etcd"]
     start = next((e["t"] for e in result["events"] if e["type"] == "Step" and e.get("action") == "patch"), 0.0)
-    return Figures(completed=bool(fig["completed"]), outage_seconds=float(fig["quorumLossSeconds"] or 0.0),
+    end = start + float(fig["rolloutSeconds"]) if fig["rolloutSeconds"] is not None else float(result["endedAt"])
+    return Figures(completed=bool(fig["completed"]),
+                   outage_seconds=round(_leaderless_seconds(result["events"], start, end), 3),
                    elections=int(fig["leaderElections"] or 0),
                    leader_moves=_leader_moves_from_events(result["events"], start),
-                   rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(fig["quorumLossSeconds"])), result
+                   rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(fig["quorumLossSeconds"]),
+                   quorum_loss_seconds=float(fig["quorumLossSeconds"] or 0.0)), result
 
 
 def _complete(loop: LabLoop) -> bool:

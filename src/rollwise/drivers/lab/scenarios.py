@@ -50,7 +50,9 @@ class LabTimings:
     probe_period_seconds: float = 0.5
     probe_timeout_seconds: float = 0.5
     probe_failure_threshold: int = 1
-    termination_seconds: float = 0.2  # the model's SIGTERM-to-exit; reference §0: 0.13-0.15 s for a leader
+    # The model's deletion-to-gone time. Measured here: etcd 3.5.1 leaves raft within ms of SIGTERM, then waits
+    # ~1.0 s closing its peer listener before it exits (3.4.23 exited after 0.13-0.15 s, reference §0).
+    termination_seconds: float = 1.0
     election_seconds: float = 1.0  # the model's election after a leader is lost (reference §0: 0.96-1.58 s)
     settle_seconds: float = 3.0  # after the crash faults, before the template change
     grace_seconds: int = 10  # terminationGracePeriodSeconds of the member pods
