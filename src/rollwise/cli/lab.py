@@ -95,14 +95,24 @@ def run_lab_etcd(args: argparse.Namespace) -> int:
     if args.plot:
         from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for a plot
 
-        results = []
-        for sc, st, real, _, model_result in rows:
-            results.append({**real.result, "strategy": f"{sc} · {STRATEGIES[st].label} · real etcd"})
-            results.append({**model_result, "strategy": f"{sc} · {STRATEGIES[st].label} · model"})
-        plot_timelines(results, args.plot)
-        if not args.json:
-            print(f"timeline written to {args.plot}")
+        for sc, out in _plot_paths(args.plot, scenarios).items():
+            results = []
+            for row_sc, st, real, _, model_result in rows:
+                if row_sc == sc:
+                    results.append({**real.result, "strategy": f"{STRATEGIES[st].label} · real etcd"})
+                    results.append({**model_result, "strategy": f"{STRATEGIES[st].label} · model"})
+            plot_timelines(results, out)
+            if not args.json:
+                print(f"timeline of {sc} written to {out}")
     return 0
+
+
+def _plot_paths(out: str, scenarios: list[str]) -> dict[str, Path]:
+    """One picture per scenario: ``OUT.png`` for one, ``OUT-<scenario>.png`` for several."""
+    path = Path(out)
+    if len(scenarios) == 1:
+        return {scenarios[0]: path}
+    return {sc: path.with_name(f"{path.stem}-{sc}{path.suffix or '.png'}") for sc in scenarios}
 
 
 def _print_table(rows: list[tuple[str, str, RealRun, Figures, dict[str, Any]]], timings: LabTimings) -> None:
