@@ -151,8 +151,10 @@ def run_real(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, 
                   "endedAt": round(loop.clock(), 3), "events": sorted(loop.recorder.events, key=lambda e: e["t"]),
                   "summary": summary, "apiWrites": {}, "metrics": {}, "final": {}}
         fig = summary["etcd"]
-        return RealRun(figures=Figures(completed=completed, outage_seconds=round(sum(b - a for a, b in gaps), 3),
-                                       elections=elections(samples, since=t0, until=t1),
+        outage, terms = round(sum(b - a for a, b in gaps), 3), elections(samples, since=t0, until=t1)
+        # The measured counterparts of the model's figures, so a plot's panel title shows them too.
+        fig.update(quorumLossSeconds=outage, leaderElections=terms)
+        return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,
                                        leader_moves=leader_moves(samples, since=t0, until=t1),
                                        rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(gaps)),
                        result=result, writes=tuple(writes), samples=tuple(samples), claims_kept=claims_kept,
