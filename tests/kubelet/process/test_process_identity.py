@@ -98,3 +98,12 @@ def test_holder_identity_is_backup_restore_s_lower_hex_triple(leader: int, expec
 def test_holder_identity_keeps_short_ids_unpadded_as_strconv_formatuint_does() -> None:
     status = MemberStatus(member_id=0xABC, cluster_id=0x1, leader=0xABC, raft_term=1, raft_index=1)
     assert holder_identity(status) == "abc:1:Leader"
+
+
+@pytest.mark.parametrize("bad", [{"period_seconds": 0}, {"timeout_seconds": 0}, {"heartbeat_seconds": -1},
+                                 {"initial_delay_seconds": -1}, {"failure_threshold": 0}])
+def test_probe_settings_refuse_timings_that_would_never_tick(bad: dict) -> None:
+    from rollwise.kubelet.process import ProbeSettings
+
+    with pytest.raises(ValueError, match="must be"):
+        ProbeSettings(**bad)

@@ -110,7 +110,8 @@ def run_real(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, 
     gates = FeatureGates().with_overrides(strategy.gates)
     probe = ProbeSettings(initial_delay_seconds=timings.probe_initial_delay_seconds,
                           period_seconds=timings.probe_period_seconds, timeout_seconds=timings.probe_timeout_seconds,
-                          failure_threshold=timings.probe_failure_threshold, heartbeat_seconds=0.5)
+                          failure_threshold=timings.probe_failure_threshold,
+                          heartbeat_seconds=timings.heartbeat_seconds)
     runtime = ProcessRuntime(root, probe=probe, start_seconds=timings.start_seconds)
     loop = LabLoop(runtime, gates=gates)
     runtime.clock = loop.clock

@@ -43,7 +43,13 @@ class ProbeSettings:
     period_seconds: float = 5.0
     timeout_seconds: float = 0.5
     failure_threshold: int = 5
-    heartbeat_seconds: float = 1.0  # member Lease renewal; druid's default is 10 s (reference §1.4)
+    heartbeat_seconds: float = 10.0  # member Lease renewal: druid's default (reference §1.4)
+
+    def __post_init__(self) -> None:
+        if not (self.period_seconds > 0 and self.heartbeat_seconds > 0 and self.timeout_seconds > 0):
+            raise ValueError("probe period, timeout and heartbeat must be > 0")
+        if self.initial_delay_seconds < 0 or self.failure_threshold < 1:
+            raise ValueError("initial delay must be >= 0 and the failure threshold >= 1")
 
 
 @dataclass(slots=True)
@@ -212,26 +218,34 @@ class MemberProcess:
                 self._probe.ready = False
 
     def _probe_loop(self, probe: _Probe, started: float) -> None:
+        """Readiness ticks at ``started + initial delay + k * period``; the status read for the Lease every
+        ``heartbeat_seconds`` (backup-restore renews on its own period, reference §1.4)."""
         s = self._probe_settings
-        first = started + s.initial_delay_seconds
-        k = 0
-        while not probe.stop.wait(max(0.0, first + k * s.period_seconds - self._clock())):
-            k += 1
+        next_probe, next_beat = started + s.initial_delay_seconds, started
+        while not probe.stop.wait(max(0.0, min(next_probe, next_beat) - self._clock())):
+            now = self._clock()
+            if now >= next_beat or (probe.status is None and now >= next_probe):
+                # Until the first answer, retried at each probe tick: the first renewal follows the member's start.
+                next_beat = max(next_beat, now) + s.heartbeat_seconds
+                try:
+                    status: MemberStatus | None = member_status(self.endpoint, timeout=s.timeout_seconds)
+                except GatewayError:
+                    status = None
+                if status is not None:
+                    with self._lock:
+                        probe.status = status
+            if now < next_probe:
+                continue
+            next_probe += s.period_seconds * max(1, int((now - next_probe) // s.period_seconds) + 1)
             try:
                 linearizable_get(self.endpoint, _PROBE_KEY, timeout=s.timeout_seconds)
                 ok = True
             except GatewayError:
                 ok = False
-            try:
-                status: MemberStatus | None = member_status(self.endpoint, timeout=s.timeout_seconds)
-            except GatewayError:
-                status = None
             now = self._clock()
             with self._lock:
                 if probe.stop.is_set():
                     return
-                if status is not None:
-                    probe.status = status
                 if ok:
                     probe.failures = 0
                     if not probe.ready:
