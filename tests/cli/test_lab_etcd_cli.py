@@ -14,6 +14,7 @@ from rollwise.drivers.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings, se
     (["--strategies", "Sideways"], "--strategies"),
     (["--strategies", ""], "--strategies"),
     (["--start-seconds", "-1"], "--start-seconds"),
+    (["--trials", "0"], "--trials"),
 ])
 def test_lab_etcd_rejects_bad_flags_with_exit_2_and_nothing_on_stdout(argv: list[str], flag: str,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
