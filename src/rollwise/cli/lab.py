@@ -101,6 +101,9 @@ def run_lab_etcd(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         _print_table(rows, timings)
+        print("reproduce: rollwise lab etcd " + " ".join(
+            [f"--scenarios {','.join(scenarios)}", f"--strategies {','.join(strategies)}", f"--trials {args.trials}",
+             f"--start-seconds {args.start_seconds:g}"]))
     if args.plot:
         from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for a plot
 
