@@ -1,7 +1,9 @@
 """Pod states rebuilt from a result document (spec/simulate.md): the data behind ``--plot``, without drawing.
 
 Each ordinal's lane is a run of ``Interval``s rebuilt from the event stream; the "new" revision is the set's final
-``status.updateRevision``. Quorum models' events give outage bands and leader tenures. No matplotlib here.
+``status.updateRevision``. The unavailable count is the recorder's own (``samples``), so the picture and the
+summary's ``maxUnavailableObserved`` follow one rule. Quorum models' events give outage bands and leader tenures.
+No matplotlib here.
 """
 
 from __future__ import annotations
@@ -13,15 +15,14 @@ from typing import Any, NamedTuple
 from rollwise.api.identity import parent_and_ordinal
 
 __all__ = [
-    "AGGREGATE_ABOVE", "FAILING", "MISSING", "PENDING", "READY", "RUNNING", "STATES", "TERMINATING", "Interval",
-    "Lanes", "QuorumMarks", "end_time", "pod_intervals", "quorum_marks", "ready_counts", "state_counts",
-    "unavailable_counts",
+    "FAILING", "MISSING", "PENDING", "READY", "RUNNING", "STATES", "TERMINATING", "Interval", "Lanes",
+    "QuorumMarks", "Series", "end_time", "peak_since", "pod_intervals", "quorum_marks", "ready_counts",
+    "state_counts", "unavailable_counts", "unavailable_series",
 ]
 
 MISSING, PENDING, RUNNING, READY, FAILING, TERMINATING = (
     "missing", "pending", "running", "ready", "failing", "terminating")
 STATES = (READY, RUNNING, PENDING, FAILING, TERMINATING, MISSING)  # also the stacking order of the aggregated view
-AGGREGATE_ABOVE = 60  # more ordinals than this: counts per state instead of one lane per pod
 
 # Waiting reasons that mean "this container is not going to start by itself" (kubelet's error reasons); benign ones
 # (ContainerCreating, PodInitializing) mean pending.
@@ -39,6 +40,15 @@ class Interval(NamedTuple):
 
 
 Lanes = dict[int, list[Interval]]
+
+
+class Series(NamedTuple):
+    """A step function (each count holds from its time until the next) and where the summary starts measuring."""
+
+    times: list[float]
+    counts: list[int]
+    measured_from: float = 0.0
+    recorded: bool = True  # the recorder's samples; False: rebuilt from the lanes (a document without samples)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -261,6 +271,29 @@ def unavailable_counts(lanes: Lanes, end: float) -> tuple[list[float], list[int]
     """
     times, counts = _sweep(lanes, lambda iv: True if iv.state != READY else None, end)
     return times, counts.get(True, [0] * len(times))
+
+
+def unavailable_series(result: Mapping[str, Any], name: str, lanes: Lanes, end: float) -> Series:
+    """The set's unavailable ordinals over the run: the recorder's samples when the document has them (the rule
+    behind ``maxUnavailableObserved``: ordinals in range with no pod, terminating or not available), else the lanes'
+    approximation (``unavailable_counts``). The last count is held until ``end``."""
+    sampled = (result.get("samples") or {}).get(name)
+    if not sampled:
+        return Series(*unavailable_counts(lanes, end), measured_from=0.0, recorded=False)
+    times = [float(t) for t, _ in sampled.get("unavailable") or ()]
+    counts = [int(n) for _, n in sampled.get("unavailable") or ()]
+    if not times or times[0] > 0:  # not sampled yet: the set did not exist
+        times, counts = [0.0, *times], [0, *counts]
+    if times[-1] < end:
+        times, counts = [*times, end], [*counts, counts[-1]]
+    return Series(times, counts, measured_from=float(sampled.get("measuredFrom") or 0.0))
+
+
+def peak_since(series: Series, since: float) -> int:
+    """The largest count in force from ``since`` on, the one sampled just before it included, as the recorder
+    does when it restarts its figures at a template change (for recorded samples: the summary's figure)."""
+    following = [*series.times[1:], float("inf")]
+    return max((n for n, f in zip(series.counts, following, strict=True) if f >= since), default=0)
 
 
 def ready_counts(lanes: Lanes, end: float) -> tuple[list[float], list[int]]:

@@ -29,6 +29,7 @@ class SetFigures:
     forced_replacements: int = 0
     last_unavailable: int = 0
     last_sample: float | None = None
+    unavailable_steps: list[tuple[float, int]] = field(default_factory=list)  # (t, count) where the count changed
 
 
 @dataclass(slots=True)
@@ -129,6 +130,8 @@ class Recorder:
                 fig.unavailable_pod_seconds += fig.last_unavailable * (t - fig.last_sample)
             pods = pods_by_set.get(name, [])
             unavailable = unavailable_ordinals(sts, pods, t)
+            if not fig.unavailable_steps or fig.unavailable_steps[-1][1] != unavailable:
+                fig.unavailable_steps.append((round(t, 6), unavailable))
             fig.last_unavailable = unavailable
             fig.last_sample = t
             fig.max_unavailable = max(fig.max_unavailable, unavailable)
@@ -155,6 +158,13 @@ class Recorder:
                 "forcedReplacements": fig.forced_replacements,
             }
         return out
+
+
+    def samples(self) -> dict[str, dict[str, Any]]:
+        """Per set, the sampled unavailable count as a step function over the whole run (the summary's
+        ``maxUnavailableObserved`` is its maximum from ``measuredFrom`` on): what a timeline draws."""
+        return {name: {"measuredFrom": fig.start or 0.0, "unavailable": [[t, n] for t, n in fig.unavailable_steps]}
+                for name, fig in self.figures.items()}
 
 
 def _round(x: float) -> float:
