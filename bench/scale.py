@@ -83,20 +83,22 @@ def quorum_with_faults() -> dict[str, Any]:
 
 
 def measure(name: str, build: Callable[[], dict[str, Any]], repeat: int) -> float:
-    best = float("inf")
+    """Best of ``repeat`` runs (one when a run takes over 10 s); wall and CPU seconds are both printed, since on a
+    shared machine the wall time also measures the neighbours. Returns the CPU seconds."""
+    best, best_cpu = float("inf"), float("inf")
     result: dict[str, Any] = {}
     for i in range(repeat):
         scenario = parse_scenario(build())
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         result = run_scenario(scenario)
-        best = min(best, time.perf_counter() - t0)
+        best, best_cpu = min(best, time.perf_counter() - t0), min(best_cpu, time.process_time() - c0)
         if i == 0 and best > 10:  # one run of a slow case is figure enough
             break
     virtual = result["endedAt"]
     done = sum(1 for s in result["summary"].values() if s["completed"])
-    print(f"| {name} | {best:.3f} | {virtual:g} | {virtual / best:,.0f} | {len(result['events']) / best:,.0f} | "
-          f"{done}/{len(result['summary'])} |", flush=True)
-    return best
+    print(f"| {name} | {best:.3f} | {best_cpu:.3f} | {virtual:g} | {virtual / best_cpu:,.0f} | "
+          f"{len(result['events']) / best_cpu:,.0f} | {done}/{len(result['summary'])} |", flush=True)
+    return best_cpu
 
 
 def _growth(walls: dict[int, float]) -> str:
@@ -113,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     command = " ".join(["bench/scale.py", *(argv if argv is not None else sys.argv[1:])])
     print(f"python {sys.version.split()[0]}; command: .venv/bin/python {command}")
-    print("| case | wall s | virtual s | virtual/wall | events/s | completed |")
-    print("|---|---|---|---|---|---|")
+    print("| case | wall s | cpu s | virtual s | virtual/cpu | events/cpu s | completed |")
+    print("|---|---|---|---|---|---|---|")
     parallel: dict[int, float] = {}
     for n in [100, 1000] if args.quick else [100, 1000, 5000, 10000]:
         parallel[n] = measure(f"{n:,} replicas, Parallel, maxUnavailable 10%", lambda n=n: big_rollout(n),
@@ -125,8 +127,8 @@ def main(argv: list[str] | None = None) -> int:
                              args.repeat)
     measure("200 sets x 5 replicas rolling at once", many_sets, args.repeat)
     measure("5-member quorum set, QuorumAware, 2 faults", quorum_with_faults, args.repeat)
-    print(f"growth, Parallel: {_growth(parallel)}")
-    print(f"growth, OrderedReady: {_growth(ordered)}")
+    print(f"growth (cpu), Parallel: {_growth(parallel)}")
+    print(f"growth (cpu), OrderedReady: {_growth(ordered)}")
     return 0
 
 

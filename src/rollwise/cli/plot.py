@@ -32,15 +32,16 @@ from rollwise.cli.timeline import (
     QuorumMarks,
     Series,
     end_time,
-    peak_since,
     pod_intervals,
     quorum_marks,
     ready_counts,
+    rollout_peak,
     state_counts,
+    sum_series,
     unavailable_series,
 )
 
-__all__ = ["AGGREGATE_ABOVE", "plot_timelines"]
+__all__ = ["AGGREGATE_ABOVE", "SET_PANELS", "plot_timelines", "timeline_figure"]
 
 _COLOURS = {READY: "#3a9a3f", RUNNING: "#f0b429", PENDING: "#7fb3e0", FAILING: "#d7301f",
             TERMINATING: "#8e6bbf", MISSING: "#e4e4e4"}
@@ -54,6 +55,7 @@ _DPI = 100
 _MIN_LANE_PX = 6  # a lane thinner than this stops reading as a line of its own
 AGGREGATE_ABOVE = int(_LANE_LIMIT_IN * _DPI / _MIN_LANE_PX)  # more ordinals: counts per revision and state
 _CLIP_RATIO = 4  # a bring-up this many times the rollout's scale is clipped rather than squeezing the rollout
+SET_PANELS = 6  # a run with more sets than this draws them as one aggregated view (200 sets x 5 replicas)
 _STEP_ROWS = 3  # step labels stagger over this many rows at most; the others keep their line, without a label
 _TAIL = 0.015  # of the time axis: how far the end state is drawn past the run's end
 
@@ -79,6 +81,7 @@ class _SetPlan:
     marks: QuorumMarks | None
     unavailable: Series
     figures: Mapping[str, Any] = field(default_factory=dict)
+    headline: str | None = None  # instead of the summary line (several sets drawn as one)
 
     def lanes_height(self) -> float:
         if self.aggregated:
@@ -87,6 +90,8 @@ class _SetPlan:
 
 
 def _summary_line(plan: _SetPlan) -> str:
+    if plan.headline is not None:
+        return plan.headline
     fig = plan.figures
     if not fig:
         return plan.name
@@ -103,9 +108,10 @@ def _step_label(steps: Sequence[tuple[Any, Any]]) -> str:
     """Steps that start together share one label; many of them are summed up (200 patches, one per set)."""
     if len(steps) <= 3:
         return ", ".join(f"#{index} {action}" for index, action in steps)
-    actions = sorted({str(action) for _, action in steps})
-    what = actions[0] if len(actions) == 1 else "steps"
-    return f"#{steps[0][0]}\u2013#{steps[-1][0]}: {len(steps)} x {what}"
+    counts: dict[str, int] = {}
+    for _, action in steps:
+        counts[str(action)] = counts.get(str(action), 0) + 1
+    return f"#{steps[0][0]}\u2013#{steps[-1][0]}: " + ", ".join(f"{n} x {action}" for action, n in counts.items())
 
 
 def _step_labels(result: Mapping[str, Any]) -> list[tuple[float, str]]:
@@ -174,7 +180,7 @@ def _draw_aggregated(ax: Axes, plan: _SetPlan, end: float) -> None:
 def _rollout_peak(plan: _SetPlan) -> int:
     """The header's max unavailable: the summary's own figure, or (a document without one) the series' peak."""
     given = plan.figures.get("maxUnavailableObserved")
-    return given if isinstance(given, int) else peak_since(plan.unavailable, plan.unavailable.measured_from)
+    return given if isinstance(given, int) else rollout_peak(plan.unavailable)
 
 
 def _headroom(top: int) -> int:
@@ -186,7 +192,7 @@ def _draw_counts(ax: Axes, plan: _SetPlan, end: float) -> None:
     would flatten a rollout that keeps a handful down, so when it does not fit it is clipped and said so."""
     series = plan.unavailable
     ax.fill_between(series.times, series.counts, step="post", color="#d7301f", alpha=0.18, linewidth=0)
-    ax.step(series.times, series.counts, where="post", color="#a51d12", linewidth=1.3)
+    ax.step(series.times, series.counts, where="post", color="#a51d12", linewidth=1.3, gid=f"unavailable:{plan.name}")
     peak = _rollout_peak(plan)
     top = peak
     if plan.marks is not None:
@@ -194,8 +200,7 @@ def _draw_counts(ax: Axes, plan: _SetPlan, end: float) -> None:
         ax.step(ptimes, participating, where="post", color="#1f6f2a", linewidth=1.2, linestyle="--")
         top = max(top, *participating)
     limit = _headroom(top)
-    before = max((n for t, n in zip(series.times, series.counts, strict=True) if t < series.measured_from),
-                 default=0)
+    before = max(series.counts[:series.measured_index], default=0)  # the bring-up, before measuring starts
     clipped = before > _CLIP_RATIO * limit
     if not clipped:  # a small set: its bring-up fits on the rollout's scale
         limit = _headroom(max(top, before))
@@ -314,15 +319,33 @@ def _plans(result: Mapping[str, Any]) -> list[_SetPlan]:
     marks = quorum_marks(result)
     summary = result.get("summary") or {}
     end = end_time(result)
-    return [_SetPlan(name=name, lanes=lanes, aggregated=len(lanes) > AGGREGATE_ABOVE, marks=marks.get(name),
-                     unavailable=unavailable_series(result, name, lanes, end), figures=summary.get(name) or {})
-            for name, lanes in pod_intervals(result).items()] or [
+    plans = [_SetPlan(name=name, lanes=lanes, aggregated=len(lanes) > AGGREGATE_ABOVE, marks=marks.get(name),
+                      unavailable=unavailable_series(result, name, lanes, end), figures=summary.get(name) or {})
+             for name, lanes in pod_intervals(result).items()]
+    if len(plans) > SET_PANELS:
+        return [_merged(plans)]
+    return plans or [
         _SetPlan(name="(no pods)", lanes={}, aggregated=False, marks=None, unavailable=Series([0.0, end], [0, 0]))]
 
 
-def plot_timelines(results: Sequence[Mapping[str, Any]], out: str | Path, *,
-                   titles: Sequence[str] | None = None) -> Path:
-    """Write a PNG with one panel per result on a shared time axis; its Description says ``panels=N``."""
+def _merged(plans: list[_SetPlan]) -> _SetPlan:
+    """Many sets as one view: their pods counted together by revision and state, their unavailable ordinals added
+    up; the headline says how many completed and the worst set's figure."""
+    lanes = dict(enumerate(lane for plan in plans for lane in plan.lanes.values()))
+    unavailable = sum_series([plan.unavailable for plan in plans])
+    done = sum(1 for plan in plans if plan.figures.get("completed"))
+    worst = max((int(plan.figures.get("maxUnavailableObserved") or 0) for plan in plans), default=0)
+    together = rollout_peak(unavailable)
+    headline = (f"{len(plans)} sets, {len(lanes):,} pods: {done}/{len(plans)} completed · max unavailable "
+                f"{together:,} across the sets at once, {worst:,} in one set")
+    return _SetPlan(name=f"{len(plans)} sets", lanes=lanes, aggregated=True, marks=None, unavailable=unavailable,
+                    figures={"maxUnavailableObserved": together}, headline=headline)
+
+
+def timeline_figure(results: Sequence[Mapping[str, Any]], *,
+                    titles: Sequence[str] | None = None) -> tuple[Figure, dict[str, str]]:
+    """The timeline figure (one panel per result on a shared time axis) and the metadata that goes with it:
+    ``Description`` says ``panels=N``, ``Comment`` each set's view and where the time axis ends."""
     if not results:
         raise ValueError("plot_timelines: no results to plot (expected at least one result document)")
     if titles is not None and len(titles) != len(results):
@@ -346,8 +369,15 @@ def plot_timelines(results: Sequence[Mapping[str, Any]], out: str | Path, *,
         handles.append(Patch(facecolor="#f3f3f3", edgecolor="#cccccc", label="after this run ended"))
     fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8, frameon=False)
     views = ";".join(",".join(f"{p.name}={'aggregated' if p.aggregated else 'lanes'}" for p in ps) for ps in plans)
+    return fig, {"Title": heading, "Description": f"panels={len(results)}",
+                 "Comment": f"views={views} axisEnd={xmax:g}"}
+
+
+def plot_timelines(results: Sequence[Mapping[str, Any]], out: str | Path, *,
+                   titles: Sequence[str] | None = None) -> Path:
+    """Write a PNG with one panel per result on a shared time axis; its Description says ``panels=N``."""
+    fig, metadata = timeline_figure(results, titles=titles)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png", metadata={"Title": heading, "Description": f"panels={len(results)}",
-                                              "Comment": f"views={views} axisEnd={xmax:g}"})
+    fig.savefig(path, format="png", metadata=metadata)
     return path

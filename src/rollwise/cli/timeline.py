@@ -16,8 +16,8 @@ from rollwise.api.identity import parent_and_ordinal
 
 __all__ = [
     "FAILING", "MISSING", "PENDING", "READY", "RUNNING", "STATES", "TERMINATING", "Interval", "Lanes",
-    "QuorumMarks", "Series", "end_time", "peak_since", "pod_intervals", "quorum_marks", "ready_counts",
-    "state_counts", "unavailable_counts", "unavailable_series",
+    "QuorumMarks", "Series", "end_time", "pod_intervals", "quorum_marks", "ready_counts", "rollout_peak",
+    "state_counts", "sum_series", "unavailable_counts", "unavailable_series",
 ]
 
 MISSING, PENDING, RUNNING, READY, FAILING, TERMINATING = (
@@ -48,6 +48,7 @@ class Series(NamedTuple):
     times: list[float]
     counts: list[int]
     measured_from: float = 0.0
+    measured_index: int = 0  # the count in force when measuring starts: the summary's figures count from here on
     recorded: bool = True  # the recorder's samples; False: rebuilt from the lanes (a document without samples)
 
 
@@ -282,18 +283,37 @@ def unavailable_series(result: Mapping[str, Any], name: str, lanes: Lanes, end: 
         return Series(*unavailable_counts(lanes, end), measured_from=0.0, recorded=False)
     times = [float(t) for t, _ in sampled.get("unavailable") or ()]
     counts = [int(n) for _, n in sampled.get("unavailable") or ()]
+    index = int(sampled.get("measuredFromStep") or 0)
     if not times or times[0] > 0:  # not sampled yet: the set did not exist
-        times, counts = [0.0, *times], [0, *counts]
+        times, counts, index = [0.0, *times], [0, *counts], index + 1 if times else 0
     if times[-1] < end:
         times, counts = [*times, end], [*counts, counts[-1]]
-    return Series(times, counts, measured_from=float(sampled.get("measuredFrom") or 0.0))
+    return Series(times, counts, measured_from=float(sampled.get("measuredFrom") or 0.0), measured_index=index)
 
 
-def peak_since(series: Series, since: float) -> int:
-    """The largest count in force from ``since`` on, the one sampled just before it included, as the recorder
-    does when it restarts its figures at a template change (for recorded samples: the summary's figure)."""
-    following = [*series.times[1:], float("inf")]
-    return max((n for n, f in zip(series.counts, following, strict=True) if f >= since), default=0)
+def rollout_peak(series: Series) -> int:
+    """The largest count from where measuring starts (for recorded samples: ``maxUnavailableObserved``)."""
+    return max(series.counts[series.measured_index:], default=0)
+
+
+def sum_series(parts: list[Series]) -> Series:
+    """Several sets' step functions added up (many small sets drawn as one), measured from the earliest start."""
+    if not parts:
+        return Series([0.0], [0])
+    deltas: dict[float, int] = {}
+    for part in parts:
+        previous = 0
+        for t, n in zip(part.times, part.counts, strict=True):
+            deltas[t] = deltas.get(t, 0) + n - previous
+            previous = n
+    times, counts, total = [], [], 0
+    for t in sorted(deltas):
+        total += deltas[t]
+        times.append(t)
+        counts.append(total)
+    since = min(p.measured_from for p in parts)
+    index = max(0, sum(1 for t in times if t <= since) - 1)
+    return Series(times, counts, measured_from=since, measured_index=index, recorded=all(p.recorded for p in parts))
 
 
 def ready_counts(lanes: Lanes, end: float) -> tuple[list[float], list[int]]:

@@ -30,6 +30,7 @@ class SetFigures:
     last_unavailable: int = 0
     last_sample: float | None = None
     unavailable_steps: list[tuple[float, int]] = field(default_factory=list)  # (t, count) where the count changed
+    measured_step: int = 0  # the step in force when measuring (re)started
 
 
 @dataclass(slots=True)
@@ -120,6 +121,7 @@ class Recorder:
         fig.unavailable_pod_seconds = 0.0
         fig.pod_creations = fig.pod_deletions = fig.forced_replacements = 0
         fig.last_sample = t
+        fig.measured_step = max(0, len(fig.unavailable_steps) - 1)
 
     def sample(self, t: float, sets: list[Obj], pods_by_set: Mapping[str, list[Obj]]) -> None:
         """At the end of an instant: integrate unavailability since the last sample, and check completion."""
@@ -161,9 +163,11 @@ class Recorder:
 
 
     def samples(self) -> dict[str, dict[str, Any]]:
-        """Per set, the sampled unavailable count as a step function over the whole run (the summary's
-        ``maxUnavailableObserved`` is its maximum from ``measuredFrom`` on): what a timeline draws."""
-        return {name: {"measuredFrom": fig.start or 0.0, "unavailable": [[t, n] for t, n in fig.unavailable_steps]}
+        """Per set, the sampled unavailable count as a step function over the whole run, and where the summary
+        starts measuring: at ``measuredFrom`` seconds, from the step at index ``measuredFromStep`` on (the summary's
+        ``maxUnavailableObserved`` is the largest count from there). What a timeline draws."""
+        return {name: {"measuredFrom": fig.start or 0.0, "measuredFromStep": fig.measured_step,
+                       "unavailable": [[t, n] for t, n in fig.unavailable_steps]}
                 for name, fig in self.figures.items()}
 
 
