@@ -321,6 +321,22 @@ def test_terminating_pods_above_a_scaled_down_range_are_not_counted() -> None:
     assert unavailable_counts(lanes, doc["endedAt"])[1] != series.counts  # what the lanes alone would have drawn
 
 
+def test_rollout_peak_starts_from_the_sample_in_force_when_the_template_changed() -> None:
+    """Ready at t=40 and patched at t=40, in a later instant: the bring-up's count, sampled at t=40 too, is not the
+    rollout's, though the two share a time."""
+    steps = [{"waitFor": {"ready": "web", "timeout": 1000}},
+             {"patch": {"kind": "StatefulSet", "name": "web",
+                        "merge": {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "v2"}]}}}}}},
+             {"waitFor": {"rolloutComplete": "web", "timeout": 1000}}]
+    scenario = _set_scenario(10, steps, podManagementPolicy="Parallel",
+                             updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}})
+    doc = run_scenario(parse_scenario(scenario))
+    series = unavailable_series(doc, "web", {}, doc["endedAt"])
+    assert series.times[series.measured_index] == series.measured_from  # sampled at the instant of the patch
+    assert max(series.counts[:series.measured_index]) == 10
+    assert rollout_peak(series) == doc["summary"]["web"]["maxUnavailableObserved"] == 2
+
+
 def test_a_document_without_samples_falls_back_to_the_lanes() -> None:
     doc = rolling_update()
     series = unavailable_series(doc, "web", pod_intervals(doc)["web"], 45)
