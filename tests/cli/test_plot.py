@@ -309,6 +309,20 @@ def test_ordinals_without_a_pod_count_as_unavailable_from_the_first_instant() ->
     series = unavailable_series(doc, "web", pod_intervals(doc)["web"], doc["endedAt"])
     assert (series.times[0], series.counts[0]) == (0.0, 4)  # web-0 pending, web-1..3 not created yet
     assert _count_at(series, 59) == 0
+    lanes = pod_intervals(doc)["web"]
+    assert [lanes[o][0][2:] for o in range(4)] == [(PENDING, True)] + [(MISSING, False)] * 3
+    assert [lanes[o][0].start for o in range(4)] == [0, 0, 0, 0]  # the lanes show what the count counts
+
+
+def test_ordinals_scaled_away_are_not_missing_and_come_back_missing_until_recreated() -> None:
+    steps = [{"after": 40}, {"scale": {"name": "web", "replicas": 1}}, {"after": 40},
+             {"scale": {"name": "web", "replicas": 3}}, {"after": 40}]
+    doc = run_scenario(parse_scenario(_set_scenario(3, steps)))  # OrderedReady: web-2 waits for web-1
+    lane = pod_intervals(doc)["web"][2]
+    assert [iv.state for iv in lane] == [MISSING, PENDING, RUNNING, READY, TERMINATING,
+                                         MISSING, PENDING, RUNNING, READY]
+    assert lane[5].start > lane[4].end  # out of range in between: neither a pod nor missing
+    assert lane[0].start == 0 and lane[5].start == 80
 
 
 def test_terminating_pods_above_a_scaled_down_range_are_not_counted() -> None:

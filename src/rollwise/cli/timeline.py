@@ -153,10 +153,10 @@ def _apply(life: _Life, ev: Mapping[str, Any]) -> None:
 def pod_intervals(result: Mapping[str, Any]) -> dict[str, Lanes]:
     """Per set, per ordinal: contiguous ``Interval``s of pod state rebuilt from the event stream.
 
-    An ordinal is "in range" from its first PodCreated, and the gaps between its pods are ``missing``. Whether an
-    ordinal whose last pod is gone stays in range (missing until the end) is ``_stays_in_range``'s guess. The
-    document does not carry ``spec.replicas`` over time, so ordinals not yet created during the initial bring-up
-    are not counted as missing.
+    With the recorder's ordinal range over time (``samples``), an ordinal is ``missing`` while it is in range with no
+    pod. Without it (an older document), an ordinal is "in range" from its first PodCreated, the gaps between its
+    pods are ``missing``, and whether an ordinal whose last pod is gone stays in range (missing until the end) is
+    ``_stays_in_range``'s guess; ordinals not yet created during the initial bring-up are not drawn as missing.
     """
     end = end_time(result)
     update = _update_revisions(result)
@@ -196,7 +196,38 @@ def pod_intervals(result: Mapping[str, Any]) -> dict[str, Lanes]:
     for key, t in gone_at.items():
         if stays(key, t):
             _push(out[key[0]][key[1]], Interval(t, end, MISSING, False))
+    for name, sampled in (result.get("samples") or {}).items():
+        if sampled.get("ordinals"):
+            out[name] = _missing_where_in_range(out.get(name, {}), sampled["ordinals"], end)
     return {name: dict(sorted(lanes.items())) for name, lanes in out.items()}
+
+
+def _missing_where_in_range(lanes: Lanes, ranges: list[list[Any]], end: float) -> Lanes:
+    """With the recorded ordinal range over time, an ordinal is missing exactly while it is in range with no pod:
+    from the start for ordinals not created yet (as the unavailable count has it), never once scaled away."""
+    steps = [(float(t), int(a), int(b)) for t, a, b in ranges]
+    wanted = {o for _, a, b in steps for o in range(a, b)}
+    out: Lanes = {}
+    for ordinal in wanted | set(lanes):
+        pods = [iv for iv in lanes.get(ordinal, ()) if iv.state != MISSING]
+        holes: list[Interval] = []
+        for i, (t, a, b) in enumerate(steps):
+            until = steps[i + 1][0] if i + 1 < len(steps) else end
+            if not a <= ordinal < b or until <= t:
+                continue
+            cursor = t
+            for iv in pods:
+                if iv.end > cursor and iv.start < until:
+                    if iv.start > cursor:
+                        holes.append(Interval(cursor, iv.start, MISSING, False))
+                    cursor = max(cursor, iv.end)
+            if cursor < until:
+                if holes and holes[-1].end == cursor:  # in range across a resize: one hole
+                    holes[-1] = holes[-1]._replace(end=until)
+                else:
+                    holes.append(Interval(cursor, until, MISSING, False))
+        out[ordinal] = sorted(pods + holes, key=lambda iv: (iv.start, iv.end))
+    return out
 
 
 def _stays_in_range(result: Mapping[str, Any], alive: set[tuple[str, int]]) -> Callable[[tuple[str, int], float], bool]:

@@ -31,6 +31,7 @@ class SetFigures:
     last_sample: float | None = None
     unavailable_steps: list[tuple[float, int]] = field(default_factory=list)  # (t, count) where the count changed
     measured_step: int = 0  # the step in force when measuring (re)started
+    range_steps: list[tuple[float, int, int]] = field(default_factory=list)  # (t, start, stop) of the ordinals
 
 
 @dataclass(slots=True)
@@ -134,6 +135,9 @@ class Recorder:
             unavailable = unavailable_ordinals(sts, pods, t)
             if not fig.unavailable_steps or fig.unavailable_steps[-1][1] != unavailable:
                 fig.unavailable_steps.append((round(t, 6), unavailable))
+            span = ordinal_range(sts)
+            if not fig.range_steps or fig.range_steps[-1][1:] != (span.start, span.stop):
+                fig.range_steps.append((round(t, 6), span.start, span.stop))
             fig.last_unavailable = unavailable
             fig.last_sample = t
             fig.max_unavailable = max(fig.max_unavailable, unavailable)
@@ -165,9 +169,11 @@ class Recorder:
     def samples(self) -> dict[str, dict[str, Any]]:
         """Per set, the sampled unavailable count as a step function over the whole run, and where the summary
         starts measuring: at ``measuredFrom`` seconds, from the step at index ``measuredFromStep`` on (the summary's
-        ``maxUnavailableObserved`` is the largest count from there). What a timeline draws."""
+        ``maxUnavailableObserved`` is the largest count from there); and the ordinals in range over time,
+        ``[t, start, stop)``. What a timeline draws."""
         return {name: {"measuredFrom": fig.start or 0.0, "measuredFromStep": fig.measured_step,
-                       "unavailable": [[t, n] for t, n in fig.unavailable_steps]}
+                       "unavailable": [[t, n] for t, n in fig.unavailable_steps],
+                       "ordinals": [[t, a, b] for t, a, b in fig.range_steps]}
                 for name, fig in self.figures.items()}
 
 
