@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import sys
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -107,22 +110,45 @@ def run_demo_cases(demos: tuple[Demo, ...] = DEMOS, *,
     return out
 
 
+def _plot_pool(jobs: int) -> ProcessPoolExecutor:
+    """Worker processes for the timelines: each imports matplotlib while the stories run, then draws one story's
+    picture while the next story runs (drawing takes longer than simulating)."""
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_load_plotting)
+
+
+def _load_plotting() -> None:
+    import rollwise.cli.plot  # noqa: F401, PLC0415 - matplotlib loads only where plots are drawn
+
+
+def _draw(runs: list[dict[str, Any]], out: Path) -> Path:
+    from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only where plots are drawn
+
+    return plot_timelines(runs, out, titles=[r["strategy"] for r in runs])
+
+
 def run_demo(args: argparse.Namespace) -> int:
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
     out_dir = Path(args.out)
-    for demo, runs in run_demo_cases(progress=sys.stderr.isatty()):
-        console.rule(f"[bold]{runs[0]['scenario']}[/bold]  ({demo.file})")
-        console.print(demo.story)
-        console.print(compare_table(runs))
-        for line in stuck_lines(runs):
-            console.print(f"[red]stuck[/red] {line}")
-        if not args.no_plots:
-            from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for plots
-
-            path = plot_timelines(runs, out_dir / f"{Path(demo.file).stem}.png",
-                                  titles=[r["strategy"] for r in runs])
-            console.print(f"timeline: {path}")
-        console.print()
-    if not args.no_plots:
+    pool = None if args.no_plots else _plot_pool(max(1, min(len(DEMOS), os.cpu_count() or 1)))
+    drawn: list[Future[Path]] = []
+    try:
+        for demo, runs in run_demo_cases(progress=sys.stderr.isatty()):
+            console.rule(f"[bold]{runs[0]['scenario']}[/bold]  ({demo.file})")
+            console.print(demo.story)
+            console.print(compare_table(runs))
+            for line in stuck_lines(runs):
+                console.print(f"[red]stuck[/red] {line}")
+            if pool is not None:
+                out = out_dir / f"{Path(demo.file).stem}.png"
+                drawn.append(pool.submit(_draw, runs, out))
+                console.print(f"timeline: {out}")
+            console.print()
+        for future in drawn:
+            future.result()  # a drawing that failed raises here, after every table was printed
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    if pool is not None:
         console.print(f"plots written to {out_dir.resolve()}")
     return 0

@@ -29,6 +29,9 @@ class SetFigures:
     forced_replacements: int = 0
     last_unavailable: int = 0
     last_sample: float | None = None
+    unavailable_steps: list[tuple[float, int]] = field(default_factory=list)  # (t, count) where the count changed
+    measured_step: int = 0  # the step in force when measuring (re)started
+    range_steps: list[tuple[float, int, int]] = field(default_factory=list)  # (t, start, stop) of the ordinals
 
 
 @dataclass(slots=True)
@@ -119,6 +122,7 @@ class Recorder:
         fig.unavailable_pod_seconds = 0.0
         fig.pod_creations = fig.pod_deletions = fig.forced_replacements = 0
         fig.last_sample = t
+        fig.measured_step = max(0, len(fig.unavailable_steps) - 1)
 
     def sample(self, t: float, sets: list[Obj], pods_by_set: Mapping[str, list[Obj]]) -> None:
         """At the end of an instant: integrate unavailability since the last sample, and check completion."""
@@ -129,6 +133,11 @@ class Recorder:
                 fig.unavailable_pod_seconds += fig.last_unavailable * (t - fig.last_sample)
             pods = pods_by_set.get(name, [])
             unavailable = unavailable_ordinals(sts, pods, t)
+            if not fig.unavailable_steps or fig.unavailable_steps[-1][1] != unavailable:
+                fig.unavailable_steps.append((round(t, 6), unavailable))
+            span = ordinal_range(sts)
+            if not fig.range_steps or fig.range_steps[-1][1:] != (span.start, span.stop):
+                fig.range_steps.append((round(t, 6), span.start, span.stop))
             fig.last_unavailable = unavailable
             fig.last_sample = t
             fig.max_unavailable = max(fig.max_unavailable, unavailable)
@@ -155,6 +164,17 @@ class Recorder:
                 "forcedReplacements": fig.forced_replacements,
             }
         return out
+
+
+    def samples(self) -> dict[str, dict[str, Any]]:
+        """Per set, the sampled unavailable count as a step function over the whole run, and where the summary
+        starts measuring: at ``measuredFrom`` seconds, from the step at index ``measuredFromStep`` on (the summary's
+        ``maxUnavailableObserved`` is the largest count from there); and the ordinals in range over time,
+        ``[t, start, stop)``. What a timeline draws."""
+        return {name: {"measuredFrom": fig.start or 0.0, "measuredFromStep": fig.measured_step,
+                       "unavailable": [[t, n] for t, n in fig.unavailable_steps],
+                       "ordinals": [[t, a, b] for t, a, b in fig.range_steps]}
+                for name, fig in self.figures.items()}
 
 
 def _round(x: float) -> float:
