@@ -108,7 +108,6 @@ def _process_replica(sync: Sync, index: int, pod: Obj | None) -> bool:
         sync.broken_below = sync.broken_below or name
     if not identity_matches(sync.sts, pod) or not storage_matches(sync.sts, pod):
         sync.actions.append(UpdatePod(pod=repair_identity(sync.sts, pod), reason=f"repair identity of {name}"))
-    sync.actions.extend(fix_claim_owners(sync, pod, condemned=False))
     return False
 
 
