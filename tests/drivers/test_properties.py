@@ -81,7 +81,9 @@ def test_random_changes_and_faults_never_break_the_invariants(raw: dict[str, Any
         claims_created.update(name_of(c) for c in sim.cluster.list("PersistentVolumeClaim"))
 
     sim.observers.append(observe)
-    sim.run()
+    result = sim.run()
+    lost = [e["claim"] for e in result["events"] if e["type"] == "PVCDeleted" and e.get("lost")]
+    problems.extend(f"claim {c} deleted while its ordinal was in range or under Retain" for c in lost)
     problems.extend(invariants.one_pod_per_ordinal(sim.cluster))
     problems.extend(invariants.claims_kept_under_retain(sim.cluster, claims_created))
     assert not problems, problems[:5]
