@@ -25,3 +25,16 @@ def test_scale_down_reversed_while_terminating_keeps_the_claim(capsys: pytest.Ca
     assert code == 0
     assert [e for e in result["events"] if e["type"] == "PVCDeleted"] == []
     assert result["summary"]["db"]["claimsLost"] == 0
+
+
+def test_pod_deleted_mid_rollout_without_a_rolling_update_block_is_not_churned(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """web-0 comes back at the current revision (upstream's rule without a rollingUpdate block); it is replaced
+    once, after web-1, instead of being deleted again as soon as it is created."""
+    code, result = simulate(capsys, "rolling-no-block-user-delete.yaml")
+    assert code == 0
+    by_controller = [e["pod"] for e in result["events"]
+                     if e["type"] == "PodDeleteRequested" and e["by"] != "user"]
+    assert by_controller == ["web-2", "web-1", "web-0"]
+    assert result["summary"]["web"]["completed"] is True

@@ -31,7 +31,7 @@ step = st.one_of(
 def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     kind = draw(st.sampled_from(["RollingUpdate", "OnDelete", "Recreate", "EnforcedRollingUpdate"]))
     strategy: dict[str, Any] = {"type": kind}
-    if kind in ("RollingUpdate", "EnforcedRollingUpdate"):
+    if kind in ("RollingUpdate", "EnforcedRollingUpdate") and draw(st.integers(0, 3)):
         block = {"partition": draw(st.integers(0, 3)), "maxUnavailable": draw(st.sampled_from([1, 2, 3, "50%"]))}
         if draw(st.booleans()):
             block["podProgressTimeoutSeconds"] = draw(st.sampled_from([20, 60]))

@@ -19,6 +19,7 @@ from rollwise.api import predicates as p
 from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import name_of
 from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.replicas import replacement_is_outdated
 from rollwise.controllers.statefulset.strategies.progress_timeout import replace_timed_out_pods
 
 __all__ = ["EnforcedRollingUpdate"]
@@ -64,7 +65,7 @@ class EnforcedRollingUpdate:
         )
         for index in range(n - 1, floor - 1, -1):
             pod = sync.replicas[index]
-            if pod is None or sync.terminating(pod) or not sync.outdated(pod):
+            if pod is None or sync.terminating(pod) or not sync.outdated(pod) or replacement_is_outdated(sync, pod):
                 continue
             broken = not sync.available(pod)
             if broken and sync.monotonic and in_flight >= budget:
