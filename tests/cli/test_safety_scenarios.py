@@ -38,3 +38,11 @@ def test_pod_deleted_mid_rollout_without_a_rolling_update_block_is_not_churned(
                      if e["type"] == "PodDeleteRequested" and e["by"] != "user"]
     assert by_controller == ["web-2", "web-1", "web-0"]
     assert result["summary"]["web"]["completed"] is True
+
+
+def test_a_change_of_spelling_only_replaces_no_pod(capsys: pytest.CaptureFixture[str]) -> None:
+    code, result = simulate(capsys, "spelling-only-change.yaml")
+    assert code == 0
+    assert {e["revision"] for e in result["events"] if e["type"] == "PodCreated"} == {
+        p["revision"] for p in result["final"]["pods"]}
+    assert not [e for e in result["events"] if e["type"] == "PodDeleteRequested"]
