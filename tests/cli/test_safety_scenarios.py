@@ -46,3 +46,16 @@ def test_a_change_of_spelling_only_replaces_no_pod(capsys: pytest.CaptureFixture
     assert {e["revision"] for e in result["events"] if e["type"] == "PodCreated"} == {
         p["revision"] for p in result["final"]["pods"]}
     assert not [e for e in result["events"] if e["type"] == "PodDeleteRequested"]
+
+
+@pytest.mark.parametrize("name", ["enforced-broken-below-healthy-parallel.yaml",
+                                  "enforced-broken-below-healthy-orderedready.yaml",
+                                  "enforced-fix-with-scale-up-ordered.yaml"])
+def test_enforced_rolling_update_completes_once_the_template_is_fixed(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    code, result = simulate(capsys, name)
+    assert code == 0
+    assert result["summary"]["web"]["completed"] is True
+    assert {p["revision"] for p in result["final"]["pods"]} == {result["final"]["statefulSets"][0]["status"][
+        "updateRevision"]}
