@@ -59,3 +59,18 @@ def test_enforced_rolling_update_completes_once_the_template_is_fixed(
     assert result["summary"]["web"]["completed"] is True
     assert {p["revision"] for p in result["final"]["pods"]} == {result["final"]["statefulSets"][0]["status"][
         "updateRevision"]}
+
+
+def test_quorum_aware_deletions_wait_min_ready_seconds_after_a_probe_tick(capsys: pytest.CaptureFixture[str]) -> None:
+    code, result = simulate(capsys, "etcd-min-ready-between-deletions.yaml")
+    assert code == 0
+    patched = next(e["t"] for e in result["events"] if e["type"] == "Step" and e["action"] == "patch")
+    ready_at: dict[str, float] = {}
+    for e in result["events"]:
+        if e["t"] < patched:
+            continue
+        if e["type"] == "PodReady":
+            ready_at[e["pod"]] = e["t"]
+        elif e["type"] == "PodDeleteRequested":
+            waited = {pod: e["t"] - t for pod, t in ready_at.items() if pod != e["pod"]}
+            assert all(w > 10 for w in waited.values()), (e, waited)
