@@ -8,11 +8,12 @@ available (Ready for longer than minReadySeconds, not terminating, not Failed) i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from rollwise.api.identity import parent_and_ordinal
 
-__all__ = ["max_unavailable_from_events"]
+__all__ = ["figures_from_events", "max_unavailable_from_events"]
 
 
 @dataclass(slots=True)
@@ -34,18 +35,37 @@ def _unavailable(pods: dict[int, _Pod], replicas: int, mrs: float, now: float) -
 
 def max_unavailable_from_events(raw: dict[str, Any], events: list[dict[str, Any]], set_name: str) -> int:
     """``maxUnavailableObserved`` for ``set_name`` of a single-set scenario ``raw`` whose run produced ``events``."""
+    return int(figures_from_events(raw, events, set_name, end=None)[0])
+
+
+def figures_from_events(raw: dict[str, Any], events: list[dict[str, Any]], set_name: str,
+                        *, end: float | None) -> tuple[int, float]:
+    """(``maxUnavailableObserved``, ``unavailablePodSeconds`` up to ``end``) for ``set_name``, from the events.
+
+    Between two instants the count only falls, when a Ready pod passes minReadySeconds; the integral splits there.
+    """
     sts = next(o for o in raw["objects"] if o["metadata"]["name"] == set_name)
     mrs = float(sts["spec"].get("minReadySeconds") or 0)
     replicas = int(sts["spec"].get("replicas", 1))
     steps = raw.get("steps") or []
     template = sts["spec"]["template"]["spec"]["containers"][0]["image"]
     pods: dict[int, _Pod] = {}
-    changed_at: float | None = None  # measured from t=0 unless a step changes the template
     best = 0
+    seconds = 0.0
+    previous = 0.0
+    restarted = False  # measured from t=0 unless a step changes the template
     by_instant: dict[float, list[dict[str, Any]]] = {}
     for e in events:
         by_instant.setdefault(e["t"], []).append(e)
+
+    def integrate(start: float, stop: float) -> float:
+        cuts = sorted({start, stop, *(p.ready_since + mrs for p in pods.values()
+                                      if p.ready_since is not None and start < p.ready_since + mrs < stop)})
+        # just after each cut the count holds until the next one (availability is strict: since + mrs < now)
+        return sum(_unavailable(pods, replicas, mrs, a + 1e-9) * (b - a) for a, b in pairwise(cuts))
+
     for t in sorted(by_instant):
+        seconds += integrate(previous, t)
         for e in by_instant[t]:
             if e["type"] == "Step":
                 step = steps[e["index"]]
@@ -54,30 +74,37 @@ def max_unavailable_from_events(raw: dict[str, Any], events: list[dict[str, Any]
                 patch = step.get("patch")
                 if patch:
                     image = patch["merge"]["spec"]["template"]["spec"]["containers"][0]["image"]
-                    if image != template and changed_at is None:
-                        changed_at = t
-                        best = 0  # measuring restarts at the first template change, with this instant
+                    if image != template and not restarted:
+                        best, seconds = 0, 0.0  # measuring restarts at the first template change, with this instant
+                        restarted = True
                     template = image
                 continue
-            pod_name = e.get("pod")
-            if not pod_name:
-                continue
-            parent, ordinal = parent_and_ordinal(pod_name)
-            if parent != set_name:
-                continue
-            if e["type"] == "PodCreated":
-                pods[ordinal] = _Pod()
-            elif e["type"] == "PodGone":
-                pods.pop(ordinal, None)
-            elif ordinal in pods:
-                pod = pods[ordinal]
-                if e["type"] == "PodReady":
-                    pod.ready_since = t
-                elif e["type"] == "PodNotReady":
-                    pod.ready_since = None
-                elif e["type"] == "PodFailed":
-                    pod.failed = True
-                elif e["type"] == "PodDeleteRequested":
-                    pod.terminating = True
+            _apply(pods, e, set_name, t)
         best = max(best, _unavailable(pods, replicas, mrs, t))
-    return best
+        previous = t
+    if end is not None:
+        seconds += integrate(previous, end)
+    return best, seconds
+
+
+def _apply(pods: dict[int, _Pod], e: dict[str, Any], set_name: str, t: float) -> None:
+    pod_name = e.get("pod")
+    if not pod_name:
+        return
+    parent, ordinal = parent_and_ordinal(pod_name)
+    if parent != set_name:
+        return
+    if e["type"] == "PodCreated":
+        pods[ordinal] = _Pod()
+    elif e["type"] == "PodGone":
+        pods.pop(ordinal, None)
+    elif ordinal in pods:
+        pod = pods[ordinal]
+        if e["type"] == "PodReady":
+            pod.ready_since = t
+        elif e["type"] == "PodNotReady":
+            pod.ready_since = None
+        elif e["type"] == "PodFailed":
+            pod.failed = True
+        elif e["type"] == "PodDeleteRequested":
+            pod.terminating = True
