@@ -91,6 +91,7 @@ def test_rollout_completes_once_faults_stop_and_the_template_is_good(raw: dict[s
     pods = result["final"]["pods"]
     assert web["completed"], (web, pods, [e for e in result["events"] if e["type"] == "Event"][-5:])
     assert web["claimsLost"] == 0
+    assert not [p["name"] for p in pods if p["terminating"]], pods
     observed, seconds = figures_from_events(raw, result["events"], "web", end=result["endedAt"])
     assert web["maxUnavailableObserved"] == observed
     # The summary samples at instants; a pod passing minReadySeconds is seen 1 ms later, at the requeue.

@@ -97,3 +97,4 @@ def test_quorum_aware_rollout_completes_once_faults_stop(raw: dict[str, Any]) ->
     result = Simulation(parse_scenario(raw)).run()
     assert result["summary"]["etcd"]["completed"], result["final"]["pods"]
     assert result["summary"]["etcd"]["claimsLost"] == 0
+    assert not [p["name"] for p in result["final"]["pods"] if p["terminating"]], result["final"]["pods"]
