@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import invariants
 import pytest
 from event_figures import figures_from_events
 from hypothesis import HealthCheck, given, settings
@@ -86,7 +87,12 @@ def fault_histories(draw: st.DrawFn) -> dict[str, Any]:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fault_histories())
 def test_rollout_completes_once_faults_stop_and_the_template_is_good(raw: dict[str, Any]) -> None:
-    result = Simulation(parse_scenario(raw)).run()
+    sim = Simulation(parse_scenario(raw))
+    problems: list[str] = []
+    sim.observers.append(lambda view, plan: problems.extend(
+        p for check in invariants.PLAN_CHECKS for p in check(view, plan)))
+    result = sim.run()
+    assert not problems, problems[:5]
     web = result["summary"]["web"]
     pods = result["final"]["pods"]
     assert web["completed"], (web, pods, [e for e in result["events"] if e["type"] == "Event"][-5:])
