@@ -241,9 +241,11 @@ def unavailable_ordinals(sts: Obj, pods: list[Obj], now: float) -> int:
 
 
 def rollout_complete(sts: Obj, pods: list[Obj], now: float) -> bool:
-    """The controller's rule (``api/rollout.py``), judged once the controller has observed the set's latest
-    generation: every ordinal in range available at the update revision (below a partition excepted), and no pod
-    outside the range."""
+    """The summary's ``completed`` (spec/simulate.md): the controller's rule (``api/rollout.py``), judged once the
+    controller has observed the set's latest generation, with the bar the contract sets: every ordinal in range
+    Ready at the update revision (below a partition excepted), and no pod outside the range. The controller's
+    ``RolloutComplete`` condition asks more (available: Ready for minReadySeconds), so with minReadySeconds set the
+    condition follows the summary by that long; without it the two agree."""
     status = sts.get("status") or {}
     if status.get("observedGeneration") != sts["metadata"].get("generation") or not status.get("updateRevision"):
         return False
@@ -254,4 +256,4 @@ def rollout_complete(sts: Obj, pods: list[Obj], now: float) -> bool:
     return is_rollout_complete(
         [by_ordinal.get(o) for o in span], outside_range=sum(1 for pod in pods if ordinal_of(pod) not in span),
         floor=int(block.get("partition") or 0), update_revision=status["updateRevision"],
-        min_ready_seconds=float(sts["spec"].get("minReadySeconds") or 0), now=now)
+        min_ready_seconds=0.0, now=now)
