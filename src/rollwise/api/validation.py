@@ -269,6 +269,10 @@ def _check_pod_spec(pod_spec: object) -> list[FieldError]:
         # reference §2: a StatefulSet's pods are replaced by the controller, never left to exit.
         errors.append(FieldError(path=f"{path}.restartPolicy", kind="Unsupported value", value=restart,
                                  rule='supported values: "Always"'))
+    if pod_spec.get("terminationGracePeriodSeconds") is not None:
+        # a negative grace period would leave every deleted pod terminating for ever
+        errors += check_int(pod_spec["terminationGracePeriodSeconds"], f"{path}.terminationGracePeriodSeconds",
+                            minimum=0)
     if pod_spec.get("activeDeadlineSeconds") is not None:
         errors.append(FieldError(path=f"{path}.activeDeadlineSeconds", kind="Forbidden",
                                  rule="activeDeadlineSeconds is not supported for StatefulSet pods"))
