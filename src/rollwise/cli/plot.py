@@ -20,6 +20,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import blended_transform_factory
 
+from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.cli.timeline import (
     AGGREGATE_ABOVE,
     FAILING,
@@ -291,7 +292,15 @@ def plot_timelines(results: Sequence[Mapping[str, Any]], out: str | Path, *,
     fig.legend(handles=handles, loc="outside lower center", ncols=4, fontsize=8, frameon=False)
     views = ";".join(",".join(f"{p.name}={'aggregated' if p.aggregated else 'lanes'}" for p in ps) for ps in plans)
     path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, format="png", metadata={"Title": heading, "Description": f"panels={len(results)}",
-                                              "Comment": f"views={views} axisEnd={xmax:g}"})
+    fmt = path.suffix.lower().lstrip(".") or "png"
+    notes = {"Title": heading, "Description": f"panels={len(results)}", "Comment": f"views={views} axisEnd={xmax:g}"}
+    # each backend takes its own metadata keys: PNG text chunks are free-form, SVG and PDF have fixed vocabularies
+    metadata = {"png": notes, "svg": {"Title": heading, "Description": f"{notes['Description']} {notes['Comment']}"},
+                "pdf": {"Title": heading, "Subject": f"{notes['Description']} {notes['Comment']}"}}.get(fmt, {})
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, format=fmt, metadata=metadata)
+    except (OSError, ValueError) as err:
+        raise InvalidObject([FieldError(path="--plot", value=str(path), rule=f"cannot write the plot: {err}")],
+                            source=str(path)) from err
     return path

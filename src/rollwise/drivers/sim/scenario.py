@@ -93,6 +93,10 @@ def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario"
     if not isinstance(raw, Mapping):
         raise InvalidObject([FieldError(path="<root>", rule="a scenario must be a mapping", value=type(raw).__name__)],
                             source=source)
+    if "kind" in raw or "apiVersion" in raw:
+        raise InvalidObject([FieldError(path="kind", value=raw.get("kind"), rule="this is a Kubernetes manifest, not a "
+                                        "scenario; list it under objects: of a scenario (rollwise validate checks "
+                                        "manifests)")], source=source)
     for key in raw:
         if key not in TOP_LEVEL:
             errors.append(FieldError(path=str(key), kind="Unsupported value", value=key,
@@ -162,6 +166,7 @@ def check_manifest(obj: Any, path: str, gates: FeatureGates, errors: list[FieldE
 def _check_unique(objects: list[tuple[int, Obj]], errors: list[FieldError]) -> None:
     """Two objects with the same kind, namespace and name: the second create would fail, so refuse the file."""
     seen: dict[tuple[str, str, str], int] = {}
+    set_names: dict[str, int] = {}
     for i, obj in objects:
         meta = obj.get("metadata") or {}
         key = (str(obj.get("kind")), str(meta.get("namespace") or "default"), str(meta.get("name")))
@@ -169,8 +174,14 @@ def _check_unique(objects: list[tuple[int, Obj]], errors: list[FieldError]) -> N
             errors.append(FieldError(path=f"objects[{i}].metadata.name", kind="Duplicate value", value=key[2],
                                      rule=f"objects[{seen[key]}] is already a {key[0]} of this name in namespace "
                                           f"{key[1]}"))
-        else:
-            seen[key] = i
+            continue
+        seen[key] = i
+        if key[0] == "StatefulSet" and set_names.setdefault(key[2], i) != i:
+            # the summary, expect: and the steps name sets without a namespace; two would be one row
+            errors.append(FieldError(path=f"objects[{i}].metadata.name", kind="Duplicate value", value=key[2],
+                                     rule=f"objects[{set_names[key[2]]}] is a StatefulSet of the same name in another "
+                                          "namespace; the summary and expect: name sets by name alone, so give "
+                                          "them different names"))
 
 
 def _parse_objects(raw: Any, gates: FeatureGates, errors: list[FieldError]) -> list[Obj]:
