@@ -23,6 +23,7 @@ from rollwise.api.meta import Obj
 from rollwise.api.numbers import describe_type
 from rollwise.api.validation import validate_statefulset
 from rollwise.api.validation_objects import validate_object
+from rollwise.api.validation_quantities import check_quantities
 from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY, read_settings
 
 __all__ = ["CHECKED_KINDS", "check_manifest"]
@@ -44,6 +45,7 @@ def check_manifest(obj: Any, path: str, gates: FeatureGates, errors: list[FieldE
     if isinstance(kind, str) and kind in KNOWN_KINDS:
         found += unknown_fields(obj)
         found += _validate(obj, kind, gates)
+        found += check_quantities(obj)
     else:  # a kind rollwise does not store or read: only what every object needs
         for key in ("apiVersion", "kind"):
             _required_string(obj.get(key), key, found)
