@@ -12,8 +12,10 @@ from rollwise.api.errors import FieldError
 
 __all__ = ["MAX_SECONDS", "check_number", "describe_type", "plain"]
 
-# Ten years of virtual time: far beyond any rollout, small enough that sums of durations stay exact in a float.
-MAX_SECONDS = 10 * 365 * 86400
+# Thirty days of virtual time: far beyond any rollout's deadline. A run that never settles (a pod in back-off)
+# simulates every restart up to its limit, about ten seconds of wall time for thirty days, so a larger limit would
+# only buy a longer wait.
+MAX_SECONDS = 30 * 86400
 
 
 def describe_type(value: object) -> str:

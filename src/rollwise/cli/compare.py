@@ -27,7 +27,7 @@ DEFAULT_STRATEGIES = "RollingUpdate,RollingUpdate:maxUnavailable=3,Recreate,Enfo
 def add_compare(sub: Any) -> None:
     p = sub.add_parser("compare", help="run a scenario once per strategy and compare the outcomes",
                        description="Run the scenario once per update strategy and show the figures side by side.")
-    p.add_argument("file", help="scenario file (YAML or JSON)")
+    p.add_argument("file", metavar="FILE", help="scenario file (YAML or JSON, UTF-8; see spec/simulate.md)")
     p.add_argument("--strategies", default=DEFAULT_STRATEGIES,
                    help=f"comma-separated strategies (default: {DEFAULT_STRATEGIES}); each as for simulate "
                         "--strategy, e.g. RollingUpdate:maxUnavailable=3")

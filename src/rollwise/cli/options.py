@@ -45,12 +45,12 @@ def load_with_overrides(path: str, *, feature_gates: str = "", strategy: str | N
 def check_plot_path(out: str, *, flag: str = "--plot") -> None:
     """A plot can be written there, in a format its extension names; InvalidObject naming the flag otherwise."""
     path = Path(out)
+    _check_writable(path, flag, directory=False)
     suffix = path.suffix.lower().lstrip(".")
     if suffix not in PLOT_FORMATS:
         raise InvalidObject([FieldError(path=flag, kind="Unsupported value", value=out,
                                         rule="the extension names the format; supported: "
                                              + ", ".join(f".{f}" for f in PLOT_FORMATS))], source=flag)
-    _check_writable(path, flag, directory=False)
 
 
 def check_output_dir(out: str, *, flag: str = "--out") -> None:

@@ -45,7 +45,7 @@ def add_plan(sub: Any) -> None:
                        description="Run the scenario up to --at seconds of virtual time, then show, for every "
                                    "StatefulSet, the actions each controller would take next and what it waits "
                                    "for. Nothing is executed.")
-    p.add_argument("file", help="scenario file (YAML or JSON)")
+    p.add_argument("file", metavar="FILE", help="scenario file (YAML or JSON, UTF-8; see spec/simulate.md)")
     p.add_argument("--at", type=float, default=None, metavar="SECONDS",
                    help="virtual time to stop at (default: the end of the scenario)")
     p.add_argument("--strategy", metavar="TYPE", help="as for simulate")

@@ -19,7 +19,7 @@ __all__ = ["add_simulate"]
 def add_simulate(sub: Any) -> None:
     p = sub.add_parser("simulate", help="run a scenario in virtual time on the embedded simulated cluster",
                        description="Run a scenario file in virtual time and report what the controllers did.")
-    p.add_argument("file", help="scenario file (YAML or JSON)")
+    p.add_argument("file", metavar="FILE", help="scenario file (YAML or JSON, UTF-8; see spec/simulate.md)")
     p.add_argument("--json", action="store_true", help="print the result document as JSON (nothing else on stdout)")
     p.add_argument("--strategy", metavar="TYPE",
                    help="override every StatefulSet's update strategy: RollingUpdate[:maxUnavailable=N,partition=N], "
