@@ -36,7 +36,8 @@ def check_manifest(obj: Any, path: str, gates: FeatureGates, errors: list[FieldE
     """Append every problem of one manifest (paths under ``path``) to ``errors``; a copy of it when it has a kind
     and a name (so later checks, such as duplicates, can use it), else None."""
     if not isinstance(obj, Mapping):
-        errors.append(FieldError(path=path, value=describe_type(obj), rule="must be a Kubernetes object (a mapping)"))
+        errors.append(FieldError(path=path or "<root>", value=describe_type(obj),
+                                 rule="must be a Kubernetes object (a mapping)"))
         return None
     kind = obj.get("kind")
     meta = obj.get("metadata")

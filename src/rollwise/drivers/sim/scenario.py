@@ -91,7 +91,7 @@ def load_scenario(path: str | Path) -> Scenario:
 def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario") -> Scenario:
     errors: list[FieldError] = []
     if not isinstance(raw, Mapping):
-        raise InvalidObject([FieldError(path="<root>", rule="a scenario must be a mapping", value=type(raw).__name__)],
+        raise InvalidObject([FieldError(path="<root>", rule="a scenario must be a mapping", value=describe_type(raw))],
                             source=source)
     if "kind" in raw or "apiVersion" in raw:
         raise InvalidObject([FieldError(path="kind", value=raw.get("kind"), rule="this is a Kubernetes manifest, not a "
