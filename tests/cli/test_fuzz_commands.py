@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from rollwise.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-SEEDS = sorted([*(ROOT / "src" / "rollwise" / "examples").glob("*.yaml"), *(ROOT / "tests" / "scenarios").glob("*.yaml")])
+SEEDS = sorted([*(ROOT / "src" / "rollwise" / "examples").glob("*.yaml"),
+                *(ROOT / "tests" / "scenarios").glob("*.yaml")])
 SEED_DOCS = {p.name: yaml.safe_load(p.read_text()) for p in SEEDS}
 
 # command -> argv for a file (the file is appended); one entry per command that reads files.
