@@ -8,6 +8,7 @@ file joins by adding one entry to ``COMMANDS``.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import re
@@ -27,6 +28,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SEEDS = sorted([*(ROOT / "src" / "rollwise" / "examples").glob("*.yaml"),
                 *(ROOT / "tests" / "scenarios").glob("*.yaml")])
 SEED_DOCS = {p.name: yaml.safe_load(p.read_text()) for p in SEEDS}
+# The manifests inside the scenarios, as a manifest file holds them: one object, or a kind: List of them.
+SEED_DOCS |= {f"{name}:objects[0]": doc["objects"][0] for name, doc in list(SEED_DOCS.items())}
+SEED_DOCS |= {f"{name}:list": {"apiVersion": "v1", "kind": "List", "items": doc["objects"]}
+              for name, doc in list(SEED_DOCS.items()) if "objects" in doc}
 
 # command -> argv for a file (the file is appended); one entry per command that reads files.
 COMMANDS: dict[str, Callable[[str], list[str]]] = {
@@ -88,11 +93,11 @@ def tree_mutations(draw: st.DrawFn) -> Any:
         if action == "delete" and path:
             doc = _set_at(doc, path, None, delete=True)
         elif action == "deep":
-            doc = _set_at(doc, path, _nested(draw(st.integers(10, 200))))
+            doc = _set_at(doc, path, _nested(draw(st.integers(10, 80))))
         elif action == "unknown" and isinstance(_get(doc, path), dict):
-            _get(doc, path)["unknownField"] = draw(REPLACEMENTS)
-        else:
-            doc = _set_at(doc, path, draw(REPLACEMENTS))
+            _get(doc, path)["unknownField"] = copy.deepcopy(draw(REPLACEMENTS))
+        else:  # a fresh copy: the sampled values are shared between examples
+            doc = _set_at(doc, path, copy.deepcopy(draw(REPLACEMENTS)))
     return doc
 
 

@@ -89,6 +89,15 @@ INVALID = [
     ("pod with a malformed spec", "p.yaml",
      _scenario("\n  - {apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: 5}}"),
      "objects[0].spec.containers"),
+    ("owner references that are not a list", "o.yaml",
+     _scenario("\n  - {apiVersion: v1, kind: Pod, metadata: {name: p, ownerReferences: 5}, spec: {containers: "
+               "[{name: a, image: x}]}}"), "objects[0].metadata.ownerReferences"),
+    ("a lease holder that is not a string", "l.yaml",
+     _scenario("\n  - {apiVersion: coordination.k8s.io/v1, kind: Lease, metadata: {name: l}, spec: "
+               "{holderIdentity: 5}}"), "objects[0].spec.holderIdentity"),
+    ("claim resources that are not a mapping", "c.yaml",
+     _scenario("\n  - {apiVersion: v1, kind: PersistentVolumeClaim, metadata: {name: c}, spec: {resources: 5}}"),
+     "objects[0].spec.resources"),
     ("two objects with one key", "t.yaml", _scenario(_set() + _set()), "objects[1].metadata.name: Duplicate value"),
     ("two sets of one name in two namespaces", "t.yaml",
      _scenario(_set(extra_meta=", namespace: a") + _set(extra_meta=", namespace: b")), "different names"),

@@ -20,7 +20,7 @@ from rollwise.api.validation_rules import (
     type_error,
 )
 
-__all__ = ["OBJECT_API_VERSIONS", "validate_object", "validate_pod", "validate_pod_spec"]
+__all__ = ["OBJECT_API_VERSIONS", "check_object_references", "validate_object", "validate_pod", "validate_pod_spec"]
 
 # kind -> the apiVersion rollwise serves it under
 OBJECT_API_VERSIONS = {
@@ -68,18 +68,77 @@ def _check_metadata(obj: Mapping[str, Any], kind: str) -> list[FieldError]:
     return errors
 
 
+def check_object_references(meta: object) -> list[FieldError]:
+    """``metadata.ownerReferences`` and ``metadata.finalizers`` of any object, which the garbage collector and every
+    controller read (upstream ValidateOwnerReferences: the four identifying fields, at most one controller)."""
+    if not isinstance(meta, Mapping):
+        return []
+    errors: list[FieldError] = []
+    refs = meta.get("ownerReferences")
+    if refs is not None and not isinstance(refs, list):
+        errors.append(type_error("metadata.ownerReferences", refs, "a list"))
+    controllers = 0
+    for i, ref in enumerate(refs if isinstance(refs, list) else ()):
+        path = f"metadata.ownerReferences[{i}]"
+        if not isinstance(ref, Mapping):
+            errors.append(type_error(path, ref, "a mapping"))
+            continue
+        for field in ("apiVersion", "kind", "name", "uid"):
+            value = ref.get(field)
+            if value is None or value == "":
+                errors.append(FieldError(path=f"{path}.{field}", kind="Required value", rule=f"{field} is required"))
+            elif not isinstance(value, str):
+                errors.append(type_error(f"{path}.{field}", value, "a string"))
+        for field in ("controller", "blockOwnerDeletion"):
+            if ref.get(field) is not None and not isinstance(ref.get(field), bool):
+                errors.append(type_error(f"{path}.{field}", ref.get(field), "true or false"))
+        controllers += ref.get("controller") is True
+    if controllers > 1:
+        errors.append(FieldError(path="metadata.ownerReferences", value=controllers,
+                                 rule="Only one reference can have Controller set to true"))
+    finalizers = meta.get("finalizers")
+    if finalizers is not None and (not isinstance(finalizers, list) or not all(isinstance(f, str) for f in finalizers)):
+        errors.append(type_error("metadata.finalizers", finalizers, "a list of strings"))
+    return errors
+
+
 def validate_object(obj: Mapping[str, Any]) -> list[FieldError]:
-    """Metadata, apiVersion and (for Pods) the spec of an object of a kind in ``OBJECT_API_VERSIONS``."""
+    """Metadata, apiVersion and the fields rollwise reads of an object of a kind in ``OBJECT_API_VERSIONS``."""
     kind = str(obj.get("kind"))
     errors = check_enum(obj.get("apiVersion"), "apiVersion", (OBJECT_API_VERSIONS[kind],))
     errors += _check_metadata(obj, kind)
+    spec = obj.get("spec")
     if kind == "Pod":
-        errors += validate_pod_spec(obj.get("spec"), "spec")
-    elif kind == "ControllerRevision" and obj.get("revision") is not None:
-        errors += check_int(obj["revision"], "revision", minimum=0)
-    elif obj.get("spec") is not None and not isinstance(obj.get("spec"), Mapping):
-        errors.append(type_error("spec", obj.get("spec"), "a mapping"))
+        return errors + validate_pod_spec(spec, "spec")
+    if kind == "ControllerRevision":
+        if obj.get("revision") is not None:
+            errors += check_int(obj["revision"], "revision", minimum=0)
+        return errors
+    if spec is not None and not isinstance(spec, Mapping):
+        return [*errors, type_error("spec", spec, "a mapping")]
+    for field, expected in _SPEC_TYPES.get(kind, ()):
+        value = (spec or {}).get(field)
+        if value is not None and not _is(value, expected):
+            errors.append(type_error(f"spec.{field}", value, expected))
     return errors
+
+
+# The spec fields rollwise reads from these kinds, by JSON type.
+_SPEC_TYPES = {
+    "Lease": (("holderIdentity", "a string"), ("leaseDurationSeconds", "an integer"),
+              ("leaseTransitions", "an integer")),
+    "PersistentVolumeClaim": (("resources", "a mapping"), ("accessModes", "a list"),
+                              ("storageClassName", "a string"), ("volumeName", "a string")),
+    "Service": (("ports", "a list"), ("selector", "a mapping"), ("clusterIP", "a string")),
+}
+
+
+def _is(value: object, expected: str) -> bool:
+    if expected == "a string":
+        return isinstance(value, str)
+    if expected == "an integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, Mapping if expected == "a mapping" else list)
 
 
 def validate_pod(obj: Mapping[str, Any]) -> list[FieldError]:

@@ -104,7 +104,7 @@ def run_compare(args: argparse.Namespace) -> int:
         json.dump({"runs": runs}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        out = console(160)
+        out = console()
         out.print(f"[bold]{escape(scenario.name)}[/bold]")
         if scenario.description:
             out.print(f"[italic]{escape(scenario.description.strip())}[/italic]")

@@ -119,7 +119,7 @@ def run_demo(args: argparse.Namespace) -> int:
         except InvalidObject as err:
             print_invalid(err)
             return 2
-    console = make_console(160)
+    console = make_console()
     out_dir = Path(args.out)
     for demo, runs in run_demo_cases(progress=sys.stderr.isatty()):
         console.rule(f"[bold]{runs[0]['scenario']}[/bold]  ({demo.file})")

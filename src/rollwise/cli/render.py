@@ -76,8 +76,9 @@ def figure(value: Any) -> str:
     return str(value)
 
 
-def console(width: int = 120) -> Console:
-    """A console for stdout: the terminal's width, or ``width`` when piped (so tables are not clipped to 80)."""
+def console(width: int = 200) -> Console:
+    """A console for stdout: the terminal's width, or ``width`` when piped, wide enough for every table's columns
+    (rich would otherwise assume 80 and clip them)."""
     return Console(highlight=False, width=None if sys.stdout.isatty() else width)
 
 

@@ -22,7 +22,7 @@ from rollwise.api.field_schema import KNOWN_KINDS, unknown_fields
 from rollwise.api.meta import Obj
 from rollwise.api.numbers import describe_type
 from rollwise.api.validation import validate_statefulset
-from rollwise.api.validation_objects import validate_object
+from rollwise.api.validation_objects import check_object_references, validate_object
 from rollwise.api.validation_quantities import check_quantities
 from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY, read_settings
 
@@ -46,6 +46,7 @@ def check_manifest(obj: Any, path: str, gates: FeatureGates, errors: list[FieldE
     if isinstance(kind, str) and kind in KNOWN_KINDS:
         found += unknown_fields(obj)
         found += _validate(obj, kind, gates)
+        found += check_object_references(meta)
         found += check_quantities(obj)
     else:  # a kind rollwise does not store or read: only what every object needs
         for key in ("apiVersion", "kind"):

@@ -119,8 +119,11 @@ class StepRunner:
         """A patch is refused, as the API server with strict field validation would, when the object it makes is
         malformed (a pod without containers would otherwise reach the kubelet)."""
         current = self.sim.cluster.get(kind, namespace, name)
+        patched = merge_patch(current, merge)
+        if patched.get("kind") != current.get("kind"):
+            return  # the store refuses a patch that changes what the object is
         errors: list[FieldError] = []
-        check_manifest(merge_patch(current, merge), "", self.sim.scenario.gates, errors)
+        check_manifest(patched, "", self.sim.scenario.gates, errors)
         if errors:
             raise Invalid(f'{kind} "{name}" is invalid: ' + "; ".join(map(str, errors)), errors=errors)
 
