@@ -58,7 +58,9 @@ _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _TAG = "tag:yaml.org,2002:"
+_STR = f"{_TAG}str"
 _SCALAR_TAGS = {f"{_TAG}{t}" for t in ("str", "null", "bool", "int", "float")}
+_CONSTRUCTORS = {tag: yaml.SafeLoader.yaml_constructors[tag] for tag in _SCALAR_TAGS}
 _MAP_TAGS = {None, "!", f"{_TAG}map"}
 _SEQ_TAGS = {None, "!", f"{_TAG}seq"}
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -218,21 +220,23 @@ class _YamlBuilder:
     def documents(self) -> Iterator[Any]:
         stack: list[_Frame] = []
         root: list[Any] = []
+        get_event = self.loader.get_event
         while self.loader.check_event():
-            event = self.loader.get_event()  # type: ignore[no-untyped-call]
-            if isinstance(event, yaml.DocumentStartEvent):
-                root = []
-            elif isinstance(event, yaml.DocumentEndEvent):
-                yield root[0] if root else None
-            elif isinstance(event, yaml.AliasEvent):
-                self._refuse(event, stack, "YAML aliases are not accepted; write the value out", event.anchor)
-            elif isinstance(event, yaml.ScalarEvent):
+            event = get_event()  # type: ignore[no-untyped-call]
+            cls = type(event)  # exact classes: the parser makes no subclasses, and this is the hot loop
+            if cls is yaml.ScalarEvent:
                 self._add(stack, root, event, self._scalar(event, stack))
-            elif isinstance(event, yaml.MappingStartEvent | yaml.SequenceStartEvent):
+            elif cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
                 self._open(stack, root, event)
-            elif isinstance(event, yaml.MappingEndEvent | yaml.SequenceEndEvent):
+            elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
                 frame = stack.pop()
                 self._add(stack, root, event, frame.value, opened=frame)
+            elif cls is yaml.DocumentStartEvent:
+                root = []
+            elif cls is yaml.DocumentEndEvent:
+                yield root[0] if root else None
+            elif cls is yaml.AliasEvent:
+                self._refuse(event, stack, "YAML aliases are not accepted; write the value out", event.anchor)
 
     def _open(self, stack: list[_Frame], root: list[Any], event: Any) -> None:
         mapping = isinstance(event, yaml.MappingStartEvent)
@@ -267,7 +271,11 @@ class _YamlBuilder:
     def _scalar(self, event: yaml.ScalarEvent, stack: list[_Frame]) -> Any:
         tag = event.tag
         if tag is None or tag == "!":
+            if not event.implicit[0]:
+                return event.value  # quoted: a string whatever it looks like
             tag = self.loader.resolve(yaml.ScalarNode, event.value, event.implicit)  # type: ignore[no-untyped-call]
+        if tag == _STR:
+            return event.value
         if tag == f"{_TAG}timestamp":
             return event.value  # as sigs.k8s.io/yaml: a time stays the string it was written as
         if tag == f"{_TAG}merge":
@@ -276,7 +284,7 @@ class _YamlBuilder:
             self._refuse(event, stack, f"the tag {tag} is not accepted", event.value)
         node = yaml.ScalarNode(tag, event.value)
         try:
-            value = self.loader.construct_object(node, deep=True)
+            value = _CONSTRUCTORS[tag](self.loader, node)
         except (ValueError, OverflowError):
             self._refuse(event, stack, f"integers must fit in 64 bits (at most {MAX_INTEGER})", event.value[:40])
         if isinstance(value, float) and not math.isfinite(value):
