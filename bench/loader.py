@@ -6,6 +6,7 @@ Run: `.venv/bin/python bench/loader.py`.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 
@@ -36,10 +37,8 @@ def best_of(fn: Callable[[], object], runs: int = 3) -> float:
     best = float("inf")
     for _ in range(runs):
         start = time.perf_counter()
-        try:
+        with contextlib.suppress(InvalidObject):
             fn()
-        except InvalidObject:
-            pass
         best = min(best, time.perf_counter() - start)
     return best
 
