@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rollwise.api.errors import FieldError
+from rollwise.api.validation import check_container
 from rollwise.api.validation_rules import (
     check_annotation_keys,
     check_dns_label,
@@ -171,26 +172,5 @@ def validate_pod_spec(spec: object, path: str) -> list[FieldError]:
             errors.append(type_error(f"{path}.{key}", containers, "a list"))
             continue
         for i, container in enumerate(containers):
-            errors += _check_container(container, f"{path}.{key}[{i}]", seen)
-    return errors
-
-
-def _check_container(container: object, path: str, seen: set[str]) -> list[FieldError]:
-    if not isinstance(container, Mapping):
-        return [type_error(path, container, "a mapping")]
-    errors: list[FieldError] = []
-    name = container.get("name")
-    if name is None or name == "":
-        errors.append(FieldError(path=f"{path}.name", kind="Required value", rule="name is required"))
-    else:
-        errors += check_dns_label(name, f"{path}.name")
-        if isinstance(name, str) and name in seen:
-            errors.append(FieldError(path=f"{path}.name", kind="Duplicate value", value=name,
-                                     rule="names must be unique"))
-        seen.add(str(name))
-    image = container.get("image")
-    if image is None or image == "":
-        errors.append(FieldError(path=f"{path}.image", kind="Required value", rule="an image is required"))
-    elif not isinstance(image, str):
-        errors.append(type_error(f"{path}.image", image, "a string"))
+            errors += check_container(container, f"{path}.{key}[{i}]", seen)
     return errors
