@@ -13,6 +13,7 @@ from importlib import metadata
 
 from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
+from rollwise.cli.lab import add_lab
 from rollwise.cli.plan import add_plan
 from rollwise.cli.simulate import add_simulate
 from rollwise.cli.validate import add_validate
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_plan(sub)
     add_demo(sub)
     add_validate(sub)
+    add_lab(sub)
     return parser
 
 
