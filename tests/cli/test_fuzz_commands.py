@@ -121,8 +121,8 @@ def file_bytes(draw: st.DrawFn) -> tuple[str, bytes]:
     doc = draw(tree_mutations())
     as_json = draw(st.booleans())
     text = json.dumps(doc) if as_json else yaml.safe_dump(doc, allow_unicode=True, sort_keys=False)
-    mutation = draw(st.sampled_from(["none", "none", "none", "none", "duplicate", "alias", "non-finite", "truncate", "bom",
-                                     "utf16", "latin1", "empty"]))
+    mutation = draw(st.sampled_from(["none", "none", "none", "none", "duplicate", "alias", "non-finite", "truncate",
+                                     "bom", "utf16", "latin1", "empty"]))
     if mutation == "duplicate" and not as_json and "\n" in text:
         lines = text.splitlines(keepends=True)
         i = draw(st.integers(0, len(lines) - 1))

@@ -204,6 +204,18 @@ def test_a_flag_that_makes_a_valid_file_invalid_is_named_with_it(capsys: pytest.
     assert "with --strategy RollingUpdate:maxUnavailable=2 --feature-gates MaxUnavailableStatefulSet=false" in err
 
 
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["lab", "etcd", "--start-seconds", "nan"], "--start-seconds"),
+    (["lab", "etcd", "--start-seconds", "-1"], "--start-seconds"),
+    (["lab", "etcd", "--plot", "x.gif"], "--plot"),
+])
+def test_lab_flags_are_checked_before_any_etcd_starts(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                      flag: str) -> None:
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"{flag}: invalid"), err
+
+
 @pytest.mark.parametrize("at", ["-5", "nan", "inf", "1e300"])
 def test_plan_at_must_be_a_finite_time_in_range(capsys: pytest.CaptureFixture[str], at: str) -> None:
     assert main(["plan", str(EXAMPLES / "rolling-update.yaml"), "--at", at]) == 2
