@@ -122,6 +122,7 @@ def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario"
                         lambda obj, path, errs: check_manifest(obj, path, gates, errs))
     expect, expect_errors = parse_expect(raw.get("expect") or {}, path="expect")
     errors += expect_errors
+    _check_set_names(objects, steps, expect, apps, errors)
     limit = raw.get("limitSeconds", 86400)
     limit_errors = check_number(limit, "limitSeconds", minimum=0, exclusive_minimum=True, maximum=MAX_SECONDS,
                                 what="a number of seconds")
@@ -197,3 +198,17 @@ def _parse_objects(raw: Any, gates: FeatureGates, errors: list[FieldError]) -> l
             out.append((i, checked))
     _check_unique(out, errors)
     return [obj for _, obj in out]
+
+
+def _check_set_names(objects: list[Obj], steps: list[Step], expect: Mapping[str, Any], apps: Mapping[str, Any],
+                     errors: list[FieldError]) -> None:
+    """``expect:`` and ``kubelet.apps`` name StatefulSets the scenario creates; a typo would otherwise surface only
+    at the end (an expectation about no set fails with exit 1) or never (a model bound to nothing)."""
+    manifests = [*objects, *(s.args for s in steps if s.action == "apply" and isinstance(s.args, Mapping))]
+    names = {str((m.get("metadata") or {}).get("name")) for m in manifests if m.get("kind") == "StatefulSet"}
+    known = ", ".join(sorted(names)) or "none"
+    for section, named in (("expect", expect), ("kubelet.apps", apps)):
+        for name in named:
+            if name not in names:
+                errors.append(FieldError(path=f"{section}.{name}", kind="Not found", value=name,
+                                         rule=f"no StatefulSet of this name in objects or apply steps (sets: {known})"))
