@@ -117,12 +117,12 @@ def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario"
     overrides, gate_errors = parse_gate_overrides(raw.get("featureGates") or {}, path="featureGates")
     errors += gate_errors
     gates = FeatureGates().with_overrides(overrides)
-    objects = _parse_objects(raw.get("objects"), gates, errors)
+    indexed = _parse_objects(raw.get("objects"), gates, errors)
     steps = parse_steps(raw.get("steps"), gates, errors,
                         lambda obj, path, errs: check_manifest(obj, path, gates, errs))
     expect, expect_errors = parse_expect(raw.get("expect") or {}, path="expect")
     errors += expect_errors
-    _check_set_names(objects, steps, expect, apps, errors)
+    _check_set_names(indexed, steps, expect, apps, errors)
     limit = raw.get("limitSeconds", 86400)
     limit_errors = check_number(limit, "limitSeconds", minimum=0, exclusive_minimum=True, maximum=MAX_SECONDS,
                                 what="a number of seconds")
@@ -132,7 +132,7 @@ def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario"
     if errors:
         raise InvalidObject(errors, source=source)
     return Scenario(name=name, description=description or "", kubelet=profile, apps=apps,
-                    objects=tuple(objects), steps=tuple(steps), gates=gates, expect=expect,
+                    objects=tuple(obj for _, obj in indexed), steps=tuple(steps), gates=gates, expect=expect,
                     limit_seconds=float(limit), source=source)
 
 
@@ -167,7 +167,6 @@ def check_manifest(obj: Any, path: str, gates: FeatureGates, errors: list[FieldE
 def _check_unique(objects: list[tuple[int, Obj]], errors: list[FieldError]) -> None:
     """Two objects with the same kind, namespace and name: the second create would fail, so refuse the file."""
     seen: dict[tuple[str, str, str], int] = {}
-    set_names: dict[str, int] = {}
     for i, obj in objects:
         meta = obj.get("metadata") or {}
         key = (str(obj.get("kind")), str(meta.get("namespace") or "default"), str(meta.get("name")))
@@ -175,17 +174,11 @@ def _check_unique(objects: list[tuple[int, Obj]], errors: list[FieldError]) -> N
             errors.append(FieldError(path=f"objects[{i}].metadata.name", kind="Duplicate value", value=key[2],
                                      rule=f"objects[{seen[key]}] is already a {key[0]} of this name in namespace "
                                           f"{key[1]}"))
-            continue
-        seen[key] = i
-        if key[0] == "StatefulSet" and set_names.setdefault(key[2], i) != i:
-            # the summary, expect: and the steps name sets without a namespace; two would be one row
-            errors.append(FieldError(path=f"objects[{i}].metadata.name", kind="Duplicate value", value=key[2],
-                                     rule=f"objects[{set_names[key[2]]}] is a StatefulSet of the same name in another "
-                                          "namespace; the summary and expect: name sets by name alone, so give "
-                                          "them different names"))
+        else:
+            seen[key] = i
 
 
-def _parse_objects(raw: Any, gates: FeatureGates, errors: list[FieldError]) -> list[Obj]:
+def _parse_objects(raw: Any, gates: FeatureGates, errors: list[FieldError]) -> list[tuple[int, Obj]]:
     if raw is None:
         return []
     if not isinstance(raw, list):
@@ -197,15 +190,27 @@ def _parse_objects(raw: Any, gates: FeatureGates, errors: list[FieldError]) -> l
         if checked is not None:
             out.append((i, checked))
     _check_unique(out, errors)
-    return [obj for _, obj in out]
+    return out
 
 
-def _check_set_names(objects: list[Obj], steps: list[Step], expect: Mapping[str, Any], apps: Mapping[str, Any],
-                     errors: list[FieldError]) -> None:
-    """``expect:`` and ``kubelet.apps`` name StatefulSets the scenario creates; a typo would otherwise surface only
-    at the end (an expectation about no set fails with exit 1) or never (a model bound to nothing)."""
-    manifests = [*objects, *(s.args for s in steps if s.action == "apply" and isinstance(s.args, Mapping))]
-    names = {str((m.get("metadata") or {}).get("name")) for m in manifests if m.get("kind") == "StatefulSet"}
+def _check_set_names(objects: list[tuple[int, Obj]], steps: list[Step], expect: Mapping[str, Any],
+                     apps: Mapping[str, Any], errors: list[FieldError]) -> None:
+    """StatefulSets are named by name alone (the summary, ``expect:``, ``kubelet.apps``, steps), so one name lives in
+    one namespace, and ``expect:`` and ``kubelet.apps`` name sets the scenario creates: a typo would otherwise
+    surface only at the end (an expectation about no set fails with exit 1) or never (a model bound to nothing)."""
+    manifests = [(f"objects[{i}]", obj) for i, obj in objects]
+    manifests += [(f"steps[{s.index}].apply", s.args) for s in steps if s.action == "apply" and s.args is not None]
+    namespaces: dict[str, str] = {}
+    for where, m in manifests:
+        meta = m.get("metadata") or {}
+        if m.get("kind") != "StatefulSet":
+            continue
+        name, namespace = str(meta.get("name")), str(meta.get("namespace") or "default")
+        if namespaces.setdefault(name, namespace) != namespace:
+            errors.append(FieldError(path=f"{where}.metadata.namespace", kind="Duplicate value", value=namespace,
+                                     rule=f"a StatefulSet {name} already lives in namespace {namespaces[name]}; the "
+                                          "summary and expect: name sets by name alone, so give them different names"))
+    names = set(namespaces)
     known = ", ".join(sorted(names)) or "none"
     for section, named in (("expect", expect), ("kubelet.apps", apps)):
         for name in named:
