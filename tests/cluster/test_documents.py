@@ -56,6 +56,9 @@ REFUSED = [
     ("binary tag", b"a: !!binary aGVsbG8=\n", "yaml", "tag:yaml.org,2002:binary"),
     ("set tag", b"a: !!set {x, y}\n", "yaml", "tag:yaml.org,2002:set"),
     ("custom tag", b"a: !thing 3\n", "yaml", "the tag !thing"),
+    ("explicit bool tag on other text", b"a: !!bool maybe\n", "yaml", "not a valid bool"),
+    ("explicit int tag on other text", b"a: !!int abc\n", "yaml", "not a valid int"),
+    ("control character", b'a: "\x07"\n', "yaml", "control characters"),
     ("yaml syntax", b"name: x\nobjects: [\n", "yaml", "not valid YAML"),
     ("json syntax", b'{"a": ', "json", "not valid JSON"),
 ]

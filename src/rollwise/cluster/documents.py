@@ -144,7 +144,8 @@ def _json_document(text: str, source: str) -> Any:
     except _Refused as err:
         raise _invalid(source, FILE, err.rule, value=err.value) from err
     except json.JSONDecodeError as err:
-        raise _invalid(source, FILE, f"not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from err
+        raise _invalid(source, FILE, f"not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})",
+                       value=Path(source).name) from err
 
 
 def _json_depth(text: str) -> int:
@@ -203,9 +204,10 @@ def _yaml_documents(text: str, source: str) -> Iterator[Any]:
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        raise _invalid(source, FILE, f"not valid YAML: {err.problem or err.context}{where}") from err
+        raise _invalid(source, FILE, f"not valid YAML: {err.problem or err.context}{where}",
+                       value=Path(source).name) from err
     except yaml.YAMLError as err:
-        raise _invalid(source, FILE, "not valid YAML: " + " ".join(str(err).split())) from err
+        raise _invalid(source, FILE, "not valid YAML: " + " ".join(str(err).split()), value=Path(source).name) from err
     finally:
         loader.dispose()
 
@@ -285,8 +287,10 @@ class _YamlBuilder:
         node = yaml.ScalarNode(tag, event.value)
         try:
             value = _CONSTRUCTORS[tag](self.loader, node)
-        except (ValueError, OverflowError):
-            self._refuse(event, stack, f"integers must fit in 64 bits (at most {MAX_INTEGER})", event.value[:40])
+        except (ValueError, OverflowError, KeyError, TypeError):  # an explicit tag on text that is not of its type
+            rule = (f"integers must fit in 64 bits (at most {MAX_INTEGER})" if tag == f"{_TAG}int" and
+                    event.value.lstrip("+-").isdigit() else f"not a valid {tag.rsplit(':', 1)[-1]}")
+            self._refuse(event, stack, rule, event.value[:40])
         if isinstance(value, float) and not math.isfinite(value):
             self._refuse(event, stack, "must be a finite number", event.value)
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INTEGER:
