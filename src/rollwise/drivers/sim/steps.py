@@ -11,11 +11,13 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from rollwise.api.errors import ApiStatusError, NotFound
+from rollwise.api.errors import ApiStatusError, FieldError, Invalid, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of
+from rollwise.cluster.patching import merge_patch
+from rollwise.drivers.manifests import check_manifest
 from rollwise.drivers.sim.engine import STEP
 from rollwise.drivers.sim.record import rollout_complete
-from rollwise.drivers.sim.scenario import Step
+from rollwise.drivers.sim.step_schema import Step
 
 if TYPE_CHECKING:
     from rollwise.drivers.sim.loop import Simulation
@@ -95,8 +97,9 @@ class StepRunner:
             if step.action == "apply":
                 self._apply(args)
             elif step.action == "patch":
-                cluster.patch(args["kind"], args.get("namespace", "default"), args["name"], args["merge"],
-                              actor="user")
+                namespace = args.get("namespace", "default")
+                self._check_patched(args["kind"], namespace, args["name"], args["merge"])
+                cluster.patch(args["kind"], namespace, args["name"], args["merge"], actor="user")
             elif step.action == "scale":
                 cluster.patch("StatefulSet", args.get("namespace", "default"), args["name"],
                               {"spec": {"replicas": args["replicas"]}}, actor="user")
@@ -111,6 +114,18 @@ class StepRunner:
         except ApiStatusError as err:
             self.sim.recorder.emit(self.sim.clock.now, "StepRejected", index=step.index, action=step.action,
                                    reason=err.reason, message=str(err))
+
+    def _check_patched(self, kind: str, namespace: str, name: str, merge: dict[str, Any]) -> None:
+        """A patch is refused, as the API server with strict field validation would, when the object it makes is
+        malformed (a pod without containers would otherwise reach the kubelet)."""
+        current = self.sim.cluster.get(kind, namespace, name)
+        patched = merge_patch(current, merge)
+        if patched.get("kind") != current.get("kind"):
+            return  # the store refuses a patch that changes what the object is
+        errors: list[FieldError] = []
+        check_manifest(patched, "", self.sim.scenario.gates, errors)
+        if errors:
+            raise Invalid(f'{kind} "{name}" is invalid: ' + "; ".join(map(str, errors)), errors=errors)
 
     def _apply(self, manifest: Obj) -> None:
         """Create, or replace the spec and metadata of what exists (``kubectl apply`` for a whole manifest)."""
