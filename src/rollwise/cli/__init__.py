@@ -14,6 +14,7 @@ from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
 from rollwise.cli.plan import add_plan
 from rollwise.cli.simulate import add_simulate
+from rollwise.cli.up import add_up
 from rollwise.cli.validate import add_validate
 
 __all__ = ["main"]
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_plan(sub)
     add_demo(sub)
     add_validate(sub)
+    add_up(sub)
     return parser
 
 

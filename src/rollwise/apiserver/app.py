@@ -1,0 +1,454 @@
+"""The aiohttp application: authentication, discovery, OpenAPI, and every resource path over ``ApiStore``.
+
+Paths: ``/api/v1/...`` and ``/apis/<group>/<version>/...``, then ``[namespaces/<ns>/]<plural>[/<name>[/<sub>]]``
+(subresources ``status``, ``scale``, ``log``); a namespaced resource also lists and watches cluster-wide.
+Trailing slashes are tolerated. Failures are ``Status`` bodies whose HTTP code equals ``code``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonpatch
+from aiohttp import web
+
+from rollwise.api.errors import ApiStatusError, Conflict, Gone, InternalError, NotFound
+from rollwise.apiserver import discovery as disc
+from rollwise.apiserver.http import (
+    BodyError,
+    bool_flag,
+    json_reply,
+    query_int,
+    read_body,
+    status_reply,
+    table,
+    wants_table,
+    wire_object,
+)
+from rollwise.apiserver.resources import Resource
+from rollwise.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
+from rollwise.apiserver.status import error_status, success_status
+from rollwise.apiserver.store import PATCH_TYPES, ApiStore, BadRequest
+from rollwise.apiserver.times import format_time, to_wire
+from rollwise.apiserver.watch import Event
+from rollwise.cluster.patching import merge_patch
+
+__all__ = ["VERSION_INFO", "Faults", "ServerConfig", "make_app"]
+
+log = logging.getLogger("rollwise.apiserver")
+
+VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "gitCommit": "", "gitTreeState":
+                "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc",
+                "platform": "linux/amd64"}
+_OPEN_PATHS = ("/version", "/healthz", "/readyz", "/livez")
+_WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+@dataclass(slots=True, kw_only=True)
+class Faults:
+    """Misbehaviour on purpose, for tests: errors at a rate, delayed watch delivery."""
+
+    conflict_rate: float = 0.0
+    error_rate: float = 0.0
+    watch_delay_seconds: float = 0.0
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+
+
+@dataclass(slots=True, kw_only=True)
+class ServerConfig:
+    tokens: dict[str, str] = field(default_factory=dict)  # bearer token -> user; empty: no authentication
+    any_token: bool = False  # accept any bearer token as the user name
+    bookmark_seconds: float = 60.0
+    faults: Faults = field(default_factory=Faults)
+    audit: Callable[[dict[str, Any]], None] | None = None
+    debug_endpoints: bool = False
+    server_address: str = "127.0.0.1:0"
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    resource: Resource
+    namespace: str | None
+    name: str | None
+    sub: str
+
+
+def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Application:
+    cfg = config or ServerConfig()
+    app = web.Application(middlewares=[_errors_middleware, _auth_middleware(cfg)], client_max_size=64 * 2**20)
+    app["store"] = store
+    app["config"] = cfg
+    api = _Api(store, cfg)
+    r = app.router
+    for path in ("/version", "/version/"):
+        r.add_get(path, _version)
+    for path in ("/healthz", "/readyz", "/livez"):
+        r.add_get(path, _ok)
+    for path in ("/api", "/api/"):
+        r.add_get(path, api.core_root)
+    for path in ("/apis", "/apis/"):
+        r.add_get(path, api.groups_root)
+    r.add_get("/openapi/v3", api.openapi_root)
+    r.add_get("/openapi/v3/", api.openapi_root)
+    r.add_get("/openapi/v3/{path:.*}", api.openapi_gv)
+    r.add_route("*", "/api/{version}", api.core_version)
+    r.add_route("*", "/api/{version}/", api.core_version)
+    r.add_route("*", "/api/{version}/{tail:.*}", api.resource)
+    r.add_route("*", "/apis/{group}", api.group)
+    r.add_route("*", "/apis/{group}/", api.group)
+    r.add_route("*", "/apis/{group}/{version}", api.group_version)
+    r.add_route("*", "/apis/{group}/{version}/", api.group_version)
+    r.add_route("*", "/apis/{group}/{version}/{tail:.*}", api.resource)
+    if cfg.debug_endpoints:
+        r.add_post("/debug/rollwise/compact", api.debug_compact)
+        r.add_post("/debug/rollwise/drop-watches", api.debug_drop_watches)
+    return app
+
+
+async def _version(_request: web.Request) -> web.Response:
+    return json_reply(VERSION_INFO)
+
+
+async def _ok(_request: web.Request) -> web.Response:
+    return web.Response(text="ok", content_type="text/plain")
+
+
+@web.middleware
+async def _errors_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+                             ) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ApiStatusError as err:
+        return json_reply(error_status(err), err.code)
+    except BodyError as err:
+        return status_reply(err.code, err.message)
+    except SelectorError as err:
+        return status_reply(400, str(err))
+    except web.HTTPException as exc:
+        if exc.status == 404:
+            return status_reply(404, "the server could not find the requested resource")
+        if exc.status == 405:
+            return status_reply(405, "the server does not allow this method on the requested resource")
+        raise
+    except Exception as err:  # a traceback is a bug; the client still gets a Status
+        log.exception("internal error on %s %s", request.method, request.path)
+        return status_reply(500, f"Internal error occurred: {type(err).__name__}: {err}")
+
+
+def _auth_middleware(cfg: ServerConfig) -> Any:
+    @web.middleware
+    async def auth(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+                   ) -> web.StreamResponse:
+        user = "anonymous"
+        header = request.headers.get("Authorization", "")
+        token = header[7:].strip() if header.startswith("Bearer ") else ""
+        if token and token in cfg.tokens:
+            user = cfg.tokens[token]
+        elif token and cfg.any_token:
+            user = token
+        elif cfg.tokens and not request.path.rstrip("/").startswith(_OPEN_PATHS):
+            return status_reply(401, "Unauthorized")
+        request["user"] = user
+        return await handler(request)
+
+    return auth
+
+
+class _Api:
+    def __init__(self, store: ApiStore, cfg: ServerConfig) -> None:
+        self.store = store
+        self.cfg = cfg
+
+    # -- discovery and OpenAPI -------------------------------------------------------------------------------
+
+    async def core_root(self, request: web.Request) -> web.Response:
+        if disc.wants_aggregated(request.headers.get("Accept", "")):
+            resp = json_reply(disc.aggregated(self.store.registry, core=True))
+            resp.headers["Content-Type"] = disc.AGGREGATED_CONTENT_TYPE
+            return resp
+        return json_reply(disc.api_versions(self.cfg.server_address))
+
+    async def groups_root(self, request: web.Request) -> web.Response:
+        if disc.wants_aggregated(request.headers.get("Accept", "")):
+            resp = json_reply(disc.aggregated(self.store.registry, core=False))
+            resp.headers["Content-Type"] = disc.AGGREGATED_CONTENT_TYPE
+            return resp
+        return json_reply(disc.api_group_list(self.store.registry))
+
+    async def core_version(self, request: web.Request) -> web.Response:
+        doc = disc.api_resource_list(self.store.registry, "", request.match_info["version"])
+        if doc is None or request.method != "GET":
+            raise NotFound("the server could not find the requested resource")
+        return json_reply(doc)
+
+    async def group(self, request: web.Request) -> web.Response:
+        doc = disc.api_group(self.store.registry, request.match_info["group"])
+        if doc is None or request.method != "GET":
+            raise NotFound("the server could not find the requested resource")
+        return json_reply(doc)
+
+    async def group_version(self, request: web.Request) -> web.Response:
+        doc = disc.api_resource_list(self.store.registry, request.match_info["group"], request.match_info["version"])
+        if doc is None or request.method != "GET":
+            raise NotFound("the server could not find the requested resource")
+        return json_reply(doc)
+
+    async def openapi_root(self, _request: web.Request) -> web.Response:
+        return json_reply(disc.openapi_root(self.store.registry))
+
+    async def openapi_gv(self, request: web.Request) -> web.Response:
+        parts = request.match_info["path"].strip("/").split("/")
+        doc = None
+        if len(parts) == 2 and parts[0] == "api":
+            doc = disc.openapi_group_version(self.store.registry, "", parts[1])
+        elif len(parts) == 3 and parts[0] == "apis":
+            doc = disc.openapi_group_version(self.store.registry, parts[1], parts[2])
+        if doc is None:
+            raise NotFound("the server could not find the requested resource")
+        return json_reply(doc)
+
+    async def debug_compact(self, _request: web.Request) -> web.Response:
+        self.store.hub.compact()
+        return json_reply({"compactedAt": str(self.store.hub.rv)})
+
+    async def debug_drop_watches(self, _request: web.Request) -> web.Response:
+        self.store.hub.drop_watches()
+        return json_reply({"dropped": True})
+
+    # -- resources -------------------------------------------------------------------------------------------
+
+    def _target(self, request: web.Request) -> _Target:
+        group = request.match_info.get("group", "")
+        version = request.match_info["version"]
+        segs = [s for s in request.match_info["tail"].split("/") if s]
+        namespace = None
+        if len(segs) >= 3 and segs[0] == "namespaces" and segs[2] not in ("status", "finalize"):
+            namespace, segs = segs[1], segs[2:]
+        if not segs or len(segs) > 3:
+            raise NotFound("the server could not find the requested resource")
+        resource = self.store.registry.find(group, version, segs[0])
+        if resource is None:
+            raise NotFound("the server could not find the requested resource")
+        name = segs[1] if len(segs) > 1 else None
+        sub = segs[2] if len(segs) > 2 else ""
+        if sub and not ((sub == "status" and resource.status) or (sub == "scale" and resource.scale)
+                        or (sub == "log" and resource.log)):
+            raise NotFound("the server could not find the requested resource")
+        if namespace is not None and not resource.namespaced:
+            raise NotFound("the server could not find the requested resource")
+        if resource.namespaced and name is not None and namespace is None:
+            raise NotFound("the server could not find the requested resource")
+        return _Target(resource, namespace, name, sub)
+
+    async def resource(self, request: web.Request) -> web.StreamResponse:
+        t = self._target(request)
+        method = request.method
+        if method in _WRITE_VERBS:
+            self._maybe_fail()
+        if method == "GET":
+            if t.name is None:
+                if bool_flag(request.query.get("watch")):
+                    return await self._watch(request, t)
+                return self._list(request, t)
+            return self._get(request, t)
+        dry_run = request.query.get("dryRun") == "All"
+        user = request["user"]
+        if method == "POST" and t.name is None:
+            body = await read_body(request)
+            obj = self.store.create(t.resource, t.namespace, body, actor=user, dry_run=dry_run)
+            self._audit(request, t, "create", obj, 201)
+            return json_reply(wire_object(t.resource, obj), 201)
+        if t.name is None:
+            raise web.HTTPMethodNotAllowed(method, ["GET", "POST"])
+        if method == "PUT":
+            body = await read_body(request)
+            if t.sub == "scale":
+                scale = self.store.update_scale(t.resource, t.namespace, t.name, body, actor=user, dry_run=dry_run)
+                self._audit(request, t, "update", scale, 200)
+                return json_reply(scale_wire(scale))
+            obj = self.store.update(t.resource, t.namespace, t.name, body, actor=user, subresource=t.sub,
+                                    dry_run=dry_run)
+            self._audit(request, t, "update", obj, 200)
+            return json_reply(wire_object(t.resource, obj))
+        if method == "PATCH":
+            body = await read_body(request)
+            if t.sub == "scale":
+                current = self.store.scale_of(t.resource, self.store.get(t.resource, t.namespace, t.name))
+                kind = PATCH_TYPES.get(request.content_type)
+                patched = _patch_plain(current, body, kind)
+                scale = self.store.update_scale(t.resource, t.namespace, t.name, patched, actor=user,
+                                                dry_run=dry_run)
+                self._audit(request, t, "patch", scale, 200)
+                return json_reply(scale_wire(scale))
+            obj, created = self.store.patch(t.resource, t.namespace, t.name, request.content_type, body,
+                                            actor=user, subresource=t.sub, dry_run=dry_run)
+            self._audit(request, t, "patch", obj, 201 if created else 200)
+            return json_reply(wire_object(t.resource, obj), 201 if created else 200)
+        if method == "DELETE":
+            body = await read_body(request)
+            options = dict(body) if isinstance(body, dict) else {}
+            for key in ("gracePeriodSeconds", "propagationPolicy"):
+                if key in request.query:
+                    options[key] = int(request.query[key]) if key == "gracePeriodSeconds" else request.query[key]
+            obj, gone = self.store.delete(t.resource, t.namespace, t.name, options, actor=user, dry_run=dry_run)
+            self._audit(request, t, "delete", obj, 200)
+            if gone and t.resource.kind in ("Namespace",):
+                return json_reply(success_status(kind=t.resource.plural, group=t.resource.group, name=t.name,
+                                                 uid=str(obj["metadata"].get("uid", ""))))
+            return json_reply(wire_object(t.resource, obj))
+        raise web.HTTPMethodNotAllowed(method, ["GET", "POST", "PUT", "PATCH", "DELETE"])
+
+    def _maybe_fail(self) -> None:
+        f = self.cfg.faults
+        if f.conflict_rate and f.rng.random() < f.conflict_rate:
+            raise Conflict("injected conflict: the object has been modified; please apply your changes to the "
+                           "latest version and try again")
+        if f.error_rate and f.rng.random() < f.error_rate:
+            raise InternalError("injected internal error")
+
+    def _audit(self, request: web.Request, t: _Target, verb: str, obj: Any, code: int) -> None:
+        if self.cfg.audit is None or request.query.get("dryRun") == "All":
+            return
+        meta = obj.get("metadata") or {}
+        self.cfg.audit({"time": time.time(), "user": request["user"], "verb": verb,
+                        "resource": t.resource.group_resource + (f"/{t.sub}" if t.sub else ""),
+                        "namespace": t.namespace or "", "name": meta.get("name") or t.name or "",
+                        "resourceVersion": meta.get("resourceVersion", ""), "code": code})
+
+    def _get(self, request: web.Request, t: _Target) -> web.StreamResponse:
+        assert t.name is not None
+        obj = self.store.get(t.resource, t.namespace, t.name)
+        if t.sub == "scale":
+            return json_reply(scale_wire(self.store.scale_of(t.resource, obj)))
+        if t.sub == "log":
+            return web.Response(text=_pod_log(obj, request.query.get("container")), content_type="text/plain")
+        version = wants_table(request.headers.get("Accept", ""))
+        if version and not t.sub:
+            return json_reply(table(t.resource, [obj], now=self.store.clock(), version=version, rv=None,
+                                    include=request.query.get("includeObject", "Metadata")))
+        return json_reply(wire_object(t.resource, obj))
+
+    def _selected(self, request: web.Request, t: _Target) -> tuple[Any, Any]:
+        labels = parse_label_selector(request.query.get("labelSelector"))
+        fields = parse_field_selector(request.query.get("fieldSelector"), t.resource.kind)
+        return labels, fields
+
+    def _list(self, request: web.Request, t: _Target) -> web.Response:
+        labels, fields = self._selected(request, t)
+        self.store.hub.pump()
+        objs = [o for o in self.store.list(t.resource, t.namespace) if labels.matches(o) and fields.matches(o)]
+        rv = str(self.store.hub.rv)
+        version = wants_table(request.headers.get("Accept", ""))
+        if version:
+            return json_reply(table(t.resource, objs, now=self.store.clock(), version=version, rv=rv,
+                                    include=request.query.get("includeObject", "Metadata")))
+        return json_reply({"kind": f"{t.resource.kind}List", "apiVersion": t.resource.api_version,
+                           "metadata": {"resourceVersion": rv},
+                           "items": [wire_object(t.resource, o) for o in objs]})
+
+    async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
+        labels, fields = self._selected(request, t)
+        since_text = request.query.get("resourceVersion") or ""
+        since = int(since_text) if since_text.isdigit() and since_text != "0" else None
+        if since_text and not since_text.isdigit():
+            raise BadRequest(f"invalid resourceVersion {since_text!r}")
+        timeout = query_int(request.query, "timeoutSeconds")
+        bookmarks = bool_flag(request.query.get("allowWatchBookmarks"))
+        version = wants_table(request.headers.get("Accept", ""))
+        include = request.query.get("includeObject", "Metadata")
+        ns = self.store._ns(t.resource, t.namespace) if t.namespace is not None or not t.resource.namespaced \
+            else None
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        resp.enable_chunked_encoding()
+        try:
+            sub, backlog = self.store.hub.subscribe(t.resource.key, namespace=ns, labels=labels, fields=fields,
+                                                    since=since)
+        except Gone as err:
+            await resp.prepare(request)
+            await resp.write(_line({"type": "ERROR", "object": error_status(err)}))
+            await resp.write_eof()
+            return resp
+        if since is None:
+            backlog = [("ADDED", o) for o in self.store.list(t.resource, t.namespace)
+                       if labels.matches(o) and fields.matches(o)]
+        await resp.prepare(request)
+        first = True
+
+        def encode(ev: Event) -> bytes:
+            nonlocal first
+            etype, obj = ev
+            if version:
+                payload: Any = table(t.resource, [obj], now=self.store.clock(), version=version, rv=None,
+                                     include=include, headers=first)
+                first = False
+            else:
+                payload = wire_object(t.resource, obj)
+            return _line({"type": etype, "object": payload})
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            for first_ev in backlog:
+                await resp.write(encode(first_ev))
+            while True:
+                wait = self.cfg.bookmark_seconds if bookmarks else None
+                if deadline is not None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    wait = left if wait is None else min(wait, left)
+                try:
+                    ev: Event | None = await asyncio.wait_for(sub.queue.get(), wait)
+                except TimeoutError:
+                    if bookmarks and (deadline is None or time.monotonic() < deadline):
+                        mark = {"kind": t.resource.kind, "apiVersion": t.resource.api_version,
+                                "metadata": {"resourceVersion": str(self.store.hub.rv)}}
+                        await resp.write(_line({"type": "BOOKMARK", "object": mark}))
+                    continue
+                if ev is None:
+                    break
+                if self.cfg.faults.watch_delay_seconds:
+                    await asyncio.sleep(self.cfg.faults.watch_delay_seconds)
+                await resp.write(encode(ev))
+            with contextlib.suppress(ConnectionError):
+                await resp.write_eof()
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            self.store.hub.unsubscribe(sub)
+        return resp
+
+
+def _line(event: dict[str, Any]) -> bytes:
+    return json.dumps(event, separators=(",", ":")).encode() + b"\n"
+
+
+def scale_wire(scale: dict[str, Any]) -> dict[str, Any]:
+    return to_wire(scale)  # type: ignore[no-any-return]
+
+
+def _patch_plain(current: dict[str, Any], body: Any, kind: str | None) -> dict[str, Any]:
+    if kind == "json" and isinstance(body, list):
+        return jsonpatch.apply_patch(current, body)  # type: ignore[no-any-return]
+    if isinstance(body, dict):
+        return merge_patch(current, body)  # type: ignore[no-any-return]
+    raise BadRequest("unsupported patch body for the scale subresource")
+
+
+def _pod_log(pod: dict[str, Any], container: str | None) -> str:
+    lines = []
+    for c in (pod.get("status") or {}).get("containerStatuses") or ():
+        if container and c.get("name") != container:
+            continue
+        running = (c.get("state") or {}).get("running") or {}
+        if running.get("startedAt") is not None:
+            lines.append(f"{format_time(float(running['startedAt']))} {c.get('name')}: started {c.get('image')} "
+                         "(simulated container)")
+    return "".join(line + "\n" for line in lines)
