@@ -20,7 +20,7 @@ from typing import Any
 import jsonpatch
 from aiohttp import web
 
-from rollwise.api.errors import ApiStatusError, Conflict, Gone, InternalError, NotFound
+from rollwise.api.errors import ApiStatusError, Conflict, Gone, InternalError, Invalid, NotFound
 from rollwise.apiserver import discovery as disc
 from rollwise.apiserver.http import (
     BodyError,
@@ -48,6 +48,8 @@ log = logging.getLogger("rollwise.apiserver")
 VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "gitCommit": "", "gitTreeState":
                 "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc",
                 "platform": "linux/amd64"}
+USER = web.RequestKey("user", str)
+_BODY_NAME = web.RequestKey("body-name", str)
 _OPEN_PATHS = ("/version", "/healthz", "/readyz", "/livez")
 _WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
@@ -84,8 +86,6 @@ class _Target:
 def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Application:
     cfg = config or ServerConfig()
     app = web.Application(middlewares=[_errors_middleware, _auth_middleware(cfg)], client_max_size=64 * 2**20)
-    app["store"] = store
-    app["config"] = cfg
     api = _Api(store, cfg)
     r = app.router
     for path in ("/version", "/version/"):
@@ -156,7 +156,7 @@ def _auth_middleware(cfg: ServerConfig) -> Any:
             user = token
         elif cfg.tokens and not request.path.rstrip("/").startswith(_OPEN_PATHS):
             return status_reply(401, "Unauthorized")
-        request["user"] = user
+        request[USER] = user
         return await handler(request)
 
     return auth
@@ -250,6 +250,15 @@ class _Api:
 
     async def resource(self, request: web.Request) -> web.StreamResponse:
         t = self._target(request)
+        try:
+            return await self._resource(request, t)
+        except ApiStatusError as err:
+            # Status details name the resource as upstream does: the kind for Invalid, the plural otherwise.
+            name = t.name or str(request.get(_BODY_NAME, ""))
+            kind = t.resource.kind if isinstance(err, Invalid) else t.resource.plural
+            return json_reply(error_status(err, kind=kind, group=t.resource.group, name=name), err.code)
+
+    async def _resource(self, request: web.Request, t: _Target) -> web.StreamResponse:
         method = request.method
         if method in _WRITE_VERBS:
             self._maybe_fail()
@@ -260,9 +269,11 @@ class _Api:
                 return self._list(request, t)
             return self._get(request, t)
         dry_run = request.query.get("dryRun") == "All"
-        user = request["user"]
+        user = request[USER]
         if method == "POST" and t.name is None:
             body = await read_body(request)
+            if isinstance(body, dict):
+                request[_BODY_NAME] = str((body.get("metadata") or {}).get("name") or "")
             obj = self.store.create(t.resource, t.namespace, body, actor=user, dry_run=dry_run)
             self._audit(request, t, "create", obj, 201)
             return json_reply(wire_object(t.resource, obj), 201)
@@ -318,7 +329,7 @@ class _Api:
         if self.cfg.audit is None or request.query.get("dryRun") == "All":
             return
         meta = obj.get("metadata") or {}
-        self.cfg.audit({"time": time.time(), "user": request["user"], "verb": verb,
+        self.cfg.audit({"time": time.time(), "user": request[USER], "verb": verb,
                         "resource": t.resource.group_resource + (f"/{t.sub}" if t.sub else ""),
                         "namespace": t.namespace or "", "name": meta.get("name") or t.name or "",
                         "resourceVersion": meta.get("resourceVersion", ""), "code": code})

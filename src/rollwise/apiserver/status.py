@@ -52,7 +52,8 @@ def error_status(err: ApiStatusError, *, kind: str = "", group: str = "", name: 
     if isinstance(err, Invalid) and err.errors:
         details["causes"] = [_cause(e) for e in err.errors]
         what = f"{kind}.{group}" if group else kind
-        message = f'{what} "{name}" is invalid: ' + ", ".join(str(e) for e in err.errors) if kind else message
+        if kind:
+            message = f'{what} "{name}" is invalid: ' + ", ".join(str(e) for e in err.errors)
     return status_body(err.code, message, reason=_REASON_OVERRIDES.get(err.reason, err.reason), details=details)
 
 

@@ -19,12 +19,15 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
+import yaml
 from aiohttp import web
 
+from rollwise.api.errors import InvalidObject
 from rollwise.apiserver.app import Faults, ServerConfig, make_app
 from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
 from rollwise.drivers.wall import WallDriver
+from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
 
@@ -52,6 +55,9 @@ def add_up(sub: Any) -> None:
     p.add_argument("--controllers", default="*",
                    help="kube-controller-manager-style list: '*' (default), or names with '-' to disable, e.g. "
                         f"'*,-kubelet'; names: {', '.join(CONTROLLERS)}")
+    p.add_argument("--kubelet", type=Path, metavar="FILE",
+                   help="the simulated kubelet's timings and per-image behaviours, as a scenario's `kubelet:` "
+                        "block (YAML), e.g. `images: {\"app:typo\": {fail: ErrImagePull}}`")
     p.add_argument("--faults", default="",
                    help="misbehave on purpose, for tests: comma-separated " + ", ".join(f"{k}=N" for k in
                                                                                        _FAULT_KEYS))
@@ -104,10 +110,18 @@ def run_up(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"rollwise up: {err}", file=sys.stderr)
         return 2
+    try:
+        profile = _load_profile(args.kubelet)
+    except (OSError, yaml.YAMLError) as err:
+        print(f"rollwise up: --kubelet: {err}", file=sys.stderr)
+        return 2
+    except InvalidObject as err:
+        print(f"rollwise up: {err}", file=sys.stderr)
+        return 2
     temp = tempfile.mkdtemp(prefix="rollwise-up-") if args.ephemeral else None
     data_dir = Path(temp) if temp else (args.data_dir or DEFAULT_DATA_DIR)
     try:
-        return asyncio.run(_serve(args, data_dir, controllers, faults))
+        return asyncio.run(_serve(args, data_dir, controllers, faults, profile))
     except OSError as err:
         print(f"rollwise up: {err}", file=sys.stderr)
         return 1
@@ -116,7 +130,17 @@ def run_up(args: argparse.Namespace) -> int:
             shutil.rmtree(temp, ignore_errors=True)
 
 
-async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str], faults: dict[str, float]) -> int:
+def _load_profile(path: Path | None) -> KubeletProfile:
+    if path is None:
+        return KubeletProfile()
+    profile, errors = parse_kubelet(yaml.safe_load(path.read_text(encoding="utf-8")), path="kubelet")
+    if errors:
+        raise InvalidObject(errors, source=str(path))
+    return profile
+
+
+async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str], faults: dict[str, float],
+                 profile: KubeletProfile) -> int:
     creds = load_or_create(data_dir / "pki")
     store = ApiStore()
     audit_file: TextIO | None = args.audit_log.open("a", encoding="utf-8") if args.audit_log else None
@@ -133,6 +157,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                       watch_delay_seconds=faults.get("watch-delay", 0.0),
                       rng=random.Random(int(faults.get("seed", 0)))))
     driver = WallDriver(store.cluster, listen=store.hub.listen, pump=store.hub.pump, speed=args.speed,
+                        profile=profile,
                         gates=store.gates, kubelet="kubelet" in controllers,
                         statefulset_kinds=("StatefulSet",) if "statefulset" in controllers else ())
     runner = web.AppRunner(make_app(store, config), handle_signals=False, access_log=None)
