@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from rollwise.api.errors import AlreadyExists, ApiStatusError, BadRequest, FieldError, Gone, Invalid, NotFound
-from rollwise.api.meta import Obj, labels, selector_matches
+from rollwise.api.meta import Obj, labels
 from rollwise.cluster.faults import FaultPlan
 from rollwise.cluster.gc import FOREGROUND_FINALIZER, GC_ACTOR, GarbageCollector, Key
 from rollwise.cluster.patching import clone, merge_patch
@@ -45,6 +45,7 @@ from rollwise.cluster.preconditions import check_preconditions
 from rollwise.cluster.protocol import Change, ChangeType, Propagation
 from rollwise.cluster.resources import EVENT, EVENT_V1, POD, GroupKind, ResourceRef, ResourceTable
 from rollwise.cluster.selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
+from rollwise.cluster.storage import ObjectIndex
 from rollwise.cluster.watch import DEFAULT_HISTORY_LIMIT, Watch, WatchHub
 
 __all__ = ["DEFAULT_NAMESPACE", "VERBS", "Admit", "MemoryCluster"]
@@ -72,11 +73,11 @@ class _GcBridge:
         return self._c._lookup(key)
 
     def by_uid(self, uid: str) -> Obj | None:
-        key = self._c._uids.get(uid)
+        key = self._c._index.uids.get(uid)
         return None if key is None else self._c._lookup(key)
 
     def key_of(self, obj: Obj) -> Key:
-        return self._c._uids[str(obj["metadata"]["uid"])]
+        return self._c._index.uids[str(obj["metadata"]["uid"])]
 
     def delete(self, key: Key, *, foreground: bool) -> None:
         obj = self._c._lookup(key)
@@ -121,10 +122,7 @@ class MemoryCluster:
         self._clock = clock
         self.resources = resources or ResourceTable.builtin()
         self._admit: dict[GroupKind, Admit] = {self.resources.resolve(k): v for k, v in (admit or {}).items()}
-        self._objects: dict[GroupKind, dict[str, dict[str, Obj]]] = {}  # resource -> namespace -> name -> object
-        self._order: dict[tuple[GroupKind, str], builtins.list[str]] = {}  # sorted names, rebuilt after add/remove
-        self._uids: dict[str, Key] = {}
-        self._count = 0
+        self._index = ObjectIndex()
         self._rv = 0
         self._uid_seq = 0
         self._name_seq = 0
@@ -133,7 +131,6 @@ class MemoryCluster:
         self._base = 0  # feed position of _changes[0]; earlier changes were compacted away
         self._feed_limit = feed_limit
         self._faults = FaultPlan(VERBS)
-        self._unowned: dict[tuple[GroupKind, str], dict[str, None]] = {}  # names without a controller
         self._gc = GarbageCollector()
         self._gc_host = _GcBridge(self)
         self._backing = backing
@@ -210,24 +207,13 @@ class MemoryCluster:
         gk = self.resources.resolve(kind)
         labels_sel = _labels(label_selector)
         fields_sel = _fields(field_selector, gk)
-        spaces = self._objects.get(gk)
-        if not spaces:
-            return []
         if namespace is None or not self.resources.get(gk).namespaced:
-            names = sorted(spaces)
+            names = self._index.namespaces(gk)
         else:
-            namespace = namespace or DEFAULT_NAMESPACE
-            names = [namespace] if namespace in spaces else []
+            names = [namespace or DEFAULT_NAMESPACE]
         out: builtins.list[Obj] = []
         for ns in names:
-            bucket = spaces[ns]
-            order = self._order.get((gk, ns))
-            if order is None:
-                order = self._order[(gk, ns)] = sorted(bucket)
-            if selector is None:
-                out.extend([bucket[n] for n in order])
-            else:
-                out.extend([o for n in order if selector_matches(selector, labels(o := bucket[n]))])
+            out.extend(self._index.in_namespace(gk, ns, selector))
         if labels_sel or fields_sel:
             out = [o for o in out if labels_sel.matches(labels(o)) and fields_sel.matches(o)]
         return out
@@ -242,17 +228,14 @@ class MemoryCluster:
     def uncontrolled(self, kind: ResourceRef, namespace: str) -> builtins.list[Obj]:
         """Objects of a resource in ``namespace`` that no controller owns (orphans a controller may adopt)."""
         gk, ns, _ = self._key(kind, namespace, "")
-        bucket = self._objects.get(gk, {}).get(ns, {})
-        names = self._unowned.get((gk, ns), {})
-        return [bucket[n] for n in sorted(names) if n in bucket]
+        return self._index.unowned(gk, ns)
 
     def objects(self) -> Iterator[Obj]:
         """Every stored object (a snapshot: writing while iterating is fine), for invariants and debugging."""
-        snapshot = [obj for spaces in self._objects.values() for bucket in spaces.values() for obj in bucket.values()]
-        return iter(snapshot)
+        return iter(self._index)
 
     def __len__(self) -> int:
-        return self._count
+        return self._index.count
 
     # -- watches -----------------------------------------------------------------------------------------------
 
@@ -448,11 +431,7 @@ class MemoryCluster:
     # -- internals ---------------------------------------------------------------------------------------------
 
     def _lookup(self, key: Key) -> Obj | None:
-        spaces = self._objects.get(key[0])
-        if spaces is None:
-            return None
-        bucket = spaces.get(key[1])
-        return None if bucket is None else bucket.get(key[2])
+        return self._index.lookup(key)
 
     def _require(self, key: Key) -> Obj:
         obj = self._lookup(key)
@@ -550,11 +529,11 @@ class MemoryCluster:
         meta["resourceVersion"] = str(self._rv)
         change: ChangeType
         if remove:
-            self._unindex(key, str(meta.get("uid")))
+            self._index.remove(key, str(meta.get("uid")))
             change = "DELETED"
         else:
             change = "ADDED" if old is None else "MODIFIED"
-            self._index(key, new)
+            self._index.put(key, new)
         self._gc.observe(key, old, None if remove else new)
         record = Change(type=change, kind=gk.kind, group=gk.group, namespace=ns, name=name, obj=new, old=old,
                         actor=actor, at=self._clock())
@@ -566,31 +545,6 @@ class MemoryCluster:
             self._backing.commit(key, None if remove else new, self._counters())
         if gk not in _UNCOUNTED:
             self.writes[actor] += 1
-
-    def _index(self, key: Key, obj: Obj) -> None:
-        gk, ns, name = key
-        bucket = self._objects.setdefault(gk, {}).setdefault(ns, {})
-        if name not in bucket:
-            self._order.pop((gk, ns), None)
-            self._uids[str(obj["metadata"]["uid"])] = key
-            self._count += 1
-        bucket[name] = obj
-        unowned = self._unowned.setdefault((gk, ns), {})
-        if any(r.get("controller") for r in obj["metadata"].get("ownerReferences") or ()):
-            unowned.pop(name, None)
-        else:
-            unowned[name] = None
-
-    def _unindex(self, key: Key, uid: str) -> None:
-        gk, ns, name = key
-        spaces = self._objects[gk]
-        del spaces[ns][name]
-        if not spaces[ns]:
-            del spaces[ns]
-        self._order.pop((gk, ns), None)
-        self._uids.pop(uid, None)
-        self._count -= 1
-        self._unowned.setdefault((gk, ns), {}).pop(name, None)
 
     # -- persistence -------------------------------------------------------------------------------------------
 
@@ -604,7 +558,7 @@ class MemoryCluster:
         self._uid_seq = counters.get("uid", 0)
         self._name_seq = counters.get("name", 0)
         for key, obj in stored:
-            self._index(key, obj)
+            self._index.put(key, obj)
             self._gc.observe(key, None, obj)
         self._hub = WatchHub(limit=self._hub.limit, floor=self._rv)
         self._gc.run(self._gc_host)

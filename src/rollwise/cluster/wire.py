@@ -112,10 +112,12 @@ def _resource(obj: Mapping[str, Any], gk: GroupKind | None) -> GroupKind:
 def encode(obj: Obj, gk: GroupKind | None = None) -> Obj:
     """The wire form of an internal object (a copy; ``obj`` is unchanged): float times become RFC 3339 strings.
     ``gk`` is the object's resource (read from ``apiVersion``/``kind`` if not given)."""
+    def formatter(fmt: Callable[[float], str]) -> Callable[[Any, str], Any]:
+        return lambda value, _where: fmt(float(value)) if _is_number(value) else value
+
     out: Any = obj
     for path, wire in time_paths(_resource(obj, gk)):
-        fmt = format_micro_time if wire == MICRO else format_time
-        out = _convert(out, path, 0, lambda v, _w, fmt=fmt: fmt(float(v)) if _is_number(v) else v, "")
+        out = _convert(out, path, 0, formatter(format_micro_time if wire == MICRO else format_time), "")
     return dict(out)
 
 
