@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api import predicates as p
-from rollwise.api.defaults import apply_defaults
-from rollwise.api.errors import Invalid, NotFound
+from rollwise.api.errors import NotFound
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import (
     Obj,
@@ -27,15 +26,17 @@ from rollwise.api.meta import (
     selector_matches,
     uid_of,
 )
-from rollwise.api.validation import validate_statefulset
+from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
+from rollwise.cluster.resources import STATEFULSET
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 from rollwise.drivers.execute import ControllerEvent, Outcome, execute
 from rollwise.drivers.metrics import MetricsRegistry
+from rollwise.drivers.sets import SetKey, all_sets, find_set, set_key, set_resource
 from rollwise.drivers.sim.engine import CONTROLLER, KUBELET, STEP, Engine
 from rollwise.drivers.sim.quorum_app import QuorumApp
 from rollwise.drivers.sim.record import Recorder
@@ -54,8 +55,6 @@ _BACKOFF_START = 0.005
 _BACKOFF_MAX = 1000.0
 _MAX_ROUNDS_PER_INSTANT = 200
 
-SetKey = tuple[str, str]
-
 
 @dataclass(slots=True)
 class _Kubelet:
@@ -71,7 +70,7 @@ class Simulation:
         self.scenario = scenario
         self.engine = Engine()
         self.clock = self.engine.clock
-        self.cluster = MemoryCluster(clock=self.clock, admit={"StatefulSet": self._admit_set})
+        self.cluster = MemoryCluster(clock=self.clock, admit=Admission(gates=scenario.gates).hooks())
         self.recorder = Recorder(controllers=frozenset(CONTROLLERS))
         self.kubelet = _Kubelet()
         self._cursor = 0
@@ -87,16 +86,6 @@ class Simulation:
         self.observers: list[Callable[[SetView, Plan], None]] = []
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = []
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
-
-    # -- admission: what the API server does with a StatefulSet ---------------------------------------------
-
-    def _admit_set(self, new: Obj, old: Obj | None) -> Obj:
-        defaulted = apply_defaults(new, gates=self.scenario.gates)
-        errors = validate_statefulset(defaulted, old=old, gates=self.scenario.gates)
-        if errors:
-            raise Invalid(f"StatefulSet.apps \"{name_of(new)}\" is invalid: " + "; ".join(map(str, errors)),
-                          errors=errors)
-        return defaulted
 
     # -- running ---------------------------------------------------------------------------------------------
 
@@ -133,7 +122,7 @@ class Simulation:
         return self._result(end)
 
     def _end_of_instant(self) -> None:
-        sets = self.cluster.list("StatefulSet")
+        sets = all_sets(self.cluster)
         self.recorder.sample(self.clock.now, sets, self._pods_by_set(sets))
         self.steps.check_wait()
 
@@ -156,15 +145,15 @@ class Simulation:
                 self._pod_changed(ch)
             elif ch.kind == "Lease":
                 owner = labels(ch.obj).get("rollwise.dev/member-of")
-                keys = [(ch.namespace, owner)] if owner else [
-                    (ch.namespace, name_of(s)) for s in self.cluster.list("StatefulSet", ch.namespace)]
+                keys = [self._set_named(ch.namespace, owner)] if owner else [
+                    set_key(s) for s in all_sets(self.cluster, ch.namespace)]
                 for key in keys:
                     self._mark_dirty(key)
             elif ch.kind == "StatefulSet":
                 if ch.type != "DELETED":
                     self.metrics.observe_set(ch.old, ch.obj, ch.at)
                 if not _own_status_write(ch):
-                    self._mark_dirty((ch.namespace, ch.name))
+                    self._mark_dirty((ch.resource, ch.namespace, ch.name))
         self.cluster.compact(self._cursor)
 
     def _pod_changed(self, ch: Change) -> None:
@@ -194,12 +183,18 @@ class Simulation:
                 continue
             ref = controller_of(obj)
             if ref is not None and ref.get("kind") == "StatefulSet":
-                keys.add((ns, ref["name"]))
+                keys.add((set_resource(ref), ns, ref["name"]))
             elif ref is None:
-                for sts in self.cluster.list("StatefulSet", ns):
+                for sts in all_sets(self.cluster, ns):
                     if selector_matches(sts["spec"].get("selector"), labels(obj)):
-                        keys.add((ns, name_of(sts)))
+                        keys.add(set_key(sts))
         return keys
+
+    def _set_named(self, namespace: str, name: str) -> SetKey:
+        try:
+            return set_key(find_set(self.cluster, namespace, name))
+        except NotFound:
+            return STATEFULSET, namespace, name
 
     # -- the kubelet -----------------------------------------------------------------------------------------
 
@@ -263,14 +258,14 @@ class Simulation:
         rounds = rounds + 1 if at_t == t else 1
         self._rounds[key] = (t, rounds)
         if rounds > _MAX_ROUNDS_PER_INSTANT:
-            raise RuntimeError(f"StatefulSet {key[1]} did not settle at t={t}: {rounds} reconciles in one instant")
+            raise RuntimeError(f"StatefulSet {key[2]} did not settle at t={t}: {rounds} reconciles in one instant")
         self._dirty_scheduled.add(key)
         self.engine.at(t, CONTROLLER, lambda: self._reconcile(key))
 
     def _reconcile(self, key: SetKey) -> None:
         self._dirty_scheduled.discard(key)
         try:
-            sts = self.cluster.get("StatefulSet", *key)
+            sts = self.cluster.get(*key)
         except NotFound:
             return
         view = self._view(sts)
@@ -311,7 +306,7 @@ class Simulation:
     def _reconcile_quorum(self, key: SetKey) -> Outcome | None:
         """The quorum-aware controller (DEP-07) sees the set after the StatefulSet controller's writes."""
         try:
-            sts = self.cluster.get("StatefulSet", *key)
+            sts = self.cluster.get(*key)
         except NotFound:
             return None
         if not annotations_of(sts).get(QUORUM_AWARE_ANNOTATION):
@@ -364,7 +359,7 @@ class Simulation:
         return summary
 
     def _result(self, end: float) -> dict[str, Any]:
-        sets = self.cluster.list("StatefulSet")
+        sets = all_sets(self.cluster)
         pods = self.cluster.list("Pod")
         return {
             "scenario": self.scenario.name,

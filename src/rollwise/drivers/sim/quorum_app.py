@@ -14,6 +14,7 @@ from rollwise.api.errors import NotFound
 from rollwise.api.identity import ordinal_range, pod_name
 from rollwise.api.leases import cluster_id, member_id
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
+from rollwise.drivers.sets import find_set
 from rollwise.drivers.sim.engine import KUBELET
 from rollwise.kubelet.quorum import QuorumState, figures, observe_pod, step
 from rollwise.kubelet.quorum_probe import QuorumParams
@@ -74,7 +75,7 @@ class QuorumApp:
 
     def _set(self) -> Obj | None:
         try:
-            return self.sim.cluster.get("StatefulSet", self.namespace, self.set_name)
+            return find_set(self.sim.cluster, self.namespace, self.set_name)
         except NotFound:
             return None
 
