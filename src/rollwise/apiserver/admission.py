@@ -1,9 +1,9 @@
-"""What the server does to an object before the store keeps it: defaulting and validation per resource.
+"""What the server adds to the world's admission (``rollwise.cluster.admission``) before the store keeps an object.
 
-StatefulSets (both groups) go through rollwise's own defaulting and validation (``api/defaults.py``,
-``api/validation.py``), the same rules the simulator applies; pods and claims get the API server's defaults the
-kubectl paths need; a CustomResourceDefinition is established at once. Status written on create is dropped for
-kinds with a status subresource, except where the kind's server fills it (PVC binding, CRD conditions).
+The world's chain (StatefulSet defaulting and validation, revision and pod immutability) runs first, unchanged;
+then the parts only a server with no other components needs: the pod defaults and a stand-in scheduler (every
+pod lands on one node), a stand-in provisioner (a claim is Bound at once), namespaces Active, and a
+CustomResourceDefinition established at once with its accepted names.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from rollwise.api.defaults import apply_defaults, default_image_pull_policy
+from rollwise.api.defaults import default_image_pull_policy
 from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
-from rollwise.api.validation import validate_statefulset
+from rollwise.cluster.admission import Admission as WorldAdmission
+from rollwise.cluster.resources import POD, PVC, GroupKind
 
 __all__ = ["NODE_NAME", "Admission"]
 
@@ -24,33 +25,24 @@ NODE_NAME = "rollwise-node"
 Admit = Callable[[Obj, Obj | None], Obj]
 
 
+NAMESPACE = GroupKind("", "Namespace")
+CRD = GroupKind("apiextensions.k8s.io", "CustomResourceDefinition")
+
+
 class Admission:
     def __init__(self, *, gates: FeatureGates) -> None:
         self.gates = gates
+        self.world = WorldAdmission(gates=gates)
 
-    def hooks(self) -> dict[str, Admit]:
-        """Store kind -> admission hook (``MemoryCluster(admit=...)``)."""
-        return {
-            "StatefulSet": self._statefulset,
-            "StatefulSet.apps.rollwise.dev": self._statefulset,
-            "Pod": self._pod,
-            "PersistentVolumeClaim": self._claim,
-            "CustomResourceDefinition": self._crd,
-            "Namespace": self._namespace,
-        }
-
-    def _statefulset(self, new: Obj, old: Obj | None) -> Obj:
-        store_kind = new.get("kind")
-        # Validation reads the API kind; the store keys the rollwise group's kind under a qualified name.
-        defaulted = apply_defaults({**new, "kind": "StatefulSet"}, gates=self.gates)
-        errors = validate_statefulset(defaulted, old=None if old is None else {**old, "kind": "StatefulSet"},
-                                      gates=self.gates)
-        defaulted["kind"] = store_kind
-        if errors:
-            group = str(new.get("apiVersion", "apps/v1")).split("/")[0]
-            raise Invalid(f'StatefulSet.{group} "{name_of(new)}" is invalid: ' + ", ".join(map(str, errors)),
-                          errors=errors)
-        return defaulted
+    def hooks(self) -> dict[GroupKind, Admit]:
+        """Resource -> admission hook (``MemoryCluster(admit=...)``): the world's, then the server's."""
+        hooks: dict[GroupKind, Admit] = dict(self.world.hooks())
+        for gk, extra in ((PVC, self._claim), (CRD, self._crd), (NAMESPACE, self._namespace)):
+            hooks[gk] = _chain(hooks.get(gk), extra)
+        # The pod defaults first: the world's update rule compares the whole spec, node included.
+        world_pod = hooks.get(POD)
+        hooks[POD] = self._pod if world_pod is None else _chain(self._pod, world_pod)
+        return hooks
 
     def _pod(self, new: Obj, old: Obj | None) -> Obj:
         spec = new.get("spec")
@@ -131,3 +123,9 @@ class Admission:
         }
         new["status"] = status
         return new
+
+
+def _chain(first: Admit | None, then: Admit) -> Admit:
+    if first is None:
+        return then
+    return lambda new, old: then(first(new, old), old)

@@ -20,7 +20,7 @@ from typing import Any
 import jsonpatch
 from aiohttp import web
 
-from rollwise.api.errors import ApiStatusError, Conflict, Gone, InternalError, Invalid, NotFound
+from rollwise.api.errors import ApiStatusError, BadRequest, Conflict, Gone, InternalError, Invalid, NotFound
 from rollwise.apiserver import discovery as disc
 from rollwise.apiserver.http import (
     BodyError,
@@ -34,12 +34,11 @@ from rollwise.apiserver.http import (
     wire_object,
 )
 from rollwise.apiserver.resources import Resource
-from rollwise.apiserver.selectors import SelectorError, parse_field_selector, parse_label_selector
 from rollwise.apiserver.status import error_status, success_status
-from rollwise.apiserver.store import PATCH_TYPES, ApiStore, BadRequest
-from rollwise.apiserver.times import format_time, to_wire
-from rollwise.apiserver.watch import Event
+from rollwise.apiserver.store import PATCH_TYPES, ApiStore
 from rollwise.cluster.patching import merge_patch
+from rollwise.cluster.watch import WatchEvent
+from rollwise.cluster.wire import decode, encode, format_time
 
 __all__ = ["VERSION_INFO", "Faults", "ServerConfig", "make_app"]
 
@@ -130,8 +129,6 @@ async def _errors_middleware(request: web.Request, handler: Callable[[web.Reques
         return json_reply(error_status(err), err.code)
     except BodyError as err:
         return status_reply(err.code, err.message)
-    except SelectorError as err:
-        return status_reply(400, str(err))
     except web.HTTPException as exc:
         if exc.status == 404:
             return status_reply(404, "the server could not find the requested resource")
@@ -216,11 +213,11 @@ class _Api:
         return json_reply(doc)
 
     async def debug_compact(self, _request: web.Request) -> web.Response:
-        self.store.hub.compact()
-        return json_reply({"compactedAt": str(self.store.hub.rv)})
+        self.store.cluster.compact_history()
+        return json_reply({"compactedAt": str(self.store.resource_version)})
 
     async def debug_drop_watches(self, _request: web.Request) -> web.Response:
-        self.store.hub.drop_watches()
+        self.store.cluster.drop_watches()
         return json_reply({"dropped": True})
 
     # -- resources -------------------------------------------------------------------------------------------
@@ -274,7 +271,7 @@ class _Api:
             body = await read_body(request)
             if isinstance(body, dict):
                 request[_BODY_NAME] = str((body.get("metadata") or {}).get("name") or "")
-            obj = self.store.create(t.resource, t.namespace, body, actor=user, dry_run=dry_run)
+            obj = self.store.create(t.resource, t.namespace, _decoded(t, body), actor=user, dry_run=dry_run)
             self._audit(request, t, "create", obj, 201)
             return json_reply(wire_object(t.resource, obj), 201)
         if t.name is None:
@@ -285,7 +282,7 @@ class _Api:
                 scale = self.store.update_scale(t.resource, t.namespace, t.name, body, actor=user, dry_run=dry_run)
                 self._audit(request, t, "update", scale, 200)
                 return json_reply(scale_wire(scale))
-            obj = self.store.update(t.resource, t.namespace, t.name, body, actor=user, subresource=t.sub,
+            obj = self.store.update(t.resource, t.namespace, t.name, _decoded(t, body), actor=user, subresource=t.sub,
                                     dry_run=dry_run)
             self._audit(request, t, "update", obj, 200)
             return json_reply(wire_object(t.resource, obj))
@@ -299,7 +296,7 @@ class _Api:
                                                 dry_run=dry_run)
                 self._audit(request, t, "patch", scale, 200)
                 return json_reply(scale_wire(scale))
-            obj, created = self.store.patch(t.resource, t.namespace, t.name, request.content_type, body,
+            obj, created = self.store.patch(t.resource, t.namespace, t.name, request.content_type, _decoded(t, body),
                                             actor=user, subresource=t.sub, dry_run=dry_run)
             self._audit(request, t, "patch", obj, 201 if created else 200)
             return json_reply(wire_object(t.resource, obj), 201 if created else 200)
@@ -347,16 +344,11 @@ class _Api:
                                     include=request.query.get("includeObject", "Metadata")))
         return json_reply(wire_object(t.resource, obj))
 
-    def _selected(self, request: web.Request, t: _Target) -> tuple[Any, Any]:
-        labels = parse_label_selector(request.query.get("labelSelector"))
-        fields = parse_field_selector(request.query.get("fieldSelector"), t.resource.kind)
-        return labels, fields
-
     def _list(self, request: web.Request, t: _Target) -> web.Response:
-        labels, fields = self._selected(request, t)
-        self.store.hub.pump()
-        objs = [o for o in self.store.list(t.resource, t.namespace) if labels.matches(o) and fields.matches(o)]
-        rv = str(self.store.hub.rv)
+        self.store.feed.pump()
+        objs = self.store.list(t.resource, t.namespace, label_selector=request.query.get("labelSelector"),
+                               field_selector=request.query.get("fieldSelector"))
+        rv = str(self.store.resource_version)
         version = wants_table(request.headers.get("Accept", ""))
         if version:
             return json_reply(table(t.resource, objs, now=self.store.clock(), version=version, rv=rv,
@@ -366,49 +358,50 @@ class _Api:
                            "items": [wire_object(t.resource, o) for o in objs]})
 
     async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
-        labels, fields = self._selected(request, t)
-        since_text = request.query.get("resourceVersion") or ""
-        since = int(since_text) if since_text.isdigit() and since_text != "0" else None
-        if since_text and not since_text.isdigit():
-            raise BadRequest(f"invalid resourceVersion {since_text!r}")
         timeout = query_int(request.query, "timeoutSeconds")
         bookmarks = bool_flag(request.query.get("allowWatchBookmarks"))
         version = wants_table(request.headers.get("Accept", ""))
         include = request.query.get("includeObject", "Metadata")
-        ns = self.store._ns(t.resource, t.namespace) if t.namespace is not None or not t.resource.namespaced \
-            else None
+        ns = t.namespace if t.resource.namespaced else None
+        self.store.feed.pump()
         resp = web.StreamResponse(headers={"Content-Type": "application/json"})
         resp.enable_chunked_encoding()
         try:
-            sub, backlog = self.store.hub.subscribe(t.resource.key, namespace=ns, labels=labels, fields=fields,
-                                                    since=since)
+            watch = self.store.cluster.watch(t.resource.key, ns, since=request.query.get("resourceVersion"),
+                                             label_selector=request.query.get("labelSelector"),
+                                             field_selector=request.query.get("fieldSelector"))
         except Gone as err:
             await resp.prepare(request)
             await resp.write(_line({"type": "ERROR", "object": error_status(err)}))
             await resp.write_eof()
             return resp
-        if since is None:
-            backlog = [("ADDED", o) for o in self.store.list(t.resource, t.namespace)
-                       if labels.matches(o) and fields.matches(o)]
+        wake = asyncio.Event()
+        watch.notify = wake.set
         await resp.prepare(request)
         first = True
 
-        def encode(ev: Event) -> bytes:
+        def encode_event(ev: WatchEvent) -> bytes:
             nonlocal first
-            etype, obj = ev
+            if ev.type == "BOOKMARK":
+                return _line({"type": "BOOKMARK", "object": ev.object})
             if version:
-                payload: Any = table(t.resource, [obj], now=self.store.clock(), version=version, rv=None,
+                payload: Any = table(t.resource, [ev.object], now=self.store.clock(), version=version, rv=None,
                                      include=include, headers=first)
                 first = False
             else:
-                payload = wire_object(t.resource, obj)
-            return _line({"type": etype, "object": payload})
+                payload = wire_object(t.resource, ev.object)
+            return _line({"type": ev.type, "object": payload})
 
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            for first_ev in backlog:
-                await resp.write(encode(first_ev))
             while True:
+                wake.clear()  # before draining: a write from now on wakes the wait below
+                for ev in watch.drain():
+                    if self.cfg.faults.watch_delay_seconds:
+                        await asyncio.sleep(self.cfg.faults.watch_delay_seconds)
+                    await resp.write(encode_event(ev))
+                if watch.closed:
+                    break
                 wait = self.cfg.bookmark_seconds if bookmarks else None
                 if deadline is not None:
                     left = deadline - time.monotonic()
@@ -416,25 +409,22 @@ class _Api:
                         break
                     wait = left if wait is None else min(wait, left)
                 try:
-                    ev: Event | None = await asyncio.wait_for(sub.queue.get(), wait)
+                    await asyncio.wait_for(wake.wait(), wait)
                 except TimeoutError:
                     if bookmarks and (deadline is None or time.monotonic() < deadline):
-                        mark = {"kind": t.resource.kind, "apiVersion": t.resource.api_version,
-                                "metadata": {"resourceVersion": str(self.store.hub.rv)}}
-                        await resp.write(_line({"type": "BOOKMARK", "object": mark}))
-                    continue
-                if ev is None:
-                    break
-                if self.cfg.faults.watch_delay_seconds:
-                    await asyncio.sleep(self.cfg.faults.watch_delay_seconds)
-                await resp.write(encode(ev))
+                        await resp.write(encode_event(watch.bookmark()))
             with contextlib.suppress(ConnectionError):
                 await resp.write_eof()
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
-            self.store.hub.unsubscribe(sub)
+            watch.close()
         return resp
+
+
+def _decoded(t: _Target, body: Any) -> Any:
+    """A body in internal form (float times); a JSON patch's operations are left as they are."""
+    return decode(body, t.resource.key) if isinstance(body, dict) else body
 
 
 def _line(event: dict[str, Any]) -> bytes:
@@ -442,7 +432,7 @@ def _line(event: dict[str, Any]) -> bytes:
 
 
 def scale_wire(scale: dict[str, Any]) -> dict[str, Any]:
-    return to_wire(scale)  # type: ignore[no-any-return]
+    return encode(scale)
 
 
 def _patch_plain(current: dict[str, Any], body: Any, kind: str | None) -> dict[str, Any]:

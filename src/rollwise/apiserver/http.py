@@ -17,7 +17,7 @@ from rollwise.api.meta import Obj
 from rollwise.apiserver.printers import columns_for
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import status_body
-from rollwise.apiserver.times import from_wire, to_wire
+from rollwise.cluster.wire import encode
 
 __all__ = ["bool_flag", "json_reply", "read_body", "status_reply", "table", "wants_table", "wire_object"]
 
@@ -42,7 +42,7 @@ class BodyError(Exception):
 
 
 async def read_body(request: web.Request) -> Any:
-    """The request body as JSON values with timestamps parsed; BodyError(415) for protobuf, (400) if unreadable."""
+    """The request body as JSON values (wire form); BodyError(415) for protobuf, (400) if unreadable."""
     ctype = request.content_type or "application/json"
     if ctype.startswith(_PROTOBUF):
         raise BodyError(415, "protobuf request bodies are not supported by rollwise up; kubectl's `create "
@@ -58,7 +58,7 @@ async def read_body(request: web.Request) -> Any:
             value = yaml.safe_load(raw)
         except yaml.YAMLError as err:
             raise BodyError(400, f"the request body is neither JSON nor YAML: {err}") from None
-    return from_wire(value)
+    return value
 
 
 def bool_flag(value: str | None) -> bool:
@@ -76,11 +76,7 @@ def wants_table(accept: str) -> str | None:
 
 
 def wire_object(resource: Resource, obj: Obj) -> Obj:
-    out: Obj = {**obj, "kind": resource.kind, "apiVersion": resource.api_version}
-    if not resource.namespaced:
-        out["metadata"] = {k: v for k, v in obj["metadata"].items() if k != "namespace"}
-    wire: Obj = to_wire(out)
-    return wire
+    return encode({**obj, "kind": resource.kind, "apiVersion": resource.api_version}, resource.key)
 
 
 def _partial(resource: Resource, obj: Obj, include: str) -> Any:
@@ -88,7 +84,7 @@ def _partial(resource: Resource, obj: Obj, include: str) -> Any:
         return None
     if include == "Object":
         return wire_object(resource, obj)
-    meta = wire_object(resource, {"metadata": obj["metadata"]})["metadata"]
+    meta = encode({"metadata": obj["metadata"]}, resource.key)["metadata"]
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
 
 

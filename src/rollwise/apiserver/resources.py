@@ -1,9 +1,8 @@
-"""The resources the server knows: one table that drives routing, discovery, subresources and printers.
+"""The resources the server serves: the world's resource table (``rollwise.cluster.resources``) seen as REST.
 
-Each resource names its group, version, kind and plural the way the API does, and the *store kind* under which the
-memory store keeps it. The store keys objects by kind alone, so a kind served under two groups (``apps/v1`` and
-``apps.rollwise.dev/v1alpha1`` StatefulSet) gets a qualified store kind for every group but the built-in one.
-Custom resources join the table at run time, when their CustomResourceDefinition is created.
+Each row of the world's table becomes one served version here, with what only the server needs on top: the
+``log`` subresource, a CRD's printer columns, schema and scale paths. Custom resources join both tables at run
+time, when their CustomResourceDefinition is created, so the store keys and scopes them as the API does.
 """
 
 from __future__ import annotations
@@ -11,6 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from rollwise.cluster.resources import GroupKind, ResourceTable
+from rollwise.cluster.resources import Resource as WorldResource
 
 __all__ = ["ALL_VERBS", "BUILTINS", "Registry", "Resource", "crd_resources"]
 
@@ -31,7 +33,6 @@ class Resource:
     status: bool = False
     scale: bool = False
     log: bool = False
-    store_kind: str = ""
     printer_columns: tuple[Mapping[str, Any], ...] = ()
     schema: Mapping[str, Any] | None = field(default=None, compare=False)
     scale_paths: tuple[str, str, str] = (".spec.replicas", ".status.replicas", ".status.labelSelector")
@@ -45,9 +46,15 @@ class Resource:
         return self.group_version
 
     @property
-    def key(self) -> str:
-        """The kind the store keys this resource's objects by."""
-        return self.store_kind or self.kind
+    def key(self) -> GroupKind:
+        """The resource's identity in the store."""
+        return GroupKind(self.group, self.kind)
+
+    def world_row(self) -> WorldResource:
+        return WorldResource(group=self.group, versions=(self.version,), kind=self.kind, plural=self.plural,
+                             singular=self.singular, short_names=self.short_names, namespaced=self.namespaced,
+                             status=self.status, scale=self.scale, categories=self.categories,
+                             list_kind=f"{self.kind}List")
 
     @property
     def custom(self) -> bool:
@@ -76,14 +83,28 @@ BUILTINS: tuple[Resource, ...] = (
        scale=True),
     _r("apps", "v1", "ControllerRevision", "controllerrevisions"),
     _r("apps", "v1", "Deployment", "deployments", short_names=("deploy",), categories=("all",), status=True,
-       scale=True, store_kind="Deployment.apps"),
+       scale=True),
     _r("coordination.k8s.io", "v1", "Lease", "leases"),
-    _r("events.k8s.io", "v1", "Event", "events", short_names=("ev",), store_kind="Event.events.k8s.io"),
+    _r("events.k8s.io", "v1", "Event", "events", short_names=("ev",)),
     _r("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", short_names=("pdb",), status=True),
     _r("rbac.authorization.k8s.io", "v1", "Role", "roles"),
     _r("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
     _r("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False),
     _r("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
+    # The project's own kind, served from the start (operator-plan.md §2: shortName rsts, its printer columns).
+    Resource(group="apps.rollwise.dev", version="v1alpha1", kind="StatefulSet", plural="statefulsets",
+             singular="statefulset", short_names=("rsts",), categories=("all", "rollwise"), status=True, scale=True,
+             printer_columns=(
+                 {"name": "Desired", "type": "integer", "jsonPath": ".spec.replicas"},
+                 {"name": "Current", "type": "integer", "jsonPath": ".status.replicas"},
+                 {"name": "Updated", "type": "integer", "jsonPath": ".status.updatedReplicas"},
+                 {"name": "Ready", "type": "integer", "jsonPath": ".status.readyReplicas"},
+                 {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                 {"name": "Strategy", "type": "string", "jsonPath": ".spec.updateStrategy.type", "priority": 1},
+                 {"name": "Containers", "type": "string", "jsonPath": ".spec.template.spec.containers[*].name",
+                  "priority": 1},
+                 {"name": "Images", "type": "string", "jsonPath": ".spec.template.spec.containers[*].image",
+                  "priority": 1})),
     _r("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False,
        short_names=("crd", "crds"), status=True),
 )
@@ -109,7 +130,7 @@ def crd_resources(crd: Mapping[str, Any]) -> list[Resource]:
             group=group, version=str(v.get("name", "")), kind=kind, plural=str(names.get("plural", "")),
             singular=str(names.get("singular") or kind.lower()), namespaced=spec.get("scope") != "Cluster",
             short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
-            status="status" in sub, scale=scale is not None, store_kind=f"{kind}.{group}",
+            status="status" in sub, scale=scale is not None,
             printer_columns=tuple(v.get("additionalPrinterColumns") or ()),
             schema=(v.get("schema") or {}).get("openAPIV3Schema") or {}, scale_paths=paths))
     return out
@@ -145,11 +166,12 @@ class Registry:
                 return r
         return None
 
-    def by_store_kind(self, store_kind: str) -> Resource | None:
-        for r in self:
-            if r.key == store_kind:
-                return r
-        return None
+    def register_in(self, table: ResourceTable, crd: Mapping[str, Any]) -> None:
+        """Serve a CRD's resources and make the store key and scope them (its first served version)."""
+        self.add_crd(crd)
+        rows = self._custom.get(str((crd.get("metadata") or {}).get("name", "")), [])
+        if rows:
+            table.register(rows[0].world_row())
 
     def group_versions(self) -> dict[str, list[str]]:
         """Group name -> its versions, in table order (the core group is "")."""

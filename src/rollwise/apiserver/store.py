@@ -1,10 +1,10 @@
 """The API semantics over the memory store: the verbs the HTTP handlers call, in store form (float times).
 
-The memory store already gives resourceVersions, optimistic concurrency, generation, graceful pod deletion,
-finalizers and owner-reference garbage collection. This layer adds what only a server has: resources by group
-(store kinds), namespaces as objects that must exist and whose deletion empties them, CRDs that register their
-resources at once, the main endpoint ignoring ``.status`` and ``/status`` ignoring everything else, the four
-patch types, the scale subresource, dry runs, and DeleteOptions preconditions.
+The memory store already gives resources by group and kind, resourceVersions, optimistic concurrency,
+generation, the status split, graceful pod deletion, finalizers, owner-reference garbage collection, watches and
+persistence. This layer adds what only a server has: namespaces as objects that must exist and whose deletion
+empties them, CRDs that register their resources at once, the four patch types, the scale subresource, dry
+runs, and DeleteOptions preconditions.
 """
 
 from __future__ import annotations
@@ -12,25 +12,26 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import jsonpatch
 
-from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, FieldError, Invalid, NotFound
+from rollwise.api.errors import AlreadyExists, ApiStatusError, BadRequest, Conflict, FieldError, Invalid, NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
-from rollwise.apiserver.admission import NODE_NAME, Admission
+from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
+from rollwise.apiserver.feed import FeedPump
 from rollwise.apiserver.printers import jsonpath_value
 from rollwise.apiserver.resources import Registry, Resource
 from rollwise.apiserver.smp import PatchError, strategic_merge
-from rollwise.apiserver.watch import Hub
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.patching import clone, merge_patch
+from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
 
-__all__ = ["CLUSTER_SCOPE", "PATCH_TYPES", "ApiStore", "BadRequest", "Forbidden", "UnsupportedMediaType"]
+__all__ = ["PATCH_TYPES", "ApiStore", "Forbidden", "UnsupportedMediaType"]
 
-CLUSTER_SCOPE = "default"  # the memory store needs a namespace; cluster-scoped objects live under this one
 PATCH_TYPES = {
     "application/merge-patch+json": "merge",
     "application/json-patch+json": "json",
@@ -39,16 +40,12 @@ PATCH_TYPES = {
     "application/apply-patch+json": "apply",
 }
 _INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+GroupKindNode = "Node"
 
 
 class UnsupportedMediaType(ApiStatusError):
     code = 415
     reason = "UnsupportedMediaType"
-
-
-class BadRequest(ApiStatusError):
-    code = 400
-    reason = "BadRequest"
 
 
 class Forbidden(ApiStatusError):
@@ -58,32 +55,60 @@ class Forbidden(ApiStatusError):
 
 class ApiStore:
     def __init__(self, *, gates: FeatureGates | None = None, clock: Callable[[], float] = time.time,
-                 history: int = 10_000) -> None:
+                 history: int = 10_000, data_dir: Path | None = None) -> None:
+        """``data_dir``: keep the objects in SQLite there (``MemoryCluster.open``); None keeps them in memory."""
         self.gates = gates or FeatureGates()
         self.clock = clock
         self.registry = Registry()
         self.admission = Admission(gates=self.gates)
-        self.cluster = MemoryCluster(clock=clock, admit=self.admission.hooks())
-        self.hub = Hub(self.cluster, capacity=history)
+        options: dict[str, Any] = {"clock": clock, "admit": self.admission.hooks(), "history_limit": history}
+        if data_dir is None:
+            self.cluster = MemoryCluster(uid=uuid_uids, **options)
+        else:
+            self.cluster = MemoryCluster.open(data_dir, **options)
+        for r in self.registry:
+            if r.key not in self.cluster.resources:
+                self.cluster.resources.register(r.world_row())
+        for crd in self.cluster.list(CRD):
+            self.registry.register_in(self.cluster.resources, crd)
+        self.feed = FeedPump(self.cluster)
         for ns in _INITIAL_NAMESPACES:
-            self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, actor="system")
-        self.cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {
-            "name": NODE_NAME, "labels": {"kubernetes.io/hostname": NODE_NAME}},
-            "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}},
-            actor="system")
-        self.hub.pump()
+            if not self._exists(NAMESPACE, "", ns):
+                self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
+                                    actor="system")
+        if not self._exists(GroupKindNode, "", NODE_NAME):
+            self.cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {
+                "name": NODE_NAME, "labels": {"kubernetes.io/hostname": NODE_NAME}},
+                "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}},
+                actor="system")
+        self.feed.pump()
+
+    def _exists(self, gk: Any, namespace: str, name: str) -> bool:
+        try:
+            self.cluster.get(gk, namespace, name)
+        except NotFound:
+            return False
+        return True
+
+    def close(self) -> None:
+        self.cluster.drop_watches()
+        self.cluster.close()
+
+    @property
+    def resource_version(self) -> int:
+        return self.cluster.resource_version
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
     @staticmethod
     def _ns(resource: Resource, namespace: str | None) -> str:
-        return namespace or "default" if resource.namespaced else CLUSTER_SCOPE
+        return namespace or "default" if resource.namespaced else ""
 
     def _check_namespace(self, resource: Resource, namespace: str) -> None:
         if not resource.namespaced:
             return
         try:
-            ns = self.cluster.get("Namespace", CLUSTER_SCOPE, namespace)
+            ns = self.cluster.get(NAMESPACE, "", namespace)
         except NotFound:
             raise NotFound(f'namespaces "{namespace}" not found') from None
         if ns["metadata"].get("deletionTimestamp") is not None:
@@ -99,9 +124,11 @@ class ApiStore:
         except NotFound:
             raise self._not_found(resource, name) from None
 
-    def list(self, resource: Resource, namespace: str | None) -> list[Obj]:
-        ns = self._ns(resource, namespace) if namespace is not None or not resource.namespaced else None
-        return self.cluster.list(resource.key, ns)
+    def list(self, resource: Resource, namespace: str | None, *, label_selector: str | None = None,
+             field_selector: str | None = None) -> list[Obj]:
+        """Objects of a resource in a namespace (None: all); BadRequest for a malformed or unsupported selector."""
+        ns = namespace if resource.namespaced else None
+        return self.cluster.list(resource.key, ns, label_selector=label_selector, field_selector=field_selector)
 
     def _typed(self, resource: Resource, body: Mapping[str, Any]) -> Obj:
         obj = dict(body)
@@ -109,16 +136,13 @@ class ApiStore:
                 None, "", resource.api_version):
             raise BadRequest(f"the API version in the data ({obj.get('apiVersion')}) does not match the expected "
                              f"API version ({resource.api_version})")
-        obj["kind"] = resource.key  # the memory store keys by kind; restored on the way out
+        obj["kind"] = resource.kind
         obj["apiVersion"] = resource.api_version
         return obj
 
     @staticmethod
     def wire_kind(resource: Resource, obj: Obj) -> Obj:
-        out = {**obj, "kind": resource.kind, "apiVersion": resource.api_version}
-        if not resource.namespaced:
-            out["metadata"] = {k: v for k, v in obj["metadata"].items() if k != "namespace"}
-        return out
+        return {**obj, "kind": resource.kind, "apiVersion": resource.api_version}
 
     # -- writes ----------------------------------------------------------------------------------------------
 
@@ -129,7 +153,10 @@ class ApiStore:
         meta = obj["metadata"] = dict(obj.get("metadata") or {})
         if resource.namespaced and meta.get("namespace") not in (None, "", ns):
             raise BadRequest("the namespace of the provided object does not match the namespace sent on the request")
-        meta["namespace"] = ns
+        if resource.namespaced:
+            meta["namespace"] = ns
+        else:
+            meta.pop("namespace", None)
         self._check_namespace(resource, ns)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
@@ -145,7 +172,7 @@ class ApiStore:
         return created
 
     def _dry_create(self, resource: Resource, obj: Obj) -> Obj:
-        if self.cluster._lookup((resource.key, obj["metadata"]["namespace"], name_of(obj))) is not None:
+        if self._exists(resource.key, obj["metadata"].get("namespace", ""), name_of(obj)):
             raise AlreadyExists(f'{resource.group_resource} "{name_of(obj)}" already exists')
         hook = self.admission.hooks().get(resource.key)
         out = hook(clone(obj), None) if hook else clone(obj)
@@ -153,9 +180,9 @@ class ApiStore:
         return out
 
     def _after_write(self, resource: Resource, obj: Obj | None) -> None:
-        if resource.kind == "CustomResourceDefinition" and obj is not None:
-            self.registry.add_crd(obj)
-        self.hub.pump()
+        if resource.key == CRD and obj is not None:
+            self.registry.register_in(self.cluster.resources, obj)
+        self.feed.pump()
 
     def update(self, resource: Resource, namespace: str | None, name: str, body: Mapping[str, Any], *,
                actor: str, subresource: str = "", dry_run: bool = False) -> Obj:
@@ -166,7 +193,8 @@ class ApiStore:
             raise BadRequest(f"the name of the object ({meta.get('name')}) does not match the name on the URL "
                              f"({name})")
         meta["name"] = name
-        meta["namespace"] = old["metadata"]["namespace"]
+        if resource.namespaced:
+            meta["namespace"] = old["metadata"]["namespace"]
         return self._write(resource, old, obj, actor=actor, subresource=subresource, dry_run=dry_run)
 
     def _write(self, resource: Resource, old: Obj, new: Obj, *, actor: str, subresource: str,
@@ -236,7 +264,8 @@ class ApiStore:
         if name_of(new) != name:
             raise Invalid(errors=[FieldError(path="metadata.name", value=name_of(new),
                                              rule="field is immutable")])
-        new["metadata"]["namespace"] = old["metadata"]["namespace"]
+        if resource.namespaced:
+            new["metadata"]["namespace"] = old["metadata"]["namespace"]
         new = self._typed(resource, new)
         return self._write(resource, old, new, actor=actor, subresource=subresource, dry_run=dry_run), False
 
@@ -257,22 +286,22 @@ class ApiStore:
         grace = options.get("gracePeriodSeconds")
         if dry_run:
             return old, False
-        ns = old["metadata"]["namespace"]
-        if resource.kind == "Namespace" and not resource.group:
+        ns = old["metadata"].get("namespace", "")
+        if resource.key == NAMESPACE:
             self._empty_namespace(name, actor=actor)
-        if resource.kind == "CustomResourceDefinition":
+        if resource.key == CRD:
             for r in self.registry.remove_crd(name):
                 for obj in self.cluster.list(r.key):
-                    self.cluster.delete(r.key, obj["metadata"]["namespace"], name_of(obj), grace_period_seconds=0,
-                                        actor=actor)
+                    self.cluster.delete(r.key, obj["metadata"].get("namespace", ""), name_of(obj),
+                                        grace_period_seconds=0, actor=actor)
         remains = self.cluster.delete(resource.key, ns, name, actor=actor, propagation=propagation,
                                       grace_period_seconds=None if grace is None else float(grace))
-        self.hub.pump()
+        self.feed.pump()
         return (remains, False) if remains is not None else (old, True)
 
     def _empty_namespace(self, namespace: str, *, actor: str) -> None:
         for r in list(self.registry):
-            if not r.namespaced or r.key in ("Event.events.k8s.io",):
+            if not r.namespaced:
                 continue
             for obj in self.cluster.list(r.key, namespace):
                 try:

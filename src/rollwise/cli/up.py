@@ -26,6 +26,7 @@ from rollwise.api.errors import InvalidObject
 from rollwise.apiserver.app import Faults, ServerConfig, make_app
 from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
+from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.drivers.wall import WallDriver
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 
@@ -142,7 +143,7 @@ def _load_profile(path: Path | None) -> KubeletProfile:
 async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str], faults: dict[str, float],
                  profile: KubeletProfile) -> int:
     creds = load_or_create(data_dir / "pki")
-    store = ApiStore()
+    store = ApiStore(data_dir=None if args.ephemeral else data_dir / "state")
     audit_file: TextIO | None = args.audit_log.open("a", encoding="utf-8") if args.audit_log else None
 
     def audit(entry: dict[str, Any]) -> None:
@@ -156,10 +157,12 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
         faults=Faults(conflict_rate=faults.get("conflict-rate", 0.0), error_rate=faults.get("error-rate", 0.0),
                       watch_delay_seconds=faults.get("watch-delay", 0.0),
                       rng=random.Random(int(faults.get("seed", 0)))))
-    driver = WallDriver(store.cluster, listen=store.hub.listen, pump=store.hub.pump, speed=args.speed,
+    driver = WallDriver(store.cluster, listen=store.feed.listen, pump=store.feed.pump, speed=args.speed,
                         profile=profile,
                         gates=store.gates, kubelet="kubelet" in controllers,
-                        statefulset_kinds=("StatefulSet",) if "statefulset" in controllers else ())
+                        statefulset_kinds=tuple(gk for gk, name in ((STATEFULSET, "statefulset"),
+                                                                     (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
+                                                if name in controllers))
     runner = web.AppRunner(make_app(store, config), handle_signals=False, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port, ssl_context=server_ssl_context(creds), shutdown_timeout=1)
@@ -179,14 +182,14 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    tasks = [asyncio.create_task(_every(faults[k], fn)) for k, fn in (
-        ("compact-every", store.hub.compact), ("drop-watches-every", store.hub.drop_watches)) if faults.get(k)]
+    periodic = (("compact-every", store.cluster.compact_history), ("drop-watches-every", store.cluster.drop_watches))
+    tasks = [asyncio.create_task(_every(faults[k], fn)) for k, fn in periodic if faults.get(k)]
     await stop.wait()
     for task in tasks:
         task.cancel()
     driver.stop()
-    store.hub.drop_watches()
     await runner.cleanup()
+    store.close()
     if audit_file is not None:
         audit_file.close()
     print("rollwise up: stopped", file=sys.stderr, flush=True)

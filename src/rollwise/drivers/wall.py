@@ -35,9 +35,11 @@ from rollwise.api.meta import (
 )
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
+from rollwise.cluster.resources import POD, STATEFULSET_KINDS, GroupKind
 from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.statefulset import reconcile
 from rollwise.drivers.execute import ControllerEvent, execute
+from rollwise.drivers.sets import SetKey, set_key, set_resource
 from rollwise.drivers.sim.strategy_override import QUORUM_AWARE_ANNOTATION
 from rollwise.drivers.views import set_view
 from rollwise.kubelet.agent import PodRuntime, advance
@@ -52,7 +54,6 @@ QUORUM_CONTROLLER = "quorum-aware-controller"
 KUBELET = "kubelet"
 _BACKOFF_START = 0.005
 _BACKOFF_MAX = 300.0
-SetKey = tuple[str, str]
 
 
 def scaled_profile(profile: KubeletProfile, speed: float) -> KubeletProfile:
@@ -83,7 +84,7 @@ class WallDriver:
     def __init__(self, cluster: MemoryCluster, *, listen: Callable[[Callable[[Change], None]], None],
                  pump: Callable[[], None], profile: KubeletProfile | None = None, speed: float = 1.0,
                  gates: FeatureGates | None = None, clock: Callable[[], float] = time.time,
-                 statefulset_kinds: tuple[str, ...] = ("StatefulSet",), kubelet: bool = True) -> None:
+                 statefulset_kinds: tuple[GroupKind, ...] = STATEFULSET_KINDS, kubelet: bool = True) -> None:
         self.cluster = cluster
         self.pump = pump
         self.profile = scaled_profile(profile or KubeletProfile(), speed)
@@ -105,9 +106,9 @@ class WallDriver:
         self._loop = asyncio.get_running_loop()
         for kind in self.kinds:
             for sts in self.cluster.list(kind):
-                self._mark_dirty((namespace_of(sts), name_of(sts)))
+                self._mark_dirty(set_key(sts))
         if self.kubelet_on:
-            for pod in self.cluster.list("Pod"):
+            for pod in self.cluster.list(POD):
                 self._kubelet_soon(pod)
 
     def stop(self) -> None:
@@ -133,14 +134,15 @@ class WallDriver:
                     self._kubelet_soon(ch.obj)
             for key in self._owners_of(ch.obj, ch.old):
                 self._mark_dirty(key)
-        elif ch.kind in self.kinds and not (ch.actor in (STATEFULSET_CONTROLLER, QUORUM_CONTROLLER)
+        elif ch.resource in self.kinds and not (ch.actor in (STATEFULSET_CONTROLLER, QUORUM_CONTROLLER)
                                             and ch.old is not None and ch.old.get("spec") == ch.obj.get("spec")
                                             and ch.type == "MODIFIED"):
-            self._mark_dirty((ch.namespace, ch.name))
+            self._mark_dirty((ch.resource, ch.namespace, ch.name))
         elif ch.kind == "Lease":
             owner = labels(ch.obj).get("rollwise.dev/member-of")
             if owner:
-                self._mark_dirty((ch.namespace, owner))
+                for kind in self.kinds:
+                    self._mark_dirty((kind, ch.namespace, owner))
 
     def _owners_of(self, pod: Obj, old: Obj | None) -> set[SetKey]:
         keys: set[SetKey] = set()
@@ -150,12 +152,13 @@ class WallDriver:
                 continue
             ref = controller_of(obj)
             if ref is not None and ref.get("kind") == "StatefulSet":
-                keys.add((ns, str(ref.get("name"))))
+                if set_resource(ref) in self.kinds:
+                    keys.add((set_resource(ref), ns, str(ref.get("name"))))
             elif ref is None:
                 for kind in self.kinds:
                     for sts in self.cluster.list(kind, ns):
                         if selector_matches((sts.get("spec") or {}).get("selector"), labels(obj)):
-                            keys.add((ns, name_of(sts)))
+                            keys.add(set_key(sts))
         return keys
 
     # -- the kubelet -----------------------------------------------------------------------------------------
@@ -172,7 +175,7 @@ class WallDriver:
         if state is None or self._stopped:
             return
         try:
-            pod = self.cluster.get("Pod", *state.where)
+            pod = self.cluster.get(POD, *state.where)
         except NotFound:
             self._pods.pop(uid, None)
             return
@@ -185,7 +188,7 @@ class WallDriver:
             if step.status is not None:
                 self.cluster.update_status({**pod, "status": step.status}, actor=KUBELET)
             if step.remove:
-                self.cluster.delete("Pod", *state.where, grace_period_seconds=0, actor=KUBELET)
+                self.cluster.delete(POD, *state.where, grace_period_seconds=0, actor=KUBELET)
         except ApiStatusError as err:  # the pod changed under us: look again soon
             log.debug("kubelet write for %s failed: %s", state.where, err)
             step = dataclasses.replace(step, wake_at=now + 0.05, remove=False)
@@ -216,22 +219,19 @@ class WallDriver:
         self._dirty.add(key)
         self._loop.call_soon(self._reconcile, key)
 
-    def _find(self, key: SetKey) -> tuple[str, Obj] | None:
-        for kind in self.kinds:
-            try:
-                return kind, self.cluster.get(kind, *key)
-            except NotFound:
-                continue
-        return None
+    def _find(self, key: SetKey) -> Obj | None:
+        try:
+            return self.cluster.get(*key)
+        except NotFound:
+            return None
 
     def _reconcile(self, key: SetKey) -> None:
         self._dirty.discard(key)
         if self._stopped:
             return
-        found = self._find(key)
-        if found is None:
+        sts = self._find(key)
+        if sts is None:
             return
-        _, sts = found
         now = self.clock()
         plan = reconcile(set_view(self.cluster, sts, now=now, gates=self.gates))
         outcome = execute(plan, self.cluster, sts=sts, actor=STATEFULSET_CONTROLLER,
@@ -250,10 +250,9 @@ class WallDriver:
             self._requeue(key, now + delay)
 
     def _reconcile_quorum(self, key: SetKey, delay: float | None) -> float | None:
-        found = self._find(key)
-        if found is None:
+        sts = self._find(key)
+        if sts is None:
             return delay
-        _, sts = found
         plan = reconcile_quorum(set_view(self.cluster, sts, now=self.clock(), gates=self.gates))
         execute(plan, self.cluster, sts=sts, actor=QUORUM_CONTROLLER,
                 emit=lambda ev: self._record_event(sts, ev, QUORUM_CONTROLLER))
