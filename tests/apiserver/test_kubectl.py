@@ -210,3 +210,58 @@ def test_audit_log_names_the_user_verb_and_resource(up: Up) -> None:
     entries = [json.loads(line) for line in Path(up.audit_log).read_text().splitlines()]
     creates = [e for e in entries if e["verb"] == "create" and e["resource"] == "statefulsets.apps"]
     assert creates and all(e["user"] == "admin" and e["resourceVersion"] for e in creates)
+
+
+def test_restart_with_a_data_dir_loses_nothing(tmp_path: Path) -> None:
+    assert KUBECTL is not None
+    data = tmp_path / "data"
+    first = start_up(tmp_path, KUBECTL, "--data-dir", str(data))
+    try:
+        namespace(first, "keep")
+        first.apply(statefulset("db", replicas=2), "-n", "keep")
+        first.kubectl("apply", "-n", "keep", "-f", "-",
+                      stdin="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: '1'}\n")
+        first.kubectl("rollout", "status", "sts/db", "-n", "keep", "--timeout=60s")
+        before = json.loads(first.kubectl("get", "sts,pods,pvc,cm", "-n", "keep", "-o", "json").stdout)["items"]
+    finally:
+        assert stop_up(first.proc) == 0
+    second = start_up(tmp_path, KUBECTL, "--data-dir", str(data))
+    try:
+        after = json.loads(second.kubectl("get", "sts,pods,pvc,cm", "-n", "keep", "-o", "json").stdout)["items"]
+        assert second.url != "" and second.kubectl("get", "ns", "keep", "-o", "name").stdout.strip() == \
+            "namespace/keep"
+    finally:
+        assert stop_up(second.proc) == 0
+
+    def ids(items: list[dict[str, object]]) -> dict[tuple[str, str], str]:
+        return {(str(o["kind"]), str(o["metadata"]["name"])): str(o["metadata"]["uid"])
+                for o in items}
+
+    assert ids(after) == ids(before)
+    assert sum(1 for kind, _ in ids(after) if kind == "PersistentVolumeClaim") == 2
+    cm = {o["metadata"]["name"]: o for o in after if o["kind"] == "ConfigMap"}["settings"]
+    cm_before = {o["metadata"]["name"]: o for o in before if o["kind"] == "ConfigMap"}["settings"]
+    assert cm["metadata"]["resourceVersion"] == cm_before["metadata"]["resourceVersion"]
+
+
+def test_unauthenticated_requests_are_refused(up: Up) -> None:
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    ca = tmp_ca(up)
+    ctx = ssl.create_default_context(cadata=ca)
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(f"{up.url}/api/v1/namespaces/default/pods", context=ctx, timeout=10)
+    assert err.value.code == 401
+    assert json.loads(err.value.read())["reason"] == "Unauthorized"
+    with urllib.request.urlopen(f"{up.url}/readyz", context=ctx, timeout=10) as ok:
+        assert ok.status == 200
+
+
+def tmp_ca(up: Up) -> str:
+    import base64
+
+    import yaml
+    config = yaml.safe_load(up.kubeconfig.read_text())
+    return base64.b64decode(config["clusters"][0]["cluster"]["certificate-authority-data"]).decode()
