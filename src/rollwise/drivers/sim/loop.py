@@ -102,7 +102,7 @@ class Simulation:
         ``progress`` is called with the virtual time after each instant (for a progress bar)."""
         for obj in self.scenario.objects:
             self.cluster.create(copy.deepcopy(obj), actor="user")
-        self._drain()
+        self.drain()
         self.engine.at(0.0, STEP, self.steps.resume)
         limit = self.scenario.limit_seconds if until is None else min(until, self.scenario.limit_seconds)
         end = 0.0
@@ -115,10 +115,10 @@ class Simulation:
                 end = limit
                 break
             if until is not None and t >= until:
-                self.engine.run_instant(self._drain, below_phase=CONTROLLER)
+                self.engine.run_instant(self.drain, below_phase=CONTROLLER)
                 end = t
                 break
-            self.engine.run_instant(self._drain)
+            self.engine.run_instant(self.drain)
             self._end_of_instant()
             if progress is not None:
                 progress(t)
@@ -142,7 +142,9 @@ class Simulation:
 
     # -- the change feed -------------------------------------------------------------------------------------
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
+        """Deliver the changes written so far: the run record, the kubelet, the application models and the work
+        queue see them; the consumed feed is compacted."""
         changes, self._cursor = self.cluster.changes_since(self._cursor)
         for ch in changes:
             self.recorder.on_change(ch)
