@@ -122,3 +122,13 @@ def test_dropped_watches_are_closed_and_queue_nothing_more(store: MemoryCluster)
     assert w.closed and woken == [1]
     store.create(pod("a"))
     assert w.drain() == []
+
+
+def test_a_consumer_that_falls_too_far_behind_is_closed_with_what_it_had() -> None:
+    store = MemoryCluster(clock=lambda: 1.0, watch_buffer=2)
+    w = store.watch("Pod")
+    for name in "abc":
+        store.create(pod(name))
+    assert w.closed
+    assert seen(w.drain()) == [("ADDED", "a", "1"), ("ADDED", "b", "2")]  # it re-watches from 2
+    assert seen(store.watch("Pod", since="2").drain()) == [("ADDED", "c", "3")]

@@ -1,4 +1,4 @@
-"""``MemoryCluster``: the simulated cluster, in memory and virtual time — a product feature and the fake for tests.
+"""``MemoryCluster``: the cluster in memory (on a virtual or a wall clock) — a product feature and the fake for tests.
 
 What it models, as far as workload controllers can tell:
 
@@ -35,25 +35,26 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rollwise.api.errors import AlreadyExists, ApiStatusError, BadRequest, FieldError, Gone, Invalid, NotFound
+from rollwise.api.errors import AlreadyExists, ApiStatusError, FieldError, Invalid, NotFound
 from rollwise.api.meta import Obj, labels
+from rollwise.cluster.deletion import plan_deletion, without_owner_refs
 from rollwise.cluster.faults import FaultPlan
-from rollwise.cluster.gc import FOREGROUND_FINALIZER, GC_ACTOR, GarbageCollector, Key
+from rollwise.cluster.feed import ChangeFeed
+from rollwise.cluster.gc import GC_ACTOR, GarbageCollector, Key
 from rollwise.cluster.patching import clone, merge_patch
 from rollwise.cluster.persistence import DB_FILE, Backing, SqliteBacking, uuid_uids
 from rollwise.cluster.preconditions import check_preconditions
 from rollwise.cluster.protocol import Change, ChangeType, Propagation
 from rollwise.cluster.resources import EVENT, EVENT_V1, POD, GroupKind, ResourceRef, ResourceTable
-from rollwise.cluster.selectors import FieldSelector, LabelSelector, parse_field_selector, parse_label_selector
+from rollwise.cluster.selectors import FieldSelector, LabelSelector, field_selector_of, label_selector_of
 from rollwise.cluster.storage import ObjectIndex
-from rollwise.cluster.watch import DEFAULT_HISTORY_LIMIT, Watch, WatchHub
+from rollwise.cluster.watch import DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_PENDING, Watch, WatchHub, parse_resource_version
 
 __all__ = ["DEFAULT_NAMESPACE", "VERBS", "Admit", "MemoryCluster"]
 
 DEFAULT_NAMESPACE = "default"
 VERBS = frozenset({"create", "update", "update_status", "patch", "delete"})
 _PROPAGATIONS = ("Background", "Foreground", "Orphan")
-_DEFAULT_POD_GRACE_SECONDS = 30
 _SERVER_OWNED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
 _UNCOUNTED = frozenset({EVENT_V1, EVENT})  # events are bookkeeping, not the API writes a summary counts
 
@@ -105,7 +106,8 @@ class MemoryCluster:
     patch: it returns the object to store (defaulted) or raises Invalid; it gets a private copy it may change in
     place. ``resources`` is the resource table (the built-in one by default). ``uid`` makes uids (deterministic
     ``uid-N`` by default; a persistent store passes uuid4). ``history_limit`` bounds each resource's watch history;
-    ``feed_limit`` (None: unbounded until ``compact``) bounds the change feed for stores nobody drains.
+    ``watch_buffer`` each watch's undelivered events; ``feed_limit`` (None: unbounded until ``compact``) bounds
+    the change feed for stores nobody drains.
     """
 
     def __init__(
@@ -116,6 +118,7 @@ class MemoryCluster:
         resources: ResourceTable | None = None,
         uid: Callable[[int], str] | None = None,
         history_limit: int = DEFAULT_HISTORY_LIMIT,
+        watch_buffer: int = DEFAULT_MAX_PENDING,
         feed_limit: int | None = None,
         backing: Backing | None = None,
     ) -> None:
@@ -127,14 +130,12 @@ class MemoryCluster:
         self._uid_seq = 0
         self._name_seq = 0
         self._make_uid = uid or (lambda n: f"uid-{n}")
-        self._changes: builtins.list[Change] = []
-        self._base = 0  # feed position of _changes[0]; earlier changes were compacted away
-        self._feed_limit = feed_limit
+        self._feed = ChangeFeed(limit=feed_limit)
         self._faults = FaultPlan(VERBS)
         self._gc = GarbageCollector()
         self._gc_host = _GcBridge(self)
         self._backing = backing
-        self._hub = WatchHub(limit=history_limit)
+        self._hub = WatchHub(limit=history_limit, max_pending=watch_buffer)
         self.writes: Counter[str] = Counter()
         """Writes that reached the store, per actor (failed and no-op calls and Events excluded)."""
         if backing is not None:
@@ -205,8 +206,8 @@ class MemoryCluster:
         ``field_selector`` are query strings (or parsed selectors) with API semantics (empty matches everything;
         BadRequest if malformed or the field is not supported)."""
         gk = self.resources.resolve(kind)
-        labels_sel = _labels(label_selector)
-        fields_sel = _fields(field_selector, gk)
+        labels_sel = label_selector_of(label_selector)
+        fields_sel = field_selector_of(field_selector, gk)
         if namespace is None or not self.resources.get(gk).namespaced:
             names = self._index.namespaces(gk)
         else:
@@ -254,16 +255,9 @@ class MemoryCluster:
         was compacted past); None, ``""`` or ``"0"`` start with a synthetic ADDED per current object. BadRequest for
         a malformed ``since`` or selector."""
         gk = self.resources.resolve(kind)
-        labels_sel = _labels(label_selector)
-        fields_sel = _fields(field_selector, gk)
-        start: int | None = None
-        if since not in (None, "", "0", 0):
-            try:
-                start = int(str(since))
-            except ValueError:
-                raise BadRequest(f"invalid resourceVersion: {since!r}") from None
-            if start < 0:
-                raise BadRequest(f"invalid resourceVersion: {since!r}")
+        labels_sel = label_selector_of(label_selector)
+        fields_sel = field_selector_of(field_selector, gk)
+        start = parse_resource_version(since)
         ns = namespace if namespace is None or self.resources.get(gk).namespaced else None
         current = self.list(gk, ns) if start is None else []
         return self._hub.open(self.resources.get(gk), namespace=ns, since=start, label_selector=labels_sel,
@@ -402,22 +396,15 @@ class MemoryCluster:
     @property
     def cursor(self) -> int:
         """The feed position after the latest change: ``changes_since(cluster.cursor)`` returns only newer ones."""
-        return self._base + len(self._changes)
+        return self._feed.cursor
 
     def changes_since(self, cursor: int) -> tuple[builtins.list[Change], int]:
         """Changes after ``cursor`` and the new cursor. Gone if ``cursor`` is older than the last ``compact``."""
-        if cursor < self._base:
-            raise Gone(f"changes before position {self._base} were compacted (asked from {cursor})")
-        if cursor > self.cursor:
-            raise ValueError(f"cursor {cursor} is ahead of the feed ({self.cursor})")
-        return self._changes[cursor - self._base:], self.cursor
+        return self._feed.since(cursor)
 
     def compact(self, cursor: int) -> None:
         """Discard the changes before ``cursor`` (consumed by every reader), so memory stays bounded."""
-        drop = min(cursor, self.cursor) - self._base
-        if drop > 0:
-            del self._changes[:drop]
-            self._base += drop
+        self._feed.compact(cursor)
 
     def write_count(self, actor: str | None = None) -> int:
         """Writes that reached the store by ``actor``, or by everyone (Events and failed calls never count)."""
@@ -470,48 +457,15 @@ class MemoryCluster:
 
     def _delete(self, key: Key, obj: Obj, *, grace: float | None, foreground: bool, actor: str) -> None:
         """The delete path shared by callers and the collector; writes nothing when there is nothing to do."""
-        meta = obj["metadata"]
-        terminating = meta.get("deletionTimestamp") is not None
-        if key[0] == POD:
-            if grace is None:
-                grace = (obj.get("spec") or {}).get("terminationGracePeriodSeconds", _DEFAULT_POD_GRACE_SECONDS)
-            if (obj.get("status") or {}).get("phase") in ("Failed", "Succeeded"):
-                grace = 0  # the API server: a terminated pod has nothing left to stop
-            current = meta.get("deletionGracePeriodSeconds")
-            if terminating and current is not None and grace >= current:
-                return  # a repeated delete may only shorten the grace period
-        elif terminating:
-            return
-        else:
-            grace = 0
-        finalizers = list(meta.get("finalizers") or ())
-        if foreground and not terminating and FOREGROUND_FINALIZER not in finalizers:
-            finalizers.append(FOREGROUND_FINALIZER)
-        if grace == 0 and not finalizers:
-            self._write(key, obj, {**obj, "metadata": dict(meta)}, actor, remove=True)
-            return
-        new_meta = {**meta, "deletionGracePeriodSeconds": grace}
-        if not terminating:
-            new_meta["deletionTimestamp"] = self._clock()
-        if finalizers:
-            new_meta["finalizers"] = finalizers
-        new_meta["generation"] = meta.get("generation", 1) + 1  # the API server bumps it on a deletion request
-        self._write(key, obj, {**obj, "metadata": new_meta}, actor)
+        outcome = plan_deletion(obj, pod=key[0] == POD, grace=grace, foreground=foreground, now=self._clock())
+        if outcome is not None:
+            self._write(key, obj, outcome[1], actor, remove=outcome[0] == "remove")
 
     def _drop_owner_refs(self, key: Key, uids: Sequence[str]) -> None:
         obj = self._lookup(key)
-        if obj is None:
-            return
-        refs = obj["metadata"].get("ownerReferences") or []
-        kept = [ref for ref in refs if str(ref.get("uid") or "") not in uids]
-        if len(kept) == len(refs):
-            return
-        meta = dict(obj["metadata"])
-        if kept:
-            meta["ownerReferences"] = kept
-        else:
-            del meta["ownerReferences"]
-        self._write(key, obj, {**obj, "metadata": meta}, GC_ACTOR)
+        new = None if obj is None else without_owner_refs(obj, uids)
+        if new is not None:
+            self._write(key, obj, new, GC_ACTOR)
 
     def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> None:
         """Commit one write: resourceVersion, indexes, collector, feed, watches, backing, counter. ``new`` owns
@@ -537,9 +491,7 @@ class MemoryCluster:
         self._gc.observe(key, old, None if remove else new)
         record = Change(type=change, kind=gk.kind, group=gk.group, namespace=ns, name=name, obj=new, old=old,
                         actor=actor, at=self._clock())
-        self._changes.append(record)
-        if self._feed_limit is not None and len(self._changes) > 2 * self._feed_limit:
-            self.compact(self.cursor - self._feed_limit)
+        self._feed.append(record)
         self._hub.record(gk, self._rv, record)
         if self._backing is not None:
             self._backing.commit(key, None if remove else new, self._counters())
@@ -560,17 +512,10 @@ class MemoryCluster:
         for key, obj in stored:
             self._index.put(key, obj)
             self._gc.observe(key, None, obj)
-        self._hub = WatchHub(limit=self._hub.limit, floor=self._rv)
+        self._hub = WatchHub(limit=self._hub.limit, floor=self._rv, max_pending=self._hub.max_pending)
         self._gc.run(self._gc_host)
 
 
 def _what(key: Key) -> str:
     return f'{key[0].kind} "{key[2]}"'
 
-
-def _labels(selector: str | LabelSelector | None) -> LabelSelector:
-    return selector if isinstance(selector, LabelSelector) else parse_label_selector(selector)
-
-
-def _fields(selector: str | FieldSelector | None, gk: GroupKind) -> FieldSelector:
-    return selector if isinstance(selector, FieldSelector) else parse_field_selector(selector, gk)

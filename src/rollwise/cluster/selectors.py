@@ -25,6 +25,8 @@ __all__ = [
     "FieldSelector",
     "LabelRequirement",
     "LabelSelector",
+    "field_selector_of",
+    "label_selector_of",
     "parse_field_selector",
     "parse_label_selector",
 ]
@@ -212,3 +214,13 @@ def parse_field_selector(selector: str | None, resource: GroupKind) -> FieldSele
             raise BadRequest(f'field label not supported: {field} (for {resource})')
         out.append(FieldRequirement(field, negated, value.strip(), read))
     return FieldSelector(tuple(out))
+
+
+def label_selector_of(selector: str | LabelSelector | None) -> LabelSelector:
+    """A parsed label selector from a query string (or one already parsed)."""
+    return selector if isinstance(selector, LabelSelector) else parse_label_selector(selector)
+
+
+def field_selector_of(selector: str | FieldSelector | None, resource: GroupKind) -> FieldSelector:
+    """A parsed field selector for ``resource`` from a query string (or one already parsed)."""
+    return selector if isinstance(selector, FieldSelector) else parse_field_selector(selector, resource)

@@ -21,16 +21,19 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from rollwise.api.errors import Gone
+from rollwise.api.errors import BadRequest, Gone
 from rollwise.api.meta import Obj, labels
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import GroupKind, Resource
 from rollwise.cluster.selectors import FieldSelector, LabelSelector
 
-__all__ = ["DEFAULT_HISTORY_LIMIT", "Watch", "WatchEvent", "WatchEventType", "WatchHub"]
+__all__ = ["DEFAULT_HISTORY_LIMIT", "Watch", "WatchEvent", "WatchEventType", "WatchHub", "parse_resource_version"]
 
 WatchEventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
 DEFAULT_HISTORY_LIMIT = 1000
+DEFAULT_MAX_PENDING = 10_000
+"""Events a watch may hold undelivered; a consumer that falls further behind is closed (it re-watches from the
+last resourceVersion it saw), as the API server's cacher closes a watcher whose buffer is full."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +49,9 @@ class Watch:
     """One open watch. The store queues matching events as writes happen; ``drain()`` takes them.
 
     ``notify`` (if set) is called, synchronously inside the write, each time events were queued: an async server
-    sets an ``asyncio.Event`` there. A watch closed by ``close()`` or by the store (``WatchHub.drop``) queues
-    nothing more; ``closed`` says so, and the consumer ends its stream.
+    sets an ``asyncio.Event`` there. A watch closed by ``close()``, by the store (``WatchHub.drop``) or because
+    its consumer fell ``DEFAULT_MAX_PENDING`` events behind queues nothing more; ``closed`` says so, and the
+    consumer ends its stream once it has drained what is queued.
     """
 
     __slots__ = ("_current_rv", "_hub", "_pending", "closed", "fields", "labels", "namespace", "notify", "resource")
@@ -95,6 +99,9 @@ class Watch:
         event = translate(change, rv, self.matches)
         if event is None:
             return False
+        if len(self._pending) >= self._hub.max_pending:
+            self.close()
+            return False
         self._pending.append(event)
         return True
 
@@ -114,6 +121,20 @@ def translate(change: Change, rv: int, matches: Callable[[Obj], bool]) -> WatchE
     return None
 
 
+def parse_resource_version(since: str | int | None) -> int | None:
+    """A watch's starting resourceVersion: None for "from the current state" (unset, ``""`` or ``"0"``, as the
+    API server reads them), else a non-negative int. BadRequest for anything else."""
+    if since in (None, "", "0", 0):
+        return None
+    try:
+        start = int(str(since))
+    except ValueError:
+        raise BadRequest(f"invalid resourceVersion: {since!r}") from None
+    if start < 0:
+        raise BadRequest(f"invalid resourceVersion: {since!r}")
+    return start
+
+
 class _History:
     __slots__ = ("events", "floor")
 
@@ -131,10 +152,12 @@ class _History:
 class WatchHub:
     """The per-resource histories and the open watches of one store."""
 
-    def __init__(self, *, limit: int = DEFAULT_HISTORY_LIMIT, floor: int = 0) -> None:
-        if limit < 1:
-            raise ValueError("the watch history limit must be at least 1")
+    def __init__(self, *, limit: int = DEFAULT_HISTORY_LIMIT, floor: int = 0,
+                 max_pending: int = DEFAULT_MAX_PENDING) -> None:
+        if limit < 1 or max_pending < 1:
+            raise ValueError("the watch history limit and max_pending must be at least 1")
         self.limit = limit
+        self.max_pending = max_pending
         self._floor = floor  # for resources with no history yet: the store's resourceVersion when it opened
         self._histories: dict[GroupKind, _History] = {}
         self._watches: dict[GroupKind, builtins.list[Watch]] = {}
@@ -145,7 +168,7 @@ class WatchHub:
         if history is None:
             history = self._histories[gk] = _History(self.limit, self._floor)
         history.append(rv, change)
-        for watch in self._watches.get(gk, ()):
+        for watch in list(self._watches.get(gk, ())):
             if watch._offer(change, rv) and watch.notify is not None:
                 watch.notify()
 

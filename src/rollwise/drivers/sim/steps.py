@@ -9,24 +9,22 @@ whose ``kubectl`` command failed.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rollwise.api.errors import ApiStatusError, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.cluster.resources import ResourceRef, ref_of
 from rollwise.drivers.sets import find_set, set_resource
+from rollwise.drivers.sim.context import SimContext
 from rollwise.drivers.sim.engine import STEP
 from rollwise.drivers.sim.record import rollout_complete
 from rollwise.drivers.sim.scenario import Step
-
-if TYPE_CHECKING:
-    from rollwise.drivers.sim.loop import Simulation
 
 __all__ = ["StepRunner"]
 
 
 class StepRunner:
-    def __init__(self, sim: Simulation) -> None:
+    def __init__(self, sim: SimContext) -> None:
         self.sim = sim
         self.next_index = 0
         self.waiting: tuple[Step, int] | None = None
@@ -54,7 +52,7 @@ class StepRunner:
                 self.waiting = (step, self.sim.engine.at(deadline, STEP, self._timeout(step)))
                 return
             self._act(step)
-            self.sim._drain()
+            self.sim.drain()
         self.finished = True
 
     def _timeout(self, step: Step) -> Any:
