@@ -1,14 +1,14 @@
 """The wall-clock driver: the simulated kubelet and rollwise's controllers on asyncio timers (``rollwise up``).
 
-It mirrors the simulator's loop (``drivers/sim/loop.py``) with the real clock: a change to a set or to one of its
-pods marks the set dirty and a reconcile runs on the next loop turn (changes coalesce); ``Plan.requeue_after`` and
-failure back-off become ``call_later`` timers; the kubelet looks at a pod when someone other than itself changed
-it and again at the time ``advance`` asks for. Simulated durations (kubelet start and ready delays, back-offs,
-termination) are divided by ``speed``; the clock itself is never warped, because kubectl computes AGE from it and
-an external operator's ``minReadySeconds`` and Lease timing read it too.
+The controllers run in the controller core (``drivers/core``), as in the simulator, on a scheduler over the wall
+clock: a change to a set or to one of its pods adds the set to the work queue and a reconcile runs on the next loop
+turn (changes coalesce); ``Plan.requeue_after`` and failure back-off become ``call_later`` timers. The kubelet looks
+at a pod when someone other than itself changed it, and again at the time ``advance`` asks for. Simulated durations
+(kubelet start and ready delays, back-offs, termination) are divided by ``speed``; the clock itself is never warped,
+because kubectl computes AGE from it and an external operator's ``minReadySeconds`` and Lease timing read it too.
 
-The driver writes through the store and then calls ``pump`` so watchers (and the driver itself, through
-``listen``) see the change.
+The driver writes through the store and then calls ``pump`` so watchers (and the driver itself, through ``listen``)
+see the change.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from rollwise.api.errors import ApiStatusError, NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import (
     Obj,
-    annotations_of,
     controller_of,
     labels,
     name_of,
@@ -36,23 +35,18 @@ from rollwise.api.meta import (
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD, STATEFULSET_KINDS, GroupKind
-from rollwise.controllers.quorum import reconcile_quorum
-from rollwise.controllers.statefulset import reconcile
-from rollwise.drivers.execute import ControllerEvent, execute
+from rollwise.drivers.core import EventRecorder, SetController, WorkQueue
+from rollwise.drivers.core.controller import CONTROLLERS
+from rollwise.drivers.execute import ControllerEvent
 from rollwise.drivers.sets import SetKey, set_key, set_resource
-from rollwise.drivers.sim.strategy_override import QUORUM_AWARE_ANNOTATION
-from rollwise.drivers.views import set_view
 from rollwise.kubelet.agent import PodRuntime, advance
 from rollwise.kubelet.profiles import KubeletProfile
 
-__all__ = ["WallDriver", "scaled_profile"]
+__all__ = ["WallDriver", "WallEventRecorder", "WallScheduler", "scaled_profile"]
 
 log = logging.getLogger("rollwise.wall")
 
-STATEFULSET_CONTROLLER = "statefulset-controller"
-QUORUM_CONTROLLER = "quorum-aware-controller"
 KUBELET = "kubelet"
-_BACKOFF_START = 0.005
 _BACKOFF_MAX = 300.0
 
 
@@ -94,16 +88,20 @@ class WallDriver:
         self.kubelet_on = kubelet
         self.speed = speed
         self._pods: dict[str, _PodState] = {}
-        self._dirty: set[SetKey] = set()
-        self._timers: dict[SetKey, tuple[float, asyncio.TimerHandle]] = {}
-        self._backoff: dict[SetKey, float] = {}
-        self._seq = itertools.count(1)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._scheduler: WallScheduler | None = None
+        self._controller: SetController | None = None
         self._stopped = False
         listen(self._on_change)
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._scheduler = WallScheduler(self._loop, self.clock)
+        self._controller = SetController(self.cluster, scheduler=self._scheduler, gates=self.gates,
+                                         recorder=WallEventRecorder(self.cluster, clock=self.clock))
+        # Wall-clock instants never repeat, so the per-instant settle guard does not apply; writes still pump.
+        self._controller.queue = WorkQueue(self._scheduler, self._reconcile, backoff_max=_BACKOFF_MAX,
+                                           max_rounds_per_instant=None)
         for kind in self.kinds:
             for sts in self.cluster.list(kind):
                 self._mark_dirty(set_key(sts))
@@ -111,10 +109,18 @@ class WallDriver:
             for pod in self.cluster.list(POD):
                 self._kubelet_soon(pod)
 
+    def _reconcile(self, key: SetKey) -> None:
+        if self._stopped or self._controller is None:
+            return
+        try:
+            self._controller.reconcile(key)
+        finally:
+            self.pump()
+
     def stop(self) -> None:
         self._stopped = True
-        for _, handle in self._timers.values():
-            handle.cancel()
+        if self._scheduler is not None:
+            self._scheduler.cancel_all()
         for state in self._pods.values():
             if state.wake is not None:
                 state.wake.cancel()
@@ -134,7 +140,7 @@ class WallDriver:
                     self._kubelet_soon(ch.obj)
             for key in self._owners_of(ch.obj, ch.old):
                 self._mark_dirty(key)
-        elif ch.resource in self.kinds and not (ch.actor in (STATEFULSET_CONTROLLER, QUORUM_CONTROLLER)
+        elif ch.resource in self.kinds and not (ch.actor in CONTROLLERS
                                             and ch.old is not None and ch.old.get("spec") == ch.obj.get("spec")
                                             and ch.type == "MODIFIED"):
             self._mark_dirty((ch.resource, ch.namespace, ch.name))
@@ -211,82 +217,67 @@ class WallDriver:
             state.wake_at = None
         self._kubelet_tick(uid)
 
-    # -- the controllers -------------------------------------------------------------------------------------
+    # -- the controllers ---------------------------------------------------------------------------------------
 
     def _mark_dirty(self, key: SetKey) -> None:
-        if key in self._dirty or self._loop is None:
-            return
-        self._dirty.add(key)
-        self._loop.call_soon(self._reconcile, key)
+        if self._controller is not None and not self._stopped:
+            self._controller.queue.add(key)
 
-    def _find(self, key: SetKey) -> Obj | None:
+
+class WallScheduler:
+    """The controller core's ``Scheduler`` on the wall clock (epoch seconds, like every timestamp in the store),
+    over the running asyncio loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, clock: Callable[[], float]) -> None:
+        self._loop = loop
+        self._clock = clock
+        self._handles: set[asyncio.TimerHandle] = set()
+
+    def now(self) -> float:
+        return self._clock()
+
+    def at(self, t: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
+        def run() -> None:
+            self._handles.discard(handle)
+            fn()
+
+        handle = self._loop.call_later(max(0.0, t - self._clock()), run)
+        self._handles.add(handle)
+        return handle
+
+    def cancel(self, handle: asyncio.TimerHandle) -> None:
+        handle.cancel()
+        self._handles.discard(handle)
+
+    def cancel_all(self) -> None:
+        for handle in list(self._handles):
+            handle.cancel()
+        self._handles.clear()
+
+
+class WallEventRecorder(EventRecorder):
+    """Events as a real API server's clients write them: named uniquely across restarts, with the involved
+    object's apiVersion (``kubectl events --for`` selects on it) and ``lastTimestamp``/``count`` (LAST SEEN)."""
+
+    def __init__(self, cluster: MemoryCluster, *, clock: Callable[[], float]) -> None:
+        super().__init__(cluster, clock=clock)
+        self._cluster_w = cluster
+        self._clock_w = clock
+        self._n = itertools.count(1)
+
+    def record(self, obj: Obj, ev: ControllerEvent, component: str) -> None:
+        now = self._clock_w()
+        ns = namespace_of(obj)
         try:
-            return self.cluster.get(*key)
-        except NotFound:
-            return None
-
-    def _reconcile(self, key: SetKey) -> None:
-        self._dirty.discard(key)
-        if self._stopped:
-            return
-        sts = self._find(key)
-        if sts is None:
-            return
-        now = self.clock()
-        plan = reconcile(set_view(self.cluster, sts, now=now, gates=self.gates))
-        outcome = execute(plan, self.cluster, sts=sts, actor=STATEFULSET_CONTROLLER,
-                          emit=lambda ev: self._record_event(sts, ev, STATEFULSET_CONTROLLER))
-        delay = plan.requeue_after
-        if outcome.error is None and annotations_of(sts).get(QUORUM_AWARE_ANNOTATION):
-            delay = self._reconcile_quorum(key, delay)
-        self.pump()
-        if outcome.error is not None:
-            backoff = min(self._backoff.get(key, _BACKOFF_START / 2) * 2, _BACKOFF_MAX)
-            self._backoff[key] = backoff
-            delay = backoff if delay is None else min(delay, backoff)
-        else:
-            self._backoff.pop(key, None)
-        if delay is not None:
-            self._requeue(key, now + delay)
-
-    def _reconcile_quorum(self, key: SetKey, delay: float | None) -> float | None:
-        sts = self._find(key)
-        if sts is None:
-            return delay
-        plan = reconcile_quorum(set_view(self.cluster, sts, now=self.clock(), gates=self.gates))
-        execute(plan, self.cluster, sts=sts, actor=QUORUM_CONTROLLER,
-                emit=lambda ev: self._record_event(sts, ev, QUORUM_CONTROLLER))
-        if plan.requeue_after is None:
-            return delay
-        return plan.requeue_after if delay is None else min(delay, plan.requeue_after)
-
-    def _requeue(self, key: SetKey, at: float) -> None:
-        assert self._loop is not None
-        current = self._timers.get(key)
-        if current is not None:
-            if self.clock() < current[0] <= at:
-                return
-            current[1].cancel()
-
-        def fire() -> None:
-            self._timers.pop(key, None)
-            self._mark_dirty(key)
-
-        self._timers[key] = (at, self._loop.call_later(max(0.0, at - self.clock()), fire))
-
-    def _record_event(self, sts: Obj, ev: ControllerEvent, component: str) -> None:
-        now = self.clock()
-        ns = namespace_of(sts)
-        try:
-            self.cluster.create({
+            self._cluster_w.create({
                 "apiVersion": "v1", "kind": "Event",
-                "metadata": {"name": f"{name_of(sts)}.{int(now * 1e6):x}{next(self._seq)}", "namespace": ns},
-                "involvedObject": {"apiVersion": sts.get("apiVersion", "apps/v1"), "kind": "StatefulSet",
-                                   "name": name_of(sts), "namespace": ns, "uid": uid_of(sts),
-                                   "resourceVersion": sts["metadata"].get("resourceVersion", "")},
+                "metadata": {"name": f"{name_of(obj)}.{int(now * 1e6):x}{next(self._n)}", "namespace": ns},
+                "involvedObject": {"apiVersion": obj.get("apiVersion", "apps/v1"), "kind": obj.get("kind"),
+                                   "name": name_of(obj), "namespace": ns, "uid": uid_of(obj),
+                                   "resourceVersion": obj["metadata"].get("resourceVersion", "")},
                 "reason": ev.reason, "message": ev.message, "type": ev.event_type,
                 "source": {"component": component}, "reportingComponent": component,
                 "firstTimestamp": now, "lastTimestamp": now, "count": 1,
             }, actor=component)
-        except ApiStatusError as err:
-            log.debug("event for %s not recorded: %s", name_of(sts), err)
+        except ApiStatusError as err:  # an event is bookkeeping: never fail the write it reports
+            log.debug("event for %s not recorded: %s", name_of(obj), err)
