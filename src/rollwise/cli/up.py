@@ -72,8 +72,11 @@ def add_up(sub: Any) -> None:
 
 
 def parse_controllers(text: str) -> set[str]:
-    on: set[str] = set()
-    for item in filter(None, (s.strip() for s in text.split(","))):
+    """``*`` is every controller, ``-name`` turns one off, ``name`` on; a list of only ``-name``s starts from all
+    (so ``--controllers=-apps.rollwise.dev`` leaves the CRD kind to an external operator)."""
+    items = [s.strip() for s in text.split(",") if s.strip()]
+    on: set[str] = set(CONTROLLERS) if items and all(i.startswith("-") for i in items) else set()
+    for item in items:
         if item == "*":
             on |= set(CONTROLLERS)
         elif item.startswith("-") and item[1:] in CONTROLLERS:
