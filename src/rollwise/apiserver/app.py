@@ -269,8 +269,8 @@ class _Api:
         user = request[USER]
         if method == "POST" and t.name is None:
             body = await read_body(request)
-            if isinstance(body, dict):
-                request[_BODY_NAME] = str((body.get("metadata") or {}).get("name") or "")
+            if isinstance(body, dict) and isinstance(body.get("metadata"), dict):
+                request[_BODY_NAME] = str(body["metadata"].get("name") or "")
             obj = self.store.create(t.resource, t.namespace, _decoded(t, body), actor=user, dry_run=dry_run)
             self._audit(request, t, "create", obj, 201)
             return json_reply(wire_object(t.resource, obj), 201)
@@ -301,11 +301,7 @@ class _Api:
             self._audit(request, t, "patch", obj, 201 if created else 200)
             return json_reply(wire_object(t.resource, obj), 201 if created else 200)
         if method == "DELETE":
-            body = await read_body(request)
-            options = dict(body) if isinstance(body, dict) else {}
-            for key in ("gracePeriodSeconds", "propagationPolicy"):
-                if key in request.query:
-                    options[key] = int(request.query[key]) if key == "gracePeriodSeconds" else request.query[key]
+            options = _delete_options(await read_body(request), request.query)
             obj, gone = self.store.delete(t.resource, t.namespace, t.name, options, actor=user, dry_run=dry_run)
             self._audit(request, t, "delete", obj, 200)
             if gone and t.resource.kind in ("Namespace",):
@@ -422,6 +418,26 @@ class _Api:
         return resp
 
 
+def _delete_options(body: Any, query: Any) -> dict[str, Any]:
+    """DeleteOptions from the body and the query (the query wins), checked: BadRequest names the bad field."""
+    options: dict[str, Any] = dict(body) if isinstance(body, dict) else {}
+    if "gracePeriodSeconds" in query:
+        options["gracePeriodSeconds"] = query["gracePeriodSeconds"]
+    if "propagationPolicy" in query:
+        options["propagationPolicy"] = query["propagationPolicy"]
+    grace = options.get("gracePeriodSeconds")
+    if grace is not None:
+        try:
+            options["gracePeriodSeconds"] = int(str(grace))
+        except ValueError:
+            raise BadRequest(f"gracePeriodSeconds: invalid value {grace!r}: must be an integer") from None
+    if not isinstance(options.get("propagationPolicy") or "", str):
+        raise BadRequest("propagationPolicy: must be a string")
+    if not isinstance(options.get("preconditions") or {}, dict):
+        raise BadRequest("preconditions: must be an object with uid and/or resourceVersion")
+    return options
+
+
 def _decoded(t: _Target, body: Any) -> Any:
     """A body in internal form (float times); a JSON patch's operations are left as they are."""
     return decode(body, t.resource.key) if isinstance(body, dict) else body
@@ -437,7 +453,10 @@ def scale_wire(scale: dict[str, Any]) -> dict[str, Any]:
 
 def _patch_plain(current: dict[str, Any], body: Any, kind: str | None) -> dict[str, Any]:
     if kind == "json" and isinstance(body, list):
-        return jsonpatch.apply_patch(current, body)  # type: ignore[no-any-return]
+        try:
+            return jsonpatch.apply_patch(current, body)  # type: ignore[no-any-return]
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as err:
+            raise Invalid(str(err)) from None
     if isinstance(body, dict):
         return merge_patch(current, body)  # type: ignore[no-any-return]
     raise BadRequest("unsupported patch body for the scale subresource")

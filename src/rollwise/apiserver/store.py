@@ -9,6 +9,7 @@ runs, and DeleteOptions preconditions.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -130,7 +131,11 @@ class ApiStore:
         ns = namespace if resource.namespaced else None
         return self.cluster.list(resource.key, ns, label_selector=label_selector, field_selector=field_selector)
 
-    def _typed(self, resource: Resource, body: Mapping[str, Any]) -> Obj:
+    def _typed(self, resource: Resource, body: Any) -> Obj:
+        if not isinstance(body, Mapping):
+            raise BadRequest(f"the request body must be a {resource.kind} object")
+        if not isinstance(body.get("metadata") or {}, Mapping):
+            raise BadRequest("metadata: must be an object")
         obj = dict(body)
         if obj.get("kind") not in (None, "", resource.kind) or obj.get("apiVersion") not in (
                 None, "", resource.api_version):
@@ -160,6 +165,7 @@ class ApiStore:
         self._check_namespace(resource, ns)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
+        _check_name(resource, meta.get("name"))
         if resource.status and resource.kind not in ("Pod",):
             obj.pop("status", None)
         if dry_run:
@@ -288,6 +294,8 @@ class ApiStore:
             return old, False
         ns = old["metadata"].get("namespace", "")
         if resource.key == NAMESPACE:
+            if name in _INITIAL_NAMESPACES[:3]:
+                raise Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
             self._empty_namespace(name, actor=actor)
         if resource.key == CRD:
             for r in self.registry.remove_crd(name):
@@ -320,7 +328,7 @@ class ApiStore:
         meta = obj["metadata"]
         return {"kind": "Scale", "apiVersion": "autoscaling/v1",
                 "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                             if k in meta},
+                             if meta.get(k) not in (None, "")},
                 "spec": {"replicas": int(jsonpath_value(obj, spec_path) or 0)},
                 "status": {"replicas": int(jsonpath_value(obj, status_path) or 0),
                            **({"selector": selector} if selector else {})}}
@@ -344,3 +352,24 @@ class ApiStore:
         out = self._write(resource, old, self._typed(resource, new), actor=actor, subresource="", dry_run=dry_run)
         return self.scale_of(resource, out)
 
+
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_PATH_SEGMENT_GROUPS = ("rbac.authorization.k8s.io",)  # RBAC names are path segments (system:controller:...)
+
+
+def _check_name(resource: Resource, name: Any) -> None:
+    """The API server's name rule: a DNS-1123 subdomain for most resources, a path segment for RBAC."""
+    if not name:
+        return  # the store reports a missing name with its own field error
+    text = str(name)
+    if resource.group in _PATH_SEGMENT_GROUPS:
+        ok = text not in (".", "..") and "/" not in text and "%" not in text
+        rule = 'may not be "." or ".." and may not contain "/" or "%"'
+    else:
+        ok = len(text) <= 253 and _DNS_SUBDOMAIN.match(text) is not None
+        rule = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+                "must start and end with an alphanumeric character")
+    if not ok:
+        raise Invalid(f'{resource.kind} "{text}" is invalid: metadata.name: Invalid value: "{text}": {rule}',
+                      errors=[FieldError(path="metadata.name", value=text, rule=rule)])
