@@ -273,7 +273,7 @@ class _Api:
                 request[_BODY_NAME] = str(body["metadata"].get("name") or "")
             obj = self.store.create(t.resource, t.namespace, _decoded(t, body), actor=user, dry_run=dry_run)
             self._audit(request, t, "create", obj, 201)
-            return json_reply(wire_object(t.resource, obj), 201)
+            return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201)
         if t.name is None:
             raise web.HTTPMethodNotAllowed(method, ["GET", "POST"])
         if method == "PUT":
@@ -285,7 +285,7 @@ class _Api:
             obj = self.store.update(t.resource, t.namespace, t.name, _decoded(t, body), actor=user, subresource=t.sub,
                                     dry_run=dry_run)
             self._audit(request, t, "update", obj, 200)
-            return json_reply(wire_object(t.resource, obj))
+            return json_reply(wire_object(t.resource, obj, stored=not dry_run))
         if method == "PATCH":
             body = await read_body(request)
             if t.sub == "scale":
@@ -299,7 +299,7 @@ class _Api:
             obj, created = self.store.patch(t.resource, t.namespace, t.name, request.content_type, _decoded(t, body),
                                             actor=user, subresource=t.sub, dry_run=dry_run)
             self._audit(request, t, "patch", obj, 201 if created else 200)
-            return json_reply(wire_object(t.resource, obj), 201 if created else 200)
+            return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201 if created else 200)
         if method == "DELETE":
             options = _delete_options(await read_body(request), request.query)
             obj, gone = self.store.delete(t.resource, t.namespace, t.name, options, actor=user, dry_run=dry_run)
@@ -307,7 +307,7 @@ class _Api:
             if gone and t.resource.kind in ("Namespace",):
                 return json_reply(success_status(kind=t.resource.plural, group=t.resource.group, name=t.name,
                                                  uid=str(obj["metadata"].get("uid", ""))))
-            return json_reply(wire_object(t.resource, obj))
+            return json_reply(wire_object(t.resource, obj, stored=not dry_run))
         raise web.HTTPMethodNotAllowed(method, ["GET", "POST", "PUT", "PATCH", "DELETE"])
 
     def _maybe_fail(self) -> None:

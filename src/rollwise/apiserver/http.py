@@ -7,6 +7,7 @@ Content-Type is exactly ``application/json`` (aiohttp's ``json_response`` adds a
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -75,8 +76,35 @@ def wants_table(accept: str) -> str | None:
     return None
 
 
-def wire_object(resource: Resource, obj: Obj) -> Obj:
-    return encode({**obj, "kind": resource.kind, "apiVersion": resource.api_version}, resource.key)
+class _WireCache:
+    """Wire forms of objects the store returned, keyed by the object itself: a stored object never changes (every
+    write stores a new dict), so its encoding can be shared by every list and every watcher that sends it. Each
+    entry keeps its object alive, so an ``id`` is never reused while it is a key."""
+
+    def __init__(self, size: int = 50_000) -> None:
+        self.size = size
+        self._entries: OrderedDict[int, tuple[Obj, str, Obj]] = OrderedDict()
+
+    def get(self, resource: Resource, obj: Obj) -> Obj:
+        entry = self._entries.get(id(obj))
+        if entry is not None and entry[0] is obj and entry[1] == resource.api_version:
+            return entry[2]
+        wire = encode({**obj, "kind": resource.kind, "apiVersion": resource.api_version}, resource.key)
+        self._entries[id(obj)] = (obj, resource.api_version, wire)
+        if len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+        return wire
+
+
+_CACHE = _WireCache()
+
+
+def wire_object(resource: Resource, obj: Obj, *, stored: bool = True) -> Obj:
+    """The wire form of an object (shared: callers must not change it). ``stored=False`` for an object the store
+    does not hold (a dry run's result carries a stored resourceVersion but other content)."""
+    if not stored:
+        return encode({**obj, "kind": resource.kind, "apiVersion": resource.api_version}, resource.key)
+    return _CACHE.get(resource, obj)
 
 
 def _partial(resource: Resource, obj: Obj, include: str) -> Any:
