@@ -75,6 +75,10 @@ def test_apply_rollout_watch_history_undo_restart_scale_describe(up: Up) -> None
     up.kubectl("rollout", "status", "sts/web", "-n", "a", "--timeout=60s")
     assert "condition met" in up.kubectl("wait", "--for=condition=Ready", "pod/web-4", "-n", "a",
                                          "--timeout=60s").stdout
+    pod = up.kubectl("describe", "pod", "web-4", "-n", "a").stdout
+    assert "Controlled By:  StatefulSet/web" in pod
+    assert all(reason in pod for reason in ("Scheduled", "Pulling", "Started"))
+    assert "started nginx:1.26" in up.kubectl("logs", "web-4", "-n", "a", "-c", "app").stdout
     describe = up.kubectl("describe", "sts", "web", "-n", "a").stdout
     assert "Pods Status:" in describe and "5 Running" in describe and "SuccessfulCreate" in describe
     assert "SuccessfulDelete" in up.kubectl("events", "--for", "sts/web", "-n", "a").stdout
@@ -198,6 +202,7 @@ def test_a_stuck_image_is_fixed_later_under_enforced_rolling_update(up: Up) -> N
         return "ErrImagePull" in out or "ImagePullBackOff" in out
 
     up.until(stuck, "en-2 shows the image pull failure")
+    assert 'Failed to pull image "nginx:typo"' in up.kubectl("events", "--for", "pod/en-2", "-n", "e").stdout
     up.kubectl("set", "image", "sts/en", "app=nginx:1.28", "-n", "e")
     up.kubectl("wait", "sts/en", "-n", "e", "--for=jsonpath={.status.updatedReplicas}=3", "--timeout=60s")
     up.kubectl("wait", "sts/en", "-n", "e", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")

@@ -39,7 +39,7 @@ from rollwise.drivers.core import EventRecorder, SetController, WorkQueue
 from rollwise.drivers.core.controller import CONTROLLERS
 from rollwise.drivers.execute import ControllerEvent
 from rollwise.drivers.sets import SetKey, set_key, set_resource
-from rollwise.kubelet.agent import PodRuntime, advance
+from rollwise.kubelet.agent import Note, PodRuntime, advance
 from rollwise.kubelet.profiles import KubeletProfile
 
 __all__ = ["WallDriver", "WallEventRecorder", "WallScheduler", "scaled_profile"]
@@ -69,6 +69,8 @@ class _PodState:
     runtime: PodRuntime = field(default_factory=PodRuntime.initial)
     where: tuple[str, str] = ("", "")
     wake: asyncio.TimerHandle | None = None
+    scheduled: bool = False
+    killing: bool = False
     wake_at: float | None = None
 
 
@@ -91,14 +93,16 @@ class WallDriver:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._scheduler: WallScheduler | None = None
         self._controller: SetController | None = None
+        self._recorder: WallEventRecorder | None = None
         self._stopped = False
         listen(self._on_change)
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._scheduler = WallScheduler(self._loop, self.clock)
+        self._recorder = WallEventRecorder(self.cluster, clock=self.clock)
         self._controller = SetController(self.cluster, scheduler=self._scheduler, gates=self.gates,
-                                         recorder=WallEventRecorder(self.cluster, clock=self.clock))
+                                         recorder=self._recorder)
         # Wall-clock instants never repeat, so the per-instant settle guard does not apply; writes still pump.
         self._controller.queue = WorkQueue(self._scheduler, self._reconcile, backoff_max=_BACKOFF_MAX,
                                            max_rounds_per_instant=None)
@@ -190,6 +194,7 @@ class WallDriver:
         now = self.clock()
         step = advance(pod, state.runtime, self.profile, now)
         state.runtime = step.runtime
+        self._kubelet_events(pod, state, step.notes)
         try:
             if step.status is not None:
                 self.cluster.update_status({**pod, "status": step.status}, actor=KUBELET)
@@ -209,6 +214,51 @@ class WallDriver:
             assert self._loop is not None
             state.wake_at = step.wake_at
             state.wake = self._loop.call_later(max(0.0, step.wake_at - self.clock()), self._kubelet_wake, uid)
+
+    def _kubelet_events(self, pod: Obj, state: _PodState, notes: tuple[Note, ...]) -> None:
+        """The Events a scheduler and kubelet write about a pod (``kubectl describe pod`` shows them)."""
+        if self._recorder is None:
+            return
+        images = {str(c.get("name")): str(c.get("image")) for c in (pod.get("spec") or {}).get("containers") or ()}
+        out: list[tuple[str, ControllerEvent]] = []
+        if not state.scheduled and not (pod.get("status") or {}).get("containerStatuses"):
+            state.scheduled = True
+            node = (pod.get("spec") or {}).get("nodeName") or "rollwise-node"
+            out.append(("default-scheduler", ControllerEvent(
+                event_type="Normal", reason="Scheduled",
+                message=f"Successfully assigned {namespace_of(pod)}/{name_of(pod)} to {node}")))
+        for note in notes:
+            name = note.container or ""
+            image = images.get(name, "")
+            if note.type == "ContainerWaiting" and note.reason == "ContainerCreating":
+                out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Pulling",
+                                                     message=f'Pulling image "{image}"')))
+            elif note.type == "ContainerWaiting" and note.reason == "ErrImagePull":
+                out.append((KUBELET, ControllerEvent(event_type="Warning", reason="Failed",
+                                                     message=f'Failed to pull image "{image}": not found')))
+            elif note.type == "ContainerWaiting" and note.reason == "ImagePullBackOff":
+                out.append((KUBELET, ControllerEvent(event_type="Normal", reason="BackOff",
+                                                     message=f'Back-off pulling image "{image}"')))
+            elif note.type == "ContainerWaiting" and note.reason == "CrashLoopBackOff":
+                out.append((KUBELET, ControllerEvent(
+                    event_type="Warning", reason="BackOff",
+                    message=f"Back-off restarting failed container {name} in pod {name_of(pod)}")))
+            elif note.type == "PodRunning":
+                for container, img in images.items():
+                    out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Pulled",
+                                                         message=f'Container image "{img}" already present')))
+                    out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Started",
+                                                         message=f"Started container {container}")))
+            elif note.type == "PodNotReady":
+                out.append((KUBELET, ControllerEvent(event_type="Warning", reason="Unhealthy",
+                                                     message="Readiness probe failed")))
+        if (pod.get("metadata") or {}).get("deletionTimestamp") is not None and not state.killing:
+            state.killing = True
+            for container in images:
+                out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Killing",
+                                                     message=f"Stopping container {container}")))
+        for component, ev in out:
+            self._recorder.record(pod, ev, component)
 
     def _kubelet_wake(self, uid: str) -> None:
         state = self._pods.get(uid)
