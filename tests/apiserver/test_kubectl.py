@@ -85,6 +85,15 @@ def test_apply_rollout_watch_history_undo_restart_scale_describe(up: Up) -> None
     events = up.kubectl("get", "events", "-n", "a").stdout.splitlines()
     assert events[0].split() == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
     assert any("statefulset/web" in line for line in events[1:])
+    uid = up.kubectl("get", "pod", "web-1", "-n", "a", "-o", "jsonpath={.metadata.uid}").stdout
+    assert 'pod "web-1" deleted' in up.kubectl("delete", "pod", "web-1", "-n", "a", "--timeout=60s").stdout
+    up.kubectl("wait", "--for=condition=Ready", "pod/web-1", "-n", "a", "--timeout=60s")
+    assert up.kubectl("get", "pod", "web-1", "-n", "a", "-o", "jsonpath={.metadata.uid}").stdout != uid
+    assert "a           web-0" in up.kubectl("get", "pods", "-A").stdout
+    diff = up.kubectl("diff", "-n", "a", "-f", "-", stdin=statefulset("web", image="nginx:1.29", replicas=5),
+                      check=False)
+    assert diff.returncode == 1 and "+      - image: nginx:1.29" in diff.stdout
+    assert _images(up, "a", "web") == ["nginx:1.26"] * 5  # the diff's dry run changed nothing
     running = up.kubectl("get", "pods", "-n", "a", "-l", "app=web", "--field-selector", "status.phase=Running",
                          "-o", "name").stdout.split()
     assert sorted(running) == [f"pod/web-{i}" for i in range(5)]
