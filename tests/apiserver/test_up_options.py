@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
+import yaml
 from server_support import AUTH, api, body, next_event, pod, run
 
 from rollwise.apiserver.app import Faults
+from rollwise.apiserver.tls import load_or_create, merge_kubeconfig
 from rollwise.cli import main
 from rollwise.cli.up import parse_controllers, parse_faults
 from rollwise.drivers.wall import scaled_profile
@@ -63,6 +66,9 @@ def test_injected_conflicts_and_errors_answer_a_status_and_write_nothing() -> No
             resp = await c.post(PODS, json=pod("a"), headers=AUTH)
             assert (resp.status, (await body(resp))["reason"]) == (500, "InternalError")
             assert (await c.get(PODS, headers=AUTH)).status == 200  # reads are never failed
+        async with api(faults=Faults(timeout_rate=1.0)) as (c, _):
+            resp = await c.post(PODS, json=pod("a"), headers=AUTH)
+            assert (resp.status, (await body(resp))["reason"]) == (504, "Timeout")
     run(t)
 
 
@@ -82,3 +88,20 @@ def test_watch_timeout_ends_the_stream() -> None:
         async with api() as (c, _), c.get(f"{PODS}?watch=true&timeoutSeconds=0", headers=AUTH) as resp:
             assert await asyncio.wait_for(resp.content.read(), 10) == b""
     run(t)
+
+
+def test_merge_kubeconfig_keeps_other_contexts_and_replaces_its_own(tmp_path: Path) -> None:
+    creds = load_or_create(tmp_path / "pki")
+    again = load_or_create(tmp_path / "pki")
+    assert again.token == creds.token and again.ca_pem == creds.ca_pem  # reused, so a kubeconfig keeps working
+    config = tmp_path / "config"
+    config.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "prod",
+                                      "clusters": [{"name": "prod", "cluster": {"server": "https://prod"}}],
+                                      "users": [{"name": "prod", "user": {}}],
+                                      "contexts": [{"name": "prod", "context": {"cluster": "prod", "user": "prod"}}]}))
+    merge_kubeconfig(config, "https://127.0.0.1:1", creds)
+    merge_kubeconfig(config, "https://127.0.0.1:2", creds)
+    merged = yaml.safe_load(config.read_text())
+    assert merged["current-context"] == "prod"
+    assert [c["name"] for c in merged["contexts"]] == ["prod", "rollwise"]
+    assert [c["cluster"]["server"] for c in merged["clusters"]] == ["https://prod", "https://127.0.0.1:2"]

@@ -59,6 +59,7 @@ class Faults:
 
     conflict_rate: float = 0.0
     error_rate: float = 0.0
+    timeout_rate: float = 0.0
     watch_delay_seconds: float = 0.0
     rng: random.Random = field(default_factory=lambda: random.Random(0))
 
@@ -317,6 +318,9 @@ class _Api:
                            "latest version and try again")
         if f.error_rate and f.rng.random() < f.error_rate:
             raise InternalError("injected internal error")
+        if f.timeout_rate and f.rng.random() < f.timeout_rate:
+            raise ServerTimeout("injected timeout: the server was unable to return a response in the time allotted, "
+                                "but may still be processing the request")
 
     def _audit(self, request: web.Request, t: _Target, verb: str, obj: Any, code: int) -> None:
         if self.cfg.audit is None or request.query.get("dryRun") == "All":
@@ -416,6 +420,11 @@ class _Api:
         finally:
             watch.close()
         return resp
+
+
+class ServerTimeout(ApiStatusError):
+    code = 504
+    reason = "Timeout"
 
 
 def _delete_options(body: Any, query: Any) -> dict[str, Any]:

@@ -34,7 +34,8 @@ __all__ = ["add_up", "parse_controllers", "parse_faults"]
 
 DEFAULT_DATA_DIR = Path("~/.local/state/rollwise/up").expanduser()
 CONTROLLERS = ("statefulset", "apps.rollwise.dev", "kubelet")
-_FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "seed")
+_FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "timeout-rate",
+               "seed")
 
 
 def add_up(sub: Any) -> None:
@@ -158,6 +159,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
         tokens={creds.token: "admin"}, any_token=args.any_token, audit=audit if audit_file else None,
         debug_endpoints=args.debug_endpoints,
         faults=Faults(conflict_rate=faults.get("conflict-rate", 0.0), error_rate=faults.get("error-rate", 0.0),
+                      timeout_rate=faults.get("timeout-rate", 0.0),
                       watch_delay_seconds=faults.get("watch-delay", 0.0),
                       rng=random.Random(int(faults.get("seed", 0)))))
     driver = WallDriver(store.cluster, listen=store.feed.listen, pump=store.feed.pump, speed=args.speed,
