@@ -193,6 +193,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     for task in tasks:
         task.cancel()
     driver.stop()
+    store.cluster.drop_watches()  # open watch streams end cleanly before the server stops
     await runner.cleanup()
     store.close()
     if audit_file is not None:
