@@ -275,8 +275,10 @@ class _Api:
             obj = self.store.create(t.resource, t.namespace, _decoded(t, body), actor=user, dry_run=dry_run)
             self._audit(request, t, "create", obj, 201)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201)
+        if t.name is None and method == "DELETE":
+            return await self._delete_collection(request, t, user=user, dry_run=dry_run)
         if t.name is None:
-            raise web.HTTPMethodNotAllowed(method, ["GET", "POST"])
+            raise web.HTTPMethodNotAllowed(method, ["GET", "POST", "DELETE"])
         if method == "PUT":
             body = await read_body(request)
             if t.sub == "scale":
@@ -310,6 +312,25 @@ class _Api:
                                                  uid=str(obj["metadata"].get("uid", ""))))
             return json_reply(wire_object(t.resource, obj, stored=not dry_run))
         raise web.HTTPMethodNotAllowed(method, ["GET", "POST", "PUT", "PATCH", "DELETE"])
+
+    async def _delete_collection(self, request: web.Request, t: _Target, *, user: str,
+                                 dry_run: bool) -> web.Response:
+        """DELETE on a collection: every object the selectors match, each as a single DELETE would."""
+        options = _delete_options(await read_body(request), request.query)
+        objs = self.store.list(t.resource, t.namespace, label_selector=request.query.get("labelSelector"),
+                               field_selector=request.query.get("fieldSelector"))
+        items = []
+        for obj in objs:
+            meta = obj["metadata"]
+            try:
+                last, _ = self.store.delete(t.resource, meta.get("namespace") or None, meta["name"], options,
+                                            actor=user, dry_run=dry_run)
+            except NotFound:
+                continue  # gone meanwhile (a garbage-collected dependent)
+            self._audit(request, t, "delete", last, 200)
+            items.append(wire_object(t.resource, last, stored=not dry_run))
+        return json_reply({"kind": f"{t.resource.kind}List", "apiVersion": t.resource.api_version,
+                           "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": items})
 
     def _maybe_fail(self) -> None:
         f = self.cfg.faults

@@ -25,6 +25,7 @@ from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
 from rollwise.apiserver.feed import FeedPump
 from rollwise.apiserver.printers import jsonpath_value
 from rollwise.apiserver.resources import Registry, Resource
+from rollwise.apiserver.schema import prune_and_check
 from rollwise.apiserver.smp import PatchError, strategic_merge
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.patching import clone, merge_patch
@@ -143,6 +144,11 @@ class ApiStore:
                              f"API version ({resource.api_version})")
         obj["kind"] = resource.kind
         obj["apiVersion"] = resource.api_version
+        if resource.schema:
+            obj, errors = prune_and_check(obj, resource.schema)
+            if errors:
+                raise Invalid(f'{resource.kind}.{resource.group} "{(obj.get("metadata") or {}).get("name", "")}" '
+                              "is invalid: " + ", ".join(map(str, errors)), errors=errors)
         return obj
 
     @staticmethod
