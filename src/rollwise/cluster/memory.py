@@ -126,6 +126,7 @@ class MemoryCluster:
         self.resources = resources or ResourceTable.builtin()
         self._admit: dict[GroupKind, Admit] = {self.resources.resolve(k): v for k, v in (admit or {}).items()}
         self._index = ObjectIndex()
+        self._lookup = self._index.lookup  # the hottest read: one call, not two
         self._rv = 0
         self._uid_seq = 0
         self._name_seq = 0
@@ -165,10 +166,8 @@ class MemoryCluster:
         return self.resources.of(obj)
 
     def _key(self, ref: ResourceRef, namespace: str | None, name: str) -> Key:
-        gk = self.resources.resolve(ref)
-        if not self.resources.get(gk).namespaced:
-            return gk, "", name
-        return gk, namespace or DEFAULT_NAMESPACE, name
+        gk, namespaced = self.resources.scoped(ref)
+        return (gk, namespace or DEFAULT_NAMESPACE, name) if namespaced else (gk, "", name)
 
     def _key_of(self, gk: GroupKind, obj: Mapping[str, Any]) -> Key:
         meta = obj.get("metadata") or {}
@@ -416,9 +415,6 @@ class MemoryCluster:
         self._faults.add(verb, self.resources.resolve(kind), error, after=after, times=times)
 
     # -- internals ---------------------------------------------------------------------------------------------
-
-    def _lookup(self, key: Key) -> Obj | None:
-        return self._index.lookup(key)
 
     def _require(self, key: Key) -> Obj:
         obj = self._lookup(key)
