@@ -122,3 +122,22 @@ def test_the_asyncio_scheduler_runs_work_on_the_loop_clock() -> None:
         return seen
 
     assert asyncio.run(main()) == ["a"]
+
+
+def test_the_asyncio_scheduler_speaks_the_clock_it_is_given() -> None:
+    async def main() -> tuple[float, list[float]]:
+        loop = asyncio.get_running_loop()
+        fired = asyncio.Event()
+        virtual = [1_000.0]
+        sched = AsyncioScheduler(loop, clock=lambda: virtual[0])
+        seen: list[float] = []
+
+        def fire() -> None:
+            seen.append(sched.now())
+            fired.set()
+
+        sched.at(999.0, fire)  # already due on that clock: runs at once
+        await asyncio.wait_for(fired.wait(), timeout=10)
+        return sched.now(), seen
+
+    assert asyncio.run(main()) == (1_000.0, [1_000.0])

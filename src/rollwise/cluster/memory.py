@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rollwise.api.errors import AlreadyExists, ApiStatusError, FieldError, Invalid, NotFound
+from rollwise.api.errors import AlreadyExists, ApiStatusError, FieldError, InternalError, Invalid, NotFound
 from rollwise.api.meta import Obj, labels
 from rollwise.cluster.deletion import plan_deletion, without_owner_refs
 from rollwise.cluster.faults import FaultPlan
@@ -126,6 +126,7 @@ class MemoryCluster:
         self.resources = resources or ResourceTable.builtin()
         self._admit: dict[GroupKind, Admit] = {self.resources.resolve(k): v for k, v in (admit or {}).items()}
         self._index = ObjectIndex()
+        self._lookup = self._index.lookup  # the hottest read: one call, not two
         self._rv = 0
         self._uid_seq = 0
         self._name_seq = 0
@@ -165,10 +166,8 @@ class MemoryCluster:
         return self.resources.of(obj)
 
     def _key(self, ref: ResourceRef, namespace: str | None, name: str) -> Key:
-        gk = self.resources.resolve(ref)
-        if not self.resources.get(gk).namespaced:
-            return gk, "", name
-        return gk, namespace or DEFAULT_NAMESPACE, name
+        gk, namespaced = self.resources.scoped(ref)
+        return (gk, namespace or DEFAULT_NAMESPACE, name) if namespaced else (gk, "", name)
 
     def _key_of(self, gk: GroupKind, obj: Mapping[str, Any]) -> Key:
         meta = obj.get("metadata") or {}
@@ -417,9 +416,6 @@ class MemoryCluster:
 
     # -- internals ---------------------------------------------------------------------------------------------
 
-    def _lookup(self, key: Key) -> Obj | None:
-        return self._index.lookup(key)
-
     def _require(self, key: Key) -> Obj:
         obj = self._lookup(key)
         if obj is None:
@@ -468,7 +464,7 @@ class MemoryCluster:
             self._write(key, obj, new, GC_ACTOR)
 
     def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> None:
-        """Commit one write: resourceVersion, indexes, collector, feed, watches, backing, counter. ``new`` owns
+        """Commit one write: resourceVersion, backing, indexes, collector, feed, watches, counter. ``new`` owns
         its metadata dict.
 
         A terminating object left without finalizers and without a pending grace period is removed instead
@@ -481,6 +477,13 @@ class MemoryCluster:
             remove = True
         self._rv += 1
         meta["resourceVersion"] = str(self._rv)
+        if self._backing is not None:
+            # Kept first: a write the disk refused is not made in memory either (the verb fails, nothing changed).
+            try:
+                self._backing.commit(key, None if remove else new, self._counters())
+            except Exception as err:
+                self._rv -= 1
+                raise InternalError(f"storage error: {err}") from err
         change: ChangeType
         if remove:
             self._index.remove(key, str(meta.get("uid")))
@@ -493,8 +496,6 @@ class MemoryCluster:
                         actor=actor, at=self._clock())
         self._feed.append(record)
         self._hub.record(gk, self._rv, record)
-        if self._backing is not None:
-            self._backing.commit(key, None if remove else new, self._counters())
         if gk not in _UNCOUNTED:
             self.writes[actor] += 1
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
     "BUILTIN_RESOURCES",
@@ -36,9 +36,10 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class GroupKind:
-    """A group and a version-independent kind: the identity of a resource. The core group is ``""``."""
+class GroupKind(NamedTuple):
+    """A group and a version-independent kind: the identity of a resource. The core group is ``""``.
+
+    A tuple, so the store's hot paths hash and compare it at C speed."""
 
     group: str
     kind: str
@@ -160,6 +161,7 @@ class ResourceTable:
 
     _rows: dict[GroupKind, Resource] = field(default_factory=dict)
     _by_kind: dict[str, GroupKind] = field(default_factory=dict)
+    _scoped: dict[ResourceRef, tuple[GroupKind, bool]] = field(default_factory=dict)  # resolve() + namespaced
 
     @classmethod
     def builtin(cls) -> ResourceTable:
@@ -173,9 +175,11 @@ class ResourceTable:
         gk = row.group_kind
         self._rows[gk] = row
         self._by_kind.setdefault(row.kind, gk)
+        self._scoped.clear()
 
     def unregister(self, gk: GroupKind) -> None:
         self._rows.pop(gk, None)
+        self._scoped.clear()
         if self._by_kind.get(gk.kind) == gk:
             del self._by_kind[gk.kind]
             for other in self._rows:
@@ -210,6 +214,14 @@ class ResourceTable:
         if dot:
             return GroupKind(group, kind)
         return self._by_kind.get(ref) or GroupKind("", ref)
+
+    def scoped(self, ref: ResourceRef) -> tuple[GroupKind, bool]:
+        """``resolve(ref)`` and whether that resource is namespaced, memoised (the store asks on every call)."""
+        found = self._scoped.get(ref)
+        if found is None:
+            gk = self.resolve(ref)
+            found = self._scoped[ref] = (gk, self.get(gk).namespaced)
+        return found
 
     def of(self, obj: Mapping[str, Any]) -> GroupKind:
         """The ``GroupKind`` of an object, from its ``apiVersion`` and ``kind``.

@@ -168,9 +168,11 @@ class WatchHub:
         if history is None:
             history = self._histories[gk] = _History(self.limit, self._floor)
         history.append(rv, change)
-        for watch in list(self._watches.get(gk, ())):
-            if watch._offer(change, rv) and watch.notify is not None:
-                watch.notify()
+        watches = self._watches.get(gk)
+        if watches:
+            for watch in list(watches):
+                if watch._offer(change, rv) and watch.notify is not None:
+                    watch.notify()
 
     def open(self, resource: Resource, *, namespace: str | None, since: int | None, label_selector: LabelSelector,
              field_selector: FieldSelector, current: Iterable[Obj], current_rv: Callable[[], int]) -> Watch:

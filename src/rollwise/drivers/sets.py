@@ -30,8 +30,10 @@ def set_key(sts: Obj) -> SetKey:
 
 def all_sets(cluster: Cluster, namespace: str | None = None) -> builtins.list[Obj]:
     """Every StatefulSet of both resources, by namespace and name (the built-in kind first on a tie)."""
-    sets = [s for gk in STATEFULSET_KINDS for s in cluster.list(gk, namespace)]
-    return sorted(sets, key=lambda s: (namespace_of(s), name_of(s))) if len(STATEFULSET_KINDS) > 1 else sets
+    lists = [found for gk in STATEFULSET_KINDS if (found := cluster.list(gk, namespace))]
+    if len(lists) == 1:
+        return lists[0]  # the usual case: one resource holds every set, already in order
+    return sorted([s for found in lists for s in found], key=lambda s: (namespace_of(s), name_of(s)))
 
 
 def find_set(cluster: Cluster, namespace: str, name: str) -> Obj:

@@ -14,6 +14,7 @@ The ``Scheduler`` decides how time passes: the simulator's event heap (virtual t
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -34,16 +35,21 @@ class Scheduler(Protocol):
 
 
 class AsyncioScheduler:
-    """A ``Scheduler`` on an asyncio loop's clock, for wall-clock drivers (times are ``loop.time()`` seconds)."""
+    """A ``Scheduler`` on an asyncio loop for wall-clock drivers.
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    ``now()`` is ``clock()`` (epoch seconds by default, the time base of every timestamp the store writes, so a
+    controller's view compares like with like); a call for time ``t`` waits ``t - now()`` on the loop's own
+    monotonic timer, so a wall-clock step does not fire work early or late by the step."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, clock: Callable[[], float] = time.time) -> None:
         self._loop = loop
+        self._clock = clock
 
     def now(self) -> float:
-        return self._loop.time()
+        return self._clock()
 
     def at(self, t: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
-        return self._loop.call_at(max(t, self._loop.time()), fn)
+        return self._loop.call_later(max(0.0, t - self._clock()), fn)
 
     def cancel(self, handle: Any) -> None:
         handle.cancel()
