@@ -23,7 +23,8 @@ import yaml
 from aiohttp import web
 
 from rollwise.api.errors import InvalidObject
-from rollwise.apiserver.app import Faults, ServerConfig, make_app
+from rollwise.apiserver.app import make_app
+from rollwise.apiserver.config import Faults, ServerConfig
 from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
