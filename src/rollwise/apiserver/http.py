@@ -85,7 +85,7 @@ class _WireCache:
     write stores a new dict), so its encoding can be shared by every list and every watcher that sends it. Each
     entry keeps its object alive, so an ``id`` is never reused while it is a key."""
 
-    def __init__(self, size: int = 50_000) -> None:
+    def __init__(self, size: int = 20_000) -> None:
         self.size = size
         self._entries: OrderedDict[int, tuple[Obj, str, Obj]] = OrderedDict()
 
