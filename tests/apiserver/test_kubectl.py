@@ -308,3 +308,15 @@ def test_create_generators_send_protobuf_that_the_server_reads(up: Up) -> None:
     assert svc["ports"][0]["port"] == 80 and svc["ports"][0]["targetPort"] == 8080
     refused = up.kubectl("create", "deployment", "d", "--image=x", "-n", "gen", check=False)
     assert refused.returncode != 0 and "kubectl create -f" in refused.stderr
+
+
+def test_the_quorum_aware_controller_rolls_an_on_delete_set(up: Up) -> None:
+    namespace(up, "q")
+    manifest = statefulset("qa", replicas=3, claims=False, strategy="{type: OnDelete}").replace(
+        "metadata:\n  name: qa", "metadata:\n  name: qa\n  annotations: {rollwise.dev/update-policy: QuorumAware}")
+    up.apply(manifest, "-n", "q")
+    up.kubectl("wait", "sts/qa", "-n", "q", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
+    up.kubectl("set", "image", "sts/qa", "app=nginx:1.27", "-n", "q")
+    up.until(lambda: _images(up, "q", "qa") == ["nginx:1.27"] * 3, "DEP-07 replaced every member")
+    events = up.kubectl("get", "events", "-n", "q", "--field-selector", "involvedObject.name=qa").stdout
+    assert "QuorumAwareDelete" in events
