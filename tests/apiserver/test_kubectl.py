@@ -109,10 +109,15 @@ def test_patch_types_label_and_server_side_apply(up: Up) -> None:
     up.kubectl("patch", "sts", "db", "-n", "b", "--type", "strategic",
                "-p", '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}')
     up.kubectl("label", "sts", "db", "-n", "b", "l=3")
+    up.kubectl("annotate", "sts", "db", "-n", "b", "note=kept")
+    # Client-side apply of a built-in kind sends a strategic merge patch ($setElementOrder, merge keys).
+    assert "statefulset.apps/db configured" in up.apply(
+        statefulset("db", image="nginx:1.29", replicas=1, claims=False), "-n", "b")
     sts = json.loads(up.kubectl("get", "sts", "db", "-n", "b", "-o", "json").stdout)
     assert sts["metadata"]["labels"] == {"m": "1", "j": "2", "l": "3"}
+    assert sts["metadata"]["annotations"]["note"] == "kept"
     container = sts["spec"]["template"]["spec"]["containers"][0]
-    assert container["image"] == "nginx:1.28" and container["ports"][0]["containerPort"] == 80
+    assert container["image"] == "nginx:1.29" and container["ports"][0]["containerPort"] == 80
     cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: '1'}\n"
     assert "serverside-applied" in up.kubectl("apply", "--server-side", "-n", "b", "-f", "-", stdin=cm).stdout
     cm2 = cm.replace("{a: '1'}", "{a: '1', b: '2'}")
