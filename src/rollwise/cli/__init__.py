@@ -16,6 +16,7 @@ from rollwise.cli.demo import add_demo
 from rollwise.cli.lab import add_lab
 from rollwise.cli.plan import add_plan
 from rollwise.cli.simulate import add_simulate
+from rollwise.cli.up import add_up
 from rollwise.cli.validate import add_validate
 
 __all__ = ["main"]
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_demo(sub)
     add_validate(sub)
     add_lab(sub)
+    add_up(sub)
     return parser
 
 
