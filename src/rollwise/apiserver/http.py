@@ -11,14 +11,15 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
 from aiohttp import web
 
+from rollwise.api.errors import BadRequest, Invalid, InvalidObject
 from rollwise.api.meta import Obj
 from rollwise.apiserver.printers import columns_for
 from rollwise.apiserver.protobuf import ProtobufError, decode_object
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import status_body
+from rollwise.cluster.documents import FILE, MAX_DOCUMENT_BYTES, Syntax, load_documents
 from rollwise.cluster.wire import encode
 
 __all__ = ["bool_flag", "json_reply", "read_body", "status_reply", "table", "wants_table", "wire_object"]
@@ -44,9 +45,20 @@ class BodyError(Exception):
 
 
 async def read_body(request: web.Request) -> Any:
-    """The request body as JSON values (wire form); BodyError(415) for protobuf, (400) if unreadable."""
+    """The request body as JSON values (wire form); BodyError(415) for protobuf, (413) if too large.
+
+    Every JSON or YAML body goes through ``cluster.documents.load_documents``, the loader every other door uses,
+    so its limits hold here too: no aliases, no duplicate keys, finite numbers, bounded size and depth, UTF-8.
+    A problem with the body as a whole is 400 BadRequest; one at a field is 422 Invalid with the field's path.
+    """
     ctype = request.content_type or "application/json"
-    raw = await request.read()
+    if (request.content_length or 0) > MAX_DOCUMENT_BYTES:
+        raise BodyError(413, f"Request entity too large: the body is larger than {MAX_DOCUMENT_BYTES} bytes")
+    try:
+        raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise BodyError(413, f"Request entity too large: the body is larger than {MAX_DOCUMENT_BYTES} bytes"
+                        ) from None
     if ctype.startswith(_PROTOBUF):
         try:
             return decode_object(raw)
@@ -54,16 +66,29 @@ async def read_body(request: web.Request) -> Any:
             raise BodyError(415, f"{err}: rollwise up reads protobuf only for the Namespace, ConfigMap, Secret and "
                                  "Service that kubectl's `create <generator>` commands send; write the object to a "
                                  "file and use `kubectl create -f` or `kubectl apply -f` instead") from None
-    if not raw.strip():
+    return parse_body(raw)
+
+
+def parse_body(raw: bytes) -> Any:
+    """One request body's value: JSON when it starts as a JSON object or array does, YAML otherwise (whatever
+    the Content-Type says: clients send YAML under ``application/json`` too); an empty body is ``{}``."""
+    if len(raw) > MAX_DOCUMENT_BYTES:
+        raise BodyError(413, f"Request entity too large: the body is larger than {MAX_DOCUMENT_BYTES} bytes")
+    start = raw.removeprefix(b"\xef\xbb\xbf").lstrip()[:1]
+    if not start:
         return {}
+    syntax: Syntax = "json" if start in (b"{", b"[") else "yaml"
     try:
-        value = json.loads(raw)
-    except ValueError:
-        try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError as err:
-            raise BodyError(400, f"the request body is neither JSON nor YAML: {err}") from None
-    return value
+        docs = load_documents(raw, source="request body", syntax=syntax)
+    except InvalidObject as err:
+        whole = [e for e in err.errors if e.path == FILE]
+        if whole:
+            raise BadRequest(f"the request body cannot be decoded: {whole[0].rule}") from None
+        raise Invalid("the request body cannot be decoded: " + "; ".join(map(str, err.errors)),
+                      errors=err.errors) from None
+    if len(docs) != 1:
+        raise BadRequest(f"the request body must hold one object, found {len(docs)} YAML documents")
+    return docs[0]
 
 
 def bool_flag(value: str | None) -> bool:

@@ -33,6 +33,7 @@ import yaml
 from rollwise.api.errors import FieldError, InvalidObject
 
 __all__ = [
+    "FILE",
     "MAX_DOCUMENT_BYTES",
     "MAX_INTEGER",
     "MAX_NESTING_DEPTH",
