@@ -139,6 +139,28 @@ def test_an_invalid_set_prints_the_field_paths_and_changes_nothing(up: Up) -> No
     assert up.kubectl("get", "sts", "-n", "c", "-o", "name").stdout == ""
 
 
+def test_strict_field_validation_names_an_unknown_field_and_a_normal_apply_passes(up: Up) -> None:
+    namespace(up, "sv")
+    # A set with a template and a claim template: kubectl sends creationTimestamp: null in both, and the
+    # last-applied annotation; all of it must pass strict validation.
+    assert "statefulset.apps/ok created" in up.apply(statefulset("ok", replicas=1), "-n", "sv")
+    typo = statefulset("typo", replicas=1).replace("  replicas: 1", "  replicaz: 1")
+    result = up.kubectl("apply", "-n", "sv", "-f", "-", stdin=typo, check=False)
+    assert result.returncode != 0
+    assert 'strict decoding error: unknown field "spec.replicaz"' in result.stderr, result.stderr
+    assert up.kubectl("get", "sts", "-n", "sv", "-o", "name").stdout == "statefulset.apps/ok\n"
+    # An update of the existing set (a strategic merge patch) with the typo is refused too, and changes nothing.
+    patched = statefulset("ok", replicas=1, image="nginx:1.29").replace("  replicas: 1", "  replicaz: 1")
+    result = up.kubectl("apply", "-n", "sv", "-f", "-", stdin=patched, check=False)
+    assert result.returncode != 0 and '"spec.replicaz"' in result.stderr, result.stderr
+    ok = json.loads(up.kubectl("get", "sts", "ok", "-n", "sv", "-o", "json").stdout)
+    assert ok["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.26"
+    # --validate=false sends fieldValidation=Ignore: the set is stored without the unknown field.
+    up.apply(typo, "-n", "sv", "--validate=false")
+    stored = json.loads(up.kubectl("get", "sts", "typo", "-n", "sv", "-o", "json").stdout)
+    assert "replicaz" not in stored["spec"] and stored["spec"]["replicas"] == 1
+
+
 def test_delete_with_each_propagation_policy(up: Up) -> None:
     namespace(up, "d")
     for name in ("bg", "fg", "orphan"):

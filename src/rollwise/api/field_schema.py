@@ -14,7 +14,7 @@ from typing import Any
 
 from rollwise.api.errors import FieldError
 
-__all__ = ["KNOWN_KINDS", "unknown_fields"]
+__all__ = ["KNOWN_KINDS", "pruned_of_unknown_fields", "unknown_fields"]
 
 ANY: Mapping[str, Any] = {}
 """An open sub-object: any fields."""
@@ -106,26 +106,36 @@ KNOWN_KINDS: Mapping[str, Schema] = {
 def unknown_fields(obj: Any, *, kind: str | None = None) -> list[FieldError]:
     """Every field of ``obj`` its kind's schema does not know (``kind`` defaults to ``obj["kind"]``); nothing for
     kinds outside ``KNOWN_KINDS``. Values of the wrong shape are left to validation."""
+    return pruned_of_unknown_fields(obj, kind=kind)[1]
+
+
+def pruned_of_unknown_fields(obj: Any, *, kind: str | None = None, patch: bool = False,
+                             ) -> tuple[Any, list[FieldError]]:
+    """``obj`` without the fields its kind's schema does not know (a copy; ``obj`` itself is not changed), and
+    those fields. ``patch`` reads ``obj`` as a merge or strategic merge patch: its directives (``$patch``,
+    ``$setElementOrder/...``, ``$retainKeys``, ``$deleteFromPrimitiveList/...``) are kept and not checked."""
     schema = KNOWN_KINDS.get(kind or (obj.get("kind") if isinstance(obj, Mapping) else None) or "")
     if schema is None:
-        return []
+        return obj, []
     errors: list[FieldError] = []
-    _walk(obj, schema, "", errors)
-    return errors
+    return _walk(obj, schema, "", errors, patch), errors
 
 
-def _walk(value: Any, schema: Any, path: str, errors: list[FieldError]) -> None:
+def _walk(value: Any, schema: Any, path: str, errors: list[FieldError], patch: bool) -> Any:
     if isinstance(schema, ListOf):
         if isinstance(value, list):
-            for i, item in enumerate(value):
-                _walk(item, schema.item, f"{path}[{i}]", errors)
-        return
+            return [_walk(item, schema.item, f"{path}[{i}]", errors, patch) for i, item in enumerate(value)]
+        return value
     if schema is None or schema is ANY or not isinstance(value, Mapping):
-        return
+        return value
+    out: dict[Any, Any] = {}
     for key, child in value.items():
         child_path = f"{path}.{key}" if path else str(key)
-        if key not in schema:
+        if patch and isinstance(key, str) and key.startswith("$"):
+            out[key] = child
+        elif key not in schema:
             errors.append(FieldError(path=child_path, kind="Unsupported value", value=key,
                                      rule='unknown field (strict field validation; check the spelling)'))
         else:
-            _walk(child, schema[key], child_path, errors)
+            out[key] = _walk(child, schema[key], child_path, errors, patch)
+    return out

@@ -18,6 +18,7 @@ from aiohttp import web
 from rollwise.api.errors import ApiStatusError, Conflict, InternalError, Invalid, NotFound
 from rollwise.apiserver import discovery as disc
 from rollwise.apiserver.config import ServerConfig, ServerTimeout
+from rollwise.apiserver.field_validation import fields_checked, warning_header
 from rollwise.apiserver.http import (
     BodyError,
     bool_flag,
@@ -43,6 +44,7 @@ VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "
                 "platform": "linux/amd64"}
 USER = web.RequestKey("user", str)
 _BODY_NAME = web.RequestKey("body-name", str)
+_WARNINGS = web.RequestKey("warnings", list[str])
 _OPEN_PATHS = ("/version", "/healthz", "/readyz", "/livez")
 _WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
@@ -230,12 +232,23 @@ class _Api:
     async def resource(self, request: web.Request) -> web.StreamResponse:
         t = self._target(request)
         try:
-            return await self._resource(request, t)
+            resp = await self._resource(request, t)
         except ApiStatusError as err:
             # Status details name the resource as upstream does: the kind for Invalid, the plural otherwise.
             name = t.name or str(request.get(_BODY_NAME, ""))
             kind = t.resource.kind if isinstance(err, Invalid) else t.resource.plural
             return json_reply(error_status(err, kind=kind, group=t.resource.group, name=name), err.code)
+        if not resp.prepared:
+            for text in request.get(_WARNINGS, ()):
+                resp.headers.add("Warning", warning_header(text))
+        return resp
+
+    def _checked(self, request: web.Request, t: _Target, body: Any, patch_type: str | None = None) -> Any:
+        """The body after the request's ``fieldValidation`` (see ``field_validation``); warnings kept for the
+        reply's headers."""
+        body, warnings = fields_checked(t.resource, body, request.query, sub=t.sub, patch_type=patch_type)
+        request[_WARNINGS] = warnings
+        return body
 
     async def _resource(self, request: web.Request, t: _Target) -> web.StreamResponse:
         method = request.method
@@ -253,6 +266,7 @@ class _Api:
             body = await read_body(request)
             if isinstance(body, dict) and isinstance(body.get("metadata"), dict):
                 request[_BODY_NAME] = str(body["metadata"].get("name") or "")
+            body = self._checked(request, t, body)
             obj = self.store.create(t.resource, t.namespace, decoded(t.resource, body), actor=user, dry_run=dry_run)
             self._audit(request, t, "create", obj, 201)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201)
@@ -266,6 +280,7 @@ class _Api:
                 scale = self.store.update_scale(t.resource, t.namespace, t.name, body, actor=user, dry_run=dry_run)
                 self._audit(request, t, "update", scale, 200)
                 return json_reply(scale_wire(scale))
+            body = self._checked(request, t, body)
             obj = self.store.update(t.resource, t.namespace, t.name, decoded(t.resource, body), actor=user,
                                     subresource=t.sub, dry_run=dry_run)
             self._audit(request, t, "update", obj, 200)
@@ -280,6 +295,7 @@ class _Api:
                                                 dry_run=dry_run)
                 self._audit(request, t, "patch", scale, 200)
                 return json_reply(scale_wire(scale))
+            body = self._checked(request, t, body, PATCH_TYPES.get(request.content_type))
             obj, created = self.store.patch(t.resource, t.namespace, t.name, request.content_type,
                                             decoded(t.resource, body), actor=user, subresource=t.sub,
                                             dry_run=dry_run)
