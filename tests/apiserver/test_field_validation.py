@@ -28,7 +28,8 @@ TYPO_FIELDS = ["spec.replicaz", "spec.template.spec.containers[0].imagez"]
 WRITES = [
     ("create", "POST", STS, _typo(sts("new")), "application/json"),
     ("update", "PUT", f"{STS}/web", _typo(sts("web")), "application/json"),
-    ("merge patch", "PATCH", f"{STS}/web", _typo({"spec": {"template": {"spec": {"containers": [dict(CONTAINER)]}}}}), MERGE),
+    ("merge patch", "PATCH", f"{STS}/web",
+     _typo({"spec": {"template": {"spec": {"containers": [dict(CONTAINER)]}}}}), MERGE),
     ("strategic merge patch with directives", "PATCH", f"{STS}/web",
      _typo({"spec": {"template": {"spec": {"$setElementOrder/containers": [{"name": "app"}],
                                            "containers": [{"name": "app"}]}}}}), SMP),
