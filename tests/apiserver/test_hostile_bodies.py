@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,12 @@ CASES: list[tuple[str, str, str, bytes, str, int, str | None]] = [
     ("a YAML tag on the whole body", "POST", STS, b"!!binary aGVsbG8=\n", YAML, 400, None),
     ("a YAML tag on a field", "POST", STS, STS_YAML.replace("replicas: 2", "replicas: !!set {}").encode(), YAML, 422,
      "spec.replicas"),
+    # Found by the fuzz below: shapes a patch can give metadata that the store's indexes could not read.
+    ("a patch that makes metadata a boolean", "PATCH", f"{STS}/web", b'{"metadata":true}', MERGE, 422, "metadata"),
+    ("owner references that are not a list", "PATCH", f"{STS}/web", b'{"metadata":{"ownerReferences":true}}', SMP,
+     422, "metadata.ownerReferences"),
+    ("finalizers that are not a list", "PATCH", f"{STS}/web", b'{"metadata":{"finalizers":7}}', MERGE, 422,
+     "metadata.finalizers"),
     ("a body over the size limit", "POST", STS, b'{"a":"' + b"x" * MAX_DOCUMENT_BYTES + b'"}', JSON, 413, None),
 ]
 
@@ -88,6 +95,7 @@ SEED_OBJECTS = [obj for p in sorted((ROOT / "src" / "rollwise" / "examples").glo
                 for obj in yaml.safe_load(p.read_text()).get("objects", []) if isinstance(obj, dict)]
 ODD_VALUES = st.sampled_from([None, True, 0, -1, 3, 2**63 - 1, 1e308, 0.5, "", "x", "NaN", [], {}, [1, "a", None],
                               {"a": 1}, {"replicaz": 3}])
+MAX_EXAMPLES = int(os.environ.get("ROLLWISE_FUZZ_EXAMPLES", "120"))
 TEXT_MUTATIONS = ["none", "none", "none", "duplicate", "alias", "nan", "deep", "truncate", "latin1", "utf16"]
 
 
@@ -140,7 +148,7 @@ def request_bodies(draw: st.DrawFn) -> tuple[str, bytes, str]:
     return draw(st.sampled_from(["POST", "PUT", "PATCH"])), data, ctype
 
 
-@settings(max_examples=120, deadline=timedelta(seconds=20), suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=MAX_EXAMPLES, deadline=timedelta(seconds=20), suppress_health_check=[HealthCheck.too_slow])
 @given(case=request_bodies())
 def test_mutated_manifests_get_a_status_never_a_5xx(case: tuple[str, bytes, str]) -> None:
     method, data, ctype = case

@@ -21,6 +21,7 @@ import jsonpatch
 from rollwise.api.errors import AlreadyExists, ApiStatusError, BadRequest, Conflict, FieldError, Invalid, NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.validation_objects import check_object_references
 from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
 from rollwise.apiserver.feed import FeedPump
 from rollwise.apiserver.printers import jsonpath_value
@@ -145,6 +146,11 @@ class ApiStore:
                              f"API version ({resource.api_version})")
         obj["kind"] = resource.kind
         obj["apiVersion"] = resource.api_version
+        # The garbage collector and the indexes read these on every object, whatever its kind.
+        errors = check_object_references(obj.get("metadata") or {})
+        if errors:
+            raise Invalid(f'{resource.kind}.{resource.group} "{(obj.get("metadata") or {}).get("name", "")}" '
+                          "is invalid: " + ", ".join(map(str, errors)), errors=errors)
         if resource.schema:
             obj, errors = prune_and_check(obj, resource.schema)
             if errors:
@@ -273,6 +279,8 @@ class ApiStore:
             raise Invalid(str(err)) from None
         if not isinstance(new, dict):
             raise Invalid("the patched object is not an object")
+        if not isinstance(new.get("metadata") or {}, Mapping):
+            raise Invalid(errors=[FieldError(path="metadata", value=new["metadata"], rule="must be an object")])
         new["metadata"] = dict(new.get("metadata") or {})
         if name_of(new) != name:
             raise Invalid(errors=[FieldError(path="metadata.name", value=name_of(new),
