@@ -106,13 +106,13 @@ INVALID = [
      _scenario(rest="\nsteps:\n  - patch: {kind: StatefulSet, name: web, merge: &m {spec: {template: *m}}}\n"),
      "YAML aliases are not accepted"),
     ("two objects with one key", "t.yaml", _scenario(_set() + _set()), "objects[1].metadata.name: Duplicate value"),
-    ("two sets of one name in two namespaces", "t.yaml",
-     _scenario(_set(extra_meta=", namespace: a") + _set(extra_meta=", namespace: b")), "different names"),
-    ("an applied set of an existing name in another namespace", "t.yaml",
-     _scenario(rest="\nsteps:\n  - apply: {apiVersion: apps/v1, kind: StatefulSet, metadata: {name: web, "
-                    "namespace: b}, spec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: "
-                    "{app: web}}, spec: {containers: [{name: app, image: x}]}}}}\n"),
-     "steps[0].apply.metadata.namespace: Duplicate value"),
+    ("an expectation naming a set of two namespaces by name alone", "t.yaml",
+     _scenario(_set(extra_meta=", namespace: a") + _set(extra_meta=", namespace: b"),
+               "\nexpect: {web: {completed: true}}\n"),
+     'expect.web: Invalid value: "web": StatefulSets named web live in namespaces a, b: name one as a/web'),
+    ("an expectation naming a namespace without the set", "t.yaml",
+     _scenario(_set(extra_meta=", namespace: a") + _set(extra_meta=", namespace: b"),
+               "\nexpect: {c/web: {completed: true}}\n"), "expect.c/web: Not found"),
     ("a billion replicas", "r.yaml", _scenario(_set(replicas=1000000000)), "MAX_SIMULATED_REPLICAS"),
     ("replicas as a string", "r.yaml", _scenario(_set(replicas='"5"')), 'spec.replicas: Invalid value: "5": must be an '
                                                                          "integer"),

@@ -82,7 +82,7 @@ class Simulation:
         # only keeps old objects alive for the garbage collector to walk).
         self.cluster = MemoryCluster(clock=self.clock, admit=Admission(gates=scenario.gates).hooks(),
                                      history_limit=1)
-        self.recorder = Recorder(controllers=frozenset(CONTROLLERS))
+        self.recorder = Recorder(controllers=frozenset(CONTROLLERS), ambiguous=scenario.ambiguous_sets)
         self.kubelet = _Kubelet()
         self._cursor = 0
         self.steps = StepRunner(self)
@@ -135,8 +135,8 @@ class Simulation:
         self.steps.check_wait()
 
     def _pods_by_set(self, sets: list[Obj]) -> dict[str, list[Obj]]:
-        uid_to_name = {uid_of(s): name_of(s) for s in sets}
-        out: dict[str, list[Obj]] = {name_of(s): [] for s in sets}
+        uid_to_name = {uid_of(s): self.recorder.label(namespace_of(s), name_of(s)) for s in sets}
+        out: dict[str, list[Obj]] = {key: [] for key in uid_to_name.values()}
         for pod in self.cluster.list("Pod"):
             ref = controller_of(pod)
             if ref is not None and ref.get("uid") in uid_to_name:
@@ -268,6 +268,11 @@ class Simulation:
 
     # -- the result ------------------------------------------------------------------------------------------
 
+    def _pod_name(self, pod: Obj) -> str:
+        """As the events name it: ``namespace/pod`` when its set's name is ambiguous (``Recorder.label``)."""
+        owner = (controller_of(pod) or {}).get("name", "")
+        return f"{namespace_of(pod)}/{name_of(pod)}" if owner in self.recorder.ambiguous else name_of(pod)
+
     def _summary(self, end: float) -> dict[str, Any]:
         summary = self.recorder.summary(end)
         for name, app in self.apps.items():
@@ -297,12 +302,12 @@ class Simulation:
             "apiWrites": sum(self.cluster.write_count(c) for c in CONTROLLERS),
             "metrics": self.metrics.export(),
             "final": {
-                "statefulSets": [{"name": name_of(s),
+                "statefulSets": [{"name": self.recorder.label(namespace_of(s), name_of(s)),
                                   "spec": {"replicas": s["spec"].get("replicas"),
                                            "ordinals": s["spec"].get("ordinals") or {"start": 0},
                                            "updateStrategy": s["spec"].get("updateStrategy")},
                                   "status": s.get("status") or {}} for s in sets],
-                "pods": [_pod_line(pod) for pod in pods],
+                "pods": [{**_pod_line(pod), "name": self._pod_name(pod)} for pod in pods],
             },
         }
 

@@ -8,12 +8,18 @@ from typing import Any
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import claim_ordinal, ordinal_of, ordinal_range, pod_name, revision_of
-from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of
+from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of, namespace_of
 from rollwise.api.retention import retention_policy
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.cluster.protocol import Change
 
-__all__ = ["Recorder", "SetFigures"]
+__all__ = ["Recorder", "SetFigures", "set_label"]
+
+
+def set_label(namespace: str, name: str, ambiguous: frozenset[str]) -> str:
+    """How the summary, ``expect:`` and the tables name a set: by name, or by ``namespace/name`` when sets of that
+    name live in several namespaces (``ambiguous``), so two sets never share a row."""
+    return f"{namespace}/{name}" if name in ambiguous else name
 
 
 @dataclass(slots=True)
@@ -46,6 +52,11 @@ class Recorder:
     figures: dict[str, SetFigures] = field(default_factory=dict)
     sets: dict[str, Obj] = field(default_factory=dict)
     """The latest state of each set, in feed order: what a claim deletion is judged against."""
+    ambiguous: frozenset[str] = frozenset()
+    """Set names used in several namespaces: those sets are keyed ``namespace/name`` (``set_label``)."""
+
+    def label(self, namespace: str, name: str) -> str:
+        return set_label(namespace or "default", name, self.ambiguous)
 
     # -- the event stream ------------------------------------------------------------------------------------
 
@@ -56,32 +67,34 @@ class Recorder:
         if ch.kind == "Pod":
             self._pod_change(ch)
         elif ch.kind == "PersistentVolumeClaim" and ch.type == "ADDED":
-            self.emit(ch.at, "PVCCreated", claim=ch.name)
+            self.emit(ch.at, "PVCCreated", claim=self._claim_label(ch))
         elif ch.kind == "PersistentVolumeClaim" and ch.type == "DELETED":
             lost_from = self._claim_lost_from(ch)
             if lost_from is None:
-                self.emit(ch.at, "PVCDeleted", claim=ch.name)
+                self.emit(ch.at, "PVCDeleted", claim=self._claim_label(ch))
             else:
-                self.emit(ch.at, "PVCDeleted", claim=ch.name, lost=True)
+                self.emit(ch.at, "PVCDeleted", claim=self._claim_label(ch), lost=True)
                 self._figures(lost_from).claims_lost += 1
         elif ch.kind == "Event" and ch.type == "ADDED":
             inv = ch.obj.get("involvedObject") or {}
             self.emit(ch.at, "Event", object=f"{inv.get('kind')}/{inv.get('name')}", reason=ch.obj.get("reason"),
                       message=ch.obj.get("message"), eventType=ch.obj.get("type"))
             if ch.obj.get("reason") == "ForcedReplacement":
-                self._figures(inv.get("name", "")).forced_replacements += self._started(inv.get("name", ""))
+                key = self.label(str(inv.get("namespace") or ch.namespace), str(inv.get("name", "")))
+                self._figures(key).forced_replacements += self._started(key)
         if ch.kind == "StatefulSet":
             self._set_change(ch)
 
     def _set_change(self, ch: Change) -> None:
+        key = self.label(ch.namespace, ch.name)
         if ch.type == "DELETED":
-            self.sets.pop(ch.name, None)
+            self.sets.pop(key, None)
             return
-        self.sets[ch.name] = ch.obj
+        self.sets[key] = ch.obj
         if ch.type == "MODIFIED" and ch.old is not None and ch.actor == "user":
             old_t = (ch.old.get("spec") or {}).get("template")
             if old_t != (ch.obj.get("spec") or {}).get("template"):
-                fig = self._figures(ch.name)
+                fig = self._figures(key)
                 if not fig.template_changed:
                     fig.template_changed = True
                     self._restart(fig, ch.at)
@@ -92,7 +105,7 @@ class Recorder:
         if ch.actor == "user":
             return None
         for set_name, sts in self.sets.items():
-            if deletion_timestamp(sts) is not None:
+            if deletion_timestamp(sts) is not None or namespace_of(sts) != ch.namespace:
                 continue
             ordinal = claim_ordinal(sts, ch.name)
             if ordinal is None:
@@ -101,11 +114,23 @@ class Recorder:
                 return set_name
         return None
 
+    def _pod_label(self, ch: Change) -> str:
+        """A pod's name in events, qualified ``namespace/pod`` when its set's name is ambiguous (as ``label``)."""
+        owner = (controller_of(ch.obj) or {}).get("name", "")
+        return f"{ch.namespace}/{ch.name}" if owner in self.ambiguous else ch.name
+
+    def _claim_label(self, ch: Change) -> str:
+        """A claim (``<template>-<set>-<ordinal>``) of a set whose name is ambiguous is qualified too."""
+        ambiguous = any(f"-{name}-" in ch.name for name in self.ambiguous)
+        return f"{ch.namespace}/{ch.name}" if ambiguous else ch.name
+
     def _pod_change(self, ch: Change) -> None:
         new, old, t = ch.obj, ch.old, ch.at
         owner = (controller_of(new) or {}).get("name", "")
+        owner = owner and self.label(ch.namespace, owner)
         if ch.type == "ADDED":
-            self.emit(t, "PodCreated", pod=ch.name, ordinal=ordinal_of(new), revision=revision_of(new), by=ch.actor)
+            self.emit(t, "PodCreated", pod=self._pod_label(ch), ordinal=ordinal_of(new), revision=revision_of(new),
+                      by=ch.actor)
             if ch.actor in self.controllers and owner:
                 self._figures(owner).pod_creations += self._started(owner)
             return
@@ -113,27 +138,27 @@ class Recorder:
         if ch.type == "DELETED":
             if not was_terminating and not p.is_terminating(new):
                 self._delete_requested(ch, owner)
-            self.emit(t, "PodGone", pod=ch.name)
+            self.emit(t, "PodGone", pod=self._pod_label(ch))
             return
         if old is None:
             return
         if p.is_terminating(new) and not was_terminating:
             self._delete_requested(ch, owner)
         if p.is_running(new) and not p.is_running(old):
-            self.emit(t, "PodRunning", pod=ch.name)
+            self.emit(t, "PodRunning", pod=self._pod_label(ch))
         if p.is_ready(new) and not p.is_ready(old):
-            self.emit(t, "PodReady", pod=ch.name)
+            self.emit(t, "PodReady", pod=self._pod_label(ch))
         elif p.is_ready(old) and not p.is_ready(new):
-            self.emit(t, "PodNotReady", pod=ch.name)
+            self.emit(t, "PodNotReady", pod=self._pod_label(ch))
         if p.is_failed(new) and not p.is_failed(old):
-            self.emit(t, "PodFailed", pod=ch.name)
+            self.emit(t, "PodFailed", pod=self._pod_label(ch))
         before = _waiting(old)
         for container, reason in _waiting(new).items():
             if before.get(container) != reason:
-                self.emit(t, "ContainerWaiting", pod=ch.name, container=container, reason=reason)
+                self.emit(t, "ContainerWaiting", pod=self._pod_label(ch), container=container, reason=reason)
 
     def _delete_requested(self, ch: Change, owner: str) -> None:
-        self.emit(ch.at, "PodDeleteRequested", pod=ch.name, revision=revision_of(ch.obj), by=ch.actor)
+        self.emit(ch.at, "PodDeleteRequested", pod=self._pod_label(ch), revision=revision_of(ch.obj), by=ch.actor)
         if ch.actor in self.controllers and owner:
             self._figures(owner).pod_deletions += self._started(owner)
 
@@ -164,9 +189,10 @@ class Recorder:
         fig.restarted = True
 
     def sample(self, t: float, sets: list[Obj], pods_by_set: Mapping[str, list[Obj]]) -> None:
-        """At the end of an instant: integrate unavailability since the last sample, and check completion."""
+        """At the end of an instant: integrate unavailability since the last sample, and check completion.
+        ``pods_by_set`` is keyed as the summary is (``label``)."""
         for sts in sets:
-            name = name_of(sts)
+            name = self.label(namespace_of(sts), name_of(sts))
             fig = self._figures(name)
             if fig.last_sample is not None:
                 fig.unavailable_pod_seconds += fig.last_unavailable * (t - fig.last_sample)

@@ -19,6 +19,7 @@ from rollwise.api.numbers import MAX_SECONDS, check_number, describe_type
 from rollwise.cluster.documents import read_one_document
 from rollwise.drivers.manifests import check_manifest as check_one_manifest
 from rollwise.drivers.sim.expect import parse_expect
+from rollwise.drivers.sim.record import set_label
 from rollwise.drivers.sim.step_schema import STEP_KINDS, Step, check_replicas_cap, parse_steps
 from rollwise.drivers.sim.strategy_override import StrategyOverride
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
@@ -50,6 +51,9 @@ class Scenario:
     expect: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     limit_seconds: float = 86400.0
     source: str = ""
+    ambiguous_sets: frozenset[str] = frozenset()
+    """StatefulSet names used in more than one namespace: the summary and ``expect:`` key those sets
+    ``namespace/name``, every other set by its name alone."""
 
     def checked(self) -> Scenario:
         """Re-check every manifest against the scenario's gates (after ``--feature-gates`` or ``--strategy``)."""
@@ -122,7 +126,7 @@ def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario"
                         lambda obj, path, errs: check_manifest(obj, path, gates, errs))
     expect, expect_errors = parse_expect(raw.get("expect") or {}, path="expect")
     errors += expect_errors
-    _check_set_names(indexed, steps, expect, apps, errors)
+    ambiguous = _check_set_names(indexed, steps, expect, apps, errors)
     limit = raw.get("limitSeconds", 86400)
     limit_errors = check_number(limit, "limitSeconds", minimum=0, exclusive_minimum=True, maximum=MAX_SECONDS,
                                 what="a number of seconds")
@@ -133,7 +137,7 @@ def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario"
         raise InvalidObject(errors, source=source)
     return Scenario(name=name, description=description or "", kubelet=profile, apps=apps,
                     objects=tuple(obj for _, obj in indexed), steps=tuple(steps), gates=gates, expect=expect,
-                    limit_seconds=float(limit), source=source)
+                    limit_seconds=float(limit), source=source, ambiguous_sets=ambiguous)
 
 
 def _parse_apps(raw: Any, errors: list[FieldError]) -> dict[str, AppModel]:
@@ -194,26 +198,31 @@ def _parse_objects(raw: Any, gates: FeatureGates, errors: list[FieldError]) -> l
 
 
 def _check_set_names(objects: list[tuple[int, Obj]], steps: list[Step], expect: Mapping[str, Any],
-                     apps: Mapping[str, Any], errors: list[FieldError]) -> None:
-    """StatefulSets are named by name alone (the summary, ``expect:``, ``kubelet.apps``, steps), so one name lives in
-    one namespace, and ``expect:`` and ``kubelet.apps`` name sets the scenario creates: a typo would otherwise
-    surface only at the end (an expectation about no set fails with exit 1) or never (a model bound to nothing)."""
+                     apps: Mapping[str, Any], errors: list[FieldError]) -> frozenset[str]:
+    """The set names used in several namespaces (the summary keys those sets ``namespace/name``, see
+    ``record.set_label``); ``expect:`` and ``kubelet.apps`` must name sets the scenario creates, as the summary keys
+    them: a typo would otherwise surface only at the end (an expectation about no set fails with exit 1) or never
+    (a model bound to nothing)."""
     manifests = [(f"objects[{i}]", obj) for i, obj in objects]
     manifests += [(f"steps[{s.index}].apply", s.args) for s in steps if s.action == "apply" and s.args is not None]
-    namespaces: dict[str, str] = {}
-    for where, m in manifests:
+    namespaces: dict[str, set[str]] = {}
+    for _, m in manifests:
         meta = m.get("metadata") or {}
-        if m.get("kind") != "StatefulSet":
-            continue
-        name, namespace = str(meta.get("name")), str(meta.get("namespace") or "default")
-        if namespaces.setdefault(name, namespace) != namespace:
-            errors.append(FieldError(path=f"{where}.metadata.namespace", kind="Duplicate value", value=namespace,
-                                     rule=f"a StatefulSet {name} already lives in namespace {namespaces[name]}; the "
-                                          "summary and expect: name sets by name alone, so give them different names"))
-    names = set(namespaces)
-    known = ", ".join(sorted(names)) or "none"
+        if m.get("kind") == "StatefulSet":
+            namespaces.setdefault(str(meta.get("name")), set()).add(str(meta.get("namespace") or "default"))
+    ambiguous = frozenset(name for name, spaces in namespaces.items() if len(spaces) > 1)
+    keys = {set_label(ns, name, ambiguous) for name, spaces in namespaces.items() for ns in spaces}
+    known = ", ".join(sorted(keys)) or "none"
     for section, named in (("expect", expect), ("kubelet.apps", apps)):
-        for name in named:
-            if name not in names:
-                errors.append(FieldError(path=f"{section}.{name}", kind="Not found", value=name,
+        for key in named:
+            if key in ambiguous:
+                spaces = sorted(namespaces[key])
+                errors.append(FieldError(path=f"{section}.{key}", kind="Invalid value", value=key,
+                                         rule=f"StatefulSets named {key} live in namespaces {', '.join(spaces)}: "
+                                              f"name one as {spaces[0]}/{key}"
+                                              + ("" if section == "expect" else "; a model binds to a set whose "
+                                                 "name is used in one namespace only")))
+            elif key not in keys:
+                errors.append(FieldError(path=f"{section}.{key}", kind="Not found", value=key,
                                          rule=f"no StatefulSet of this name in objects or apply steps (sets: {known})"))
+    return ambiguous

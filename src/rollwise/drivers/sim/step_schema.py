@@ -26,7 +26,7 @@ WAIT_KINDS = ("rolloutComplete", "ready", "seconds")
 MAX_SIMULATED_REPLICAS = 10_000
 
 _FIELDS = {
-    "waitFor": (*WAIT_KINDS, "timeout"),
+    "waitFor": (*WAIT_KINDS, "timeout", "namespace"),
     "patch": ("kind", "name", "namespace", "merge"),
     "podFault": ("pod", "fault"),
     "scale": ("name", "namespace", "replicas"),

@@ -78,7 +78,7 @@ class StepRunner:
     def _satisfied(self, args: dict[str, Any]) -> bool:
         target = str(args.get("rolloutComplete") or args.get("ready"))
         try:
-            sts = find_set(self.sim.cluster, "default", target)
+            sts = find_set(self.sim.cluster, args.get("namespace", "default"), target)
         except NotFound:
             return False
         pods = [pod for pod in self.sim.cluster.list("Pod", namespace_of(sts))
