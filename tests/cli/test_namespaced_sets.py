@@ -79,3 +79,9 @@ def test_an_expectation_on_one_namespace_s_set_is_judged_on_that_set(tmp_path: P
     path = _scenario(tmp_path, "expect:\n  a/web: {podDeletions: {ge: 1}}\n")
     assert main(["simulate", str(path)]) == 1
     assert "a/web" in capsys.readouterr().err
+
+
+def test_plan_names_each_set_as_the_summary_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(_scenario(tmp_path, "")), "--at", "16"]) == 0
+    heads = [line.split()[1] for line in capsys.readouterr().out.splitlines() if line.startswith("StatefulSet ")]
+    assert sorted(heads) == ["a/web", "b/web", "db"]

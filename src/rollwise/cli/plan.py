@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rollwise.api.errors import InvalidObject
-from rollwise.api.meta import name_of
+from rollwise.api.meta import name_of, namespace_of
 from rollwise.api.numbers import MAX_SECONDS, check_number
 from rollwise.cli.options import load_with_overrides
 from rollwise.cli.render import figure, print_invalid
@@ -104,7 +104,8 @@ def preview(sim: Simulation) -> list[dict[str, Any]]:
         quorum = reconcile_quorum(view)
         if quorum.actions or quorum.blocked:
             entries.append(_entry("quorum-aware-controller", quorum))
-        out.append({"statefulSet": name_of(sts), "at": sim.clock.now, "controllers": entries})
+        out.append({"statefulSet": sim.recorder.label(namespace_of(sts), name_of(sts)), "at": sim.clock.now,
+                    "controllers": entries})
     return out
 
 
