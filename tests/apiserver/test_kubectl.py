@@ -155,6 +155,10 @@ def test_strict_field_validation_names_an_unknown_field_and_a_normal_apply_passe
     assert result.returncode != 0 and '"spec.replicaz"' in result.stderr, result.stderr
     ok = json.loads(up.kubectl("get", "sts", "ok", "-n", "sv", "-o", "json").stdout)
     assert ok["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.26"
+    # --validate=warn: stored without the field, and kubectl prints the server's Warning header.
+    warned = up.kubectl("create", "-n", "sv", "-f", "-", "--validate=warn",
+                        stdin=typo.replace("name: typo", "name: warned", 1))
+    assert 'Warning: unknown field "spec.replicaz"' in warned.stderr, warned.stderr
     # --validate=false sends fieldValidation=Ignore: the set is stored without the unknown field.
     up.apply(typo, "-n", "sv", "--validate=false")
     stored = json.loads(up.kubectl("get", "sts", "typo", "-n", "sv", "-o", "json").stdout)

@@ -19,14 +19,15 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-import yaml
 from aiohttp import web
 
-from rollwise.api.errors import InvalidObject
+from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.apiserver.app import make_app
 from rollwise.apiserver.config import Faults, ServerConfig
 from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
+from rollwise.cli.render import print_invalid
+from rollwise.cluster.documents import read_documents
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.drivers.wall import WallDriver
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
@@ -62,8 +63,9 @@ def add_up(sub: Any) -> None:
                    help="the simulated kubelet's timings and per-image behaviours, as a scenario's `kubelet:` "
                         "block (YAML), e.g. `images: {\"app:typo\": {fail: ErrImagePull}}`")
     p.add_argument("--faults", default="",
-                   help="misbehave on purpose, for tests: comma-separated " + ", ".join(f"{k}=N" for k in
-                                                                                       _FAULT_KEYS))
+                   help="misbehave on purpose, for tests: comma-separated compact-every=SECONDS, "
+                        "drop-watches-every=SECONDS, watch-delay=SECONDS, conflict-rate=P, error-rate=P, "
+                        "timeout-rate=P (P: the chance per write, 0 to 1), seed=N")
     p.add_argument("--debug-endpoints", action="store_true",
                    help="serve POST /debug/rollwise/compact and /debug/rollwise/drop-watches")
     p.add_argument("--audit-log", type=Path, help="append one JSON line per write (time, user, verb, resource, "
@@ -118,11 +120,9 @@ def run_up(args: argparse.Namespace) -> int:
         return 2
     try:
         profile = _load_profile(args.kubelet)
-    except (OSError, yaml.YAMLError) as err:
-        print(f"rollwise up: --kubelet: {err}", file=sys.stderr)
-        return 2
     except InvalidObject as err:
-        print(f"rollwise up: {err}", file=sys.stderr)
+        print("rollwise up: --kubelet:", file=sys.stderr)
+        print_invalid(err)
         return 2
     temp = tempfile.mkdtemp(prefix="rollwise-up-") if args.ephemeral else None
     data_dir = Path(temp) if temp else (args.data_dir or DEFAULT_DATA_DIR)
@@ -139,7 +139,12 @@ def run_up(args: argparse.Namespace) -> int:
 def _load_profile(path: Path | None) -> KubeletProfile:
     if path is None:
         return KubeletProfile()
-    profile, errors = parse_kubelet(yaml.safe_load(path.read_text(encoding="utf-8")), path="kubelet")
+    # The one loader every file goes through (size, depth, encoding, aliases, duplicate keys, numbers).
+    docs = read_documents(path)
+    if len(docs) > 1:
+        raise InvalidObject([FieldError(path="<file>", rule=f"expected one document, found {len(docs)}")],
+                            source=str(path))
+    profile, errors = parse_kubelet(docs[0] if docs else {}, path="kubelet")
     if errors:
         raise InvalidObject(errors, source=str(path))
     return profile
