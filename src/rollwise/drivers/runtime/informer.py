@@ -16,12 +16,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from collections.abc import Callable
 
 from rollwise.api.errors import Gone
-from rollwise.api.meta import Obj
+from rollwise.cluster.listwatch import ListResult, ListWatchSource, WatchEvent
 from rollwise.drivers.runtime.clock import Clock
 from rollwise.drivers.runtime.store import Delta, Store
 
@@ -33,31 +31,6 @@ MIN_WATCH_TIMEOUT_SECONDS = 300
 BACKOFF_INITIAL_SECONDS = 0.8
 BACKOFF_CAP_SECONDS = 30.0
 BACKOFF_RESET_SECONDS = 120.0
-
-
-@dataclass(frozen=True, slots=True)
-class ListResult:
-    items: list[Obj]
-    resource_version: str
-
-
-@dataclass(frozen=True, slots=True)
-class WatchEvent:
-    type: Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]
-    obj: Obj
-
-
-class ListWatchSource(Protocol):
-    kind: str
-
-    async def list(self, *, resource_version: str) -> ListResult:
-        """Every object (following pagination), and the list's resourceVersion."""
-        ...
-
-    def watch(self, *, resource_version: str, timeout_seconds: int) -> AsyncIterator[WatchEvent]:
-        """Events after ``resource_version``; ends when the server closes the stream. Raises Gone (410) when
-        that position is no longer in the server's history, at once or as an ERROR event."""
-        ...
 
 
 Handler = Callable[[Delta], None]
