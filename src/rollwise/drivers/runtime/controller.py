@@ -42,7 +42,8 @@ class Controller:
         self.reconcile = reconcile
         self.clock = clock
         self.metrics = metrics
-        self.queue = queue or WorkQueue(clock, metrics=metrics.queue_hooks(name) if metrics else None)
+        self.queue = queue if queue is not None else WorkQueue(
+            clock, metrics=metrics.queue_hooks(name) if metrics is not None else None)
         self.workers = workers
         self._tasks: list[asyncio.Task[None]] = []
 

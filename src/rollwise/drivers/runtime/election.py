@@ -98,6 +98,12 @@ class LeaderElector:
             return False
         return self.clock.now() - self._renewed_at < self.timings.renew_deadline_seconds
 
+    def renew_age(self) -> float | None:
+        """Seconds since the last successful renew while this process leads, else None."""
+        if not self._leading or self._renewed_at is None:
+            return None
+        return self.clock.now() - self._renewed_at
+
     @property
     def observed_holder(self) -> str:
         return str((self._observed or {}).get("holderIdentity") or "")

@@ -41,7 +41,7 @@ class WorkQueue:
     def __init__(self, clock: Clock, *, limiter: RateLimiter | None = None,
                  metrics: QueueMetrics | None = None) -> None:
         self.clock = clock
-        self.limiter = limiter or default_controller_rate_limiter(clock.now)
+        self.limiter = limiter if limiter is not None else default_controller_rate_limiter(clock.now)
         self.metrics = metrics
         self._queue: deque[Hashable] = deque()
         self._dirty: set[Hashable] = set()

@@ -18,14 +18,17 @@ __all__ = ["RecordingCluster"]
 
 
 class RecordingCluster:
-    def __init__(self, inner: Cluster, consistency: ConsistencyStore, *, owner: Hashable, owner_uid: str) -> None:
+    def __init__(self, inner: Cluster, consistency: ConsistencyStore, *, owner: Hashable, owner_uid: str,
+                 tracked: frozenset[str] | None = None) -> None:
         self.inner = inner
         self.consistency = consistency
         self.owner = owner
         self.owner_uid = owner_uid
+        self.tracked = tracked
+        """Kinds an informer watches (None: all); a write to any other kind could never be seen, so is not noted."""
 
     def _note(self, kind: str, obj: Obj | None) -> Obj | None:
-        if obj is not None:
+        if obj is not None and (self.tracked is None or kind in self.tracked):
             rv = str(obj.get("metadata", {}).get("resourceVersion") or "")
             self.consistency.wrote_at(self.owner, self.owner_uid, kind, rv)
         return obj

@@ -1,0 +1,182 @@
+"""The operator's ``AsyncCluster`` over ``MemoryCluster``, for running the whole operator in virtual time.
+
+Writes notify the watchers; watches replay the change feed after a resourceVersion (Gone past a compaction);
+pod deletes honour a UID precondition as the API server does. ``actor`` names the writer, so a test can count
+writes per operator replica.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from rollwise.api.errors import Conflict, Gone, InternalError
+from rollwise.api.meta import Obj
+from rollwise.cluster.listwatch import ListResult, WatchEvent
+from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.protocol import Change, Propagation
+
+
+class Feed:
+    """One notification point for every world over the same store."""
+
+    def __init__(self, cluster: MemoryCluster) -> None:
+        self.cluster = cluster
+        self.changed = asyncio.Condition()
+
+    async def notify(self) -> None:
+        async with self.changed:
+            self.changed.notify_all()
+
+    def poke(self) -> None:
+        asyncio.get_running_loop().create_task(self.notify())
+
+    def last_rv(self) -> str:
+        changes, _ = self.cluster.changes_since(self.cluster._base)
+        return str(changes[-1].obj["metadata"]["resourceVersion"]) if changes else "0"
+
+
+class MemoryListWatch:
+    def __init__(self, feed: Feed, kind: str, namespace: str | None) -> None:
+        self.feed = feed
+        self.kind = kind
+        self.namespace = namespace
+
+    async def list(self, *, resource_version: str) -> ListResult:
+        return ListResult(items=self.feed.cluster.list(self.kind, self.namespace),
+                          resource_version=self.feed.last_rv())
+
+    async def watch(self, *, resource_version: str, timeout_seconds: int) -> AsyncIterator[WatchEvent]:
+        cluster = self.feed.cluster
+        since = int(resource_version or 0)
+        cursor = cluster._base
+        while True:
+            try:
+                changes, cursor = cluster.changes_since(cursor)
+            except Gone:
+                raise Gone(f"resourceVersion {since} is too old") from None
+            for change in changes:
+                rv = int(change.obj["metadata"]["resourceVersion"])
+                if rv <= since or change.kind != self.kind:
+                    continue
+                if self.namespace is not None and change.namespace != self.namespace:
+                    continue
+                since = rv
+                yield WatchEvent(change.type, change.obj)
+            async with self.feed.changed:
+                if cursor == cluster.cursor:
+                    await self.feed.changed.wait()
+
+
+class MemoryWorld:
+    def __init__(self, feed: Feed, *, actor: str) -> None:
+        self.feed = feed
+        self.cluster = feed.cluster
+        self.actor = actor
+        self.sync = SyncWorld(self)
+
+    def _done(self, out: Any) -> Any:
+        self.feed.poke()
+        return out
+
+    async def get(self, kind: str, namespace: str, name: str) -> Obj:
+        return self.cluster.get(kind, namespace, name)
+
+    async def create(self, obj: Obj) -> Obj:
+        return self._done(self.cluster.create(obj, actor=self.actor))
+
+    async def update(self, obj: Obj) -> Obj:
+        return self._done(self.cluster.update(obj, actor=self.actor))
+
+    async def update_status(self, obj: Obj) -> Obj:
+        return self._done(self.cluster.update_status(obj, actor=self.actor))
+
+    async def patch(self, kind: str, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj:
+        return self._done(self.cluster.patch(kind, namespace, name, merge, actor=self.actor))
+
+    async def delete(self, kind: str, namespace: str, name: str, *, uid: str | None = None,
+                     resource_version: str | None = None, grace_period_seconds: int | None = None,
+                     propagation: str | None = None) -> Obj | None:
+        return self._done(self.sync.delete_checked(kind, namespace, name, uid=uid,
+                                                   grace_period_seconds=grace_period_seconds))
+
+    def list_watch(self, kind: str, namespace: str | None = None) -> MemoryListWatch:
+        return MemoryListWatch(self.feed, kind, namespace)
+
+
+class SyncWorld:
+    """The synchronous ``Cluster`` verbs the operator executes plans against inline (with UID preconditions)."""
+
+    def __init__(self, world: MemoryWorld) -> None:
+        self.world = world
+        self.cluster = world.cluster
+        self.pod_uids: dict[tuple[str, str], str] = {}
+
+    def get(self, kind: str, namespace: str, name: str) -> Obj:
+        return self.cluster.get(kind, namespace, name)
+
+    def list(self, kind: str, namespace: str | None = None, *,
+             selector: Mapping[str, Any] | None = None) -> builtins.list[Obj]:
+        return self.cluster.list(kind, namespace, selector=selector)
+
+    def create(self, obj: Obj, *, actor: str = "user") -> Obj:
+        return self.world._done(self.cluster.create(obj, actor=self.world.actor))
+
+    def update(self, obj: Obj, *, actor: str = "user") -> Obj:
+        return self.world._done(self.cluster.update(obj, actor=self.world.actor))
+
+    def update_status(self, obj: Obj, *, actor: str = "user") -> Obj:
+        return self.world._done(self.cluster.update_status(obj, actor=self.world.actor))
+
+    def patch(self, kind: str, namespace: str, name: str, merge: Mapping[str, Any], *, actor: str = "user") -> Obj:
+        return self.world._done(self.cluster.patch(kind, namespace, name, merge, actor=self.world.actor))
+
+    def delete(self, kind: str, namespace: str, name: str, *, grace_period_seconds: float | None = None,
+               propagation: Propagation = "Background", actor: str = "user") -> Obj | None:
+        return self.world._done(self.delete_checked(kind, namespace, name, uid=None,
+                                                    grace_period_seconds=grace_period_seconds))
+
+    def delete_checked(self, kind: str, namespace: str, name: str, *, uid: str | None,
+                       grace_period_seconds: float | None) -> Obj | None:
+        if uid is not None and self.cluster.get(kind, namespace, name)["metadata"]["uid"] != uid:
+            raise Conflict(f'Precondition failed: UID in precondition: {uid}')
+        return self.cluster.delete(kind, namespace, name, grace_period_seconds=grace_period_seconds,
+                                   actor=self.world.actor)
+
+    def changes_since(self, cursor: int) -> tuple[builtins.list[Change], int]:
+        return self.cluster.changes_since(cursor)
+
+
+class Leases:
+    def __init__(self, world: MemoryWorld) -> None:
+        self.world = world
+        self.down = False
+
+    def _check(self) -> None:
+        if self.down:
+            raise InternalError("partitioned")
+
+    async def get(self, namespace: str, name: str) -> Obj:
+        self._check()
+        return self.world.cluster.get("Lease", namespace, name)
+
+    async def create(self, lease: Obj) -> Obj:
+        self._check()
+        return await self.world.create(lease)
+
+    async def update(self, lease: Obj) -> Obj:
+        self._check()
+        return await self.world.update(lease)
+
+
+class Events:
+    def __init__(self, world: MemoryWorld) -> None:
+        self.world = world
+
+    async def create(self, event: Obj) -> Obj:
+        return self.world.cluster.create(event, actor="events")
+
+    async def patch(self, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj:
+        return self.world.cluster.patch("Event", namespace, name, merge, actor="events")
