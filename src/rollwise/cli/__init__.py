@@ -14,6 +14,7 @@ from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
 from rollwise.cli.manifests import add_manifests
 from rollwise.cli.plan import add_plan
+from rollwise.cli.run import add_run
 from rollwise.cli.simulate import add_simulate
 from rollwise.cli.validate import add_validate
 
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_demo(sub)
     add_validate(sub)
     add_manifests(sub)
+    add_run(sub)
     return parser
 
 
