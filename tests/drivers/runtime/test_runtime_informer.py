@@ -9,7 +9,7 @@ from runtime_fakes import FakeSource, names, run
 
 from rollwise.drivers.runtime.clock import VirtualClock
 from rollwise.drivers.runtime.informer import Informer
-from rollwise.drivers.runtime.store import CacheReader, Delta
+from rollwise.drivers.runtime.store import CacheReader, Delta, Store
 
 
 def _start(source: FakeSource, clock: VirtualClock) -> tuple[Informer, list[str], asyncio.Task[None]]:
@@ -119,3 +119,13 @@ def test_a_clean_close_rewatches_from_the_last_resource_version() -> None:
         assert source.watches == ["1", "2"] and source.lists == ["0"]
         task.cancel()
     run(go())
+
+
+def test_a_bookmark_moves_the_latest_seen_version_without_changing_objects() -> None:
+    store = Store("Pod")
+    store.replace([{"metadata": {"name": "a", "namespace": "default", "resourceVersion": "3"}}], "5")
+    assert store.apply("BOOKMARK", {"metadata": {"resourceVersion": "9"}}) is None
+    assert store.latest_rv == "9" and [o["metadata"]["name"] for o in store.list()] == ["a"]
+    assert store.apply("DELETED", {"metadata": {"name": "zz", "namespace": "default", "resourceVersion": "10"}}) \
+        is None  # a delete for something never seen changes nothing but the version
+    assert store.latest_rv == "10"
