@@ -129,3 +129,23 @@ def test_a_bookmark_moves_the_latest_seen_version_without_changing_objects() -> 
     assert store.apply("DELETED", {"metadata": {"name": "zz", "namespace": "default", "resourceVersion": "10"}}) \
         is None  # a delete for something never seen changes nothing but the version
     assert store.latest_rv == "10"
+
+
+def test_the_memory_source_resumes_after_a_version_and_is_gone_past_a_compaction() -> None:
+    import pytest
+
+    from rollwise.api.errors import Gone
+    from rollwise.cluster.memory import MemoryCluster
+    from rollwise.drivers.runtime.memory import Feed, MemoryListWatch
+
+    cluster = MemoryCluster(clock=lambda: 0.0)
+    for i in range(5):
+        cluster.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"c{i}"}})
+    source = MemoryListWatch(Feed(cluster), "ConfigMap", None)
+    assert source._cursor_after(0) == 0 and source._cursor_after(3) == 3 and source._cursor_after(5) == 5
+    listed = run(source.list(resource_version="0"))
+    assert listed.resource_version == "5" and len(listed.items) == 5
+    cluster.compact(3)
+    assert source._cursor_after(4) == 4
+    with pytest.raises(Gone):
+        source._cursor_after(2)

@@ -10,7 +10,6 @@ import asyncio
 import random
 from typing import Any
 
-from memory_world import Events, Feed, Leases, MemoryWorld
 from runtime_fakes import run
 
 from rollwise.api.defaults import apply_defaults
@@ -22,6 +21,7 @@ from rollwise.api.predicates import is_running_and_ready, is_terminating
 from rollwise.api.validation import validate_statefulset
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.drivers.runtime.clock import VirtualClock
+from rollwise.drivers.runtime.memory import Events, Feed, Leases, MemoryWorld
 from rollwise.drivers.runtime.operator import Operator, OperatorConfig
 
 GATES = FeatureGates()
@@ -115,6 +115,8 @@ def test_the_operator_creates_and_rolls_a_custom_resource_set() -> None:
         assert registry.get_sample_value("leader_election_master_status", {"name": "rollwise"}) == 1
         assert registry.get_sample_value("controller_runtime_reconcile_total",
                                          {"controller": "statefulset", "result": "success"}) > 0
+        assert registry.get_sample_value("statefulset_update_duration_seconds_count", {
+            "namespace": "default", "statefulset": "web", "strategy": "RollingUpdate"}) == 1
         assert op.not_ready() == [] and op.unhealthy() is None
         stop.set()
         assert await asyncio.wait_for(running, timeout=30) == "stopped"

@@ -78,6 +78,9 @@ class SetController:
         key = (namespace_of(obj), name_of(obj))
         if delta.type == "DELETED":
             self.consistency.clear(key)
+        elif self.samples is not None and delta.new is not None:
+            # statefulset_update_duration_seconds (seed 003), from status changes as the simulator measures it.
+            self.samples.observe_set(delta.old, delta.new, self.wall_time())
         self.queue.add(key)
 
     def on_owned(self, delta: Delta) -> None:

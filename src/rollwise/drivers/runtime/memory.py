@@ -1,8 +1,9 @@
-"""The operator's ``AsyncCluster`` over ``MemoryCluster``, for running the whole operator in virtual time.
+"""The operator over the memory store: ``AsyncCluster``, Lease and Event clients on ``MemoryCluster``.
 
-Writes notify the watchers; watches replay the change feed after a resourceVersion (Gone past a compaction);
-pod deletes honour a UID precondition as the API server does. ``actor`` names the writer, so a test can count
-writes per operator replica.
+It runs the whole operator in one process, in virtual time, with no server: the runtime's tests and
+``bench/runtime.py`` use it. Writes wake the watchers; a watch replays the change feed after a resourceVersion
+(Gone once that part of the feed was compacted); a pod delete honours a UID precondition, as the API server does.
+``actor`` names the writer, so each operator replica's writes can be told apart in the feed.
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ from __future__ import annotations
 import asyncio
 import builtins
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from rollwise.api.errors import Conflict, Gone, InternalError
 from rollwise.api.meta import Obj
 from rollwise.cluster.listwatch import ListResult, WatchEvent
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change, Propagation
+
+T = TypeVar("T")
 
 
 class Feed:
@@ -34,8 +37,12 @@ class Feed:
         asyncio.get_running_loop().create_task(self.notify())
 
     def last_rv(self) -> str:
-        changes, _ = self.cluster.changes_since(self.cluster._base)
-        return str(changes[-1].obj["metadata"]["resourceVersion"]) if changes else "0"
+        """The newest resourceVersion in the store (the feed's last entry), "0" before the first write."""
+        end = self.cluster.cursor
+        if end == 0:
+            return "0"
+        changes, _ = self.cluster.changes_since(end - 1)
+        return str(changes[-1].obj["metadata"]["resourceVersion"])
 
 
 class MemoryListWatch:
@@ -51,12 +58,9 @@ class MemoryListWatch:
     async def watch(self, *, resource_version: str, timeout_seconds: int) -> AsyncIterator[WatchEvent]:
         cluster = self.feed.cluster
         since = int(resource_version or 0)
-        cursor = cluster._base
+        cursor = self._cursor_after(since)
         while True:
-            try:
-                changes, cursor = cluster.changes_since(cursor)
-            except Gone:
-                raise Gone(f"resourceVersion {since} is too old") from None
+            changes, cursor = cluster.changes_since(cursor)
             for change in changes:
                 rv = int(change.obj["metadata"]["resourceVersion"])
                 if rv <= since or change.kind != self.kind:
@@ -69,6 +73,25 @@ class MemoryListWatch:
                 if cursor == cluster.cursor:
                     await self.feed.changed.wait()
 
+    def _cursor_after(self, rv: int) -> int:
+        """The feed position just after the change that wrote ``rv``; Gone if the feed no longer reaches back."""
+        cluster = self.feed.cluster
+        lo, hi = 0, cluster.cursor
+        while lo < hi:  # the feed is in resourceVersion order: binary search for the first change newer than rv
+            mid = (lo + hi) // 2
+            try:
+                changes, _ = cluster.changes_since(mid)
+            except Gone:
+                lo = mid + 1
+                continue
+            if int(changes[0].obj["metadata"]["resourceVersion"]) <= rv:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo > 0:
+            cluster.changes_since(lo - 1)  # raises Gone when the change at rv itself was compacted away
+        return lo
+
 
 class MemoryWorld:
     def __init__(self, feed: Feed, *, actor: str) -> None:
@@ -77,7 +100,7 @@ class MemoryWorld:
         self.actor = actor
         self.sync = SyncWorld(self)
 
-    def _done(self, out: Any) -> Any:
+    def _done(self, out: T) -> T:
         self.feed.poke()
         return out
 
@@ -100,7 +123,8 @@ class MemoryWorld:
                      resource_version: str | None = None, grace_period_seconds: int | None = None,
                      propagation: str | None = None) -> Obj | None:
         return self._done(self.sync.delete_checked(kind, namespace, name, uid=uid,
-                                                   grace_period_seconds=grace_period_seconds))
+                                                   grace_period_seconds=grace_period_seconds,
+                                                   propagation=cast(Propagation, propagation or "Background")))
 
     def list_watch(self, kind: str, namespace: str | None = None) -> MemoryListWatch:
         return MemoryListWatch(self.feed, kind, namespace)
@@ -112,7 +136,6 @@ class SyncWorld:
     def __init__(self, world: MemoryWorld) -> None:
         self.world = world
         self.cluster = world.cluster
-        self.pod_uids: dict[tuple[str, str], str] = {}
 
     def get(self, kind: str, namespace: str, name: str) -> Obj:
         return self.cluster.get(kind, namespace, name)
@@ -136,14 +159,15 @@ class SyncWorld:
     def delete(self, kind: str, namespace: str, name: str, *, grace_period_seconds: float | None = None,
                propagation: Propagation = "Background", actor: str = "user") -> Obj | None:
         return self.world._done(self.delete_checked(kind, namespace, name, uid=None,
-                                                    grace_period_seconds=grace_period_seconds))
+                                                    grace_period_seconds=grace_period_seconds,
+                                                    propagation=propagation))
 
     def delete_checked(self, kind: str, namespace: str, name: str, *, uid: str | None,
-                       grace_period_seconds: float | None) -> Obj | None:
+                       grace_period_seconds: float | None, propagation: Propagation = "Background") -> Obj | None:
         if uid is not None and self.cluster.get(kind, namespace, name)["metadata"]["uid"] != uid:
             raise Conflict(f'Precondition failed: UID in precondition: {uid}')
         return self.cluster.delete(kind, namespace, name, grace_period_seconds=grace_period_seconds,
-                                   actor=self.world.actor)
+                                   propagation=propagation, actor=self.world.actor)
 
     def changes_since(self, cursor: int) -> tuple[builtins.list[Change], int]:
         return self.cluster.changes_since(cursor)
