@@ -53,14 +53,18 @@ def test_indexes_follow_namespace_owner_and_label_changes() -> None:
         await clock.settle()
         store = informer.store
         assert names(store.controlled_by("set-1")) == ["default/p0"]
+        assert store.uncontrolled("default") == [] and names(store.uncontrolled("other")) == ["other/p1"]
         assert names(store.with_label("app", "web")) == ["default/p0", "other/p1"]
         assert names(store.list("other")) == ["other/p1"]
         await source.put("p0", labels={"app": "db"})  # released by its owner, relabelled
         await clock.settle()
         assert store.controlled_by("set-1") == []
+        assert names(store.uncontrolled("default")) == ["default/p0"]  # now an orphan a set may adopt
         assert names(store.with_label("app", "web")) == ["other/p1"]
         assert names(store.with_label("app", "db")) == ["default/p0"]
         reader = CacheReader({"Pod": store})
+        assert names(reader.uncontrolled("Pod", "default")) == ["default/p0"]
+        assert reader.controlled_by("Lease", "x") == []
         assert names(reader.list("Pod", "default", selector={"matchLabels": {"app": "db"}})) == ["default/p0"]
         assert reader.list("Lease", "default") == []
         task.cancel()

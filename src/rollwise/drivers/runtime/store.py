@@ -41,6 +41,8 @@ class Store:
         self._by_namespace: dict[str, set[Key]] = {}
         self._by_owner: dict[str, set[Key]] = {}
         self._by_label: dict[tuple[str, str], set[Key]] = {}
+        self._uncontrolled: dict[str, set[Key]] = {}  # namespace -> objects no controller owns
+        self._order: dict[str | None, builtins.list[Key]] = {}  # sorted keys per namespace (None: all), lazily
         self.latest_rv = ""
 
     # -- reads -----------------------------------------------------------------------------------------------
@@ -50,12 +52,19 @@ class Store:
 
     def list(self, namespace: str | None = None, *, selector: Mapping[str, Any] | None = None) -> builtins.list[Obj]:
         """Objects by namespace then name; a selector filters as ``Cluster.list`` does (empty matches nothing)."""
-        keys = self._objects.keys() if namespace is None else self._by_namespace.get(namespace, set())
-        out = [self._objects[k] for k in sorted(keys)]
+        order = self._order.get(namespace)
+        if order is None:
+            keys = self._objects.keys() if namespace is None else self._by_namespace.get(namespace, set())
+            order = self._order[namespace] = sorted(keys)
+        out = [self._objects[k] for k in order]
         return out if selector is None else [o for o in out if selector_matches(selector, labels(o))]
 
     def controlled_by(self, owner_uid: str) -> builtins.list[Obj]:
         return [self._objects[k] for k in sorted(self._by_owner.get(owner_uid, ()))]
+
+    def uncontrolled(self, namespace: str) -> builtins.list[Obj]:
+        """Objects in ``namespace`` without a controlling owner: the orphans a controller may adopt."""
+        return [self._objects[k] for k in sorted(self._uncontrolled.get(namespace, ()))]
 
     def with_label(self, key: str, value: str) -> builtins.list[Obj]:
         return [self._objects[k] for k in sorted(self._by_label.get((key, value), ()))]
@@ -115,23 +124,32 @@ class Store:
     def _put(self, key: Key, old: Obj | None, obj: Obj) -> None:
         if old is not None:
             self._unindex(key, old)
+        else:
+            self._order.pop(key[0], None)
+            self._order.pop(None, None)
         self._objects[key] = obj
         self._by_namespace.setdefault(key[0], set()).add(key)
         ref = controller_of(obj)
         if ref is not None and ref.get("uid"):
             self._by_owner.setdefault(str(ref["uid"]), set()).add(key)
+        else:
+            self._uncontrolled.setdefault(key[0], set()).add(key)
         for k, v in labels(obj).items():
             self._by_label.setdefault((k, v), set()).add(key)
 
     def _remove(self, key: Key, old: Obj) -> None:
         self._unindex(key, old)
         del self._objects[key]
+        self._order.pop(key[0], None)
+        self._order.pop(None, None)
 
     def _unindex(self, key: Key, old: Obj) -> None:
         _discard(self._by_namespace, key[0], key)
         ref = controller_of(old)
         if ref is not None and ref.get("uid"):
             _discard(self._by_owner, str(ref["uid"]), key)
+        else:
+            _discard(self._uncontrolled, key[0], key)
         for k, v in labels(old).items():
             _discard(self._by_label, (k, v), key)
 
@@ -161,3 +179,12 @@ class CacheReader:
              selector: Mapping[str, Any] | None = None) -> builtins.list[Obj]:
         store = self.stores.get(kind)
         return [] if store is None else store.list(namespace, selector=selector)
+
+    def controlled_by(self, kind: str, owner_uid: str) -> builtins.list[Obj]:
+        """Objects whose controlling owner has ``owner_uid`` (from the index, not a scan)."""
+        store = self.stores.get(kind)
+        return [] if store is None else store.controlled_by(owner_uid)
+
+    def uncontrolled(self, kind: str, namespace: str) -> builtins.list[Obj]:
+        store = self.stores.get(kind)
+        return [] if store is None else store.uncontrolled(namespace or "default")
