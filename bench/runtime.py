@@ -27,6 +27,7 @@ from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
 from rollwise.api.validation import validate_statefulset
 from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.resources import ROLLWISE_STATEFULSET
 from rollwise.drivers.runtime.clock import VirtualClock
 from rollwise.drivers.runtime.memory import Events, Feed, Leases, MemoryWorld
 from rollwise.drivers.runtime.operator import Operator, OperatorConfig
@@ -64,7 +65,7 @@ async def _kubelet(clock: VirtualClock, cluster: MemoryCluster, feed: Feed) -> N
 
 
 def _done(cluster: MemoryCluster, replicas: int, image: str) -> bool:
-    for sts in cluster.list("StatefulSet"):
+    for sts in cluster.list(ROLLWISE_STATEFULSET):
         update = (sts.get("status") or {}).get("updateRevision")
         pods = cluster.list("Pod", "default", selector=sts["spec"]["selector"])
         if len(pods) != replicas or not all(
@@ -76,7 +77,7 @@ def _done(cluster: MemoryCluster, replicas: int, image: str) -> bool:
 
 async def bench(sets: int, replicas: int) -> dict[str, Any]:
     clock = VirtualClock(start=1000.0)
-    cluster = MemoryCluster(clock=clock.now, admit={"StatefulSet": _admit})
+    cluster = MemoryCluster(clock=clock.now, admit={ROLLWISE_STATEFULSET: _admit})
     feed = Feed(cluster)
     world = MemoryWorld(feed, actor="op-a")
     op = Operator({"statefulset": world}, config=OperatorConfig(identity="op-a", controllers=("statefulset",),
@@ -101,8 +102,8 @@ async def bench(sets: int, replicas: int) -> dict[str, Any]:
     phases["create"] = await until(lambda: _done(cluster, replicas, "app:v1"), 3600)
     reconciles_before = _reconciles(op)
     cursor = cluster.cursor
-    for sts in cluster.list("StatefulSet"):
-        cluster.patch("StatefulSet", "default", name_of(sts), {"spec": {"template": {"spec": {
+    for sts in cluster.list(ROLLWISE_STATEFULSET):
+        cluster.patch(ROLLWISE_STATEFULSET, "default", name_of(sts), {"spec": {"template": {"spec": {
             "containers": [{"name": "app", "image": "app:v2"}]}}}})
     await feed.notify()
     phases["rollout"] = await until(lambda: _done(cluster, replicas, "app:v2"), 3600)

@@ -168,3 +168,23 @@ def test_watch_always_sends_a_server_timeout_and_turns_an_expired_error_event_in
     assert got == ["ADDED a"]
     params = seen[0].url.params
     assert (params["watch"], params["resourceVersion"], params["timeoutSeconds"]) == ("true", "40", "321")
+
+
+def test_times_cross_the_edge_through_the_wire_codec() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return _json(200, {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {
+                "name": "rollwise", "creationTimestamp": "2026-11-23T20:00:00Z"},
+                "spec": {"renewTime": "2026-11-23T20:00:01.250000Z"}})
+        return _json(201, json.loads(request.content))
+
+    cluster, seen = _cluster(handler)
+    lease = asyncio.run(cluster.get("Lease", "ns", "rollwise"))
+    assert lease["metadata"]["creationTimestamp"] == 1795464000.0
+    assert lease["spec"]["renewTime"] == 1795464001.25
+    created = asyncio.run(cluster.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                          "metadata": {"name": "x", "namespace": "ns"},
+                                          "spec": {"renewTime": 1795464001.25, "acquireTime": 1795464000.0}}))
+    sent = json.loads(seen[1].content)["spec"]
+    assert sent == {"renewTime": "2026-11-23T20:00:01.250000Z", "acquireTime": "2026-11-23T20:00:00.000000Z"}
+    assert created["spec"]["renewTime"] == 1795464001.25  # the reply is decoded again

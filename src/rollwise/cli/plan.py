@@ -34,6 +34,7 @@ from rollwise.controllers.plan import (
 )
 from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.statefulset import reconcile
+from rollwise.drivers.sets import all_sets
 from rollwise.drivers.sim import Simulation
 
 __all__ = ["add_plan", "describe_action", "preview"]
@@ -95,7 +96,7 @@ def _entry(controller: str, plan: Plan) -> dict[str, Any]:
 def preview(sim: Simulation) -> list[dict[str, Any]]:
     """For every set, both controllers' plans from the current state (nothing is executed)."""
     out = []
-    for sts in sim.cluster.list("StatefulSet"):
+    for sts in all_sets(sim.cluster):
         view = sim._view(sts)
         entries = [_entry("statefulset-controller", reconcile(view))]
         quorum = reconcile_quorum(view)

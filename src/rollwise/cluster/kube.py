@@ -17,8 +17,8 @@ What lightkube does not do, done here (operator-plan §1.2):
   informer relists itself — never lightkube's ``on_error_retry``, which re-watches without a version and leaves
   ghost objects.
 
-Timestamps pass through as the server wrote them (RFC 3339 strings); converting them for the controllers is the
-wire codec's job, at this edge, once it exists.
+Times cross this edge through ``cluster.wire``: every object read is decoded (RFC 3339 → float seconds since the
+epoch) and every object written is encoded, so the controllers never see a wire string.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from lightkube.types import PatchType
 from rollwise.api import errors
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.cluster.listwatch import ListResult, WatchEvent
+from rollwise.cluster.resources import GroupKind, ResourceRef
+from rollwise.cluster.wire import decode, encode
 
 __all__ = ["CR_GROUP", "RESOURCES", "KubeCluster", "KubeListWatch", "Resource", "to_api_error"]
 
@@ -54,6 +56,10 @@ class Resource:
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_kind(self) -> GroupKind:
+        return GroupKind(self.group, self.kind)
 
 
 RESOURCES: dict[tuple[str, str], Resource] = {
@@ -128,8 +134,16 @@ class KubeCluster:
 
     # -- resources -------------------------------------------------------------------------------------------
 
-    def resource(self, kind: str, *, api_version: str | None = None) -> Resource:
-        group = _group_of(api_version) if api_version is not None else self._default_group(kind)
+    def resource(self, ref: ResourceRef, *, api_version: str | None = None) -> Resource:
+        """The row for a reference: a ``GroupKind``, ``"Kind.group"``, or a bare kind (``StatefulSet`` is the
+        ``set_group`` one); ``api_version`` names the group outright."""
+        if isinstance(ref, GroupKind):
+            group, kind = ref.group, ref.kind
+        else:
+            kind, dot, named = ref.partition(".")
+            group = named if dot else self._default_group(kind)
+        if api_version is not None:
+            group = _group_of(api_version)
         try:
             return RESOURCES[(group, kind)]
         except KeyError:
@@ -149,19 +163,19 @@ class KubeCluster:
 
     # -- verbs -----------------------------------------------------------------------------------------------
 
-    async def get(self, kind: str, namespace: str, name: str) -> Obj:
+    async def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj:
         res = self.resource(kind)
         try:
-            return dict(await self._api.get(self.cls(res), name, namespace=namespace))
+            return _read(await self._api.get(self.cls(res), name, namespace=namespace), res)
         except (ApiError, httpx.HTTPError) as err:
             raise to_api_error(err) from err
 
-    async def list(self, kind: str, namespace: str | None = None) -> tuple[list[Obj], str]:
+    async def list(self, kind: ResourceRef, namespace: str | None = None) -> tuple[list[Obj], str]:
         """Every object (all pages) and the list's resourceVersion (a consistent read)."""
         res = self.resource(kind)
         it = self._api.list(self.cls(res), namespace=namespace or "*", chunk_size=500)
         try:
-            items = [_with_kind(dict(o), res) async for o in it]
+            items = [_read(o, res) async for o in it]
             rv = it._resourceVersion or ""
         except (ApiError, httpx.HTTPError) as err:
             raise to_api_error(err) from err
@@ -170,14 +184,14 @@ class KubeCluster:
     async def create(self, obj: Obj) -> Obj:
         res, cls = self._for(obj)
         try:
-            return dict(await self._api.create(cls(_with_kind(obj, res)), namespace=namespace_of(obj)))
+            return _read(await self._api.create(cls(_write(obj, res)), namespace=namespace_of(obj)), res)
         except (ApiError, httpx.HTTPError) as err:
             raise to_api_error(err) from err
 
     async def update(self, obj: Obj) -> Obj:
         res, cls = self._for(obj)
         try:
-            return dict(await self._api.replace(cls(_with_kind(obj, res)), namespace=namespace_of(obj)))
+            return _read(await self._api.replace(cls(_write(obj, res)), namespace=namespace_of(obj)), res)
         except (ApiError, httpx.HTTPError) as err:
             raise to_api_error(err) from err
 
@@ -185,20 +199,21 @@ class KubeCluster:
         """PUT to the status subresource; ``metadata.resourceVersion`` makes a stale write a Conflict."""
         res, cls = self._for(obj)
         try:
-            return dict(await self._api.replace(cls.Status(_with_kind(obj, res)), name_of(obj),
-                                                  namespace=namespace_of(obj)))
+            return _read(await self._api.replace(cls.Status(_write(obj, res)), name_of(obj),
+                                                 namespace=namespace_of(obj)), res)
         except (ApiError, httpx.HTTPError) as err:
             raise to_api_error(err) from err
 
-    async def patch(self, kind: str, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj:
+    async def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj:
         res = self.resource(kind)
+        body = encode(dict(merge), res.group_kind)  # a merge patch carries times at the same paths
         try:
-            return dict(await self._api.patch(self.cls(res), name, dict(merge), namespace=namespace,
-                                                patch_type=PatchType.MERGE))
+            return _read(await self._api.patch(self.cls(res), name, body, namespace=namespace,
+                                               patch_type=PatchType.MERGE), res)
         except (ApiError, httpx.HTTPError) as err:
             raise to_api_error(err) from err
 
-    async def delete(self, kind: str, namespace: str, name: str, *, uid: str | None = None,
+    async def delete(self, kind: ResourceRef, namespace: str, name: str, *, uid: str | None = None,
                      resource_version: str | None = None, grace_period_seconds: int | None = None,
                      propagation: str | None = None) -> Obj | None:
         """DELETE with a ``DeleteOptions`` body. Returns the object if it remains (terminating), None if the
@@ -222,7 +237,7 @@ class KubeCluster:
         except (ApiError, httpx.HTTPError) as err:
             raise to_api_error(err) from err
         reply = response.json() if response.content else {}
-        return None if reply.get("kind") == "Status" else reply
+        return None if reply.get("kind") == "Status" else _read(reply, res)
 
     # -- watches ---------------------------------------------------------------------------------------------
 
@@ -232,6 +247,15 @@ class KubeCluster:
 
 def _with_kind(obj: Mapping[str, Any], res: Resource) -> Obj:
     return {**obj, "apiVersion": obj.get("apiVersion") or res.api_version, "kind": obj.get("kind") or res.kind}
+
+
+def _read(obj: Mapping[str, Any], res: Resource) -> Obj:
+    """An object from the server, in rollwise's form: typed by its resource, times as float seconds."""
+    return decode(_with_kind(dict(obj), res), res.group_kind)
+
+
+def _write(obj: Mapping[str, Any], res: Resource) -> Obj:
+    return encode(_with_kind(obj, res), res.group_kind)
 
 
 class KubeListWatch:
@@ -255,6 +279,6 @@ class KubeListWatch:
                                            server_timeout=timeout_seconds)
         try:
             async for event_type, obj in stream:
-                yield WatchEvent(type=cast(EventType, event_type), obj=_with_kind(dict(obj), res))
+                yield WatchEvent(type=cast(EventType, event_type), obj=_read(obj, res))
         except (ApiError, httpx.HTTPError) as err:
             raise to_api_error(err) from err

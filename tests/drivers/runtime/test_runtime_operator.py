@@ -20,6 +20,7 @@ from rollwise.api.meta import Obj, controller_of, name_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
 from rollwise.api.validation import validate_statefulset
 from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.resources import ROLLWISE_STATEFULSET
 from rollwise.drivers.runtime.clock import VirtualClock
 from rollwise.drivers.runtime.memory import Events, Feed, Leases, MemoryWorld
 from rollwise.drivers.runtime.operator import Operator, OperatorConfig
@@ -48,7 +49,7 @@ def _cr(replicas: int = 3) -> Obj:
 class Lab:
     def __init__(self) -> None:
         self.clock = VirtualClock(start=1000.0)
-        self.cluster = MemoryCluster(clock=self.clock.now, admit={"StatefulSet": _admit})
+        self.cluster = MemoryCluster(clock=self.clock.now, admit={ROLLWISE_STATEFULSET: _admit})
         self.feed = Feed(self.cluster)
         self.user = MemoryWorld(self.feed, actor="user")
 
@@ -78,7 +79,7 @@ class Lab:
         return [p for p in self.cluster.list("Pod", "default") if controller_of(p) is not None]
 
     def rolled_out(self, replicas: int) -> bool:
-        sts = self.cluster.get("StatefulSet", "default", "web")
+        sts = self.cluster.get(ROLLWISE_STATEFULSET, "default", "web")
         update = (sts.get("status") or {}).get("updateRevision")
         pods = self.pods()
         return len(pods) == replicas and all(revision_of(p) == update and is_running_and_ready(p) for p in pods)
@@ -104,7 +105,7 @@ def test_the_operator_creates_and_rolls_a_custom_resource_set() -> None:
         running = asyncio.create_task(op.run(stop))
         kubelet = asyncio.create_task(lab.kubelet())
         await lab.until(lambda: lab.rolled_out(3))
-        await lab.user.patch("StatefulSet", "default", "web", {"spec": {"template": {"spec": {
+        await lab.user.patch(ROLLWISE_STATEFULSET, "default", "web", {"spec": {"template": {"spec": {
             "containers": [{"name": "app", "image": "app:v2"}]}}}})
         await lab.until(lambda: lab.rolled_out(3) and all(
             p["spec"]["containers"][0]["image"] == "app:v2" for p in lab.pods()))
@@ -140,7 +141,7 @@ def test_only_the_leader_writes_and_the_standby_finishes_after_the_leader_dies()
         await lab.until(lambda: lab.rolled_out(4))
         assert lab.writers() == {"op-a"} and not b.is_leader()
         assert b.not_ready() == []  # the standby's caches are warm
-        await lab.user.patch("StatefulSet", "default", "web", {"spec": {"template": {"spec": {
+        await lab.user.patch(ROLLWISE_STATEFULSET, "default", "web", {"spec": {"template": {"spec": {
             "containers": [{"name": "app", "image": "app:v2"}]}}}})
         await lab.clock.advance(2.0)
         run_a.cancel()  # SIGKILL: no release

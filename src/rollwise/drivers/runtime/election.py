@@ -21,7 +21,6 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, NotFound
@@ -60,11 +59,6 @@ class LeaseClient(Protocol):
     async def create(self, lease: Obj) -> Obj: ...
 
     async def update(self, lease: Obj) -> Obj: ...
-
-
-def micro_time(epoch_seconds: float) -> str:
-    """RFC 3339 with microseconds: the wire form of ``MicroTime`` (Lease ``acquireTime``/``renewTime``)."""
-    return datetime.fromtimestamp(epoch_seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class LeaderElector:
@@ -161,7 +155,7 @@ class LeaderElector:
     async def _try(self) -> bool:
         t = self.timings
         now = self.clock.now()
-        stamp = micro_time(self.wall_time())
+        stamp = self.wall_time()  # float seconds; the cluster's wire codec writes MicroTime
         mine = {"holderIdentity": self.identity, "leaseDurationSeconds": round(t.lease_duration_seconds),
                 "acquireTime": stamp, "renewTime": stamp, "leaseTransitions": 0}
         try:
@@ -218,7 +212,7 @@ class LeaderElector:
         if self._observed is None or self.observed_holder != self.identity:
             return False
         self._set_leading(False)
-        stamp = micro_time(self.wall_time())
+        stamp = self.wall_time()  # float seconds; the cluster's wire codec writes MicroTime
         spec = {**self._observed, "holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": stamp,
                 "acquireTime": stamp}
         lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",

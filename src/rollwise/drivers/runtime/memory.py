@@ -18,6 +18,7 @@ from rollwise.api.meta import Obj
 from rollwise.cluster.listwatch import ListResult, WatchEvent
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change, Propagation
+from rollwise.cluster.resources import ROLLWISE_STATEFULSET, ResourceRef
 
 T = TypeVar("T")
 
@@ -46,13 +47,14 @@ class Feed:
 
 
 class MemoryListWatch:
-    def __init__(self, feed: Feed, kind: str, namespace: str | None) -> None:
+    def __init__(self, feed: Feed, kind: str, namespace: str | None, *, ref: ResourceRef | None = None) -> None:
         self.feed = feed
         self.kind = kind
         self.namespace = namespace
+        self.resource = feed.cluster.resources.resolve(ref if ref is not None else kind)
 
     async def list(self, *, resource_version: str) -> ListResult:
-        return ListResult(items=self.feed.cluster.list(self.kind, self.namespace),
+        return ListResult(items=self.feed.cluster.list(self.resource, self.namespace),
                           resource_version=self.feed.last_rv())
 
     async def watch(self, *, resource_version: str, timeout_seconds: int) -> AsyncIterator[WatchEvent]:
@@ -63,7 +65,7 @@ class MemoryListWatch:
             changes, cursor = cluster.changes_since(cursor)
             for change in changes:
                 rv = int(change.obj["metadata"]["resourceVersion"])
-                if rv <= since or change.kind != self.kind:
+                if rv <= since or change.resource != self.resource:
                     continue
                 if self.namespace is not None and change.namespace != self.namespace:
                     continue
@@ -94,18 +96,24 @@ class MemoryListWatch:
 
 
 class MemoryWorld:
-    def __init__(self, feed: Feed, *, actor: str) -> None:
+    """``set_ref`` is what ``StatefulSet`` means to this world's controller (the CR, or ``apps/v1``)."""
+
+    def __init__(self, feed: Feed, *, actor: str, set_ref: ResourceRef = ROLLWISE_STATEFULSET) -> None:
         self.feed = feed
         self.cluster = feed.cluster
         self.actor = actor
+        self.set_ref = set_ref
         self.sync = SyncWorld(self)
+
+    def ref(self, kind: ResourceRef) -> ResourceRef:
+        return self.set_ref if kind == "StatefulSet" else kind
 
     def _done(self, out: T) -> T:
         self.feed.poke()
         return out
 
-    async def get(self, kind: str, namespace: str, name: str) -> Obj:
-        return self.cluster.get(kind, namespace, name)
+    async def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj:
+        return self.cluster.get(self.ref(kind), namespace, name)
 
     async def create(self, obj: Obj) -> Obj:
         return self._done(self.cluster.create(obj, actor=self.actor))
@@ -116,10 +124,10 @@ class MemoryWorld:
     async def update_status(self, obj: Obj) -> Obj:
         return self._done(self.cluster.update_status(obj, actor=self.actor))
 
-    async def patch(self, kind: str, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj:
-        return self._done(self.cluster.patch(kind, namespace, name, merge, actor=self.actor))
+    async def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj:
+        return self._done(self.cluster.patch(self.ref(kind), namespace, name, merge, actor=self.actor))
 
-    async def delete(self, kind: str, namespace: str, name: str, *, uid: str | None = None,
+    async def delete(self, kind: ResourceRef, namespace: str, name: str, *, uid: str | None = None,
                      resource_version: str | None = None, grace_period_seconds: int | None = None,
                      propagation: str | None = None) -> Obj | None:
         return self._done(self.sync.delete_checked(kind, namespace, name, uid=uid,
@@ -127,7 +135,7 @@ class MemoryWorld:
                                                    propagation=cast(Propagation, propagation or "Background")))
 
     def list_watch(self, kind: str, namespace: str | None = None) -> MemoryListWatch:
-        return MemoryListWatch(self.feed, kind, namespace)
+        return MemoryListWatch(self.feed, kind, namespace, ref=self.ref(kind))
 
 
 class SyncWorld:
@@ -137,12 +145,12 @@ class SyncWorld:
         self.world = world
         self.cluster = world.cluster
 
-    def get(self, kind: str, namespace: str, name: str) -> Obj:
-        return self.cluster.get(kind, namespace, name)
+    def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj:
+        return self.cluster.get(self.world.ref(kind), namespace, name)
 
-    def list(self, kind: str, namespace: str | None = None, *,
+    def list(self, kind: ResourceRef, namespace: str | None = None, *,
              selector: Mapping[str, Any] | None = None) -> builtins.list[Obj]:
-        return self.cluster.list(kind, namespace, selector=selector)
+        return self.cluster.list(self.world.ref(kind), namespace, selector=selector)
 
     def create(self, obj: Obj, *, actor: str = "user") -> Obj:
         return self.world._done(self.cluster.create(obj, actor=self.world.actor))
@@ -153,20 +161,23 @@ class SyncWorld:
     def update_status(self, obj: Obj, *, actor: str = "user") -> Obj:
         return self.world._done(self.cluster.update_status(obj, actor=self.world.actor))
 
-    def patch(self, kind: str, namespace: str, name: str, merge: Mapping[str, Any], *, actor: str = "user") -> Obj:
-        return self.world._done(self.cluster.patch(kind, namespace, name, merge, actor=self.world.actor))
+    def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
+              actor: str = "user") -> Obj:
+        return self.world._done(self.cluster.patch(self.world.ref(kind), namespace, name, merge,
+                                                   actor=self.world.actor))
 
-    def delete(self, kind: str, namespace: str, name: str, *, grace_period_seconds: float | None = None,
+    def delete(self, kind: ResourceRef, namespace: str, name: str, *, grace_period_seconds: float | None = None,
                propagation: Propagation = "Background", actor: str = "user") -> Obj | None:
         return self.world._done(self.delete_checked(kind, namespace, name, uid=None,
                                                     grace_period_seconds=grace_period_seconds,
                                                     propagation=propagation))
 
-    def delete_checked(self, kind: str, namespace: str, name: str, *, uid: str | None,
+    def delete_checked(self, kind: ResourceRef, namespace: str, name: str, *, uid: str | None,
                        grace_period_seconds: float | None, propagation: Propagation = "Background") -> Obj | None:
-        if uid is not None and self.cluster.get(kind, namespace, name)["metadata"]["uid"] != uid:
+        ref = self.world.ref(kind)
+        if uid is not None and self.cluster.get(ref, namespace, name)["metadata"]["uid"] != uid:
             raise Conflict(f'Precondition failed: UID in precondition: {uid}')
-        return self.cluster.delete(kind, namespace, name, grace_period_seconds=grace_period_seconds,
+        return self.cluster.delete(ref, namespace, name, grace_period_seconds=grace_period_seconds,
                                    propagation=propagation, actor=self.world.actor)
 
     def changes_since(self, cursor: int) -> tuple[builtins.list[Change], int]:

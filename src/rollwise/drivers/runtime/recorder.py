@@ -20,7 +20,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from rollwise.api.errors import ApiStatusError, NotFound
@@ -46,11 +45,6 @@ class EventSink(Protocol):
     async def create(self, event: Obj) -> Obj: ...
 
     async def patch(self, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj: ...
-
-
-def wire_time(epoch_seconds: float) -> str:
-    """RFC 3339 in whole seconds: the wire form of ``metav1.Time``."""
-    return datetime.fromtimestamp(int(epoch_seconds), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(slots=True)
@@ -97,7 +91,7 @@ class EventRecorder:
             "type": event_type, "reason": reason, "message": message,
             "source": {"component": self.component, **({"host": self.host} if self.host else {})},
             "reportingComponent": self.component, "reportingInstance": self.host,
-            "firstTimestamp": wire_time(now), "lastTimestamp": wire_time(now), "count": 1,
+            "firstTimestamp": now, "lastTimestamp": now, "count": 1,  # seconds; the wire codec formats them
         }
         try:
             self._queue.put_nowait(event)

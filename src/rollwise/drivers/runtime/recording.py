@@ -12,6 +12,7 @@ from typing import Any
 
 from rollwise.api.meta import Obj
 from rollwise.cluster.protocol import Change, Cluster, Propagation
+from rollwise.cluster.resources import GroupKind, ResourceRef
 from rollwise.drivers.runtime.consistency import ConsistencyStore
 
 __all__ = ["RecordingCluster"]
@@ -27,16 +28,17 @@ class RecordingCluster:
         self.tracked = tracked
         """Kinds an informer watches (None: all); a write to any other kind could never be seen, so is not noted."""
 
-    def _note(self, kind: str, obj: Obj | None) -> Obj | None:
+    def _note(self, ref: ResourceRef, obj: Obj | None) -> Obj | None:
+        kind = ref.kind if isinstance(ref, GroupKind) else ref.partition(".")[0]  # informers are named by kind
         if obj is not None and (self.tracked is None or kind in self.tracked):
             rv = str(obj.get("metadata", {}).get("resourceVersion") or "")
             self.consistency.wrote_at(self.owner, self.owner_uid, kind, rv)
         return obj
 
-    def get(self, kind: str, namespace: str, name: str) -> Obj:
+    def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj:
         return self.inner.get(kind, namespace, name)
 
-    def list(self, kind: str, namespace: str | None = None, *,
+    def list(self, kind: ResourceRef, namespace: str | None = None, *,
              selector: Mapping[str, Any] | None = None) -> builtins.list[Obj]:
         return self.inner.list(kind, namespace, selector=selector)
 
@@ -55,12 +57,13 @@ class RecordingCluster:
         self._note(str(obj.get("kind")), out)
         return out
 
-    def patch(self, kind: str, namespace: str, name: str, merge: Mapping[str, Any], *, actor: str = "user") -> Obj:
+    def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
+              actor: str = "user") -> Obj:
         out = self.inner.patch(kind, namespace, name, merge, actor=actor)
         self._note(kind, out)
         return out
 
-    def delete(self, kind: str, namespace: str, name: str, *, grace_period_seconds: float | None = None,
+    def delete(self, kind: ResourceRef, namespace: str, name: str, *, grace_period_seconds: float | None = None,
                propagation: Propagation = "Background", actor: str = "user") -> Obj | None:
         out = self.inner.delete(kind, namespace, name, grace_period_seconds=grace_period_seconds,
                                 propagation=propagation, actor=actor)

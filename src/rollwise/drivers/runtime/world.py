@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 from rollwise.api.meta import Obj
 from rollwise.cluster.listwatch import ListWatchSource
 from rollwise.cluster.protocol import Change, Propagation
+from rollwise.cluster.resources import POD, ResourceRef
 
 __all__ = ["AsyncCluster", "BlockingCluster"]
 
@@ -24,7 +25,7 @@ CALL_TIMEOUT_SECONDS = 60.0
 
 
 class AsyncCluster(Protocol):
-    async def get(self, kind: str, namespace: str, name: str) -> Obj: ...
+    async def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj: ...
 
     async def create(self, obj: Obj) -> Obj: ...
 
@@ -32,9 +33,9 @@ class AsyncCluster(Protocol):
 
     async def update_status(self, obj: Obj) -> Obj: ...
 
-    async def patch(self, kind: str, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj: ...
+    async def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj: ...
 
-    async def delete(self, kind: str, namespace: str, name: str, *, uid: str | None = None,
+    async def delete(self, kind: ResourceRef, namespace: str, name: str, *, uid: str | None = None,
                      resource_version: str | None = None, grace_period_seconds: int | None = None,
                      propagation: str | None = None) -> Obj | None: ...
 
@@ -58,7 +59,7 @@ class BlockingCluster:
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(CALL_TIMEOUT_SECONDS)
 
-    def get(self, kind: str, namespace: str, name: str) -> Obj:
+    def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj:
         return self._call(self.world.get(kind, namespace, name))
 
     def list(self, kind: str, namespace: str | None = None, *,
@@ -74,12 +75,14 @@ class BlockingCluster:
     def update_status(self, obj: Obj, *, actor: str = "user") -> Obj:
         return self._call(self.world.update_status(obj))
 
-    def patch(self, kind: str, namespace: str, name: str, merge: Mapping[str, Any], *, actor: str = "user") -> Obj:
+    def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
+              actor: str = "user") -> Obj:
         return self._call(self.world.patch(kind, namespace, name, merge))
 
-    def delete(self, kind: str, namespace: str, name: str, *, grace_period_seconds: float | None = None,
+    def delete(self, kind: ResourceRef, namespace: str, name: str, *, grace_period_seconds: float | None = None,
                propagation: Propagation = "Background", actor: str = "user") -> Obj | None:
-        uid = self.pod_uid(namespace, name) if kind == "Pod" and self.pod_uid is not None else None
+        is_pod = kind in ("Pod", POD)
+        uid = self.pod_uid(namespace, name) if is_pod and self.pod_uid is not None else None
         grace = None if grace_period_seconds is None else int(grace_period_seconds)
         return self._call(self.world.delete(kind, namespace, name, uid=uid, grace_period_seconds=grace,
                                             propagation=propagation))
