@@ -16,6 +16,7 @@ from rollwise.cli.manifests import add_manifests
 from rollwise.cli.plan import add_plan
 from rollwise.cli.run import add_run
 from rollwise.cli.simulate import add_simulate
+from rollwise.cli.up import add_up
 from rollwise.cli.validate import add_validate
 
 __all__ = ["main"]
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_plan(sub)
     add_demo(sub)
     add_validate(sub)
+    add_up(sub)
     add_manifests(sub)
     add_run(sub)
     return parser

@@ -130,6 +130,8 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=getattr(logging, args.log_level), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    if args.log_level != "DEBUG":
+        logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per request drowns the actions
     try:
         return asyncio.run(_serve(args, timings))
     except (OSError, ValueError) as err:  # no kubeconfig, a port in use, a bad context
