@@ -195,3 +195,54 @@ def test_a_standby_takes_over_from_a_killed_leader_and_a_paused_leader_writes_no
                 if op.proc.poll() is None:
                     os.kill(op.proc.pid, signal.SIGCONT)
                 op.stop()
+
+
+@pytest.fixture
+def faulty_up(tmp_path: Path) -> Iterator[Up]:
+    kubectl = find_kubectl()
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")
+    faults = "compact-every=0.7,drop-watches-every=1.1,conflict-rate=0.1,error-rate=0.1,watch-delay=0.05,seed=5"
+    server = start_up(tmp_path, kubectl, "--controllers", "*,-apps.rollwise.dev", "--any-token", "--faults", faults)
+    try:
+        yield server
+    finally:
+        stop_up(server.proc)
+
+
+def test_the_operator_finishes_a_rollout_through_410s_dropped_watches_409s_and_500s(
+        faulty_up: Up, tmp_path: Path) -> None:
+    up = faulty_up
+
+    def kubectl_retrying(*args: str) -> None:  # the faults hit kubectl too
+        end = time.monotonic() + DEADLINE
+        while up.kubectl(*args, check=False).returncode != 0:
+            assert time.monotonic() < end, f"kubectl {args} kept failing"
+
+    kubectl_retrying("apply", "-k", str(ROOT / "deploy"))
+    op = Operator(up, tmp_path, "op-a")
+    try:
+        op.wait_for(r"op-a started leading")
+        (tmp_path / "web.yaml").write_text(WEB)
+        kubectl_retrying("apply", "-f", str(tmp_path / "web.yaml"))
+
+        def rolled_out(image: str) -> bool:
+            try:
+                return _rolled_out(up, image)
+            except (AssertionError, json.JSONDecodeError):
+                return False  # an injected error on the read itself
+
+        up.until(lambda: rolled_out("nginx:1.27"), "the set comes up despite the faults", deadline=120)
+        kubectl_retrying("patch", "rsts", "web", "--type=merge", "-p",
+                         '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}')
+        up.until(lambda: rolled_out("nginx:1.28"), "the rollout completes despite the faults", deadline=120)
+    finally:
+        code = op.stop()
+        rest = []
+        while not op.lines.empty():
+            rest.append(op.lines.get())
+    log = "\n".join(op.log + rest)
+    (tmp_path / "operator.log").write_text(log)
+    at = log.find("Traceback")
+    assert at < 0, log[max(0, at - 600):at + 2500]
+    assert code == 0

@@ -15,6 +15,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Hashable
 
+from rollwise.api.errors import ApiStatusError
 from rollwise.drivers.runtime.clock import Clock
 from rollwise.drivers.runtime.metrics import RuntimeMetrics
 from rollwise.drivers.runtime.queue import QueueShutDown, WorkQueue
@@ -69,9 +70,17 @@ class Controller:
         except asyncio.CancelledError:
             self.queue.add(key)  # not finished: whoever runs next must look at it again
             raise
+        except ApiStatusError as err:
+            # The API said no (a conflict, an outage): expected in a live cluster, retried with back-off.
+            outcome = "error"
+            log.warning("%s: reconciling %s failed: %s %s: %s; retrying", self.name, key, err.code, err.reason,
+                        err.message)
+            if self.metrics is not None:
+                self.metrics.reconcile_errors.labels(controller=self.name).inc()
+            self.queue.add_rate_limited(key)
         except Exception:
             outcome = "error"
-            log.exception("%s: reconciling %s failed", self.name, key)
+            log.exception("%s: reconciling %s failed", self.name, key)  # a bug: keep the traceback
             if self.metrics is not None:
                 self.metrics.reconcile_errors.labels(controller=self.name).inc()
             self.queue.add_rate_limited(key)

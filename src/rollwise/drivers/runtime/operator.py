@@ -188,7 +188,7 @@ class Operator:
         try:
             await asyncio.wait_for(self.recorder.flush(), timeout=grace)
         except TimeoutError:
-            log.warning("%d events not sent at shutdown", self.recorder.pending())
+            log.warning("events still failing to send at shutdown were dropped (%d queued)", self.recorder.pending())
         for task in [*tasks, stopping]:
             task.cancel()
         await asyncio.gather(*tasks, stopping, return_exceptions=True)
