@@ -54,7 +54,7 @@ def up(tmp_path: Path) -> Iterator[Up]:
 
 
 class Operator:
-    def __init__(self, up: Up, tmp: Path, identity: str) -> None:
+    def __init__(self, up: Up, tmp: Path, identity: str, *extra: str) -> None:
         config = yaml.safe_load(up.kubeconfig.read_text())
         for user in config["users"]:
             user["user"] = {"token": identity}  # --any-token: the audit log names this process
@@ -64,7 +64,7 @@ class Operator:
             [sys.executable, "-m", "rollwise", "run", "--kubeconfig", str(kubeconfig), "--leader-elect",
              "--identity", identity, "--lease-namespace", "rollwise-system", "--lease-duration", "3s",
              "--renew-deadline", "2s", "--retry-period", "0.5s", "--health-addr", "127.0.0.1:0",
-             "--metrics-addr", "127.0.0.1:0"],
+             "--metrics-addr", "127.0.0.1:0", *extra],
             env=up.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines: Queue[str] = Queue()
         self.log: list[str] = []
@@ -246,3 +246,4 @@ def test_the_operator_finishes_a_rollout_through_410s_dropped_watches_409s_and_5
     at = log.find("Traceback")
     assert at < 0, log[max(0, at - 600):at + 2500]
     assert code == 0
+
