@@ -6,7 +6,7 @@ that starts a pod in 1 s and ends one at once. Prints wall time per phase, recon
 and the API writes per replaced pod against upstream's (one delete, one create, plus status writes).
 
 Run: `.venv/bin/python bench/runtime.py [--sets N] [--replicas R]` (defaults 100 x 10 = 1,000 pods).
-The figures against a real API server come from bench/operator.py once `rollwise up` exists.
+The figures against a real API server come from bench/operator_on_up.py once `rollwise up` exists.
 """
 
 from __future__ import annotations
