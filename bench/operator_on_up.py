@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -127,6 +128,7 @@ def main() -> None:
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     os.kill(proc.pid, signal.SIGKILL)
+        shutil.rmtree(tmp, ignore_errors=True)
     pods = args.sets * args.replicas
     reconcile = _histogram(metrics, "controller_runtime_reconcile_time_seconds")
     wait = _histogram(metrics, "workqueue_queue_duration_seconds")
