@@ -67,3 +67,21 @@ def test_recording_notes_each_write_and_the_graceful_delete_reply_for_tracked_ki
     assert store.behind("web") == ["Pod"]  # the graceful delete's reply is a write to wait for too
     seen["Pod"] = terminating["metadata"]["resourceVersion"]
     assert store.ensure_ready("web")
+
+
+def test_plan_samples_export_under_their_own_names_and_odd_label_sets_never_break_a_scrape() -> None:
+    from prometheus_client import generate_latest
+
+    from rollwise.controllers.plan import MetricSample
+    from rollwise.drivers.runtime.metrics import RuntimeMetrics
+
+    metrics = RuntimeMetrics()
+    labels = (("namespace", "default"), ("statefulset", "web"))
+    metrics.plan_samples.record([
+        MetricSample(name="statefulset_unavailable_replicas", value=2, labels=labels),
+        MetricSample(name="statefulset_unavailable_replicas", value=1, labels=(("namespace", "x"),)),
+        MetricSample(name="statefulset_pod_progress_timeouts_total", value=1, kind="counter", labels=labels),
+    ])
+    text = generate_latest(metrics.registry).decode()
+    assert 'statefulset_unavailable_replicas{namespace="default",statefulset="web"} 2.0' in text
+    assert 'statefulset_pod_progress_timeouts_total{namespace="default",statefulset="web"} 1.0' in text

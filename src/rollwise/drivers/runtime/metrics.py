@@ -57,19 +57,27 @@ class _PlanSamples(Collector):
         self.registry = registry
 
     def collect(self) -> Iterator[Metric]:
-        families: dict[str, Metric] = {}
+        families: dict[str, tuple[Metric, tuple[str, ...]]] = {}
+
+        def family(name: str, labels: tuple[tuple[str, str], ...], make: type) -> Metric | None:
+            keys = tuple(k for k, _ in labels)
+            if name not in families:
+                families[name] = (make(name, name, labels=list(keys)), keys)
+            fam, wanted = families[name]
+            return fam if keys == wanted else None  # one label set per family, as Prometheus requires
+
         for (name, labels), value in sorted(self.registry.gauges.items()):
-            fam = families.setdefault(name, GaugeMetricFamily(name, name, labels=[k for k, _ in labels]))
-            fam.add_metric([v for _, v in labels], value)  # type: ignore[attr-defined]
+            if (fam := family(name, labels, GaugeMetricFamily)) is not None:
+                fam.add_metric([v for _, v in labels], value)  # type: ignore[attr-defined]
         for (name, labels), value in sorted(self.registry.counters.items()):
-            fam = families.setdefault(name, CounterMetricFamily(name, name, labels=[k for k, _ in labels]))
-            fam.add_metric([v for _, v in labels], value)  # type: ignore[attr-defined]
+            if (fam := family(name, labels, CounterMetricFamily)) is not None:
+                fam.add_metric([v for _, v in labels], value)  # type: ignore[attr-defined]
         for (name, labels), hist in sorted(self.registry.histograms.items()):
-            fam = families.setdefault(name, HistogramMetricFamily(name, name, labels=[k for k, _ in labels]))
-            cumulative = [("+Inf" if b == float("inf") else f"{b:g}", float(c))
-                          for b, c in zip(DURATION_BUCKETS, hist.buckets, strict=True)]
-            fam.add_metric([v for _, v in labels], cumulative, hist.total)  # type: ignore[attr-defined]
-        yield from families.values()
+            if (fam := family(name, labels, HistogramMetricFamily)) is not None:
+                cumulative = [("+Inf" if b == float("inf") else f"{b:g}", float(c))
+                              for b, c in zip(DURATION_BUCKETS, hist.buckets, strict=True)]
+                fam.add_metric([v for _, v in labels], cumulative, hist.total)  # type: ignore[attr-defined]
+        yield from (fam for fam, _ in families.values())
 
 
 class RuntimeMetrics:
