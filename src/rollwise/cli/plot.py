@@ -276,7 +276,6 @@ def plot_timelines(results: Sequence[Mapping[str, Any]], out: str | Path, *,
     xmax = _horizon(results, plans)
     heights = [0.75 + sum(p.lanes_height() + 1.0 for p in ps) + 0.45 for ps in plans]
     fig = Figure(figsize=(_WIDTH_IN, sum(heights) + 1.1), dpi=100, layout="constrained")
-    FigureCanvasAgg(fig)
     subfigs = fig.subfigures(len(results), 1, height_ratios=heights, squeeze=False)[:, 0]
     share: Axes | None = None
     for sf, result, title, ps in zip(subfigs, results, names, plans, strict=True):
@@ -292,6 +291,9 @@ def plot_timelines(results: Sequence[Mapping[str, Any]], out: str | Path, *,
     views = ";".join(",".join(f"{p.name}={'aggregated' if p.aggregated else 'lanes'}" for p in ps) for ps in plans)
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
+    # The Agg canvas is attached only now: attached earlier, every set_xlim redraws the whole figure at once
+    # (Agg's draw_idle draws), which made a plot quadratic in its panels.
+    FigureCanvasAgg(fig)
     fig.savefig(path, format="png", metadata={"Title": heading, "Description": f"panels={len(results)}",
                                               "Comment": f"views={views} axisEnd={xmax:g}"})
     return path
