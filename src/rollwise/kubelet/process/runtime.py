@@ -21,6 +21,7 @@ its old directory is a plain restart; one started on an empty directory while it
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import importlib.util
 import shutil
@@ -170,6 +171,22 @@ class ProcessRuntime:
         self._doomed_claims.add(self._claim_dir(namespace, claim))
         self._collect_claims()
 
+    def probe_for(self, container: Mapping[str, Any]) -> ProbeSettings:
+        """The container's ``readinessProbe`` timings, with Kubernetes' defaults for the fields it leaves out
+        (period 10 s, timeout 1 s, threshold 3); the runtime's own settings when it has none. Whatever the probe's
+        handler says, readiness is etcd-druid's check, a linearizable read (reference §1.7)."""
+        given = container.get("readinessProbe")
+        if not isinstance(given, Mapping):
+            return self.probe
+        try:
+            return dataclasses.replace(
+                self.probe, initial_delay_seconds=float(given.get("initialDelaySeconds", 0)),
+                period_seconds=float(given.get("periodSeconds", 10)),
+                timeout_seconds=float(given.get("timeoutSeconds", 1)),
+                failure_threshold=int(given.get("failureThreshold", 3)))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"container {container.get('name')!r}: readinessProbe: {err}") from None
+
     def data_dir(self, namespace: str, claim: str) -> Path:
         return self._claim_dir(namespace, claim)
 
@@ -230,7 +247,8 @@ class ProcessRuntime:
         member = MemberProcess(name=str(container.get("name", "")), image=str(container.get("image", "")),
                                command=command, endpoint=layout.member(ordinal).endpoint,
                                log=self.root / "logs" / f"{name}.log", supervisor=self.supervisor,
-                               profile=self.profile, probe=self.probe, clock=self.clock, created_at=start,
+                               profile=self.profile, probe=self.probe_for(container), clock=self.clock,
+                               created_at=start,
                                start_seconds=self.start_seconds)
         entry = _Pod(member=member, namespace=ns, name=name, set_name=name_of(sts),
                      container=str(container.get("name", "")), data_dir=data_dir, claim=claim)
