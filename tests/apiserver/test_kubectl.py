@@ -295,3 +295,16 @@ def test_the_rollwise_kind_runs_with_its_short_name_printer_columns_and_scale(up
     assert up.kubectl("get", "sts", "-n", "cr", "-o", "name").stdout == ""
     up.apply(manifest.replace("nginx:1.26", "nginx:1.27").replace("replicas: 2", "replicas: 3"), "-n", "cr")
     up.until(lambda: _images(up, "cr", "rw") == ["nginx:1.27"] * 3, "the rollwise kind rolled to the new image")
+
+
+def test_create_generators_send_protobuf_that_the_server_reads(up: Up) -> None:
+    assert "namespace/gen created" in up.kubectl("create", "namespace", "gen").stdout
+    up.kubectl("create", "configmap", "cfg", "-n", "gen", "--from-literal=a=b")
+    up.kubectl("create", "secret", "generic", "sec", "-n", "gen", "--from-literal=k=v")
+    up.kubectl("create", "service", "clusterip", "svc", "-n", "gen", "--tcp=80:8080")
+    assert up.kubectl("get", "cm", "cfg", "-n", "gen", "-o", "jsonpath={.data.a}").stdout == "b"
+    assert up.kubectl("get", "secret", "sec", "-n", "gen", "-o", "jsonpath={.data.k}").stdout == "dg=="
+    svc = json.loads(up.kubectl("get", "svc", "svc", "-n", "gen", "-o", "json").stdout)["spec"]
+    assert svc["ports"][0]["port"] == 80 and svc["ports"][0]["targetPort"] == 8080
+    refused = up.kubectl("create", "deployment", "d", "--image=x", "-n", "gen", check=False)
+    assert refused.returncode != 0 and "kubectl create -f" in refused.stderr
