@@ -27,7 +27,7 @@ from lightkube.resources.core_v1 import Pod
 from lightkube.types import PatchType
 
 from rollwise.drivers.lab.meter import WriteMeter
-from rollwise.kubelet.process import etcd_binary
+from rollwise.kubelet.process import GatewayError, etcd_binary, linearizable_get, member_status
 
 pytestmark = [
     pytest.mark.etcd,
@@ -186,3 +186,36 @@ def _runs(records: list[Any]) -> list[tuple[bool, list[Any]]]:
         else:
             out.append((r.ok, [r]))
     return out
+
+
+def test_members_restarted_by_a_new_up_on_the_same_data_dir_form_their_cluster_again(tmp_path: Path) -> None:
+    """Stop and start ``up`` on one data dir: each member comes back on its claim's data at the address its peers
+    stored, so the same cluster (same member ids) answers linearizable reads again."""
+    root = tmp_path / "up" / "processes"
+
+    def answering() -> dict[str, int]:
+        """endpoint -> member id of every live member that answers a linearizable read (quorum formed)."""
+        out = {}
+        for argv in _members(root).values():
+            endpoint = argv[argv.index("--advertise-client-urls") + 1].removeprefix("http://")
+            try:
+                linearizable_get(endpoint, "probe", timeout=0.5)
+                out[endpoint] = member_status(endpoint, timeout=0.5).member_id
+            except GatewayError:
+                continue
+        return out
+
+    ids: list[dict[str, int]] = []
+    for run in range(2):
+        proc, kubeconfig = _start_up(tmp_path)
+        try:
+            if run == 0:
+                client = Client(KubeConfig.from_file(kubeconfig), trust_env=False, field_manager="test")
+                client.create(StatefulSet.from_dict(SET))
+            _until(lambda: len(answering()) == 3, f"three members answering (run {run + 1})")
+            ids.append(answering())
+        finally:
+            code = stop_up(proc)
+        assert code == 0
+        _until(lambda: not _members(root), "no etcd process after up stopped", deadline=10)
+    assert ids[1] == ids[0]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import importlib.util
+import json
 import shutil
 import threading
 import time
@@ -47,6 +48,7 @@ __all__ = ["DEFAULT_PATTERN", "MemberLease", "PodSync", "ProcessRuntime", "etcd_
 DEFAULT_PATTERN = "etcd:*"
 FAULTS = ("crash", "kill", "fail", "recover")
 _DEFAULT_GRACE_SECONDS = 30.0
+_PORTS_FILE = "ports.json"
 
 
 def etcd_binary() -> str | None:
@@ -115,7 +117,12 @@ class ProcessRuntime:
     def layout(self, sts: Mapping[str, Any]) -> ClusterLayout:
         key = (namespace_of(sts), name_of(sts))
         if key not in self._layouts:
-            self._layouts[key] = ClusterLayout(sts, ports=self.ports, run_id=self.run_id)
+            try:
+                known = {int(o): (int(c), int(p)) for o, (c, p) in self._saved_ports().get("/".join(key), {}).items()}
+            except (AttributeError, TypeError, ValueError):  # not ours, or damaged: choose new ports
+                known = {}
+            self._layouts[key] = ClusterLayout(sts, ports=self.ports, run_id=self.run_id, known=known,
+                                               on_new=lambda _: self._save_ports())
         layout = self._layouts[key]
         layout.refresh(sts)
         return layout
@@ -200,6 +207,24 @@ class ProcessRuntime:
         self.supervisor.stop_all()
 
     # -- internals -----------------------------------------------------------------------------------------------
+
+    def _saved_ports(self) -> dict[str, dict[str, list[int]]]:
+        """The members' ports of an earlier runtime on this root: a member restarted on its data must come back at
+        the peer URL its peers have stored (reference §4 item 1), or the cluster never forms again."""
+        try:
+            doc = json.loads((self.root / _PORTS_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+    def _save_ports(self) -> None:
+        doc = self._saved_ports()
+        for (ns, name), layout in self._layouts.items():
+            doc[f"{ns}/{name}"] = {str(o): list(p) for o, p in layout.ports().items()}
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.root / (_PORTS_FILE + ".tmp")
+        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8")
+        tmp.replace(self.root / _PORTS_FILE)
 
     def _container(self, pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
         for c in (pod.get("spec") or {}).get("containers") or ():
