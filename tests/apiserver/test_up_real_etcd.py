@@ -23,7 +23,7 @@ from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.resources.apps_v1 import StatefulSet
 from lightkube.resources.coordination_v1 import Lease
-from lightkube.resources.core_v1 import Pod
+from lightkube.resources.core_v1 import Event, Pod
 from lightkube.types import PatchType
 
 from rollwise.drivers.lab.meter import WriteMeter
@@ -166,6 +166,10 @@ def test_quorum_aware_rollout_under_up_keeps_quorum_revision_and_data_and_leaves
         for ordinal in range(3):
             assert (root / "claims" / "default" / f"data-etcd-{ordinal}" / "etcd" / "member").is_dir()
         assert len(seen) >= 6  # three first members and three replacements
+        # The kubelet's Events, as for a simulated container: each replaced member was stopped and started.
+        events = [(e.reason, e.involvedObject.name) for e in client.list(Event, namespace="default")]
+        for ordinal in range(3):
+            assert ("Killing", f"etcd-{ordinal}") in events and ("Started", f"etcd-{ordinal}") in events
     finally:
         if meter is not None:
             meter.stop()

@@ -26,13 +26,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.errors import ApiStatusError, NotFound
-from rollwise.api.meta import Obj, annotations_of, controller_of, name_of, namespace_of, uid_of
+from rollwise.api.meta import (
+    Obj,
+    annotations_of,
+    controller_of,
+    deletion_timestamp,
+    name_of,
+    namespace_of,
+    uid_of,
+)
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD
 from rollwise.controllers.quorum.settings import DEFAULT_LEASE_TEMPLATE, LEASE_TEMPLATE
 from rollwise.drivers.sets import set_resource
 from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime
+from rollwise.kubelet.status import Note, status_notes
 
 __all__ = ["KUBELET", "MEMBER_OF_LABEL", "ProcessKubelet"]
 
@@ -66,6 +75,9 @@ class ProcessKubelet:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._stopped = False
+        # The Events a kubelet writes about a pod (Started, Killing, BackOff, Unhealthy): the driver's, so that
+        # `kubectl describe pod` reads the same for a process as for a simulated container.
+        self.notes: Callable[[Obj, tuple[Note, ...]], None] | None = None
 
     # -- the driver's interface --------------------------------------------------------------------------------
 
@@ -150,6 +162,8 @@ class ProcessKubelet:
         except (OSError, ValueError) as err:  # cannot start (no binary, no disk): the pod stays as it is
             log.warning("pod %s/%s: %s", *entry.where, err)
             return
+        if self.notes is not None and (result.status is not None or terminating(pod)):
+            self.notes(pod, status_notes(pod.get("status"), result.status) if result.status is not None else ())
         try:
             if result.remove:
                 self.cluster.delete(POD, *entry.where, grace_period_seconds=0, actor=KUBELET)
@@ -194,3 +208,7 @@ class ProcessKubelet:
             return
         self.cluster.patch(LEASE, lease.namespace, name, {"spec": spec}, actor=KUBELET)
 
+
+
+def terminating(pod: Obj) -> bool:
+    return deletion_timestamp(pod) is not None

@@ -96,6 +96,7 @@ class WallDriver:
         self.kubelet_on = kubelet
         self.speed = speed
         self.processes = processes
+        self._process_pods: dict[str, _PodState] = {}  # the Events already written about each process pod
         self._pods: dict[str, _PodState] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._scheduler: WallScheduler | None = None
@@ -117,6 +118,7 @@ class WallDriver:
             for sts in self.cluster.list(kind):
                 self._mark_dirty(set_key(sts))
         if self.processes is not None:
+            self.processes.notes = self._process_notes
             self.processes.start()
         if self.kubelet_on:
             for pod in self.cluster.list(POD):
@@ -151,6 +153,8 @@ class WallDriver:
         if ch.kind == "Pod":
             if self.processes is not None and self.processes.matches(ch.obj):
                 self.processes.on_change(ch)
+                if ch.type == "DELETED":
+                    self._process_pods.pop(uid_of(ch.obj), None)
             elif self.kubelet_on:
                 if ch.type == "DELETED":
                     state = self._pods.pop(uid_of(ch.obj), None)
@@ -275,6 +279,9 @@ class WallDriver:
                                                      message=f"Stopping container {container}")))
         for component, ev in out:
             self._recorder.record(pod, ev, component)
+
+    def _process_notes(self, pod: Obj, notes: tuple[Note, ...]) -> None:
+        self._kubelet_events(pod, self._process_pods.setdefault(uid_of(pod), _PodState()), notes)
 
     def _kubelet_wake(self, uid: str) -> None:
         state = self._pods.get(uid)
