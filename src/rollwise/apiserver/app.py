@@ -74,6 +74,7 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     r.add_route("*", "/api/{version}", api.core_version)
     r.add_route("*", "/api/{version}/", api.core_version)
     r.add_route("*", "/api/{version}/{tail:.*}", api.resource)
+    r.add_post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", _access_review)
     r.add_route("*", "/apis/{group}", api.group)
     r.add_route("*", "/apis/{group}/", api.group)
     r.add_route("*", "/apis/{group}/{version}", api.group_version)
@@ -87,6 +88,14 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
 
 async def _version(_request: web.Request) -> web.Response:
     return json_reply(VERSION_INFO)
+
+
+async def _access_review(request: web.Request) -> web.Response:
+    """``kubectl auth can-i``: there is no authorization here, so every authenticated user may do everything."""
+    await request.read()
+    return json_reply({"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+                       "metadata": {}, "spec": {}, "status": {"allowed": True,
+                                                              "reason": "rollwise up does not authorize"}}, 201)
 
 
 async def _ok(_request: web.Request) -> web.Response:

@@ -31,6 +31,7 @@ from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.patching import clone, merge_patch
 from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
+from rollwise.cluster.resources import GroupKind
 
 __all__ = ["PATCH_TYPES", "ApiStore", "Forbidden", "UnsupportedMediaType"]
 
@@ -42,7 +43,7 @@ PATCH_TYPES = {
     "application/apply-patch+json": "apply",
 }
 _INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-GroupKindNode = "Node"
+NODE = GroupKind("", "Node")
 
 
 class UnsupportedMediaType(ApiStatusError):
@@ -78,14 +79,14 @@ class ApiStore:
             if not self._exists(NAMESPACE, "", ns):
                 self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                                     actor="system")
-        if not self._exists(GroupKindNode, "", NODE_NAME):
+        if not self._exists(NODE, "", NODE_NAME):
             self.cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {
                 "name": NODE_NAME, "labels": {"kubernetes.io/hostname": NODE_NAME}},
                 "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}},
                 actor="system")
         self.feed.pump()
 
-    def _exists(self, gk: Any, namespace: str, name: str) -> bool:
+    def _exists(self, gk: GroupKind, namespace: str, name: str) -> bool:
         try:
             self.cluster.get(gk, namespace, name)
         except NotFound:

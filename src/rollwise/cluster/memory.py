@@ -204,17 +204,17 @@ class MemoryCluster:
         ``selector`` is a LabelSelector dict (workload semantics: empty matches nothing); ``label_selector`` and
         ``field_selector`` are query strings (or parsed selectors) with API semantics (empty matches everything;
         BadRequest if malformed or the field is not supported)."""
-        gk = self.resources.resolve(kind)
-        labels_sel = label_selector_of(label_selector)
-        fields_sel = field_selector_of(field_selector, gk)
-        if namespace is None or not self.resources.get(gk).namespaced:
-            names = self._index.namespaces(gk)
-        else:
-            names = [namespace or DEFAULT_NAMESPACE]
+        gk, namespaced = self.resources.scoped(kind)
+        filtered = label_selector is not None or field_selector is not None
+        if filtered:  # parsed first: a malformed selector is refused even when nothing is stored
+            labels_sel = label_selector_of(label_selector)
+            fields_sel = field_selector_of(field_selector, gk)
+        every = namespace is None or not namespaced
+        names = self._index.namespaces(gk) if every else [namespace or DEFAULT_NAMESPACE]
         out: builtins.list[Obj] = []
         for ns in names:
             out.extend(self._index.in_namespace(gk, ns, selector))
-        if labels_sel or fields_sel:
+        if filtered and (labels_sel or fields_sel):
             out = [o for o in out if labels_sel.matches(labels(o)) and fields_sel.matches(o)]
         return out
 
