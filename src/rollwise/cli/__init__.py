@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
+from rollwise.cli.explore import add_explore
 from rollwise.cli.plan import add_plan
 from rollwise.cli.simulate import add_simulate
 from rollwise.cli.validate import add_validate
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_plan(sub)
     add_demo(sub)
     add_validate(sub)
+    add_explore(sub)
     return parser
 
 

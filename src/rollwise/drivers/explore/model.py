@@ -1,0 +1,226 @@
+"""The explorer's state: the store objects that matter, in a canonical hashable form with time abstracted.
+
+A ``Node`` carries a whole ``MemoryCluster`` (so controllers and the executor run on the real thing) plus the
+bookkeeping the invariants need: the template and partition each pod was created under, the budgets already
+spent, which controllers have not looked since the last change, and (for the stale-view perturbation) the store
+as it was one move earlier. ``Node.key`` forgets what cannot change a decision: uids, resourceVersions, timestamps
+(beyond "available or not"), generations (beyond "observed or not").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rollwise.api.features import FeatureGates
+from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
+from rollwise.api.intstr import resolve_max_unavailable
+from rollwise.api.leases import lease_role
+from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
+from rollwise.api.predicates import is_terminating
+from rollwise.cluster.memory import MemoryCluster
+from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY
+from rollwise.drivers.explore.pods import image_of, stage_of
+
+__all__ = [
+    "NAMESPACE",
+    "PERTURBATIONS",
+    "QUORUM_CONTROLLER",
+    "STATEFULSET_CONTROLLER",
+    "Bounds",
+    "Move",
+    "Node",
+    "SetFacts",
+    "Used",
+    "facts_of",
+]
+
+NAMESPACE = "default"
+STATEFULSET_CONTROLLER = "statefulset-controller"
+QUORUM_CONTROLLER = "quorum-aware-controller"
+PERTURBATIONS = ("stale", "crash", "burst")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bounds:
+    """How far the environment may go. ``replicas`` is the largest size; scaling moves between it and one less."""
+
+    replicas: int = 3
+    template_changes: int = 1
+    faults: int = 1
+    user_actions: int = 1
+    perturbations: frozenset[str] = frozenset()
+    perturbation_budget: int = 1
+    """How many stale reconciles and how many controller crashes one path may contain (each)."""
+    max_states: int = 200_000
+    broken_image: str = ""
+    """An image that never pulls (the broken template); derived from the set's image when empty."""
+
+
+@dataclass(frozen=True, slots=True)
+class Used:
+    """Budgets spent on the path to a state (part of the state: the same store with more budget left differs)."""
+
+    template_changes: int = 0
+    faults: int = 0
+    user_actions: int = 0
+    stale: int = 0
+    crashes: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Move:
+    """One transition: who acts (a controller, ``kubelet``, ``user``), what, on which object, and how."""
+
+    actor: str
+    kind: str
+    target: str = ""
+    detail: str = ""
+    healthy: bool = True
+    """Part of the healthy sub-graph liveness walks: controllers unperturbed, pods progressing, no user and no fault."""
+
+    def words(self) -> str:
+        text = f"{self.actor}: {self.kind}"
+        if self.target:
+            text += f" {self.target}"
+        if self.detail:
+            text += f" ({self.detail})"
+        return text
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetFacts:
+    """What the explorer needs to know about the set's configuration, read once from its spec."""
+
+    name: str
+    strategy: str
+    """RollingUpdate, OnDelete, Recreate, EnforcedRollingUpdate, or QuorumAware (OnDelete plus the annotation)."""
+    policy: str
+    min_ready_seconds: float
+    good_images: tuple[str, ...]
+    broken_image: str
+    gates: FeatureGates
+    has_partition: bool
+    when_scaled: str
+    when_deleted: str
+
+
+def facts_of(sts: Obj, *, gates: FeatureGates, broken_image: str = "") -> SetFacts:
+    spec = sts["spec"]
+    kind = (spec.get("updateStrategy") or {}).get("type") or "RollingUpdate"
+    if kind == "OnDelete" and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY:
+        kind = "QuorumAware"
+    image = image_of(spec["template"])
+    retention = spec.get("persistentVolumeClaimRetentionPolicy") or {}
+    return SetFacts(
+        name=name_of(sts), strategy=kind, policy=spec.get("podManagementPolicy") or "OrderedReady",
+        min_ready_seconds=float(spec.get("minReadySeconds") or 0), good_images=(image, f"{image}-next"),
+        broken_image=broken_image or f"{image}-broken", gates=gates,
+        has_partition=kind in ("RollingUpdate", "EnforcedRollingUpdate"),
+        when_scaled=retention.get("whenScaled") or "Retain", when_deleted=retention.get("whenDeleted") or "Retain",
+    )
+
+
+def strategy_block(sts: Obj) -> Mapping[str, Any] | None:
+    strategy = sts["spec"].get("updateStrategy") or {}
+    return strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate")
+
+
+def partition_of(sts: Obj) -> int:
+    return int((strategy_block(sts) or {}).get("partition") or 0)
+
+
+def budget_of(sts: Obj, facts: SetFacts) -> int | None:
+    """Unavailable ordinals the controller may cause: maxUnavailable (KEP-961, 1 with the gate off or no block);
+    0 under OnDelete (it never replaces a healthy pod); None when unbounded (Recreate)."""
+    if facts.strategy == "Recreate":
+        return None
+    if facts.strategy in ("OnDelete", "QuorumAware"):
+        return 0
+    block = strategy_block(sts)
+    if block is None or not facts.gates.max_unavailable:
+        return 1
+    return resolve_max_unavailable(block.get("maxUnavailable"), int(sts["spec"].get("replicas", 1)))
+
+
+@dataclass(slots=True, kw_only=True)
+class Node:
+    cluster: MemoryCluster
+    facts: SetFacts
+    born: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    """Pod name → (template image, partition) when the controller created it (the no-churn invariant)."""
+    used: Used = Used()
+    unseen: frozenset[str] = frozenset()
+    """Controllers that have not reconciled since the last change (without ``burst``, the world waits for them)."""
+    prev: MemoryCluster | None = None
+    """The store one move earlier: what a stale informer would still show (kept only while a stale reconcile
+    may still happen on this path, so it splits states only when it can matter)."""
+    _key: tuple[Any, ...] | None = None
+
+    @property
+    def sts(self) -> Obj:
+        return self.cluster.get("StatefulSet", NAMESPACE, self.facts.name)
+
+    def pods(self) -> list[Obj]:
+        return [pod for pod in self.cluster.list("Pod", NAMESPACE) if ordinal_of(pod) >= 0]
+
+    def in_range(self) -> range:
+        return ordinal_range(self.sts)
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        if self._key is None:
+            self._key = (store_key(self.cluster, self.facts), tuple(sorted(self.born.items())), self.used,
+                         tuple(sorted(self.unseen)), store_key(self.prev, self.facts))
+        return self._key
+
+
+_TIMES = frozenset({"lastTransitionTime", "lastUpdateTime", "lastProbeTime", "startedAt", "finishedAt"})
+
+
+def freeze(value: Any) -> Any:
+    """A hashable copy, without timestamps."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, freeze(v)) for k, v in value.items() if k not in _TIMES))
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+_SPECS: dict[int, tuple[Any, Any]] = {}
+
+
+def _frozen_spec(spec: Any) -> Any:
+    """Specs are shared between the states a status or pod change leads to (stored dicts never change), so each
+    is frozen once; the entry holds the spec, so its id cannot be reused while cached."""
+    hit = _SPECS.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    if len(_SPECS) > 4096:
+        _SPECS.clear()
+    frozen = freeze(spec)
+    _SPECS[id(spec)] = (spec, frozen)
+    return frozen
+
+
+def store_key(cluster: MemoryCluster | None, facts: SetFacts) -> tuple[Any, ...]:
+    if cluster is None:
+        return ()
+    sts = cluster.get("StatefulSet", NAMESPACE, facts.name)
+    names = {uid_of(obj): f"{obj['kind']}/{name_of(obj)}" for kind in ("Pod", "StatefulSet")
+             for obj in cluster.list(kind, NAMESPACE)}
+    status = dict(sts.get("status") or {})
+    observed = status.pop("observedGeneration", None) == sts["metadata"].get("generation")
+    set_key = (_frozen_spec(sts["spec"]), freeze(status), observed, freeze(annotations_of(sts)))
+    pods = tuple(
+        (name_of(pod), revision_of(pod), image_of(pod), stage_of(pod, facts.min_ready_seconds), is_terminating(pod),
+         tuple(names.get(r.get("uid"), "absent") for r in pod["metadata"].get("ownerReferences") or ()))
+        for pod in cluster.list("Pod", NAMESPACE))
+    claims = tuple(
+        (name_of(c), tuple(names.get(r.get("uid"), "absent") for r in c["metadata"].get("ownerReferences") or ()))
+        for c in cluster.list("PersistentVolumeClaim", NAMESPACE))
+    revisions = tuple((name_of(r), r.get("revision"), bool(r["metadata"].get("ownerReferences")))
+                      for r in cluster.list("ControllerRevision", NAMESPACE))
+    leases = tuple((name_of(x), str(lease_role(x))) for x in cluster.list("Lease", NAMESPACE))
+    return set_key, pods, claims, revisions, leases
