@@ -72,18 +72,32 @@ def _run(node: Node, actor: str, plan: Plan, view: SetView, bounds: Bounds, move
     pods = {name_of(p): p for p in node.cluster.list("Pod", NAMESPACE)}
     execute(Plan(actions=actions), cluster, sts=view.set, actor=actor)
     deleted: list[Obj] = []
+    created: list[str] = []
     born = dict(node.born)
-    context = birth(node)
+    context = birth(view.set)  # what the controller believed it was creating for
     for action in actions:
         if isinstance(action, DeletePod) and (before := pods.get(action.name)) is not None \
                 and not (before.get("metadata") or {}).get("deletionTimestamp") and _deleted(cluster, before):
             deleted.append(before)
         elif isinstance(action, CreatePod) and _created(cluster, pods.get(name_of(action.pod)), action.pod):
             born[name_of(action.pod)] = context
+            created.append(name_of(action.pod))
+    move = _with_effects(move, created=created,
+                         deleted=[name_of(pod) for pod in deleted])
     after = successor(node, cluster, move, bounds=bounds, used=spend(node.used, **spent) if spent else None,
                       born=born, looked=actor)
     return Transition(move=move, before=node, after=after, deleted=tuple(deleted), actions=len(actions),
                       planned=len(plan.actions))
+
+
+def _with_effects(move: Move, *, created: list[str], deleted: list[str]) -> Move:
+    """Name the pods the move created and deleted, so a trace says which pods, and a replay knows when."""
+    effects = [f"creates {name}" for name in sorted(created)] + [f"deletes {name}" for name in sorted(deleted)]
+    if not effects:
+        return move
+    detail = "; ".join(filter(None, [move.detail, ", ".join(effects)]))
+    return Move(actor=move.actor, kind=move.kind, target=move.target, detail=detail, healthy=move.healthy,
+                created=tuple(sorted(created)), deleted=tuple(sorted(deleted)))
 
 
 def _created(cluster: MemoryCluster, before: Obj | None, pod: Obj) -> bool:

@@ -93,7 +93,7 @@ def claims(tr: Transition) -> list[str]:
 
 
 def no_churn(tr: Transition) -> list[str]:
-    context = birth(tr.before)
+    context = birth(tr.before.sts)
     span = tr.before.in_range()
     return [f"deleted {name_of(pod)}, which it created under this same template and partition, and which had not "
             f"failed (it was {stage_of(pod, tr.before.facts.min_ready_seconds)})"

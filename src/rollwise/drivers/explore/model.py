@@ -9,7 +9,7 @@ as it was one move earlier. ``Node.key`` forgets what cannot change a decision: 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,6 +79,9 @@ class Move:
     detail: str = ""
     healthy: bool = True
     """Part of the healthy sub-graph liveness walks: controllers unperturbed, pods progressing, no user and no fault."""
+    created: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    """The pods a controller move created and asked to delete."""
 
     def words(self) -> str:
         text = f"{self.actor}: {self.kind}"
@@ -188,39 +191,54 @@ def freeze(value: Any) -> Any:
     return value
 
 
-_SPECS: dict[int, tuple[Any, Any]] = {}
+_MEMO: dict[tuple[int, str], tuple[Any, Any]] = {}
+_MEMO_LIMIT = 1 << 16
 
 
-def _frozen_spec(spec: Any) -> Any:
-    """Specs are shared between the states a status or pod change leads to (stored dicts never change), so each
-    is frozen once; the entry holds the spec, so its id cannot be reused while cached."""
-    hit = _SPECS.get(id(spec))
-    if hit is not None and hit[0] is spec:
+def _memo(obj: Any, tag: str, make: Callable[[Any], Any]) -> Any:
+    """``make(obj)``, computed once per stored object: forks share every object a move did not touch, and a stored
+    dict never changes. The entry holds the object, so its id cannot be reused while cached."""
+    hit = _MEMO.get((id(obj), tag))
+    if hit is not None and hit[0] is obj:
         return hit[1]
-    if len(_SPECS) > 4096:
-        _SPECS.clear()
-    frozen = freeze(spec)
-    _SPECS[id(spec)] = (spec, frozen)
-    return frozen
+    if len(_MEMO) > _MEMO_LIMIT:
+        _MEMO.clear()
+    value = make(obj)
+    _MEMO[(id(obj), tag)] = (obj, value)
+    return value
+
+
+def _set_part(sts: Obj) -> tuple[Any, ...]:
+    status = dict(sts.get("status") or {})
+    observed = status.pop("observedGeneration", None) == sts["metadata"].get("generation")
+    return _memo(sts["spec"], "spec", freeze), freeze(status), observed, freeze(annotations_of(sts))
+
+
+def _pod_part(pod: Obj, min_ready_seconds: float) -> tuple[Any, ...]:
+    return (name_of(pod), revision_of(pod), image_of(pod), stage_of(pod, min_ready_seconds), is_terminating(pod),
+            tuple(str(r.get("uid")) for r in pod["metadata"].get("ownerReferences") or ()))
+
+
+def _owners(part: tuple[Any, ...], names: Mapping[str, str]) -> tuple[Any, ...]:
+    """A part whose last item lists owner uids, with each uid replaced by the owner's kind/name (or "absent")."""
+    return (*part[:-1], tuple(names.get(uid, "absent") for uid in part[-1]))
 
 
 def store_key(cluster: MemoryCluster | None, facts: SetFacts) -> tuple[Any, ...]:
     if cluster is None:
         return ()
     sts = cluster.get("StatefulSet", NAMESPACE, facts.name)
-    names = {uid_of(obj): f"{obj['kind']}/{name_of(obj)}" for kind in ("Pod", "StatefulSet")
-             for obj in cluster.list(kind, NAMESPACE)}
-    status = dict(sts.get("status") or {})
-    observed = status.pop("observedGeneration", None) == sts["metadata"].get("generation")
-    set_key = (_frozen_spec(sts["spec"]), freeze(status), observed, freeze(annotations_of(sts)))
-    pods = tuple(
-        (name_of(pod), revision_of(pod), image_of(pod), stage_of(pod, facts.min_ready_seconds), is_terminating(pod),
-         tuple(names.get(r.get("uid"), "absent") for r in pod["metadata"].get("ownerReferences") or ()))
-        for pod in cluster.list("Pod", NAMESPACE))
+    pod_objs = cluster.list("Pod", NAMESPACE)
+    names = {uid_of(obj): f"{obj['kind']}/{name_of(obj)}" for obj in (*pod_objs, sts)}
+    mrs = facts.min_ready_seconds
+    pods = tuple(_owners(_memo(pod, "pod", lambda o: _pod_part(o, mrs)), names) for pod in pod_objs)
     claims = tuple(
-        (name_of(c), tuple(names.get(r.get("uid"), "absent") for r in c["metadata"].get("ownerReferences") or ()))
+        _owners(_memo(c, "claim", lambda o: (name_of(o), tuple(str(r.get("uid"))
+                                                              for r in o["metadata"].get("ownerReferences") or ()))),
+                names)
         for c in cluster.list("PersistentVolumeClaim", NAMESPACE))
-    revisions = tuple((name_of(r), r.get("revision"), bool(r["metadata"].get("ownerReferences")))
-                      for r in cluster.list("ControllerRevision", NAMESPACE))
-    leases = tuple((name_of(x), str(lease_role(x))) for x in cluster.list("Lease", NAMESPACE))
-    return set_key, pods, claims, revisions, leases
+    revisions = tuple(_memo(r, "rev", lambda o: (name_of(o), o.get("revision"), bool(o["metadata"].get(
+        "ownerReferences")))) for r in cluster.list("ControllerRevision", NAMESPACE))
+    leases = tuple(_memo(x, "lease", lambda o: (name_of(o), str(lease_role(o))))
+                   for x in cluster.list("Lease", NAMESPACE))
+    return _memo(sts, "set", _set_part), pods, claims, revisions, leases

@@ -14,14 +14,20 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from rollwise.api.meta import Obj
-from rollwise.drivers.explore.model import Bounds, Move, SetFacts
+from rollwise.api import predicates as p
+from rollwise.api.identity import ordinal_of, ordinal_range
+from rollwise.api.meta import Obj, name_of
+from rollwise.controllers.plan import CreatePod, DeletePod, Plan
+from rollwise.controllers.view import SetView
+from rollwise.drivers.explore.model import Bounds, Move, SetFacts, budget_of
+from rollwise.drivers.explore.world import birth
 from rollwise.drivers.sim.loop import Simulation
 from rollwise.drivers.sim.scenario import Scenario, parse_scenario
 
 __all__ = ["replay_shows", "trace_to_scenario", "unreplayable"]
 
 START_SECONDS, READY_SECONDS, TERMINATION_SECONDS = 5.0, 2.0, 3.0
+_GAP_SECONDS = 0.001
 _FAULT_STEPS = {"fault: crash": "crash", "fault: fail": "fail", "recovers": "recover"}
 
 
@@ -44,22 +50,25 @@ def trace_to_scenario(manifest: Obj, facts: SetFacts, bounds: Bounds, trace: Seq
     obj["spec"] = {**obj["spec"], "replicas": bounds.replicas}
     containers = [dict(c) for c in obj["spec"]["template"]["spec"]["containers"]]
     steps: list[dict[str, Any]] = []
-    pending: dict[str, float] = {}  # seconds of pod progress since the last step, per pod
     image = containers[0].get("image")
+    clock = _Clock()
+    last_step = 0.0
+    acted = True  # the controller's first reconcile happens at t=0, before any step
     for move in trace:
-        seconds = _progress_seconds(move, facts)
-        if seconds:
-            pending[move.target] = pending.get(move.target, 0.0) + seconds
-            continue
+        at = clock.advance(move, facts)
         step = _step(move, facts, containers)
         if step is None:
+            acted = acted or bool(move.created or move.deleted) or move.actor == "kubelet"
             continue
-        wait = max(pending.values(), default=0.0)
-        if wait:
-            steps.append({"after": wait})
-        pending = {}
+        if acted and at <= last_step:
+            # Steps at one instant run back to back; the trace has the controller act in between.
+            at = clock.now = last_step + _GAP_SECONDS
+        if at > last_step:
+            steps.append({"after": round(at - last_step, 3)})
+            last_step = at
+        acted = False
         steps.append(step)
-        if "patch" in step and move.kind == "changes the template":
+        if move.kind == "changes the template":
             image = step["patch"]["merge"]["spec"]["template"]["spec"]["containers"][0]["image"]
             containers[0]["image"] = image
     steps.append({"waitFor": {"rolloutComplete": facts.name, "timeout": 600}})
@@ -72,7 +81,9 @@ def trace_to_scenario(manifest: Obj, facts: SetFacts, bounds: Bounds, trace: Seq
         "description": description,
         "kubelet": {"startSeconds": START_SECONDS, "readySeconds": READY_SECONDS,
                     "terminationSeconds": TERMINATION_SECONDS,
-                    "images": {facts.broken_image: {"fail": "ImagePullBackOff"}}},
+                    "images": {facts.broken_image: {"fail": "ImagePullBackOff"}},
+                    # Members write their Leases through the quorum model, as the explorer's members do.
+                    **({"apps": {facts.name: {"model": "quorum"}}} if facts.strategy == "QuorumAware" else {})},
         "objects": [obj],
         "steps": steps,
         "limitSeconds": 3600,
@@ -82,10 +93,29 @@ def trace_to_scenario(manifest: Obj, facts: SetFacts, bounds: Bounds, trace: Seq
     return scenario
 
 
-def _progress_seconds(move: Move, facts: SetFacts) -> float:
-    return {"container starts": START_SECONDS, "readiness passes": READY_SECONDS,
-            "minReadySeconds elapse": facts.min_ready_seconds + 1, "termination finishes": TERMINATION_SECONDS,
-            "image pull fails": START_SECONDS}.get(move.kind, 0.0) if move.actor == "kubelet" else 0.0
+class _Clock:
+    """When each move would happen in the simulator: a pod's transitions follow its creation (or deletion) by the
+    kubelet's durations; controllers and steps act at the latest time reached so far."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.pods: dict[str, float] = {}
+
+    def advance(self, move: Move, facts: SetFacts) -> float:
+        if move.actor == "kubelet":
+            seconds = {"container starts": START_SECONDS, "image pull fails": START_SECONDS,
+                       "readiness passes": READY_SECONDS, "minReadySeconds elapse": facts.min_ready_seconds + 1,
+                       "termination finishes": TERMINATION_SECONDS}.get(move.kind)
+            if seconds is not None:
+                at = self.pods.get(move.target, self.now) + seconds
+                self.pods[move.target] = at
+                self.now = max(self.now, at)
+                return self.now
+        for name in (*move.created, *move.deleted):
+            self.pods[name] = self.now
+        if (move.actor == "user" and move.kind == "deletes pod") or move.kind.startswith("fault"):
+            self.pods[move.target] = self.now
+        return self.now
 
 
 def _step(move: Move, facts: SetFacts, containers: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -109,22 +139,60 @@ def _step(move: Move, facts: SetFacts, containers: list[dict[str, Any]]) -> dict
     return None
 
 
-def replay_shows(scenario_doc: dict[str, Any], invariant: str, *, budget: int | None = None) -> bool:
-    """Run the scenario in the simulator and say whether its events show the same kind of violation."""
+def replay_shows(scenario_doc: dict[str, Any], invariant: str, facts: SetFacts) -> bool:
+    """Run the scenario in the simulator and say whether it shows the same violation: plan-level forms of the
+    invariants watch every reconcile, and the event stream shows lost claims and unfinished rollouts."""
     scenario: Scenario = parse_scenario(copy.deepcopy(scenario_doc), default_name="explore")
-    result = Simulation(scenario).run()
-    name = next(iter(result["summary"]), "")
-    figures = result["summary"].get(name, {})
-    events = result["events"]
+    sim = Simulation(scenario)
+    seen: list[str] = []
+    born: dict[str, tuple[str, int]] = {}
+
+    def watch(view: SetView, plan: Plan) -> None:
+        seen.extend(_plan_problems(view, plan, facts, born, quorum=False))
+
+    def watch_quorum(view: SetView, plan: Plan) -> None:
+        seen.extend(_plan_problems(view, plan, facts, born, quorum=True))
+
+    sim.observers.append(watch)
+    sim.quorum_observers.append(watch_quorum)
+    result = sim.run()
     if invariant == "liveness":
-        return not figures.get("completed")
+        return not result["summary"].get(facts.name, {}).get("completed")
     if invariant == "claims":
-        return _claim_lost(scenario_doc, events)
-    if invariant == "budget":
-        return budget is not None and int(figures.get("maxUnavailableObserved") or 0) > budget
-    if invariant == "no-churn":
-        return _churned(events)
-    return False
+        return _claim_lost(scenario_doc, result["events"])
+    return invariant in seen
+
+
+def _plan_problems(view: SetView, plan: Plan, facts: SetFacts, born: dict[str, tuple[str, int]], *,
+                   quorum: bool) -> list[str]:
+    """budget and no-churn judged on one reconcile's view and plan (the simulator carries the plan out at once)."""
+    found = []
+    span = ordinal_range(view.set)
+    mrs = facts.min_ready_seconds
+    pods = {name_of(pod): pod for pod in view.pods}
+    taken = [pods[d.name] for d in plan.of_type(DeletePod) if d.name in pods
+             and ordinal_of(pods[d.name]) in span and not p.is_terminating(pods[d.name])]
+    available = [pod for pod in taken if p.is_available(pod, mrs, view.now)]
+    if quorum:
+        participating = [pod for pod in pods.values() if ordinal_of(pod) in span and p.is_ready(pod)
+                         and not p.is_terminating(pod)]
+        quorum_size = len(span) // 2 + 1
+        gone = sum(1 for pod in taken if pod in participating)
+        if len(participating) >= quorum_size > len(participating) - gone:
+            found.append("budget")
+    else:
+        allowed = budget_of(view.set, facts)
+        down = sum(1 for o in span if p.is_unavailable(next((x for x in pods.values() if ordinal_of(x) == o), None),
+                                                      mrs, view.now))
+        if available and allowed is not None and down + len(available) > allowed:
+            found.append("budget")
+    context = birth(view.set)
+    for pod in taken:
+        if born.get(name_of(pod)) == context and not p.is_failing(pod):
+            found.append("no-churn")
+    for create in plan.of_type(CreatePod):
+        born[name_of(create.pod)] = context
+    return found
 
 
 def _claim_lost(doc: dict[str, Any], events: list[dict[str, Any]]) -> bool:
@@ -138,16 +206,3 @@ def _claim_lost(doc: dict[str, Any], events: list[dict[str, Any]]) -> bool:
     return False
 
 
-def _churned(events: list[dict[str, Any]]) -> bool:
-    """A pod the controller created and then deleted with no template step in between and no failure seen."""
-    created: dict[str, bool] = {}
-    for e in events:
-        if e["type"] == "Step" and e.get("action") == "patch":
-            created.clear()
-        elif e["type"] == "PodCreated":
-            created[e["pod"]] = True
-        elif e["type"] in ("PodFailed", "ContainerWaiting"):
-            created.pop(e.get("pod", ""), None)
-        elif e["type"] == "PodDeleteRequested" and e.get("by") != "user" and created.pop(e["pod"], False):
-            return True
-    return False

@@ -14,7 +14,7 @@ import yaml
 from rollwise.api.meta import Obj, name_of
 from rollwise.drivers.explore.controller import Decide
 from rollwise.drivers.explore.model import Bounds, budget_of
-from rollwise.drivers.explore.replay import trace_to_scenario, unreplayable
+from rollwise.drivers.explore.replay import replay_shows, trace_to_scenario, unreplayable
 from rollwise.drivers.explore.search import Exploration, Violation, explore
 from rollwise.drivers.explore.world import initial_node
 from rollwise.drivers.sim.scenario import Scenario
@@ -30,6 +30,8 @@ class SetOutcome:
     """Invariant → the replay scenario document."""
     paths: dict[str, str]
     """Invariant → where the replay scenario was written (with ``out``)."""
+    reproduced: dict[str, bool]
+    """Invariant → whether ``rollwise simulate`` on the replay scenario shows the same violation."""
 
 
 def explore_scenario(scenario: Scenario, bounds: Bounds, *, out: str | None = None, decide: Decide | None = None,
@@ -43,7 +45,7 @@ def explore_scenario(scenario: Scenario, bounds: Bounds, *, out: str | None = No
         name = name_of(manifest)
         tick = functools.partial(progress, name) if progress is not None else None
         result = explore(start, bounds, decide=decide, progress=tick)
-        replays, paths = {}, {}
+        replays, paths, reproduced = {}, {}, {}
         for v in result.violations:
             doc = trace_to_scenario(manifest, start.facts, bounds, (*v.trace, *v.cycle), invariant=v.invariant,
                                     message=v.message)
@@ -52,12 +54,15 @@ def explore_scenario(scenario: Scenario, bounds: Bounds, *, out: str | None = No
                 if allowed is not None and not any(m.kind.startswith("fault") for m in v.trace):
                     doc["expect"] = {name: {"maxUnavailableObserved": {"le": allowed}}}
             replays[v.invariant] = doc
+            trace = (*v.trace, *v.cycle)
+            reproduced[v.invariant] = not unreplayable(trace) and replay_shows(doc, v.invariant, start.facts)
             if out is not None:
                 target = Path(out) / f"{name}-{v.invariant}.yaml"
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(yaml.safe_dump(doc, sort_keys=False))
                 paths[v.invariant] = str(target)
-        outcomes.append(SetOutcome(exploration=result, manifest=manifest, replays=replays, paths=paths))
+        outcomes.append(SetOutcome(exploration=result, manifest=manifest, replays=replays, paths=paths,
+                                   reproduced=reproduced))
     return outcomes
 
 
@@ -71,6 +76,7 @@ def _violation_doc(v: Violation, outcome: SetOutcome) -> dict[str, Any]:
         "replay": outcome.paths.get(v.invariant),
         "replayable": not notes,
         "notReplayableBecause": notes,
+        "reproduced": outcome.reproduced.get(v.invariant, False),
     }
 
 
@@ -115,7 +121,11 @@ def render_lines(outcomes: list[SetOutcome], bounds: Bounds) -> list[str]:
                 lines += [f"      - {m.words()}" for m in v.cycle]
             notes = unreplayable((*v.trace, *v.cycle))
             where = o.paths.get(v.invariant)
+            if notes:
+                lines.append(f"    not replayable in the simulator: it needs {'; '.join(notes)}")
+            elif not o.reproduced.get(v.invariant):
+                lines.append("    the replay scenario does not reach the violation in the simulator (its timing "
+                             "differs from the trace's)")
             if where:
-                lines.append(f"    replay: rollwise simulate {where}"
-                             + (f"  (needs {'; '.join(notes)}: not replayable)" if notes else ""))
+                lines.append(f"    replay: rollwise simulate {where}")
     return lines

@@ -97,8 +97,8 @@ def successor(before: Node, cluster: MemoryCluster, move: Move, *, bounds: Bound
                 prev=before.cluster if keep_prev and changed else (before.prev if keep_prev else None))
 
 
-def birth(node: Node) -> tuple[str, int]:
-    sts = node.sts
+def birth(sts: Obj) -> tuple[str, int]:
+    """The template image and partition a pod is created (or judged) under: the no-churn invariant's context."""
     return image_of(sts["spec"]["template"]), partition_of(sts)
 
 

@@ -1,0 +1,57 @@
+"""Violations the explorer finds in today's controllers, each at its smallest bounds, kept visible as strict xfails
+naming the invariant: when the defect is fixed the test passes, strict turns that into a failure, and the mark goes.
+
+Each docstring gives the shortest trace in words (as ``rollwise explore`` prints it)."""
+
+from __future__ import annotations
+
+import pytest
+from explore_sets import QUORUM, STRATEGIES, found, manifest, run
+
+
+@pytest.mark.xfail(strict=True, reason="claims: a reversed scale-down loses the claim of an in-range ordinal")
+def test_claim_survives_a_scale_down_reversed_while_the_pod_terminates() -> None:
+    """1. controller creates web-0, web-1; 2. user scales to 1; 3. controller deletes web-1 (and points the claim
+    at the pod, whenScaled Delete); 4. user scales back to 2; 5. controller reconciles; 6. web-1 finishes
+    terminating: the garbage collector deletes data-web-1, whose ordinal is in range again."""
+    strategy, _ = STRATEGIES["RollingUpdate"]
+    result = run(manifest(strategy, "Parallel", replicas=2), replicas=2, template_changes=0, user_actions=2)
+    assert "claims" not in found(result)
+
+
+@pytest.mark.xfail(strict=True, reason="no-churn: a pod recreated at the current revision is deleted at once")
+def test_rolling_update_without_a_block_does_not_churn_a_recreated_pod() -> None:
+    """1. controller creates web-0, web-1; 2-5. web-1 starts and turns Ready; 6. user changes the template;
+    7. controller deletes web-0 (outdated, never started); 8. web-0 finishes terminating; 9. controller recreates
+    web-0 at the current revision (upstream's rule without a rollingUpdate block: ordinal < currentReplicas);
+    10. controller deletes web-0 again as outdated and unavailable — and round and round (liveness too)."""
+    result = run(manifest({"type": "RollingUpdate"}, "Parallel", replicas=2), replicas=2, template_changes=1)
+    assert not {"no-churn", "liveness"} & set(found(result))
+
+
+@pytest.mark.xfail(strict=True, reason="liveness: EnforcedRollingUpdate stuck after a fix that arrives mid-creation")
+def test_enforced_rolling_update_completes_after_a_fix_that_arrives_while_creating() -> None:
+    """1. controller creates web-0; 2. web-0 starts; 3. user sets a broken image; 4. controller reconciles;
+    5. web-0 turns Ready; 6. controller creates web-1 at the broken revision; 7. user restores the good image;
+    then web-1's pull fails and nothing replaces it: OrderedReady waits for web-1, the update never starts."""
+    strategy, _ = STRATEGIES["EnforcedRollingUpdate"]
+    result = run(manifest(strategy, "OrderedReady"), replicas=3, template_changes=2)
+    assert "liveness" not in found(result)
+
+
+@pytest.mark.xfail(strict=True, reason="budget: the quorum-aware controller deletes a member below quorum")
+def test_quorum_aware_controller_keeps_quorum_while_a_member_has_no_status_yet() -> None:
+    """web-0 and web-1 participate, web-2 was just created and has no container status yet (Unknown: skipped by
+    step 2); the user changes the template; the quorum-aware controller deletes follower web-1 in step 4, leaving
+    1 of the 2 participating members a 3-member quorum needs."""
+    result = run(manifest({"type": "OnDelete"}, "OrderedReady", annotations=QUORUM), replicas=3, template_changes=1)
+    assert "budget" not in found(result)
+
+
+@pytest.mark.xfail(strict=True, reason="liveness: quorum-aware rollout stuck on a broken member under OrderedReady")
+def test_quorum_aware_rollout_completes_after_a_fix_that_arrives_while_creating() -> None:
+    """The user breaks the template while web-1 is being created and fixes it again: web-1 runs the broken image
+    and never pulls it. The StatefulSet controller (OrderedReady) waits for web-1 to be Ready before creating
+    web-2; the quorum-aware controller waits for web-2 to exist before replacing anything: stuck for ever."""
+    result = run(manifest({"type": "OnDelete"}, "OrderedReady", annotations=QUORUM), replicas=3, template_changes=2)
+    assert "liveness" not in found(result)
