@@ -39,12 +39,13 @@ def test_the_greedy_controller_breaks_the_budget_with_the_shortest_trace() -> No
     strategy, _ = STRATEGIES["RollingUpdate"]
     result = run(manifest(strategy, "Parallel", replicas=2), replicas=2, template_changes=1, decide=greedy)
     budget = next(v for v in result.violations if v.invariant == "budget")
-    # The least it takes: web-0 available (it starts and turns Ready, a reconcile after each transition), the
-    # template changes, and the greedy reconcile deletes web-1 (unavailable: free under Parallel) and web-0.
+    # The least it takes: web-0 available (it starts and turns Ready; the controller acts whenever it has
+    # something to write), the template changes, and the greedy reconcile deletes web-1 (unavailable: free under
+    # Parallel) and web-0.
     assert [m.words() for m in budget.trace] == [
         "statefulset-controller: reconciles (creates web-0, creates web-1)",
-        "kubelet: container starts web-0",
         "statefulset-controller: reconciles",
+        "kubelet: container starts web-0",
         "kubelet: readiness passes web-0",
         "statefulset-controller: reconciles",
         "user: changes the template web (image app:v1-next, good)",

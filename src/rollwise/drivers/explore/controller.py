@@ -85,7 +85,7 @@ def _run(node: Node, actor: str, plan: Plan, view: SetView, bounds: Bounds, move
     move = _with_effects(move, created=created,
                          deleted=[name_of(pod) for pod in deleted])
     after = successor(node, cluster, move, bounds=bounds, used=spend(node.used, **spent) if spent else None,
-                      born=born, looked=actor)
+                      born=born)
     return Transition(move=move, before=node, after=after, deleted=tuple(deleted), actions=len(actions),
                       planned=len(plan.actions))
 

@@ -2,8 +2,9 @@
 and a user changes the template (to a good or a broken image), scales, moves the partition or deletes a pod.
 
 Faults, template changes and user actions each spend a budget (``Bounds``), so the state space is finite. Without
-the ``burst`` perturbation the world waits until every controller has looked at the last change: the controllers
-then never miss a transition. With it, any number of transitions may pile up unseen.
+the ``burst`` perturbation the world moves only once every controller is quiet (its reconcile would change
+nothing): controllers react to each transition before the next, with zero latency, as in the simulator. With it,
+any number of transitions may pile up unseen while a controller still has work to do.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ _FAULTS = {RUNNING: ("crash", "fail"), READY: ("crash", "fail"), AVAILABLE: ("cr
            PENDING: ("pull-fault",)}
 
 
-def environment_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
-    if node.unseen and "burst" not in bounds.perturbations:
+def environment_moves(node: Node, bounds: Bounds, *, controllers_quiet: bool) -> Iterator[Transition]:
+    if not controllers_quiet and "burst" not in bounds.perturbations:
         return
     for pod in node.pods():
         yield from _pod_moves(node, pod, bounds)

@@ -2,7 +2,7 @@
 
 A ``Node`` carries a whole ``MemoryCluster`` (so controllers and the executor run on the real thing) plus the
 bookkeeping the invariants need: the template and partition each pod was created under, the budgets already
-spent, which controllers have not looked since the last change, and (for the stale-view perturbation) the store
+spent, and (for the stale-view perturbation) the store
 as it was one move earlier. ``Node.key`` forgets what cannot change a decision: uids, resourceVersions, timestamps
 (beyond "available or not"), generations (beyond "observed or not").
 """
@@ -154,8 +154,6 @@ class Node:
     born: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     """Pod name → (template image, partition) when the controller created it (the no-churn invariant)."""
     used: Used = Used()
-    unseen: frozenset[str] = frozenset()
-    """Controllers that have not reconciled since the last change (without ``burst``, the world waits for them)."""
     prev: MemoryCluster | None = None
     """The store one move earlier: what a stale informer would still show (kept only while a stale reconcile
     may still happen on this path, so it splits states only when it can matter)."""
@@ -175,7 +173,7 @@ class Node:
     def key(self) -> tuple[Any, ...]:
         if self._key is None:
             self._key = (store_key(self.cluster, self.facts), tuple(sorted(self.born.items())), self.used,
-                         tuple(sorted(self.unseen)), store_key(self.prev, self.facts))
+                         store_key(self.prev, self.facts))
         return self._key
 
 

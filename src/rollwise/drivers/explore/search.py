@@ -107,7 +107,8 @@ def explore(start: Node, bounds: Bounds, *, decide: Decide | None = None,
             for problem in check(node):
                 report(name, problem, nid, None)
         transitions = list(controller_moves(node, bounds, decide=decide))
-        transitions += list(environment_moves(node, bounds))
+        quiet = all(tr.after.key == node.key for tr in transitions if tr.move.healthy)
+        transitions += list(environment_moves(node, bounds, controllers_quiet=quiet))
         for tr in transitions:
             result.transitions += 1
             for name, tcheck in TRANSITION_INVARIANTS.items():
@@ -115,11 +116,14 @@ def explore(start: Node, bounds: Bounds, *, decide: Decide | None = None,
                 for problem in tcheck(tr):
                     report(name, problem, nid, tr.move)
             key = tr.after.key
+            if key == node.key:
+                if tr.move.actor == STATEFULSET_CONTROLLER and tr.move.healthy:
+                    # A quiet controller: what it reports must be what the pods say.
+                    result.checks += 1
+                    for problem in status_agrees_with_pods(node):
+                        report(STATUS, problem, nid, None)
+                continue  # a move that changes nothing is no transition
             cid = ids.get(key)
-            if tr.move.actor == STATEFULSET_CONTROLLER and tr.move.healthy and tr.planned == 0:
-                result.checks += 1
-                for problem in status_agrees_with_pods(node):
-                    report(STATUS, problem, nid, None)
             if cid is None:
                 if len(ids) >= bounds.max_states:
                     result.complete = False
@@ -132,7 +136,7 @@ def explore(start: Node, bounds: Bounds, *, decide: Decide | None = None,
                 queue.append((cid, tr.after))
                 if progress is not None and cid % 500 == 0:
                     progress(cid)
-            if tr.move.healthy and cid != nid:
+            if tr.move.healthy:
                 healthy[nid].append((cid, tr.move))
     result.states = len(parent)
     if result.complete:

@@ -1,5 +1,5 @@
 """Building the starting store and each successor: admission as the API server does it, member Leases for
-quorum-aware sets, and the bookkeeping every move shares (budgets, who has not looked yet, the stale store)."""
+quorum-aware sets, and the bookkeeping every move shares (budgets, births, the stale store)."""
 
 from __future__ import annotations
 
@@ -70,30 +70,23 @@ def initial_node(manifest: Obj, *, gates: FeatureGates, bounds: Bounds) -> Node:
     obj.setdefault("metadata", {})["namespace"] = NAMESPACE
     sts = cluster.create(obj, actor="user")
     facts = facts_of(sts, gates=gates, broken_image=bounds.broken_image)
-    node = Node(cluster=cluster, facts=facts)
-    node.unseen = frozenset(controllers_of(node))
-    return node
+    return Node(cluster=cluster, facts=facts)
 
 
 def successor(before: Node, cluster: MemoryCluster, move: Move, *, bounds: Bounds, used: Used | None = None,
-              born: dict[str, tuple[str, int]] | None = None, looked: str | None = None) -> Node:
+              born: dict[str, tuple[str, int]] | None = None) -> Node:
     """The node after ``move`` changed ``cluster`` (a fork of ``before.cluster``).
 
-    Every change is news to every controller but the one that made it (``looked``); a pod that is gone loses its
-    birth record; member Leases follow the pods; the stale store is kept while a stale reconcile may come."""
+    A pod that is gone loses its birth record; member Leases follow the pods; the stale store is kept while a
+    stale reconcile may still come."""
     used = used or before.used
     if before.facts.strategy == "QuorumAware":
         _sync_leases(cluster, before.facts.name)
     names = {name_of(p) for p in cluster.list("Pod", NAMESPACE)}
     born = {k: v for k, v in (born if born is not None else before.born).items() if k in names}
     changed = cluster.cursor > 0  # a fork starts with an empty change feed
-    unseen = set(before.unseen)
-    if changed:
-        unseen |= set(controllers_of(before))
-    if looked is not None:
-        unseen.discard(looked)
     keep_prev = "stale" in bounds.perturbations and used.stale < bounds.perturbation_budget
-    return Node(cluster=cluster, facts=before.facts, born=born, used=used, unseen=frozenset(unseen),
+    return Node(cluster=cluster, facts=before.facts, born=born, used=used,
                 prev=before.cluster if keep_prev and changed else (before.prev if keep_prev else None))
 
 
