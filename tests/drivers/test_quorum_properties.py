@@ -30,7 +30,10 @@ def quorum_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         "kind": "StatefulSet", "name": "etcd",
         "merge": {"spec": {"template": {"spec": {"containers": [{"name": "etcd", "image": img}]}}}}}})
     pause = st.integers(1, 30).map(lambda s: {"after": s})
-    steps = draw(st.lists(st.one_of(fault, pause, image), max_size=8))
+    scale = st.integers(0, 5).map(lambda r: {"scale": {"name": "etcd", "replicas": r}})
+    steps = draw(st.lists(st.one_of(fault, pause, image, scale), max_size=8))
+    retention = {"whenScaled": draw(st.sampled_from(["Delete", "Retain"])),
+                 "whenDeleted": draw(st.sampled_from(["Delete", "Retain"]))}
     return {
         "name": "quorum-random",
         "kubelet": {"startSeconds": draw(st.sampled_from([1, 3])), "readySeconds": 1,
@@ -44,6 +47,8 @@ def quorum_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             "metadata": {"name": "etcd", "annotations": {"rollwise.dev/update-policy": "QuorumAware"}},
             "spec": {"replicas": replicas, "podManagementPolicy": "Parallel", "updateStrategy": {"type": "OnDelete"},
                      "selector": {"matchLabels": {"app": "etcd"}},
+                     "persistentVolumeClaimRetentionPolicy": retention,
+                     "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {}}],
                      "template": {"metadata": {"labels": {"app": "etcd"}},
                                   "spec": {"containers": [{"name": "etcd", "image": "etcd:v1"}]}}},
         }],
@@ -75,5 +80,6 @@ def test_quorum_aware_controller_keeps_dep07_promises_under_random_faults(raw: d
     sim = Simulation(parse_scenario(raw))
     problems: list[str] = []
     sim.quorum_observers.append(lambda view, plan: problems.extend(dep07_promises(view, plan)))
-    sim.run()
+    result = sim.run()
     assert not problems, problems[:5]
+    assert result["summary"]["etcd"]["claimsLost"] == 0, [e for e in result["events"] if e.get("lost")]

@@ -20,6 +20,7 @@ SUMMARY_FIELDS = (
     "podCreations",
     "podDeletions",
     "forcedReplacements",
+    "claimsLost",
 )
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,

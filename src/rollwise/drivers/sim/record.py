@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api import predicates as p
-from rollwise.api.identity import ordinal_of, ordinal_range, pod_name, revision_of
-from rollwise.api.meta import Obj, controller_of, name_of
+from rollwise.api.identity import claim_ordinal, ordinal_of, ordinal_range, pod_name, revision_of
+from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of
+from rollwise.api.retention import retention_policy
 from rollwise.cluster.protocol import Change
 
 __all__ = ["Recorder", "SetFigures"]
@@ -27,6 +28,8 @@ class SetFigures:
     pod_creations: int = 0
     pod_deletions: int = 0
     forced_replacements: int = 0
+    claims_lost: int = 0
+    """Claims deleted by anyone but a user while their ordinal was in range or under whenScaled=Retain."""
     last_unavailable: int = 0
     last_sample: float | None = None
 
@@ -36,6 +39,8 @@ class Recorder:
     controllers: frozenset[str]
     events: list[dict[str, Any]] = field(default_factory=list)
     figures: dict[str, SetFigures] = field(default_factory=dict)
+    sets: dict[str, Obj] = field(default_factory=dict)
+    """The latest state of each set, in feed order: what a claim deletion is judged against."""
 
     # -- the event stream ------------------------------------------------------------------------------------
 
@@ -45,21 +50,51 @@ class Recorder:
     def on_change(self, ch: Change) -> None:
         if ch.kind == "Pod":
             self._pod_change(ch)
-        elif ch.kind == "PersistentVolumeClaim" and ch.type in ("ADDED", "DELETED"):
-            self.emit(ch.at, "PVCCreated" if ch.type == "ADDED" else "PVCDeleted", claim=ch.name)
+        elif ch.kind == "PersistentVolumeClaim" and ch.type == "ADDED":
+            self.emit(ch.at, "PVCCreated", claim=ch.name)
+        elif ch.kind == "PersistentVolumeClaim" and ch.type == "DELETED":
+            lost_from = self._claim_lost_from(ch)
+            if lost_from is None:
+                self.emit(ch.at, "PVCDeleted", claim=ch.name)
+            else:
+                self.emit(ch.at, "PVCDeleted", claim=ch.name, lost=True)
+                self._figures(lost_from).claims_lost += 1
         elif ch.kind == "Event" and ch.type == "ADDED":
             inv = ch.obj.get("involvedObject") or {}
             self.emit(ch.at, "Event", object=f"{inv.get('kind')}/{inv.get('name')}", reason=ch.obj.get("reason"),
                       message=ch.obj.get("message"), eventType=ch.obj.get("type"))
             if ch.obj.get("reason") == "ForcedReplacement":
                 self._figures(inv.get("name", "")).forced_replacements += self._started(inv.get("name", ""))
-        elif ch.kind == "StatefulSet" and ch.type == "MODIFIED" and ch.old is not None and ch.actor == "user":
+        if ch.kind == "StatefulSet":
+            self._set_change(ch)
+
+    def _set_change(self, ch: Change) -> None:
+        if ch.type == "DELETED":
+            self.sets.pop(ch.name, None)
+            return
+        self.sets[ch.name] = ch.obj
+        if ch.type == "MODIFIED" and ch.old is not None and ch.actor == "user":
             old_t = (ch.old.get("spec") or {}).get("template")
             if old_t != (ch.obj.get("spec") or {}).get("template"):
                 fig = self._figures(ch.name)
                 if not fig.template_changed:
                     fig.template_changed = True
                     self._restart(fig, ch.at)
+
+    def _claim_lost_from(self, ch: Change) -> str | None:
+        """The set that lost this claim: deleted (not by a user) while its ordinal is in range, or while the set's
+        policy says Retain on scale-down (reference §6.2: only whenScaled=Delete lets a condemned claim go)."""
+        if ch.actor == "user":
+            return None
+        for set_name, sts in self.sets.items():
+            if deletion_timestamp(sts) is not None:
+                continue
+            ordinal = claim_ordinal(sts, ch.name)
+            if ordinal is None:
+                continue
+            if ordinal in ordinal_range(sts) or retention_policy(sts)[0] == "Retain":
+                return set_name
+        return None
 
     def _pod_change(self, ch: Change) -> None:
         new, old, t = ch.obj, ch.old, ch.at
@@ -153,6 +188,7 @@ class Recorder:
                 "podCreations": fig.pod_creations,
                 "podDeletions": fig.pod_deletions,
                 "forcedReplacements": fig.forced_replacements,
+                "claimsLost": fig.claims_lost,
             }
         return out
 
