@@ -51,17 +51,24 @@ def test_json_counts_states_transitions_and_checks(manifest: Path, capsys: pytes
 def test_a_violation_exits_1_with_its_trace_and_replay(manifest: Path, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     out_dir = tmp_path / "out"
-    code = main(["explore", str(manifest), "--replicas", "2", "--template-changes", "0", "--faults", "0",
-                 "--user-actions", "2", "--json", "--out", str(out_dir)])
+    code = main(["explore", str(manifest), *SMALL, "--perturb", "stale,burst", "--json", "--out", str(out_dir)])
     assert code == 1
     doc = json.loads(capsys.readouterr().out)
     (violation,) = doc["sets"][0]["violations"]
-    assert violation["invariant"] == "claims"
-    assert violation["trace"][-1] == "kubelet: termination finishes web-1"
-    assert violation["replayable"] is True and violation["reproduced"] is True
-    assert main(["simulate", violation["replay"], "--json"]) == 0
-    events = json.loads(capsys.readouterr().out)["events"]
-    assert any(e["type"] == "PVCDeleted" and e["claim"] == "data-web-1" for e in events)
+    assert violation["invariant"] == "budget"
+    assert violation["trace"][-1].startswith("statefulset-controller: reconciles on a stale view")
+    assert violation["replayable"] is False and "stale view" in violation["notReplayableBecause"][0]
+    assert main(["simulate", violation["replay"], "--json"]) == 0  # the scenario is valid, minus the stale view
+    capsys.readouterr()
+
+
+def test_the_summary_names_the_move_the_invariant_and_the_pods(manifest: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", str(manifest), *SMALL, "--perturb", "stale,burst"]) == 1
+    out = capsys.readouterr().out
+    assert "1 VIOLATION(S)" in out
+    assert "budget: deleted available pod(s) web-0" in out
+    assert "not replayable in the simulator: it needs a stale view" in out
 
 
 def test_a_scenario_file_is_explored_from_its_objects(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,7 +1,8 @@
-"""Violations the explorer finds in today's controllers, each at its smallest bounds, kept visible as strict xfails
-naming the invariant: when the defect is fixed the test passes, strict turns that into a failure, and the mark goes.
+"""Violations the explorer found, each at its smallest bounds. Fixed ones are regression tests now; open ones stay
+visible as strict xfails naming the invariant (when the defect is fixed the test passes, strict turns that into a
+failure, and the mark goes).
 
-Each docstring gives the shortest trace in words (as ``rollwise explore`` prints it)."""
+Each docstring gives the shortest trace as the explorer printed it before the fix, in words."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import pytest
 from explore_sets import QUORUM, STRATEGIES, found, manifest, run
 
 
-@pytest.mark.xfail(strict=True, reason="claims: a reversed scale-down loses the claim of an in-range ordinal")
 def test_claim_survives_a_scale_down_reversed_while_the_pod_terminates() -> None:
     """1. controller creates web-0, web-1; 2. user scales to 1; 3. controller deletes web-1 (and points the claim
     at the pod, whenScaled Delete); 4. user scales back to 2; 5. controller reconciles; 6. web-1 finishes
@@ -19,7 +19,6 @@ def test_claim_survives_a_scale_down_reversed_while_the_pod_terminates() -> None
     assert "claims" not in found(result)
 
 
-@pytest.mark.xfail(strict=True, reason="no-churn: a pod recreated at the current revision is deleted at once")
 def test_rolling_update_without_a_block_does_not_churn_a_recreated_pod() -> None:
     """1. controller creates web-0, web-1; 2-5. web-1 starts and turns Ready; 6. user changes the template;
     7. controller deletes web-0 (outdated, never started); 8. web-0 finishes terminating; 9. controller recreates
@@ -29,7 +28,6 @@ def test_rolling_update_without_a_block_does_not_churn_a_recreated_pod() -> None
     assert not {"no-churn", "liveness"} & set(found(result))
 
 
-@pytest.mark.xfail(strict=True, reason="liveness: EnforcedRollingUpdate stuck after a fix that arrives mid-creation")
 def test_enforced_rolling_update_completes_after_a_fix_that_arrives_while_creating() -> None:
     """1. controller creates web-0; 2. web-0 starts; 3. user sets a broken image; 4. controller reconciles;
     5. web-0 turns Ready; 6. controller creates web-1 at the broken revision; 7. user restores the good image;

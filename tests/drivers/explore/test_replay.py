@@ -58,8 +58,8 @@ def test_a_trace_without_violation_does_not_replay_one() -> None:
     assert replay_shows(doc, "liveness", facts) is False
 
 
-@pytest.mark.xfail(strict=True, reason="claims: a reversed scale-down loses the claim of an in-range ordinal")
 def test_the_reversed_scale_down_scenario_keeps_its_claim() -> None:
+    # The explorer's replay of the claim it found lost; it replayed the loss in the simulator until the fix.
     doc = yaml.safe_load((SCENARIOS / "claim-lost-on-reversed-scale-down.yaml").read_text())
     _, _, facts = _facts()
     assert replay_shows(doc, "claims", facts) is False

@@ -13,7 +13,7 @@ import yaml
 
 from rollwise.api.meta import Obj, name_of
 from rollwise.drivers.explore.controller import Decide
-from rollwise.drivers.explore.model import Bounds, budget_of
+from rollwise.drivers.explore.model import Bounds
 from rollwise.drivers.explore.replay import replay_shows, trace_to_scenario, unreplayable
 from rollwise.drivers.explore.search import Exploration, Violation, explore
 from rollwise.drivers.explore.world import initial_node
@@ -49,10 +49,6 @@ def explore_scenario(scenario: Scenario, bounds: Bounds, *, out: str | None = No
         for v in result.violations:
             doc = trace_to_scenario(manifest, start.facts, bounds, (*v.trace, *v.cycle), invariant=v.invariant,
                                     message=v.message)
-            if v.invariant == "budget":
-                allowed = budget_of(start.sts, start.facts)
-                if allowed is not None and not any(m.kind.startswith("fault") for m in v.trace):
-                    doc["expect"] = {name: {"maxUnavailableObserved": {"le": allowed}}}
             replays[v.invariant] = doc
             trace = (*v.trace, *v.cycle)
             reproduced[v.invariant] = not unreplayable(trace) and replay_shows(doc, v.invariant, start.facts)
