@@ -12,7 +12,7 @@ import rollwise.drivers.sim.loop as sim_loop
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import name_of, namespace_of, uid_of
-from rollwise.controllers.plan import DeletePod, Plan
+from rollwise.controllers.plan import DeletePod, Plan, WriteStatus
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 from rollwise.drivers.explore import Bounds, initial_node
@@ -71,3 +71,22 @@ def test_the_written_scenario_replays_the_violation(monkeypatch: pytest.MonkeyPa
     assert replay_shows(doc, "budget", start.facts) is False  # the real controller keeps the budget
     monkeypatch.setattr(sim_loop, "reconcile", greedy)
     assert replay_shows(doc, "budget", start.facts) is True
+
+
+def miscounting(view: SetView) -> Plan:
+    """The real controller, except that it reports one Ready replica more than there are."""
+    plan = reconcile(view)
+    actions = tuple(
+        dataclasses.replace(a, status={**a.status, "readyReplicas": int(a.status.get("readyReplicas", 0)) + 1})
+        if isinstance(a, WriteStatus) else a
+        for a in plan.actions
+    )
+    return dataclasses.replace(plan, actions=actions)
+
+
+def test_a_status_that_disagrees_with_the_pods_is_caught() -> None:
+    strategy, _ = STRATEGIES["RollingUpdate"]
+    result = run(manifest(strategy, "OrderedReady", replicas=2), replicas=2, template_changes=0,
+                 decide=miscounting)
+    status = next(v for v in result.violations if v.invariant == "status")
+    assert "status.readyReplicas is 1, the pods say 0" in status.message

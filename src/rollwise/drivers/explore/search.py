@@ -151,13 +151,19 @@ _SELF_HEALING = frozenset({"EnforcedRollingUpdate", "Recreate", "QuorumAware"})
 def _eligible(node: Node) -> bool:
     """Liveness is owed from here: the template is good, and either the strategy replaces a broken pod by itself
     or no pod runs the broken template. Upstream's RollingUpdate under OrderedReady and OnDelete leave a broken pod
-    to a person (upstream #67250, "forced rollback"); that is what EnforcedRollingUpdate (seed 003) is for."""
+    to a person (upstream #67250, "forced rollback"); that is what EnforcedRollingUpdate (seed 003) is for. No
+    strategy replaces a broken pod below the partition."""
     facts = node.facts
-    if image_of(node.sts["spec"]["template"]) == facts.broken_image:
+    sts = node.sts
+    if image_of(sts["spec"]["template"]) == facts.broken_image:
+        return False
+    broken = [ordinal_of(pod) for pod in node.pods() if image_of(pod) == facts.broken_image]
+    # A pod below the partition keeps its revision by design, a broken one included.
+    if any(o < node.in_range().start + partition_of(sts) for o in broken):
         return False
     if facts.strategy in _SELF_HEALING or (facts.strategy == "RollingUpdate" and facts.policy == "Parallel"):
         return True
-    return all(image_of(pod) != facts.broken_image for pod in node.pods())
+    return not broken
 
 
 def _trace(parent: list[tuple[int, Move] | None], at: int) -> tuple[Move, ...]:
