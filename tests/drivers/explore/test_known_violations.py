@@ -9,6 +9,10 @@ from __future__ import annotations
 import pytest
 from explore_sets import QUORUM, STRATEGIES, found, manifest, run
 
+from rollwise.api.features import FeatureGates
+from rollwise.drivers.explore import Bounds, initial_node
+from rollwise.drivers.explore.search import follow
+
 
 def test_claim_survives_a_scale_down_reversed_while_the_pod_terminates() -> None:
     """1. controller creates web-0, web-1; 2. user scales to 1; 3. controller deletes web-1 (and points the claim
@@ -37,7 +41,8 @@ def test_enforced_rolling_update_completes_after_a_fix_that_arrives_while_creati
     assert "liveness" not in found(result)
 
 
-@pytest.mark.xfail(strict=True, reason="budget: the quorum-aware controller deletes a member below quorum")
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="budget: the quorum-aware controller deletes a member below quorum")
 def test_quorum_aware_controller_keeps_quorum_while_a_member_has_no_status_yet() -> None:
     """web-0 and web-1 participate, web-2 was just created and has no container status yet (Unknown: skipped by
     step 2); the user changes the template; the quorum-aware controller deletes follower web-1 in step 4, leaving
@@ -46,10 +51,35 @@ def test_quorum_aware_controller_keeps_quorum_while_a_member_has_no_status_yet()
     assert "budget" not in found(result)
 
 
-@pytest.mark.xfail(strict=True, reason="liveness: quorum-aware rollout stuck on a broken member under OrderedReady")
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="liveness: quorum-aware rollout stuck on a broken member under OrderedReady")
 def test_quorum_aware_rollout_completes_after_a_fix_that_arrives_while_creating() -> None:
     """The user breaks the template while web-1 is being created and fixes it again: web-1 runs the broken image
     and never pulls it. The StatefulSet controller (OrderedReady) waits for web-1 to be Ready before creating
     web-2; the quorum-aware controller waits for web-2 to exist before replacing anything: stuck for ever."""
     result = run(manifest({"type": "OnDelete"}, "OrderedReady", annotations=QUORUM), replicas=3, template_changes=2)
     assert "liveness" not in found(result)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="no-churn: the quorum-aware controller trusts a status the crash never wrote")
+def test_quorum_aware_controller_does_not_delete_a_member_created_at_the_update_revision() -> None:
+    """Found with --perturb crash,burst (3 members): the StatefulSet controller creates web-2 at the new revision
+    and crashes before its status write, so status.updateRevision still names the old one; web-2 starts; the
+    quorum-aware controller reads the revision from the status, takes web-2 for outdated and deletes it."""
+    bounds = Bounds(replicas=3, template_changes=1, faults=0, user_actions=0,
+                    perturbations=frozenset({"crash", "burst"}))
+    obj = manifest({"type": "OnDelete"}, "OrderedReady", annotations=QUORUM)
+    path = follow(initial_node(obj, gates=FeatureGates(), bounds=bounds), bounds, [
+        "statefulset-controller: reconciles (creates web-0)",
+        "kubelet: container starts web-0",
+        "kubelet: readiness passes web-0",
+        "statefulset-controller: reconciles (creates web-1)",
+        "kubelet: container starts web-1",
+        "kubelet: readiness passes web-1",
+        "user: changes the template web (image app:v1-next, good)",
+        "statefulset-controller: crashes mid-plan (after 3 of 4 actions; creates web-2)",
+        "kubelet: container starts web-2",
+        "quorum-aware-controller: reconciles",
+    ])
+    assert {name for _, problems in path for name in problems} == set()

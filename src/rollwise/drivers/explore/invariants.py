@@ -5,7 +5,7 @@ The list (issue: "Safety you can prove"; DESIGN.md "Tests"):
 
 - budget: the controller's own deletions never leave more in-range ordinals unavailable than the strategy's
   budget (KEP-961 maxUnavailable; 1 without it; 0 under OnDelete); the quorum-aware controller never takes a
-  cluster that has quorum below it (DEP-07);
+  cluster that has quorum below it, unless it has no headroom at all (1 or 2 members, DEP-07);
 - partition: a pod below the partition is deleted by the controller only when it failed;
 - recreate: never pods of two revisions at once under Recreate, terminating ones included (seed 000);
 - one pod per ordinal;
@@ -54,7 +54,8 @@ def budget(tr: Transition) -> list[str]:
     if tr.move.actor == QUORUM_CONTROLLER:
         quorum = len(span) // 2 + 1
         had, left = _participating(before), _participating(after)
-        if had >= quorum > left:
+        # DEP-07: a set with no headroom (1 or 2 members) takes its one deletion anyway, or it could never update.
+        if had >= quorum > left and len(span) > quorum:
             return [f"deleted participating member(s) {names}: {left} of {had} left, quorum is {quorum}"]
         return []
     allowed = budget_of(before.sts, before.facts)

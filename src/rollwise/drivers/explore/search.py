@@ -22,7 +22,7 @@ from rollwise.drivers.explore.invariants import STATE_INVARIANTS, TRANSITION_INV
 from rollwise.drivers.explore.model import STATEFULSET_CONTROLLER, Bounds, Move, Node, partition_of
 from rollwise.drivers.explore.pods import image_of
 
-__all__ = ["Exploration", "Violation", "explore", "rollout_complete"]
+__all__ = ["Exploration", "Violation", "explore", "follow", "rollout_complete"]
 
 LIVENESS = "liveness"
 STATUS = "status"
@@ -220,3 +220,32 @@ def _liveness(result: Exploration, parent: list[tuple[int, Move] | None],
             break
         seen[at] = len(path)
     result.violations.append(Violation(invariant=LIVENESS, message=message, trace=_trace(parent, bad), cycle=cycle))
+
+
+def follow(start: Node, bounds: Bounds, moves: list[str], *, decide: Decide | None = None
+           ) -> list[tuple[Move, dict[str, list[str]]]]:
+    """Walk one path, move by move (each named as ``Move.words`` prints it, or without the pods a controller
+    created and deleted), and check the invariants on the way: a printed trace becomes a fast regression test.
+    Raises LookupError when a move is not possible there."""
+    node = start
+    out: list[tuple[Move, dict[str, list[str]]]] = []
+    for words in moves:
+        transitions = list(controller_moves(node, bounds, decide=decide))
+        quiet = all(tr.after.key == node.key for tr in transitions if tr.move.healthy)
+        transitions += list(environment_moves(node, bounds, controllers_quiet=quiet))
+        tr = next((t for t in transitions if t.move.words() == words), None) or next(
+            (t for t in transitions if _without_effects(t.move) == words), None)
+        if tr is None:
+            possible = "; ".join(t.move.words() for t in transitions)
+            raise LookupError(f"{words!r} is not a move from here; possible: {possible}")
+        problems = {name: found for name, check in TRANSITION_INVARIANTS.items() if (found := check(tr))}
+        problems.update({name: found for name, scheck in STATE_INVARIANTS.items() if (found := scheck(tr.after))})
+        out.append((tr.move, problems))
+        node = tr.after
+    return out
+
+
+def _without_effects(move: Move) -> str:
+    plain = Move(actor=move.actor, kind=move.kind, target=move.target,
+                 detail="; ".join(p for p in move.detail.split("; ") if not p.startswith(("creates ", "deletes "))))
+    return plain.words()
