@@ -53,16 +53,20 @@ def trace_to_scenario(manifest: Obj, facts: SetFacts, bounds: Bounds, trace: Seq
     image = containers[0].get("image")
     clock = _Clock()
     last_step = 0.0
-    acted = True  # the controller's first reconcile happens at t=0, before any step
+    acted = True  # the controller's first reconcile (at t=0) comes before any step in the trace
     for move in trace:
         at = clock.advance(move, facts)
         step = _step(move, facts, containers)
         if step is None:
-            acted = acted or bool(move.created or move.deleted) or move.actor == "kubelet"
+            if move.created or move.deleted:
+                acted = True
+            elif move.actor == "kubelet" and at > last_step:
+                acted = False  # time passes after the controller's last act
             continue
-        if acted and at <= last_step:
-            # Steps at one instant run back to back; the trace has the controller act in between.
-            at = clock.now = last_step + _GAP_SECONDS
+        if acted:
+            # At one instant the simulator runs steps before the controllers; the trace has a controller act
+            # first, so the step comes a moment later.
+            at = clock.now = max(at, last_step) + _GAP_SECONDS
         if at > last_step:
             steps.append({"after": round(at - last_step, 3)})
             last_step = at
@@ -81,9 +85,9 @@ def trace_to_scenario(manifest: Obj, facts: SetFacts, bounds: Bounds, trace: Seq
         "description": description,
         "kubelet": {"startSeconds": START_SECONDS, "readySeconds": READY_SECONDS,
                     "terminationSeconds": TERMINATION_SECONDS,
-                    "images": {facts.broken_image: {"fail": "ImagePullBackOff"}},
-                    # Members write their Leases through the quorum model, as the explorer's members do.
-                    **({"apps": {facts.name: {"model": "quorum"}}} if facts.strategy == "QuorumAware" else {})},
+                    # No quorum model: the explorer's members turn Ready on their own, as here (with the model, a
+                    # member is Ready only once a quorum runs, which OrderedReady creation never reaches).
+                    "images": {facts.broken_image: {"fail": "ImagePullBackOff"}}},
         "objects": [obj],
         "steps": steps,
         "limitSeconds": 3600,
