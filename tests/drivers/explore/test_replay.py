@@ -9,6 +9,7 @@ import yaml
 from explore_sets import STRATEGIES, manifest
 
 from rollwise.api.features import FeatureGates
+from rollwise.cli import main
 from rollwise.drivers.explore import Bounds, Move, initial_node
 from rollwise.drivers.explore.replay import replay_shows, trace_to_scenario, unreplayable
 from rollwise.drivers.sim.scenario import parse_scenario
@@ -70,8 +71,6 @@ def test_the_quorum_aware_rollout_fixed_mid_creation_completes_in_the_simulator(
         capsys: pytest.CaptureFixture[str]) -> None:
     # The explorer's replay of test_known_violations' quorum-aware liveness trace: its expect block asks for a
     # completed rollout, which the simulator does not reach either.
-    from rollwise.cli import main  # noqa: PLC0415
-
     code = main(["simulate", str(SCENARIOS / "quorum-aware-stuck-on-broken-member.yaml"), "--json"])
     capsys.readouterr()
     assert code == 0

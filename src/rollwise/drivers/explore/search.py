@@ -9,6 +9,7 @@ state with no healthy move that changes anything (stuck) or a cycle (a livelock 
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -80,8 +81,6 @@ def rollout_complete(node: Node) -> bool:
 
 def explore(start: Node, bounds: Bounds, *, decide: Decide | None = None,
             progress: Callable[[int], None] | None = None) -> Exploration:
-    import time  # noqa: PLC0415 - wall time only for the report's states per second
-
     began = time.perf_counter()
     facts = start.facts
     result = Exploration(set_name=facts.name, strategy=facts.strategy, policy=facts.policy)
