@@ -59,3 +59,38 @@ def test_enforced_rolling_update_completes_once_the_template_is_fixed(
     assert result["summary"]["web"]["completed"] is True
     assert {p["revision"] for p in result["final"]["pods"]} == {result["final"]["statefulSets"][0]["status"][
         "updateRevision"]}
+
+
+def test_quorum_aware_deletions_wait_min_ready_seconds_after_a_probe_tick(capsys: pytest.CaptureFixture[str]) -> None:
+    code, result = simulate(capsys, "etcd-min-ready-between-deletions.yaml")
+    assert code == 0
+    patched = next(e["t"] for e in result["events"] if e["type"] == "Step" and e["action"] == "patch")
+    ready_at: dict[str, float] = {}
+    for e in result["events"]:
+        if e["t"] < patched:
+            continue
+        if e["type"] == "PodReady":
+            ready_at[e["pod"]] = e["t"]
+        elif e["type"] == "PodDeleteRequested":
+            waited = {pod: e["t"] - t for pod, t in ready_at.items() if pod != e["pod"]}
+            assert all(w > 10 for w in waited.values()), (e, waited)
+
+
+def test_figures_are_measured_from_the_template_change_not_the_sample_before_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, result = simulate(capsys, "figures-start-at-the-template-change.yaml")
+    assert code == 0
+    assert result["summary"]["web"]["maxUnavailableObserved"] == 0
+
+
+def test_rollout_is_complete_when_the_controller_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """One rule for the summary and the RolloutComplete condition: available, not merely Ready."""
+    code, result = simulate(capsys, "complete-means-available.yaml")
+    assert code == 0
+    web = result["summary"]["web"]
+    ready = [e["t"] for e in result["events"] if e["type"] == "PodReady"][-1]
+    patched = next(e["t"] for e in result["events"] if e["type"] == "Step" and e["action"] == "patch")
+    assert web["rolloutSeconds"] > ready - patched + 20
+    conditions = result["final"]["statefulSets"][0]["status"]["conditions"]
+    assert any(c["type"] == "Progressing" and c["reason"] == "RolloutComplete" for c in conditions)

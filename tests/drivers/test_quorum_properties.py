@@ -83,3 +83,18 @@ def test_quorum_aware_controller_keeps_dep07_promises_under_random_faults(raw: d
     result = sim.run()
     assert not problems, problems[:5]
     assert result["summary"]["etcd"]["claimsLost"] == 0, [e for e in result["events"] if e.get("lost")]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(quorum_scenarios())
+def test_quorum_aware_rollout_completes_once_faults_stop(raw: dict[str, Any]) -> None:
+    """Liveness: whatever came before, once every member recovers and a good template is applied, the quorum-aware
+    controller brings every member to it within a bound of virtual time."""
+    healed = [{"podFault": {"pod": f"etcd-{o}", "fault": "recover"}} for o in range(5)]
+    final = {"patch": {"kind": "StatefulSet", "name": "etcd", "merge": {"spec": {"template": {"spec": {
+        "containers": [{"name": "etcd", "image": "etcd:final"}]}}}}}}
+    raw = {**raw, "steps": [*raw["steps"][:-1], *healed, final, {"after": 900}], "limitSeconds": 20000}
+    result = Simulation(parse_scenario(raw)).run()
+    assert result["summary"]["etcd"]["completed"], result["final"]["pods"]
+    assert result["summary"]["etcd"]["claimsLost"] == 0
+    assert not [p["name"] for p in result["final"]["pods"] if p["terminating"]], result["final"]["pods"]

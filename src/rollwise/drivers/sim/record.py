@@ -10,6 +10,7 @@ from rollwise.api import predicates as p
 from rollwise.api.identity import claim_ordinal, ordinal_of, ordinal_range, pod_name, revision_of
 from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of
 from rollwise.api.retention import retention_policy
+from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.cluster.protocol import Change
 
 __all__ = ["Recorder", "SetFigures"]
@@ -150,7 +151,9 @@ class Recorder:
         fig.start = t
         fig.completed = False
         fig.completed_at = None
-        fig.max_unavailable = fig.last_unavailable
+        # The state from here on is what counts: the end-of-instant sample at ``t`` gives its first value. The last
+        # sample belongs to before the change (steps earlier at this instant, a scale-down say, may have moved on).
+        fig.max_unavailable = 0
         fig.unavailable_pod_seconds = 0.0
         fig.pod_creations = fig.pod_deletions = fig.forced_replacements = 0
         fig.last_sample = t
@@ -167,7 +170,7 @@ class Recorder:
             fig.last_unavailable = unavailable
             fig.last_sample = t
             fig.max_unavailable = max(fig.max_unavailable, unavailable)
-            done = rollout_complete(sts, pods)
+            done = rollout_complete(sts, pods, t)
             if done and not fig.completed:
                 fig.completed_at = t
             fig.completed = done
@@ -217,23 +220,18 @@ def unavailable_ordinals(sts: Obj, pods: list[Obj], now: float) -> int:
     return sum(p.is_unavailable(by_ordinal.get(o), mrs, now) for o in ordinal_range(sts))
 
 
-def rollout_complete(sts: Obj, pods: list[Obj]) -> bool:
-    """Every ordinal in range exists, is Ready and runs the update revision (below a partition excepted), and no
-    pod outside the range remains — judged once the controller has observed the set's latest generation."""
+def rollout_complete(sts: Obj, pods: list[Obj], now: float) -> bool:
+    """The controller's rule (``api/rollout.py``), judged once the controller has observed the set's latest
+    generation: every ordinal in range available at the update revision (below a partition excepted), and no pod
+    outside the range."""
     status = sts.get("status") or {}
     if status.get("observedGeneration") != sts["metadata"].get("generation") or not status.get("updateRevision"):
         return False
     span = ordinal_range(sts)
     strategy = sts["spec"].get("updateStrategy") or {}
     block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate") or {}
-    floor = span.start + int(block.get("partition") or 0)
     by_ordinal = _by_ordinal(sts, pods)
-    if any(ordinal_of(pod) not in span for pod in pods):
-        return False
-    for o in span:
-        pod = by_ordinal.get(o)
-        if pod is None or p.is_terminating(pod) or not p.is_running_and_ready(pod):
-            return False
-        if o >= floor and revision_of(pod) != status["updateRevision"]:
-            return False
-    return True
+    return is_rollout_complete(
+        [by_ordinal.get(o) for o in span], outside_range=sum(1 for pod in pods if ordinal_of(pod) not in span),
+        floor=int(block.get("partition") or 0), update_revision=status["updateRevision"],
+        min_ready_seconds=float(sts["spec"].get("minReadySeconds") or 0), now=now)

@@ -82,7 +82,7 @@ class StepRunner:
         pods = [pod for pod in self.sim.cluster.list("Pod", namespace_of(sts))
                 if any(r.get("uid") == sts["metadata"]["uid"] for r in pod["metadata"].get("ownerReferences") or ())]
         if "rolloutComplete" in args:
-            return rollout_complete(sts, pods)
+            return rollout_complete(sts, pods, self.sim.clock.now)
         status = sts.get("status") or {}
         want = int(sts["spec"].get("replicas", 1))
         return (status.get("observedGeneration") == sts["metadata"].get("generation")
