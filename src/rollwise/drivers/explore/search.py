@@ -15,13 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollwise.api.identity import ordinal_of, revision_of
-from rollwise.api.predicates import is_running_and_ready, is_terminating
+from rollwise.api.identity import ordinal_of
+from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.drivers.explore.controller import Decide, controller_moves
 from rollwise.drivers.explore.environment import environment_moves
 from rollwise.drivers.explore.invariants import STATE_INVARIANTS, TRANSITION_INVARIANTS, status_agrees_with_pods
 from rollwise.drivers.explore.model import STATEFULSET_CONTROLLER, Bounds, Move, Node, partition_of
-from rollwise.drivers.explore.pods import image_of
+from rollwise.drivers.explore.pods import NOW, image_of
 
 __all__ = ["Exploration", "Violation", "explore", "follow", "rollout_complete"]
 
@@ -59,24 +59,18 @@ class Exploration:
 
 
 def rollout_complete(node: Node) -> bool:
-    """Every in-range ordinal has a pod, Ready, not terminating, at the update revision (below a partition and
-    under OnDelete: any revision), no pod outside the range, and the controller has seen the latest spec."""
+    """The shared rule (``api/rollout.py``) once the controller has seen the latest spec; under plain OnDelete any
+    revision will do (the controller never replaces a pod there), so only presence and availability count."""
     sts = node.sts
     status = sts.get("status") or {}
     if status.get("observedGeneration") != sts["metadata"].get("generation"):
         return False
     span = node.in_range()
     pods = {ordinal_of(pod): pod for pod in node.pods()}
-    if any(o not in span for o in pods):
-        return False
-    floor = span.start + partition_of(sts)
-    for o in span:
-        pod = pods.get(o)
-        if pod is None or is_terminating(pod) or not is_running_and_ready(pod):
-            return False
-        if node.facts.strategy != "OnDelete" and o >= floor and revision_of(pod) != status.get("updateRevision"):
-            return False
-    return True
+    floor = len(span) if node.facts.strategy == "OnDelete" else partition_of(sts)
+    return is_rollout_complete([pods.get(o) for o in span], outside_range=sum(1 for o in pods if o not in span),
+                               floor=floor, update_revision=str(status.get("updateRevision") or ""),
+                               min_ready_seconds=node.facts.min_ready_seconds, now=NOW)
 
 
 def explore(start: Node, bounds: Bounds, *, decide: Decide | None = None,
