@@ -90,3 +90,18 @@ def test_a_status_that_disagrees_with_the_pods_is_caught() -> None:
                  decide=miscounting)
     status = next(v for v in result.violations if v.invariant == "status")
     assert "status.readyReplicas is 1, the pods say 0" in status.message
+
+
+def partition_blind(view: SetView) -> Plan:
+    """The real controller deciding as if the partition were 0."""
+    sts = view.set
+    strategy = {**sts["spec"]["updateStrategy"], "rollingUpdate": {"partition": 0}}
+    return reconcile(dataclasses.replace(view, set={**sts, "spec": {**sts["spec"], "updateStrategy": strategy}}))
+
+
+def test_an_update_below_the_partition_is_caught() -> None:
+    obj = manifest({"type": "RollingUpdate", "rollingUpdate": {"partition": 1}}, "Parallel", replicas=2)
+    result = run(obj, replicas=2, template_changes=1, decide=partition_blind)
+    partition = next(v for v in result.violations if v.invariant == "partition")
+    assert partition.message == "deleted web-0 below partition 1"
+    assert run(obj, replicas=2, template_changes=1).violations == []
