@@ -72,13 +72,16 @@ def test_quorum_aware_controller_does_not_delete_a_member_created_at_the_update_
     obj = manifest({"type": "OnDelete"}, "OrderedReady", annotations=QUORUM)
     path = follow(initial_node(obj, gates=FeatureGates(), bounds=bounds), bounds, [
         "statefulset-controller: reconciles (creates web-0)",
+        "kubelet: container creating web-0",
         "kubelet: container starts web-0",
         "kubelet: readiness passes web-0",
         "statefulset-controller: reconciles (creates web-1)",
+        "kubelet: container creating web-1",
         "kubelet: container starts web-1",
         "kubelet: readiness passes web-1",
         "user: changes the template web (image app:v1-next, good)",
         "statefulset-controller: crashes mid-plan (after 3 of 4 actions; creates web-2)",
+        "kubelet: container creating web-2",
         "kubelet: container starts web-2",
         "quorum-aware-controller: reconciles",
     ])

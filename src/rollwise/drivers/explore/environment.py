@@ -19,6 +19,7 @@ from rollwise.drivers.explore.model import NAMESPACE, Bounds, Move, Node, Used
 from rollwise.drivers.explore.pods import (
     AVAILABLE,
     CRASHING,
+    CREATING,
     FAILED,
     PENDING,
     PULL_FAILING,
@@ -35,7 +36,7 @@ __all__ = ["environment_moves"]
 KUBELET = "kubelet"
 USER = "user"
 _FAULTS = {RUNNING: ("crash", "fail"), READY: ("crash", "fail"), AVAILABLE: ("crash", "fail"),
-           PENDING: ("pull-fault",)}
+           PENDING: ("pull-fault",), CREATING: ("pull-fault",)}
 
 
 def environment_moves(node: Node, bounds: Bounds, *, controllers_quiet: bool) -> Iterator[Transition]:
@@ -54,7 +55,11 @@ def _pod_moves(node: Node, pod: Obj, bounds: Bounds) -> Iterator[Transition]:
     facts = node.facts
     stage = stage_of(pod, facts.min_ready_seconds)
     broken = image_of(pod) == facts.broken_image
-    if stage == PENDING:
+    if stage == PENDING and facts.strategy == "QuorumAware":
+        # The quorum-aware controller tells "no status yet" (Unknown) from ContainerCreating (Transient), DEP-07;
+        # to the StatefulSet controller both are a Pending pod, so only quorum-aware sets take this extra step.
+        yield _set_stage(node, bounds, pod, CREATING, Move(actor=KUBELET, kind="container creating", target=name))
+    elif stage in (PENDING, CREATING):
         yield _set_stage(node, bounds, pod, PULL_FAILING if broken else RUNNING,
                          Move(actor=KUBELET, kind="image pull fails" if broken else "container starts", target=name))
     elif stage == RUNNING:

@@ -17,6 +17,7 @@ from rollwise.api.meta import Obj
 __all__ = [
     "AVAILABLE",
     "CRASHING",
+    "CREATING",
     "FAILED",
     "NOW",
     "PENDING",
@@ -33,13 +34,16 @@ NOW = 1000.0
 """The explorer's frozen instant: every timestamp is ``NOW`` or derived from it."""
 
 PENDING = "pending"
+"""Created, no status from the kubelet yet (not scheduled, or the kubelet has not reported)."""
+CREATING = "creating"
+"""The kubelet reports the container as ContainerCreating."""
 RUNNING = "running"
 READY = "ready"
 AVAILABLE = "available"
 CRASHING = "crashing"
 PULL_FAILING = "pull-failing"
 FAILED = "failed"
-STAGES = (PENDING, RUNNING, READY, AVAILABLE, CRASHING, PULL_FAILING, FAILED)
+STAGES = (PENDING, CREATING, RUNNING, READY, AVAILABLE, CRASHING, PULL_FAILING, FAILED)
 
 
 def image_of(pod: Mapping[str, Any]) -> str:
@@ -62,7 +66,7 @@ def stage_of(pod: Mapping[str, Any], min_ready_seconds: float) -> str:
         return AVAILABLE if p.is_available(pod, min_ready_seconds, NOW) else READY
     if p.is_running(pod):
         return RUNNING
-    return PENDING
+    return CREATING if status.get("containerStatuses") else PENDING
 
 
 def _condition(ctype: str, ok: bool, at: float, reason: str = "") -> Obj:
@@ -77,7 +81,9 @@ def status_for(pod: Mapping[str, Any], stage: str, *, min_ready_seconds: float) 
     ready = stage in (READY, AVAILABLE)
     ready_at = NOW - min_ready_seconds - 1.0 if stage == AVAILABLE else NOW
     running = stage in (RUNNING, READY, AVAILABLE)
-    phase = {PENDING: "Pending", PULL_FAILING: "Pending", FAILED: "Failed"}.get(stage, "Running")
+    if stage == PENDING:
+        return {**(pod.get("status") or {}), "phase": "Pending"}
+    phase = {CREATING: "Pending", PULL_FAILING: "Pending", FAILED: "Failed"}.get(stage, "Running")
     statuses = []
     for c in (pod.get("spec") or {}).get("containers") or ():
         cs: Obj = {"name": c.get("name", ""), "image": c.get("image", ""), "ready": ready,
