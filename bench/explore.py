@@ -1,7 +1,7 @@
 """States per second and state counts of ``rollwise explore`` for every strategy x podManagementPolicy.
 
 Run: `.venv/bin/python bench/explore.py [--replicas 3] [--template-changes 1] [--faults 1] [--user-actions 1]
-[--perturb LIST]`. Each row is one exhaustive exploration within the bounds; the figures are wall time on this
+[--perturb LIST] [--only LABEL]`. Each row is one exhaustive exploration within the bounds; the figures are wall time on this
 machine, so compare rows, not machines. ``cpu s`` is the process's CPU time (what a shared machine does not
 inflate); ``states/s`` is states per CPU second.
 """
@@ -52,6 +52,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--user-actions", type=int, default=1)
     ap.add_argument("--perturb", default="")
     ap.add_argument("--max-states", type=int, default=500_000)
+    ap.add_argument("--only", default="", help="run only the strategies whose label starts with this")
     args = ap.parse_args(argv)
     bounds = Bounds(replicas=args.replicas, template_changes=args.template_changes, faults=args.faults,
                     user_actions=args.user_actions, max_states=args.max_states,
@@ -61,6 +62,8 @@ def main(argv: list[str]) -> int:
           f"{'states/s':>9} {'exhaustive':>10}  violations")
     total_states = total_seconds = 0.0
     for label, strategy, notes in STRATEGIES:
+        if not label.startswith(args.only):
+            continue
         for policy in POLICIES:
             start = initial_node(manifest(strategy, policy, notes, args.replicas), gates=FeatureGates(),
                                  bounds=bounds)
