@@ -1,9 +1,9 @@
 """States per second and state counts of ``rollwise explore`` for every strategy x podManagementPolicy.
 
 Run: `.venv/bin/python bench/explore.py [--replicas 3] [--template-changes 1] [--faults 1] [--user-actions 1]
-[--perturb LIST] [--only LABEL]`. Each row is one exhaustive exploration within the bounds; the figures are wall time on this
-machine, so compare rows, not machines. ``cpu s`` is the process's CPU time (what a shared machine does not
-inflate); ``states/s`` is states per CPU second.
+[--perturb LIST] [--only LABEL]`. Each row is one exhaustive exploration within the bounds; the figures are
+times on this machine, so compare rows, not machines. ``cpu s`` is the process's CPU time (what a shared
+machine does not inflate); ``states/s`` is states per CPU second.
 """
 
 from __future__ import annotations
