@@ -15,6 +15,7 @@ from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
 from rollwise.cli.lab import add_lab
 from rollwise.cli.manifests import add_manifests
+from rollwise.cli.explore import add_explore
 from rollwise.cli.plan import add_plan
 from rollwise.cli.run import add_run
 from rollwise.cli.simulate import add_simulate
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_up(sub)
     add_manifests(sub)
     add_run(sub)
+    add_explore(sub)
     return parser
 
 
