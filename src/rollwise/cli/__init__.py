@@ -13,9 +13,9 @@ from importlib import metadata
 
 from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
+from rollwise.cli.explore import add_explore
 from rollwise.cli.lab import add_lab
 from rollwise.cli.manifests import add_manifests
-from rollwise.cli.explore import add_explore
 from rollwise.cli.plan import add_plan
 from rollwise.cli.run import add_run
 from rollwise.cli.simulate import add_simulate

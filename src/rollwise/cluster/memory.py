@@ -277,12 +277,11 @@ class MemoryCluster:
 
         Objects are shared, which is safe because a stored dict is never changed. The copy starts with an empty
         change feed, no write counts and no injected faults."""
-        twin = MemoryCluster(clock=clock or self._clock, admit=self._admit)
-        twin._kinds = {kind: {ns: dict(bucket) for ns, bucket in spaces.items()}
-                       for kind, spaces in self._kinds.items()}
-        twin._uids = dict(self._uids)
-        twin._count, twin._rv, twin._uid_seq, twin._name_seq = self._count, self._rv, self._uid_seq, self._name_seq
-        twin._unowned = {key: dict(names) for key, names in self._unowned.items()}
+        twin = MemoryCluster(clock=clock or self._clock, admit=self._admit, resources=self.resources,
+                             uid=self._make_uid)
+        twin._index = self._index.fork()
+        twin._lookup = twin._index.lookup
+        twin._rv, twin._uid_seq, twin._name_seq = self._rv, self._uid_seq, self._name_seq
         twin._gc = self._gc.fork()
         twin._gc_host = _GcBridge(twin)
         return twin
