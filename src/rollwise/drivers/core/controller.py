@@ -42,13 +42,16 @@ class SetController:
     ``quorum_observers`` are called with every view and the plan decided from it, before execution."""
 
     def __init__(self, cluster: Cluster, *, scheduler: Scheduler, gates: FeatureGates,
-                 recorder: EventRecorder, metrics: MetricsRegistry | None = None) -> None:
+                 recorder: EventRecorder, metrics: MetricsRegistry | None = None,
+                 max_rounds_per_instant: int | None = 200,
+                 round_bound: Callable[[SetKey], int] | None = None) -> None:
         self.cluster = cluster
         self.gates = gates
         self.recorder = recorder
         self.metrics = metrics if metrics is not None else MetricsRegistry()
         self._scheduler = scheduler
-        self.queue: WorkQueue[SetKey] = WorkQueue(scheduler, self.reconcile)
+        self.queue: WorkQueue[SetKey] = WorkQueue(scheduler, self.reconcile, round_bound=round_bound,
+                                                  max_rounds_per_instant=max_rounds_per_instant)
         self.observers: list[Observer] = []
         self.quorum_observers: list[Observer] = []
 
