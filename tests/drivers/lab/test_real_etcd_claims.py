@@ -41,7 +41,7 @@ def test_a_member_whose_claim_was_deleted_restarts_empty_and_is_refused_by_its_p
 
         def healthy() -> bool:
             sts = loop.cluster.get("StatefulSet", "default", "etcd")
-            return rollout_complete(sts, loop.pods_of(sts))
+            return rollout_complete(sts, loop.pods_of(sts), loop.clock())
 
         assert loop.run_until(healthy, timeout=60)
         kept = {o: runtime.data_dir("default", f"data-etcd-{o}") / "etcd" / "member" for o in (0, 2)}

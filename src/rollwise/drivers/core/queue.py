@@ -2,8 +2,7 @@
 
 - ``add(key)``: the key is processed once at the current instant however often it is added before then (changes
   coalesce, as an informer's events do); a key that keeps being re-added at one instant past
-  ``max_rounds_per_instant`` (and past ``round_bound(key)``, if given: a bound that grows with the key's work) is
-  a controller that does not settle, and raises;
+  ``max_rounds_per_instant`` is a controller that does not settle, and raises;
 - ``requeue_at(key, t)``: one timer per key; an earlier pending wake-up wins (the reconcile then asks again);
 - ``done(key, requeue_after=..., failed=...)``: a failed reconcile backs off exponentially (doubling from
   ``backoff_start`` seconds), a successful one resets the back-off; the sooner of the requested requeue and the
@@ -61,13 +60,13 @@ class WorkQueue(Generic[K]):
 
     def __init__(self, scheduler: Scheduler, process: Callable[[K], None], *, backoff_start: float = 0.005,
                  backoff_max: float = 1000.0, max_rounds_per_instant: int | None = 200,
-                 round_bound: Callable[[K], int] | None = None) -> None:
+                 rounds_for: Callable[[K], int] | None = None) -> None:
         self._scheduler = scheduler
         self._process = process
         self._backoff_start = backoff_start
         self._backoff_max = backoff_max
         self._max_rounds = max_rounds_per_instant
-        self._round_bound = round_bound
+        self._rounds_for = rounds_for  # extra rounds a key may take in one instant (a big set settles in more)
         self._queued: set[K] = set()
         self._rounds: dict[K, tuple[float, int]] = {}
         self._timers: dict[K, tuple[float, Any]] = {}
@@ -82,7 +81,7 @@ class WorkQueue(Generic[K]):
         rounds = rounds + 1 if at_t == t else 1
         self._rounds[key] = (t, rounds)
         if (self._max_rounds is not None and rounds > self._max_rounds
-                and (self._round_bound is None or rounds > self._round_bound(key))):
+                and (self._rounds_for is None or rounds > self._max_rounds + self._rounds_for(key))):
             raise RuntimeError(f"{_name(key)} did not settle at t={t}: {rounds} reconciles in one instant")
         self._queued.add(key)
         self._scheduler.at(t, lambda: self._run(key))

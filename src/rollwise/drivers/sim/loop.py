@@ -41,8 +41,6 @@ from rollwise.kubelet.agent import PodRuntime, advance, apply_fault
 
 __all__ = ["STATEFULSET_CONTROLLER", "Simulation"]
 
-_MAX_ROUNDS_PER_INSTANT = 200
-_ROUNDS_PER_ORDINAL = 8  # measured: an OrderedReady rollout at zero timings takes about 3 per ordinal
 
 
 class _EngineScheduler:
@@ -89,8 +87,7 @@ class Simulation:
                      if app.model == "quorum"}
         self.metrics = MetricsRegistry()
         self.controller = SetController(self.cluster, scheduler=_EngineScheduler(self.engine), gates=scenario.gates,
-                                        recorder=EventRecorder(self.cluster, clock=self.clock), metrics=self.metrics,
-                                        max_rounds_per_instant=_MAX_ROUNDS_PER_INSTANT, round_bound=self._round_bound)
+                                        recorder=EventRecorder(self.cluster, clock=self.clock), metrics=self.metrics)
         self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
@@ -230,17 +227,6 @@ class Simulation:
 
     def _mark_dirty(self, key: SetKey) -> None:
         self.controller.queue.add(key)
-
-    def _round_bound(self, key: SetKey) -> int:
-        """How many reconciles one instant may take before the set counts as stuck in a loop. With zero kubelet
-        timings a whole OrderedReady rollout happens at one instant, a few reconciles per ordinal (create, ready,
-        delete, gone), so the bound grows with the set's size rather than being one constant."""
-        try:
-            replicas = (self.cluster.get(*key).get("spec") or {}).get("replicas")
-        except NotFound:
-            return _MAX_ROUNDS_PER_INSTANT
-        size = replicas if isinstance(replicas, int) and replicas > 0 else 1
-        return _MAX_ROUNDS_PER_INSTANT + _ROUNDS_PER_ORDINAL * size
 
     def _view(self, sts: Obj) -> SetView:
         return self.controller.view(sts)

@@ -34,7 +34,8 @@ class SetFigures:
     last_unavailable: int = 0
     last_sample: float | None = None
     unavailable_steps: list[tuple[float, int]] = field(default_factory=list)  # (t, count) where the count changed
-    measured_step: int = 0  # the step in force when measuring (re)started
+    measured_step: int = 0  # the first step that counts: the sample that ends the instant measuring (re)started at
+    restarted: bool = False  # measuring restarted at this instant and its first sample is still to come
     range_steps: list[tuple[float, int, int]] = field(default_factory=list)  # (t, start, stop) of the ordinals
 
 
@@ -160,7 +161,7 @@ class Recorder:
         fig.unavailable_pod_seconds = 0.0
         fig.pod_creations = fig.pod_deletions = fig.forced_replacements = 0
         fig.last_sample = t
-        fig.measured_step = max(0, len(fig.unavailable_steps) - 1)
+        fig.restarted = True
 
     def sample(self, t: float, sets: list[Obj], pods_by_set: Mapping[str, list[Obj]]) -> None:
         """At the end of an instant: integrate unavailability since the last sample, and check completion."""
@@ -171,7 +172,11 @@ class Recorder:
                 fig.unavailable_pod_seconds += fig.last_unavailable * (t - fig.last_sample)
             pods = pods_by_set.get(name, [])
             unavailable = unavailable_ordinals(sts, pods, t)
-            if not fig.unavailable_steps or fig.unavailable_steps[-1][1] != unavailable:
+            if fig.restarted:  # the first value that counts gets a step of its own, even if the count is unchanged
+                fig.measured_step = len(fig.unavailable_steps)
+                fig.unavailable_steps.append((round(t, 6), unavailable))
+                fig.restarted = False
+            elif not fig.unavailable_steps or fig.unavailable_steps[-1][1] != unavailable:
                 fig.unavailable_steps.append((round(t, 6), unavailable))
             span = ordinal_range(sts)
             if not fig.range_steps or fig.range_steps[-1][1:] != (span.start, span.stop):

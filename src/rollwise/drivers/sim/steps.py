@@ -99,7 +99,7 @@ class StepRunner:
             elif step.action == "patch":
                 namespace = args.get("namespace", "default")
                 resource = self._resource(args)
-                self._check_patched(resource, args["kind"], namespace, args["name"], args["merge"])
+                self._check_patched(resource, namespace, args["name"], args["merge"])
                 cluster.patch(resource, namespace, args["name"], args["merge"], actor="user")
             elif step.action == "scale":
                 cluster.patch(self._resource({**args, "kind": "StatefulSet"}), args.get("namespace", "default"),
@@ -116,6 +116,18 @@ class StepRunner:
             self.sim.recorder.emit(self.sim.clock.now, "StepRejected", index=step.index, action=step.action,
                                    reason=err.reason, message=str(err))
 
+    def _check_patched(self, kind: ResourceRef, namespace: str, name: str, merge: dict[str, Any]) -> None:
+        """A patch is refused, as the API server with strict field validation would, when the object it makes is
+        malformed (a pod without containers would otherwise reach the kubelet)."""
+        current = self.sim.cluster.get(kind, namespace, name)
+        patched = merge_patch(current, merge)
+        if patched.get("kind") != current.get("kind"):
+            return  # the store refuses a patch that changes what the object is
+        errors: list[FieldError] = []
+        check_manifest(patched, "", self.sim.scenario.gates, errors)
+        if errors:
+            raise Invalid(f'{kind} "{name}" is invalid: ' + "; ".join(map(str, errors)), errors=errors)
+
     def _resource(self, args: dict[str, Any]) -> ResourceRef:
         """A step's ``kind``: ``StatefulSet`` names the set of that name, whichever of its two resources it is."""
         if args["kind"] != "StatefulSet":
@@ -124,19 +136,6 @@ class StepRunner:
             return set_resource(find_set(self.sim.cluster, args.get("namespace", "default"), args["name"]))
         except NotFound:
             return "StatefulSet"
-
-    def _check_patched(self, resource: ResourceRef, kind: str, namespace: str, name: str,
-                       merge: dict[str, Any]) -> None:
-        """A patch is refused, as the API server with strict field validation would, when the object it makes is
-        malformed (a pod without containers would otherwise reach the kubelet)."""
-        current = self.sim.cluster.get(resource, namespace, name)
-        patched = merge_patch(current, merge)
-        if patched.get("kind") != current.get("kind"):
-            return  # the store refuses a patch that changes what the object is
-        errors: list[FieldError] = []
-        check_manifest(patched, "", self.sim.scenario.gates, errors)
-        if errors:
-            raise Invalid(f'{kind} "{name}" is invalid: ' + "; ".join(map(str, errors)), errors=errors)
 
     def _apply(self, manifest: Obj) -> None:
         """Create, or replace the spec and metadata of what exists (``kubectl apply`` for a whole manifest)."""
