@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bundled import SCENARIO_FILES
 
 from rollwise.cli.plot import AGGREGATE_ABOVE, SET_PANELS, plot_timelines, timeline_figure
 from rollwise.cli.timeline import (
@@ -30,7 +31,7 @@ from rollwise.cli.timeline import (
 from rollwise.drivers.sim import load_scenario, parse_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-BUNDLED = sorted([*(ROOT / "src/rollwise/examples").glob("*.yaml"), *(ROOT / "tests/scenarios").glob("*.yaml")])
+BUNDLED = SCENARIO_FILES
 
 OLD, NEW = "web-aaa", "web-bbb"
 

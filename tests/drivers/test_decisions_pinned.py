@@ -15,11 +15,13 @@ import json
 import os
 from pathlib import Path
 
+from bundled import SCENARIO_FILES
+
 from rollwise.cli.options import load_with_overrides
 from rollwise.drivers.sim import run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIOS = sorted([*(ROOT / "src/rollwise/examples").glob("*.yaml"), *(ROOT / "tests/scenarios").glob("*.yaml")])
+SCENARIOS = SCENARIO_FILES
 STRATEGIES = (None, "RollingUpdate", "RollingUpdate:maxUnavailable=2", "OnDelete", "Recreate",
               "EnforcedRollingUpdate", "QuorumAware")
 PINNED = Path(__file__).with_name("pinned_results.json")

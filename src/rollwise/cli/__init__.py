@@ -13,8 +13,11 @@ from importlib import metadata
 
 from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
+from rollwise.cli.explore import add_explore
 from rollwise.cli.lab import add_lab
+from rollwise.cli.manifests import add_manifests
 from rollwise.cli.plan import add_plan
+from rollwise.cli.run import add_run
 from rollwise.cli.simulate import add_simulate
 from rollwise.cli.up import add_up
 from rollwise.cli.validate import add_validate
@@ -36,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_validate(sub)
     add_lab(sub)
     add_up(sub)
+    add_manifests(sub)
+    add_run(sub)
+    add_explore(sub)
     return parser
 
 

@@ -9,6 +9,7 @@ outages and leaders added as ``QuorumLost``/``QuorumRestored``/``LeaderChanged``
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,8 @@ from typing import Any
 
 from rollwise.api.features import FeatureGates
 from rollwise.drivers.lab.figures import StatusSample, WriteRecord, elections, leader_moves, no_commit_gaps
-from rollwise.drivers.lab.loop import LabLoop
 from rollwise.drivers.lab.meter import StatusPoller, WriteMeter
+from rollwise.drivers.lab.plane import LabPlane
 from rollwise.drivers.lab.scenarios import (
     LabScenario,
     LabStrategy,
@@ -99,84 +100,89 @@ def run_model(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings)
                    quorum_loss_seconds=float(fig["quorumLossSeconds"] or 0.0)), result
 
 
-def _complete(loop: LabLoop) -> bool:
-    sts = loop.cluster.get("StatefulSet", "default", "etcd")
-    return rollout_complete(sts, loop.pods_of(sts), loop.clock())
+def _complete(plane: LabPlane) -> bool:
+    sts = plane.cluster.get("StatefulSet", "default", "etcd")
+    return rollout_complete(sts, plane.pods_of(sts), plane.clock())
 
 
 def run_real(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, *, root: Path | None = None,
              rate: float = 20.0, timeout: float = 180.0) -> RealRun:
     root = Path(tempfile.mkdtemp(prefix="rollwise-lab-")) if root is None else root
-    gates = FeatureGates().with_overrides(strategy.gates)
     probe = ProbeSettings(initial_delay_seconds=timings.probe_initial_delay_seconds,
                           period_seconds=timings.probe_period_seconds, timeout_seconds=timings.probe_timeout_seconds,
                           failure_threshold=timings.probe_failure_threshold,
                           heartbeat_seconds=timings.heartbeat_seconds)
     runtime = ProcessRuntime(root, probe=probe, start_seconds=timings.start_seconds)
-    loop = LabLoop(runtime, gates=gates)
-    runtime.clock = loop.clock
+    plane = LabPlane(runtime, gates=FeatureGates().with_overrides(strategy.gates))
+    return asyncio.run(_run_real(plane, scenario, strategy, timings, rate=rate, timeout=timeout))
+
+
+async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, *,
+                    rate: float, timeout: float) -> RealRun:
+    runtime, root = plane.runtime, plane.runtime.root
     meter: WriteMeter | None = None
     poller: StatusPoller | None = None
     try:
-        loop.create(set_manifest(scenario, strategy, timings))
-        if not loop.run_until(lambda: _complete(loop), timeout=60):
-            raise RuntimeError("the etcd members did not all become ready within 60 s; logs in " + str(root / "logs"))
-        endpoints = runtime.layout(loop.cluster.get("StatefulSet", "default", "etcd")).endpoints()
-        for ordinal in scenario.down:
-            loop.pod_fault(f"etcd-{ordinal}", "crash")
-        settle_end = loop.clock() + timings.settle_seconds
-        meter = WriteMeter(endpoints, clock=loop.clock, rate=rate).start()
-        poller = StatusPoller(endpoints, clock=loop.clock).start()
-        # reference §4 item 6: a crashed leader costs an election before the rollout; start only once writes
-        # commit again, so the figures are the rollout's own.
-        settled = loop.run_until(lambda: loop.clock() >= settle_end and meter is not None and meter.committing(),
-                                 timeout=timings.settle_seconds + 30)
-        if not settled:
-            raise RuntimeError("writes did not resume within 30 s after the crash faults; logs in " + str(root))
-        t0 = loop.clock()
-        loop.recorder.emit(t0, "Step", index=0, action="patch")
-        loop.patch_set("etcd", template_patch())
-        completed = loop.run_until(lambda: _complete(loop), timeout=timeout)
-        t1 = loop.clock()
-        loop.run_until(lambda: loop.clock() >= t1 + 0.5, timeout=1.0)
-        writes, samples = meter.stop(), poller.stop()
-        meter = poller = None
-        gaps = no_commit_gaps(writes, since=t0, until=t1)
-        summary = loop.recorder.summary(t1)
-        final_set = loop.cluster.get("StatefulSet", "default", "etcd")
-        final_pods = loop.pods_of(final_set)
-        _annotate(loop, gaps, samples, runtime)
-        claims_kept = all((runtime.data_dir("default", f"data-etcd-{o}") / "etcd" / "member").is_dir()
-                          for o in range(scenario.replicas))
-        result = {"scenario": f"lab-{scenario.name}", "description": scenario.description, "strategy": strategy.label,
-                  "endedAt": round(loop.clock(), 3), "events": sorted(loop.recorder.events, key=lambda e: e["t"]),
-                  "summary": summary, "apiWrites": {}, "metrics": {}, "final": {}}
-        fig = summary["etcd"]
-        outage, terms = round(sum(b - a for a, b in gaps), 3), elections(samples, since=t0, until=t1)
-        # The measured counterparts of the model's figures, so a plot's panel title shows them too.
-        fig.update(quorumLossSeconds=outage, leaderElections=terms)
-        return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,
-                                       leader_moves=leader_moves(samples, since=t0, until=t1),
-                                       rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(gaps)),
-                       result=result, writes=tuple(writes), samples=tuple(samples), claims_kept=claims_kept,
-                       root=root, pids=tuple(runtime.supervisor.started), final_pods=tuple(final_pods),
-                       update_revision=str((final_set.get("status") or {}).get("updateRevision", "")))
+        async with plane:
+            plane.create(set_manifest(scenario, strategy, timings))
+            if not await plane.run_until(lambda: _complete(plane), timeout=60):
+                raise RuntimeError(f"the etcd members did not all become ready within 60 s; logs in {root / 'logs'}")
+            endpoints = runtime.layout(plane.cluster.get("StatefulSet", "default", "etcd")).endpoints()
+            for ordinal in scenario.down:
+                plane.pod_fault(f"etcd-{ordinal}", "crash")
+            settle_end = plane.clock() + timings.settle_seconds
+            meter = WriteMeter(endpoints, clock=plane.clock, rate=rate).start()
+            poller = StatusPoller(endpoints, clock=plane.clock).start()
+            # reference §4 item 6: a crashed leader costs an election before the rollout; start only once writes
+            # commit again, so the figures are the rollout's own.
+            settled = await plane.run_until(
+                lambda: plane.clock() >= settle_end and meter is not None and meter.committing(),
+                timeout=timings.settle_seconds + 30)
+            if not settled:
+                raise RuntimeError(f"writes did not resume within 30 s after the crash faults; logs in {root}")
+            t0 = plane.clock()
+            plane.recorder.emit(t0, "Step", index=0, action="patch")
+            plane.patch_set("etcd", template_patch())
+            completed = await plane.run_until(lambda: _complete(plane), timeout=timeout)
+            t1 = plane.clock()
+            await plane.run_until(lambda: plane.clock() >= t1 + 0.5, timeout=1.0)
+            writes, samples = await asyncio.to_thread(meter.stop), await asyncio.to_thread(poller.stop)
+            meter = poller = None
+            gaps = no_commit_gaps(writes, since=t0, until=t1)
+            summary = plane.recorder.summary(t1)
+            final_set = plane.cluster.get("StatefulSet", "default", "etcd")
+            final_pods = plane.pods_of(final_set)
+            _annotate(plane, gaps, samples, runtime)
     finally:
         if meter is not None:
             meter.stop()
         if poller is not None:
             poller.stop()
-        loop.close()
+    claims_kept = all((runtime.data_dir("default", f"data-etcd-{o}") / "etcd" / "member").is_dir()
+                      for o in range(scenario.replicas))
+    result = {"scenario": f"lab-{scenario.name}", "description": scenario.description, "strategy": strategy.label,
+              "endedAt": round(t1 + 0.5, 3), "events": sorted(plane.recorder.events, key=lambda e: e["t"]),
+              "summary": summary, "apiWrites": {}, "metrics": {}, "final": {}}
+    fig = summary["etcd"]
+    outage, terms = round(sum(b - a for a, b in gaps), 3), elections(samples, since=t0, until=t1)
+    # The measured counterparts of the model's figures, so a plot's panel title shows them too.
+    fig.update(quorumLossSeconds=outage, leaderElections=terms)
+    return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,
+                                   leader_moves=leader_moves(samples, since=t0, until=t1),
+                                   rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(gaps)),
+                   result=result, writes=tuple(writes), samples=tuple(samples), claims_kept=claims_kept,
+                   root=root, pids=tuple(runtime.supervisor.started), final_pods=tuple(final_pods),
+                   update_revision=str((final_set.get("status") or {}).get("updateRevision", "")))
 
 
-def _annotate(loop: LabLoop, gaps: list[tuple[float, float]], samples: list[StatusSample],
+def _annotate(plane: LabPlane, gaps: list[tuple[float, float]], samples: list[StatusSample],
               runtime: ProcessRuntime) -> None:
     """Measured outages and leaders as the quorum model's event types, for ``cli/plot.py``."""
     for a, b in gaps:
-        loop.recorder.emit(a, "QuorumLost", statefulSet="etcd", measured="no-commit gap")
-        loop.recorder.emit(b, "QuorumRestored", statefulSet="etcd", measured="no-commit gap")
+        plane.recorder.emit(a, "QuorumLost", statefulSet="etcd", measured="no-commit gap")
+        plane.recorder.emit(b, "QuorumRestored", statefulSet="etcd", measured="no-commit gap")
     pods = {lease.holder.split(":")[0]: lease.name for lease in runtime.member_leases()}
-    for lease in loop.cluster.list("Lease"):
+    for lease in plane.cluster.list("Lease"):
         pods.setdefault(str(lease["spec"]["holderIdentity"]).split(":")[0], lease["metadata"]["name"])
     best, leader = -1, 0
     for s in samples:
@@ -185,4 +191,4 @@ def _annotate(loop: LabLoop, gaps: list[tuple[float, float]], samples: list[Stat
         best = s.term
         if s.leader != leader:
             leader = s.leader
-            loop.recorder.emit(s.t, "LeaderChanged", statefulSet="etcd", pod=pods.get(format(leader, "x")))
+            plane.recorder.emit(s.t, "LeaderChanged", statefulSet="etcd", pod=pods.get(format(leader, "x")))

@@ -9,7 +9,7 @@ range at ``spec.replicas`` (a Parallel etcd set boots all members at once, as et
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,12 +57,21 @@ class ClusterLayout:
     name, peer URL and token).
     """
 
-    def __init__(self, sts: Mapping[str, Any], *, ports: PortAllocator, run_id: str) -> None:
+    def __init__(self, sts: Mapping[str, Any], *, ports: PortAllocator, run_id: str,
+                 known: Mapping[int, tuple[int, int]] | None = None,
+                 on_new: Callable[[ClusterLayout], None] | None = None) -> None:
+        """``known``: ordinal -> (client, peer) ports the members had before (a restarted owner keeps them, so
+        members restarted on their data find each other); ``on_new`` is called after a member's ports are chosen."""
         self.set_name = name_of(sts)
         self.namespace = namespace_of(sts)
         self.token = f"{run_id}-{self.namespace}-{self.set_name}"
         self._ports = ports
         self._members: dict[int, MemberAddress] = {}
+        for ordinal, (client, peer) in (known or {}).items():
+            ports.reserve([client, peer])
+            self._members[ordinal] = MemberAddress(name=pod_name(self.set_name, ordinal), ordinal=ordinal,
+                                                   client_port=client, peer_port=peer)
+        self._on_new = on_new
         self._sts = sts
 
     def refresh(self, sts: Mapping[str, Any]) -> None:
@@ -73,7 +82,13 @@ class ClusterLayout:
             client, peer = self._ports.allocate(2)
             self._members[ordinal] = MemberAddress(name=pod_name(self.set_name, ordinal), ordinal=ordinal,
                                                    client_port=client, peer_port=peer)
+            if self._on_new is not None:
+                self._on_new(self)
         return self._members[ordinal]
+
+    def ports(self) -> dict[int, tuple[int, int]]:
+        """ordinal -> (client, peer) of every member given ports so far."""
+        return {o: (m.client_port, m.peer_port) for o, m in self._members.items()}
 
     def ordinals(self) -> range:
         return ordinal_range(self._sts)

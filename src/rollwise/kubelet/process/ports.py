@@ -20,6 +20,11 @@ class PortAllocator:
         self._given: set[int] = set()
         self._lock = threading.Lock()
 
+    def reserve(self, ports: list[int]) -> None:
+        """Ports taken already (kept from an earlier run): never handed out."""
+        with self._lock:
+            self._given.update(ports)
+
     def allocate(self, count: int) -> list[int]:
         """``count`` distinct ports on 127.0.0.1, none given out before by this allocator."""
         if count < 1:

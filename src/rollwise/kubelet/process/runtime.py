@@ -21,8 +21,10 @@ its old directory is a plain restart; one started on an empty directory while it
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import importlib.util
+import json
 import shutil
 import threading
 import time
@@ -46,6 +48,7 @@ __all__ = ["DEFAULT_PATTERN", "MemberLease", "PodSync", "ProcessRuntime", "etcd_
 DEFAULT_PATTERN = "etcd:*"
 FAULTS = ("crash", "kill", "fail", "recover")
 _DEFAULT_GRACE_SECONDS = 30.0
+_PORTS_FILE = "ports.json"
 
 
 def etcd_binary() -> str | None:
@@ -114,7 +117,12 @@ class ProcessRuntime:
     def layout(self, sts: Mapping[str, Any]) -> ClusterLayout:
         key = (namespace_of(sts), name_of(sts))
         if key not in self._layouts:
-            self._layouts[key] = ClusterLayout(sts, ports=self.ports, run_id=self.run_id)
+            try:
+                known = {int(o): (int(c), int(p)) for o, (c, p) in self._saved_ports().get("/".join(key), {}).items()}
+            except (AttributeError, TypeError, ValueError):  # not ours, or damaged: choose new ports
+                known = {}
+            self._layouts[key] = ClusterLayout(sts, ports=self.ports, run_id=self.run_id, known=known,
+                                               on_new=lambda _: self._save_ports())
         layout = self._layouts[key]
         layout.refresh(sts)
         return layout
@@ -170,6 +178,22 @@ class ProcessRuntime:
         self._doomed_claims.add(self._claim_dir(namespace, claim))
         self._collect_claims()
 
+    def probe_for(self, container: Mapping[str, Any]) -> ProbeSettings:
+        """The container's ``readinessProbe`` timings, with Kubernetes' defaults for the fields it leaves out
+        (period 10 s, timeout 1 s, threshold 3); the runtime's own settings when it has none. Whatever the probe's
+        handler says, readiness is etcd-druid's check, a linearizable read (reference §1.7)."""
+        given = container.get("readinessProbe")
+        if not isinstance(given, Mapping):
+            return self.probe
+        try:
+            return dataclasses.replace(
+                self.probe, initial_delay_seconds=float(given.get("initialDelaySeconds", 0)),
+                period_seconds=float(given.get("periodSeconds", 10)),
+                timeout_seconds=float(given.get("timeoutSeconds", 1)),
+                failure_threshold=int(given.get("failureThreshold", 3)))
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"container {container.get('name')!r}: readinessProbe: {err}") from None
+
     def data_dir(self, namespace: str, claim: str) -> Path:
         return self._claim_dir(namespace, claim)
 
@@ -183,6 +207,24 @@ class ProcessRuntime:
         self.supervisor.stop_all()
 
     # -- internals -----------------------------------------------------------------------------------------------
+
+    def _saved_ports(self) -> dict[str, dict[str, list[int]]]:
+        """The members' ports of an earlier runtime on this root: a member restarted on its data must come back at
+        the peer URL its peers have stored (reference §4 item 1), or the cluster never forms again."""
+        try:
+            doc = json.loads((self.root / _PORTS_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return doc if isinstance(doc, dict) else {}
+
+    def _save_ports(self) -> None:
+        doc = self._saved_ports()
+        for (ns, name), layout in self._layouts.items():
+            doc[f"{ns}/{name}"] = {str(o): list(p) for o, p in layout.ports().items()}
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = self.root / (_PORTS_FILE + ".tmp")
+        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True), encoding="utf-8")
+        tmp.replace(self.root / _PORTS_FILE)
 
     def _container(self, pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
         for c in (pod.get("spec") or {}).get("containers") or ():
@@ -230,7 +272,8 @@ class ProcessRuntime:
         member = MemberProcess(name=str(container.get("name", "")), image=str(container.get("image", "")),
                                command=command, endpoint=layout.member(ordinal).endpoint,
                                log=self.root / "logs" / f"{name}.log", supervisor=self.supervisor,
-                               profile=self.profile, probe=self.probe, clock=self.clock, created_at=start,
+                               profile=self.profile, probe=self.probe_for(container), clock=self.clock,
+                               created_at=start,
                                start_seconds=self.start_seconds)
         entry = _Pod(member=member, namespace=ns, name=name, set_name=name_of(sts),
                      container=str(container.get("name", "")), data_dir=data_dir, claim=claim)
