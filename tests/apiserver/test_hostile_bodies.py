@@ -164,3 +164,25 @@ def test_mutated_manifests_get_a_status_never_a_5xx(case: tuple[str, bytes, str]
             if resp.status >= 400:
                 assert (reply["kind"], reply["code"]) == ("Status", resp.status), reply
     run(t)
+
+
+# (name, method, path, code): query values that must be refused, not read as some default.
+QUERIES = [
+    ("a dry run spelled in lower case deletes nothing", "DELETE", f"{STS}/web?dryRun=all", 422),
+    ("an unknown dry run value on create", "POST", f"{STS}?dryRun=Bogus", 422),
+    ("a grace period past int64", "DELETE", f"{STS}/web?gracePeriodSeconds=99999999999999999999999", 400),
+    ("an unknown fieldValidation", "POST", f"{STS}?fieldValidation=strict", 400),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "code"), [q[1:] for q in QUERIES], ids=[q[0] for q in QUERIES])
+def test_a_bad_query_value_is_a_status_and_changes_nothing(method: str, path: str, code: int) -> None:
+    async def t() -> None:
+        async with api() as (c, store):
+            await c.post(STS, json=sts("web"), headers=AUTH)
+            before = store.resource_version
+            resp = await c.request(method, path, json=sts("other"), headers=AUTH)
+            status = await body(resp)
+            assert (resp.status, status["kind"], status["code"]) == (code, "Status", code), status
+            assert store.resource_version == before
+    run(t)

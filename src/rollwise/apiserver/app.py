@@ -29,7 +29,7 @@ from rollwise.apiserver.http import (
     wants_table,
     wire_object,
 )
-from rollwise.apiserver.requests import decoded, delete_options, patch_plain, pod_log, scale_wire
+from rollwise.apiserver.requests import decoded, delete_options, dry_run_of, patch_plain, pod_log, scale_wire
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import error_status, success_status
 from rollwise.apiserver.store import PATCH_TYPES, ApiStore
@@ -260,7 +260,7 @@ class _Api:
                     return await self._watch(request, t)
                 return self._list(request, t)
             return self._get(request, t)
-        dry_run = request.query.get("dryRun") == "All"
+        dry_run = dry_run_of(request.query)
         user = request[USER]
         if method == "POST" and t.name is None:
             body = await read_body(request)

@@ -6,12 +6,13 @@ from typing import Any
 
 import jsonpatch
 
-from rollwise.api.errors import BadRequest, Invalid
+from rollwise.api.errors import BadRequest, FieldError, Invalid
 from rollwise.apiserver.resources import Resource
+from rollwise.cluster.documents import MAX_INTEGER
 from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.wire import decode, encode, format_time
 
-__all__ = ["decoded", "delete_options", "patch_plain", "pod_log", "scale_wire"]
+__all__ = ["decoded", "delete_options", "dry_run_of", "patch_plain", "pod_log", "scale_wire"]
 
 
 def delete_options(body: Any, query: Any) -> dict[str, Any]:
@@ -27,11 +28,24 @@ def delete_options(body: Any, query: Any) -> dict[str, Any]:
             options["gracePeriodSeconds"] = int(str(grace))
         except ValueError:
             raise BadRequest(f"gracePeriodSeconds: invalid value {grace!r}: must be an integer") from None
+        if abs(options["gracePeriodSeconds"]) > MAX_INTEGER:
+            raise BadRequest(f"gracePeriodSeconds: invalid value {grace!r}: must fit in 64 bits")
     if not isinstance(options.get("propagationPolicy") or "", str):
         raise BadRequest("propagationPolicy: must be a string")
     if not isinstance(options.get("preconditions") or {}, dict):
         raise BadRequest("preconditions: must be an object with uid and/or resourceVersion")
     return options
+
+
+def dry_run_of(query: Any) -> bool:
+    """Whether the request is a dry run. ``All`` is the only value the API server knows; any other is refused
+    rather than read as "not a dry run", which would make a mistyped ``dryRun=all`` write for real."""
+    values = query.getall("dryRun", [])
+    unknown = [v for v in values if v != "All"]
+    if unknown:
+        raise Invalid(errors=[FieldError(path="dryRun", kind="Unsupported value", value=unknown[0],
+                                         rule='supported values: "All"')])
+    return bool(values)
 
 
 def decoded(resource: Resource, body: Any) -> Any:
