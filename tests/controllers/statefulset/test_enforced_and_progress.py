@@ -200,3 +200,28 @@ def test_unavailability_violation_is_counted_once_per_breach() -> None:
         plan = h.sync()
         counts.append(sum(m.value for m in plan.metrics if m.name == "statefulset_unavailability_violation"))
     assert counts == [1, 0, 0]
+
+
+_RECORD = '{"foo-0": {"revision": "%s", "count": COUNT}}'
+
+
+@pytest.mark.parametrize("records", [
+    "not json", "[" * 100_000, *(_RECORD.replace("COUNT", c) for c in ('"x"', "NaN", "1e999", "[1]", "1" + "0" * 30,
+                                                                        "-3")),
+    '{"foo-0": 5}', "[]",
+], ids=["not JSON", "nested 100,000 deep", "a string count", "NaN", "infinity", "a list", "a huge count",
+        "a negative count", "a record that is not an object", "a list of records"])
+def test_a_mangled_progress_record_is_dropped_and_the_back_off_starts_over(records: str) -> None:
+    h = Harness(make_set(replicas=1, updateStrategy={
+        "type": "RollingUpdate", "rollingUpdate": {"partition": 0, "podProgressTimeoutSeconds": 60}}))
+    h.settle()
+    h.set_image("nginx:slow")
+    h.sync()
+    h.finish_termination("foo-0")
+    h.sync()  # foo-0 recreated at t=0, stays Pending
+    value = records % h.status()["updateRevision"] if "%s" in records else records
+    h.patch_set({"metadata": {"annotations": {"rollwise.dev/progress-timeouts": value}}})
+    h.now = 60.0
+    assert not h.sync().of_type(DeletePod)
+    h.now = 61.0
+    assert h.sync().of_type(DeletePod), "the first timeout (60 s), as with no record"

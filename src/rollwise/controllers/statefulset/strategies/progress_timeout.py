@@ -22,14 +22,24 @@ __all__ = ["MAX_BACKOFF_FACTOR", "PROGRESS_ANNOTATION", "replace_timed_out_pods"
 
 PROGRESS_ANNOTATION = "rollwise.dev/progress-timeouts"
 MAX_BACKOFF_FACTOR = 16
+_MAX_RECORDED_COUNT = 1 << 20  # far past any back-off (the factor stops growing at 16); beyond is not a real record
 
 
 def _records(sync: Sync) -> dict[str, dict[str, Any]]:
+    """The back-off records in the set's annotation. Anyone who may write the set may write it, so a record that is
+    not ``{"revision": str, "count": int}`` with a count in range is dropped (the pod's back-off starts over) rather
+    than read: a controller that meets a malformed value must not fail (DESIGN principle 5)."""
     try:
         raw = json.loads(annotations_of(sync.sts).get(PROGRESS_ANNOTATION) or "{}")
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's recursion limit
         return {}
-    return raw if isinstance(raw, dict) else {}
+    if not isinstance(raw, dict):
+        return {}
+    return {name: r for name, r in raw.items() if isinstance(r, dict) and _valid_count(r.get("count", 0))}
+
+
+def _valid_count(count: Any) -> bool:
+    return isinstance(count, int) and not isinstance(count, bool) and 0 <= count <= _MAX_RECORDED_COUNT
 
 
 def timeout_for(base: float, count: int) -> float:
