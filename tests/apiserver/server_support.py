@@ -11,7 +11,8 @@ from typing import Any
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
-from rollwise.apiserver.app import ServerConfig, make_app
+from rollwise.apiserver.app import make_app
+from rollwise.apiserver.config import ServerConfig
 from rollwise.apiserver.store import ApiStore
 
 TOKEN = "test-token"

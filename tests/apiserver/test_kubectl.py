@@ -36,6 +36,7 @@ def test_up_prints_the_url_and_kubeconfig_first_then_the_export_line(up: Up) -> 
     assert up.output[1] == f"kubeconfig: {up.kubeconfig}"
     assert up.output[2] == f"export KUBECONFIG={up.kubeconfig}"
     assert "Server Version: v1.32" in up.kubectl("version").stdout
+    assert up.kubectl("auth", "can-i", "delete", "pods").stdout.strip() == "yes"
     resources = up.kubectl("api-resources").stdout
     assert any(line.split()[:3] == ["statefulsets", "sts", "apps/v1"] for line in resources.splitlines())
 
@@ -109,10 +110,15 @@ def test_patch_types_label_and_server_side_apply(up: Up) -> None:
     up.kubectl("patch", "sts", "db", "-n", "b", "--type", "strategic",
                "-p", '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}')
     up.kubectl("label", "sts", "db", "-n", "b", "l=3")
+    up.kubectl("annotate", "sts", "db", "-n", "b", "note=kept")
+    # Client-side apply of a built-in kind sends a strategic merge patch ($setElementOrder, merge keys).
+    assert "statefulset.apps/db configured" in up.apply(
+        statefulset("db", image="nginx:1.29", replicas=1, claims=False), "-n", "b")
     sts = json.loads(up.kubectl("get", "sts", "db", "-n", "b", "-o", "json").stdout)
     assert sts["metadata"]["labels"] == {"m": "1", "j": "2", "l": "3"}
+    assert sts["metadata"]["annotations"]["note"] == "kept"
     container = sts["spec"]["template"]["spec"]["containers"][0]
-    assert container["image"] == "nginx:1.28" and container["ports"][0]["containerPort"] == 80
+    assert container["image"] == "nginx:1.29" and container["ports"][0]["containerPort"] == 80
     cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {a: '1'}\n"
     assert "serverside-applied" in up.kubectl("apply", "--server-side", "-n", "b", "-f", "-", stdin=cm).stdout
     cm2 = cm.replace("{a: '1'}", "{a: '1', b: '2'}")
@@ -295,3 +301,28 @@ def test_the_rollwise_kind_runs_with_its_short_name_printer_columns_and_scale(up
     assert up.kubectl("get", "sts", "-n", "cr", "-o", "name").stdout == ""
     up.apply(manifest.replace("nginx:1.26", "nginx:1.27").replace("replicas: 2", "replicas: 3"), "-n", "cr")
     up.until(lambda: _images(up, "cr", "rw") == ["nginx:1.27"] * 3, "the rollwise kind rolled to the new image")
+
+
+def test_create_generators_send_protobuf_that_the_server_reads(up: Up) -> None:
+    assert "namespace/gen created" in up.kubectl("create", "namespace", "gen").stdout
+    up.kubectl("create", "configmap", "cfg", "-n", "gen", "--from-literal=a=b")
+    up.kubectl("create", "secret", "generic", "sec", "-n", "gen", "--from-literal=k=v")
+    up.kubectl("create", "service", "clusterip", "svc", "-n", "gen", "--tcp=80:8080")
+    assert up.kubectl("get", "cm", "cfg", "-n", "gen", "-o", "jsonpath={.data.a}").stdout == "b"
+    assert up.kubectl("get", "secret", "sec", "-n", "gen", "-o", "jsonpath={.data.k}").stdout == "dg=="
+    svc = json.loads(up.kubectl("get", "svc", "svc", "-n", "gen", "-o", "json").stdout)["spec"]
+    assert svc["ports"][0]["port"] == 80 and svc["ports"][0]["targetPort"] == 8080
+    refused = up.kubectl("create", "deployment", "d", "--image=x", "-n", "gen", check=False)
+    assert refused.returncode != 0 and "kubectl create -f" in refused.stderr
+
+
+def test_the_quorum_aware_controller_rolls_an_on_delete_set(up: Up) -> None:
+    namespace(up, "q")
+    manifest = statefulset("qa", replicas=3, claims=False, strategy="{type: OnDelete}").replace(
+        "metadata:\n  name: qa", "metadata:\n  name: qa\n  annotations: {rollwise.dev/update-policy: QuorumAware}")
+    up.apply(manifest, "-n", "q")
+    up.kubectl("wait", "sts/qa", "-n", "q", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
+    up.kubectl("set", "image", "sts/qa", "app=nginx:1.27", "-n", "q")
+    up.until(lambda: _images(up, "q", "qa") == ["nginx:1.27"] * 3, "DEP-07 replaced every member")
+    events = up.kubectl("get", "events", "-n", "q", "--field-selector", "involvedObject.name=qa").stdout
+    assert "QuorumAwareDelete" in events

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from server_support import AUTH, api, body, next_event, pod, run
 
-from rollwise.apiserver.app import Faults
+from rollwise.apiserver.config import Faults
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig
 from rollwise.cli import main
 from rollwise.cli.up import parse_controllers, parse_faults

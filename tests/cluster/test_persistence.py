@@ -44,3 +44,17 @@ def test_a_reopened_store_has_the_same_objects_versions_and_uids(tmp_path: Path)
     assert third.list(ROLLWISE_STATEFULSET) == []
     assert [o["metadata"]["name"] for o in third.list("ConfigMap")] == ["next"]
     third.close()
+
+
+def test_a_write_the_disk_refuses_is_not_made_in_memory_either(tmp_path: Path) -> None:
+    from rollwise.api.errors import InternalError
+
+    store = MemoryCluster.open(tmp_path, clock=lambda: 5.0)
+    kept = store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}})
+    store._backing.close()  # type: ignore[union-attr]  # the disk goes away under the store
+    with pytest.raises(InternalError):
+        store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "lost"}})
+    with pytest.raises(InternalError):
+        store.delete("ConfigMap", "default", "kept")
+    assert store.list("ConfigMap") == [kept]
+    assert store.resource_version == 1

@@ -7,40 +7,34 @@ Trailing slashes are tolerated. Failures are ``Status`` bodies whose HTTP code e
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
 import logging
-import random
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import jsonpatch
 from aiohttp import web
 
-from rollwise.api.errors import ApiStatusError, BadRequest, Conflict, Gone, InternalError, Invalid, NotFound
+from rollwise.api.errors import ApiStatusError, Conflict, InternalError, Invalid, NotFound
 from rollwise.apiserver import discovery as disc
+from rollwise.apiserver.config import ServerConfig, ServerTimeout
 from rollwise.apiserver.http import (
     BodyError,
     bool_flag,
     json_reply,
-    query_int,
     read_body,
     status_reply,
     table,
     wants_table,
     wire_object,
 )
+from rollwise.apiserver.requests import decoded, delete_options, patch_plain, pod_log, scale_wire
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import error_status, success_status
 from rollwise.apiserver.store import PATCH_TYPES, ApiStore
-from rollwise.cluster.patching import merge_patch
-from rollwise.cluster.watch import WatchEvent
-from rollwise.cluster.wire import decode, encode, format_time
+from rollwise.apiserver.watching import stream_watch
 
-__all__ = ["VERSION_INFO", "Faults", "ServerConfig", "make_app"]
+__all__ = ["USER", "VERSION_INFO", "make_app"]
 
 log = logging.getLogger("rollwise.apiserver")
 
@@ -51,28 +45,6 @@ USER = web.RequestKey("user", str)
 _BODY_NAME = web.RequestKey("body-name", str)
 _OPEN_PATHS = ("/version", "/healthz", "/readyz", "/livez")
 _WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
-
-
-@dataclass(slots=True, kw_only=True)
-class Faults:
-    """Misbehaviour on purpose, for tests: errors at a rate, delayed watch delivery."""
-
-    conflict_rate: float = 0.0
-    error_rate: float = 0.0
-    timeout_rate: float = 0.0
-    watch_delay_seconds: float = 0.0
-    rng: random.Random = field(default_factory=lambda: random.Random(0))
-
-
-@dataclass(slots=True, kw_only=True)
-class ServerConfig:
-    tokens: dict[str, str] = field(default_factory=dict)  # bearer token -> user; empty: no authentication
-    any_token: bool = False  # accept any bearer token as the user name
-    bookmark_seconds: float = 60.0
-    faults: Faults = field(default_factory=Faults)
-    audit: Callable[[dict[str, Any]], None] | None = None
-    debug_endpoints: bool = False
-    server_address: str = "127.0.0.1:0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +74,7 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     r.add_route("*", "/api/{version}", api.core_version)
     r.add_route("*", "/api/{version}/", api.core_version)
     r.add_route("*", "/api/{version}/{tail:.*}", api.resource)
+    r.add_post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", _access_review)
     r.add_route("*", "/apis/{group}", api.group)
     r.add_route("*", "/apis/{group}/", api.group)
     r.add_route("*", "/apis/{group}/{version}", api.group_version)
@@ -115,6 +88,14 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
 
 async def _version(_request: web.Request) -> web.Response:
     return json_reply(VERSION_INFO)
+
+
+async def _access_review(request: web.Request) -> web.Response:
+    """``kubectl auth can-i``: there is no authorization here, so every authenticated user may do everything."""
+    await request.read()
+    return json_reply({"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+                       "metadata": {}, "spec": {}, "status": {"allowed": True,
+                                                              "reason": "rollwise up does not authorize"}}, 201)
 
 
 async def _ok(_request: web.Request) -> web.Response:
@@ -272,19 +253,21 @@ class _Api:
             body = await read_body(request)
             if isinstance(body, dict) and isinstance(body.get("metadata"), dict):
                 request[_BODY_NAME] = str(body["metadata"].get("name") or "")
-            obj = self.store.create(t.resource, t.namespace, _decoded(t, body), actor=user, dry_run=dry_run)
+            obj = self.store.create(t.resource, t.namespace, decoded(t.resource, body), actor=user, dry_run=dry_run)
             self._audit(request, t, "create", obj, 201)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201)
+        if t.name is None and method == "DELETE":
+            return await self._delete_collection(request, t, user=user, dry_run=dry_run)
         if t.name is None:
-            raise web.HTTPMethodNotAllowed(method, ["GET", "POST"])
+            raise web.HTTPMethodNotAllowed(method, ["GET", "POST", "DELETE"])
         if method == "PUT":
             body = await read_body(request)
             if t.sub == "scale":
                 scale = self.store.update_scale(t.resource, t.namespace, t.name, body, actor=user, dry_run=dry_run)
                 self._audit(request, t, "update", scale, 200)
                 return json_reply(scale_wire(scale))
-            obj = self.store.update(t.resource, t.namespace, t.name, _decoded(t, body), actor=user, subresource=t.sub,
-                                    dry_run=dry_run)
+            obj = self.store.update(t.resource, t.namespace, t.name, decoded(t.resource, body), actor=user,
+                                    subresource=t.sub, dry_run=dry_run)
             self._audit(request, t, "update", obj, 200)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run))
         if method == "PATCH":
@@ -292,17 +275,18 @@ class _Api:
             if t.sub == "scale":
                 current = self.store.scale_of(t.resource, self.store.get(t.resource, t.namespace, t.name))
                 kind = PATCH_TYPES.get(request.content_type)
-                patched = _patch_plain(current, body, kind)
+                patched = patch_plain(current, body, kind)
                 scale = self.store.update_scale(t.resource, t.namespace, t.name, patched, actor=user,
                                                 dry_run=dry_run)
                 self._audit(request, t, "patch", scale, 200)
                 return json_reply(scale_wire(scale))
-            obj, created = self.store.patch(t.resource, t.namespace, t.name, request.content_type, _decoded(t, body),
-                                            actor=user, subresource=t.sub, dry_run=dry_run)
+            obj, created = self.store.patch(t.resource, t.namespace, t.name, request.content_type,
+                                            decoded(t.resource, body), actor=user, subresource=t.sub,
+                                            dry_run=dry_run)
             self._audit(request, t, "patch", obj, 201 if created else 200)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201 if created else 200)
         if method == "DELETE":
-            options = _delete_options(await read_body(request), request.query)
+            options = delete_options(await read_body(request), request.query)
             obj, gone = self.store.delete(t.resource, t.namespace, t.name, options, actor=user, dry_run=dry_run)
             self._audit(request, t, "delete", obj, 200)
             if gone and t.resource.kind in ("Namespace",):
@@ -310,6 +294,25 @@ class _Api:
                                                  uid=str(obj["metadata"].get("uid", ""))))
             return json_reply(wire_object(t.resource, obj, stored=not dry_run))
         raise web.HTTPMethodNotAllowed(method, ["GET", "POST", "PUT", "PATCH", "DELETE"])
+
+    async def _delete_collection(self, request: web.Request, t: _Target, *, user: str,
+                                 dry_run: bool) -> web.Response:
+        """DELETE on a collection: every object the selectors match, each as a single DELETE would."""
+        options = delete_options(await read_body(request), request.query)
+        objs = self.store.list(t.resource, t.namespace, label_selector=request.query.get("labelSelector"),
+                               field_selector=request.query.get("fieldSelector"))
+        items = []
+        for obj in objs:
+            meta = obj["metadata"]
+            try:
+                last, _ = self.store.delete(t.resource, meta.get("namespace") or None, meta["name"], options,
+                                            actor=user, dry_run=dry_run)
+            except NotFound:
+                continue  # gone meanwhile (a garbage-collected dependent)
+            self._audit(request, t, "delete", last, 200)
+            items.append(wire_object(t.resource, last, stored=not dry_run))
+        return json_reply({"kind": f"{t.resource.kind}List", "apiVersion": t.resource.api_version,
+                           "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": items})
 
     def _maybe_fail(self) -> None:
         f = self.cfg.faults
@@ -337,7 +340,7 @@ class _Api:
         if t.sub == "scale":
             return json_reply(scale_wire(self.store.scale_of(t.resource, obj)))
         if t.sub == "log":
-            return web.Response(text=_pod_log(obj, request.query.get("container")), content_type="text/plain")
+            return web.Response(text=pod_log(obj, request.query.get("container")), content_type="text/plain")
         version = wants_table(request.headers.get("Accept", ""))
         if version and not t.sub:
             return json_reply(table(t.resource, [obj], now=self.store.clock(), version=version, rv=None,
@@ -358,126 +361,6 @@ class _Api:
                            "items": [wire_object(t.resource, o) for o in objs]})
 
     async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
-        timeout = query_int(request.query, "timeoutSeconds")
-        bookmarks = bool_flag(request.query.get("allowWatchBookmarks"))
-        version = wants_table(request.headers.get("Accept", ""))
-        include = request.query.get("includeObject", "Metadata")
-        ns = t.namespace if t.resource.namespaced else None
-        self.store.feed.pump()
-        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
-        resp.enable_chunked_encoding()
-        try:
-            watch = self.store.cluster.watch(t.resource.key, ns, since=request.query.get("resourceVersion"),
-                                             label_selector=request.query.get("labelSelector"),
-                                             field_selector=request.query.get("fieldSelector"))
-        except Gone as err:
-            await resp.prepare(request)
-            await resp.write(_line({"type": "ERROR", "object": error_status(err)}))
-            await resp.write_eof()
-            return resp
-        wake = asyncio.Event()
-        watch.notify = wake.set
-        await resp.prepare(request)
-        first = True
-
-        def encode_event(ev: WatchEvent) -> bytes:
-            nonlocal first
-            if ev.type == "BOOKMARK":
-                return _line({"type": "BOOKMARK", "object": ev.object})
-            if version:
-                payload: Any = table(t.resource, [ev.object], now=self.store.clock(), version=version, rv=None,
-                                     include=include, headers=first)
-                first = False
-            else:
-                payload = wire_object(t.resource, ev.object)
-            return _line({"type": ev.type, "object": payload})
-
-        deadline = None if timeout is None else time.monotonic() + timeout
-        try:
-            while True:
-                wake.clear()  # before draining: a write from now on wakes the wait below
-                for ev in watch.drain():
-                    if self.cfg.faults.watch_delay_seconds:
-                        await asyncio.sleep(self.cfg.faults.watch_delay_seconds)
-                    await resp.write(encode_event(ev))
-                if watch.closed:
-                    break
-                wait = self.cfg.bookmark_seconds if bookmarks else None
-                if deadline is not None:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    wait = left if wait is None else min(wait, left)
-                try:
-                    await asyncio.wait_for(wake.wait(), wait)
-                except TimeoutError:
-                    if bookmarks and (deadline is None or time.monotonic() < deadline):
-                        await resp.write(encode_event(watch.bookmark()))
-            with contextlib.suppress(ConnectionError):
-                await resp.write_eof()
-        except (ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            watch.close()
-        return resp
+        return await stream_watch(request, self.store, self.cfg, t.resource, t.namespace)
 
 
-class ServerTimeout(ApiStatusError):
-    code = 504
-    reason = "Timeout"
-
-
-def _delete_options(body: Any, query: Any) -> dict[str, Any]:
-    """DeleteOptions from the body and the query (the query wins), checked: BadRequest names the bad field."""
-    options: dict[str, Any] = dict(body) if isinstance(body, dict) else {}
-    if "gracePeriodSeconds" in query:
-        options["gracePeriodSeconds"] = query["gracePeriodSeconds"]
-    if "propagationPolicy" in query:
-        options["propagationPolicy"] = query["propagationPolicy"]
-    grace = options.get("gracePeriodSeconds")
-    if grace is not None:
-        try:
-            options["gracePeriodSeconds"] = int(str(grace))
-        except ValueError:
-            raise BadRequest(f"gracePeriodSeconds: invalid value {grace!r}: must be an integer") from None
-    if not isinstance(options.get("propagationPolicy") or "", str):
-        raise BadRequest("propagationPolicy: must be a string")
-    if not isinstance(options.get("preconditions") or {}, dict):
-        raise BadRequest("preconditions: must be an object with uid and/or resourceVersion")
-    return options
-
-
-def _decoded(t: _Target, body: Any) -> Any:
-    """A body in internal form (float times); a JSON patch's operations are left as they are."""
-    return decode(body, t.resource.key) if isinstance(body, dict) else body
-
-
-def _line(event: dict[str, Any]) -> bytes:
-    return json.dumps(event, separators=(",", ":")).encode() + b"\n"
-
-
-def scale_wire(scale: dict[str, Any]) -> dict[str, Any]:
-    return encode(scale)
-
-
-def _patch_plain(current: dict[str, Any], body: Any, kind: str | None) -> dict[str, Any]:
-    if kind == "json" and isinstance(body, list):
-        try:
-            return jsonpatch.apply_patch(current, body)  # type: ignore[no-any-return]
-        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as err:
-            raise Invalid(str(err)) from None
-    if isinstance(body, dict):
-        return merge_patch(current, body)  # type: ignore[no-any-return]
-    raise BadRequest("unsupported patch body for the scale subresource")
-
-
-def _pod_log(pod: dict[str, Any], container: str | None) -> str:
-    lines = []
-    for c in (pod.get("status") or {}).get("containerStatuses") or ():
-        if container and c.get("name") != container:
-            continue
-        running = (c.get("state") or {}).get("running") or {}
-        if running.get("startedAt") is not None:
-            lines.append(f"{format_time(float(running['startedAt']))} {c.get('name')}: started {c.get('image')} "
-                         "(simulated container)")
-    return "".join(line + "\n" for line in lines)

@@ -16,6 +16,7 @@ from aiohttp import web
 
 from rollwise.api.meta import Obj
 from rollwise.apiserver.printers import columns_for
+from rollwise.apiserver.protobuf import ProtobufError, decode_object
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import status_body
 from rollwise.cluster.wire import encode
@@ -45,11 +46,14 @@ class BodyError(Exception):
 async def read_body(request: web.Request) -> Any:
     """The request body as JSON values (wire form); BodyError(415) for protobuf, (400) if unreadable."""
     ctype = request.content_type or "application/json"
-    if ctype.startswith(_PROTOBUF):
-        raise BodyError(415, "protobuf request bodies are not supported by rollwise up; kubectl's `create "
-                             "<generator>` commands send them: write the object to a file and use "
-                             "`kubectl create -f` or `kubectl apply -f` instead")
     raw = await request.read()
+    if ctype.startswith(_PROTOBUF):
+        try:
+            return decode_object(raw)
+        except ProtobufError as err:
+            raise BodyError(415, f"{err}: rollwise up reads protobuf only for the Namespace, ConfigMap, Secret and "
+                                 "Service that kubectl's `create <generator>` commands send; write the object to a "
+                                 "file and use `kubectl create -f` or `kubectl apply -f` instead") from None
     if not raw.strip():
         return {}
     try:
@@ -81,7 +85,7 @@ class _WireCache:
     write stores a new dict), so its encoding can be shared by every list and every watcher that sends it. Each
     entry keeps its object alive, so an ``id`` is never reused while it is a key."""
 
-    def __init__(self, size: int = 50_000) -> None:
+    def __init__(self, size: int = 20_000) -> None:
         self.size = size
         self._entries: OrderedDict[int, tuple[Obj, str, Obj]] = OrderedDict()
 

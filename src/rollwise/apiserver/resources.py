@@ -150,9 +150,11 @@ class Registry:
         return self._custom.pop(name, [])
 
     def __iter__(self) -> Iterator[Resource]:
-        yield from self._builtin
-        for rs in self._custom.values():
-            yield from rs
+        """Built-ins, then custom resources; a CRD for a built-in row (the rollwise kind) replaces that row."""
+        custom = [r for rs in self._custom.values() for r in rs]
+        shadowed = {(r.group, r.version, r.plural) for r in custom}
+        yield from (r for r in self._builtin if (r.group, r.version, r.plural) not in shadowed)
+        yield from custom
 
     def find(self, group: str, version: str, plural: str) -> Resource | None:
         for r in self:

@@ -25,11 +25,13 @@ from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
 from rollwise.apiserver.feed import FeedPump
 from rollwise.apiserver.printers import jsonpath_value
 from rollwise.apiserver.resources import Registry, Resource
+from rollwise.apiserver.schema import prune_and_check
 from rollwise.apiserver.smp import PatchError, strategic_merge
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.patching import clone, merge_patch
 from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
+from rollwise.cluster.resources import GroupKind
 
 __all__ = ["PATCH_TYPES", "ApiStore", "Forbidden", "UnsupportedMediaType"]
 
@@ -41,7 +43,7 @@ PATCH_TYPES = {
     "application/apply-patch+json": "apply",
 }
 _INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-GroupKindNode = "Node"
+NODE = GroupKind("", "Node")
 
 
 class UnsupportedMediaType(ApiStatusError):
@@ -77,14 +79,14 @@ class ApiStore:
             if not self._exists(NAMESPACE, "", ns):
                 self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                                     actor="system")
-        if not self._exists(GroupKindNode, "", NODE_NAME):
+        if not self._exists(NODE, "", NODE_NAME):
             self.cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {
                 "name": NODE_NAME, "labels": {"kubernetes.io/hostname": NODE_NAME}},
                 "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}},
                 actor="system")
         self.feed.pump()
 
-    def _exists(self, gk: Any, namespace: str, name: str) -> bool:
+    def _exists(self, gk: GroupKind, namespace: str, name: str) -> bool:
         try:
             self.cluster.get(gk, namespace, name)
         except NotFound:
@@ -143,6 +145,11 @@ class ApiStore:
                              f"API version ({resource.api_version})")
         obj["kind"] = resource.kind
         obj["apiVersion"] = resource.api_version
+        if resource.schema:
+            obj, errors = prune_and_check(obj, resource.schema)
+            if errors:
+                raise Invalid(f'{resource.kind}.{resource.group} "{(obj.get("metadata") or {}).get("name", "")}" '
+                              "is invalid: " + ", ".join(map(str, errors)), errors=errors)
         return obj
 
     @staticmethod

@@ -23,7 +23,8 @@ import yaml
 from aiohttp import web
 
 from rollwise.api.errors import InvalidObject
-from rollwise.apiserver.app import Faults, ServerConfig, make_app
+from rollwise.apiserver.app import make_app
+from rollwise.apiserver.config import Faults, ServerConfig
 from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
@@ -47,10 +48,10 @@ def add_up(sub: Any) -> None:
     p.add_argument("--speed", type=float, default=1.0,
                    help="divide simulated durations (container start, readiness, back-offs, termination) by N")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--data-dir", type=Path, help=f"where credentials and the kubeconfig live "
-                                                     f"(default {DEFAULT_DATA_DIR})")
-    where.add_argument("--ephemeral", action="store_true", help="keep everything in a temporary directory "
-                                                                 "removed on exit")
+    where.add_argument("--data-dir", type=Path, help=f"where the credentials, the kubeconfig and the objects "
+                                                     f"(SQLite) live (default {DEFAULT_DATA_DIR})")
+    where.add_argument("--ephemeral", action="store_true", help="keep the objects in memory and the credentials "
+                                                                 "in a temporary directory removed on exit")
     p.add_argument("--kubeconfig", type=Path, help="where to write the kubeconfig (default <data-dir>/kubeconfig)")
     p.add_argument("--merge-kubeconfig", action="store_true",
                    help="also add the `rollwise` context to ~/.kube/config")
@@ -193,6 +194,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     for task in tasks:
         task.cancel()
     driver.stop()
+    store.cluster.drop_watches()  # open watch streams end cleanly before the server stops
     await runner.cleanup()
     store.close()
     if audit_file is not None:

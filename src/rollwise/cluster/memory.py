@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rollwise.api.errors import AlreadyExists, ApiStatusError, FieldError, Invalid, NotFound
+from rollwise.api.errors import AlreadyExists, ApiStatusError, FieldError, InternalError, Invalid, NotFound
 from rollwise.api.meta import Obj, labels
 from rollwise.cluster.deletion import plan_deletion, without_owner_refs
 from rollwise.cluster.faults import FaultPlan
@@ -204,17 +204,17 @@ class MemoryCluster:
         ``selector`` is a LabelSelector dict (workload semantics: empty matches nothing); ``label_selector`` and
         ``field_selector`` are query strings (or parsed selectors) with API semantics (empty matches everything;
         BadRequest if malformed or the field is not supported)."""
-        gk = self.resources.resolve(kind)
-        labels_sel = label_selector_of(label_selector)
-        fields_sel = field_selector_of(field_selector, gk)
-        if namespace is None or not self.resources.get(gk).namespaced:
-            names = self._index.namespaces(gk)
-        else:
-            names = [namespace or DEFAULT_NAMESPACE]
+        gk, namespaced = self.resources.scoped(kind)
+        filtered = label_selector is not None or field_selector is not None
+        if filtered:  # parsed first: a malformed selector is refused even when nothing is stored
+            labels_sel = label_selector_of(label_selector)
+            fields_sel = field_selector_of(field_selector, gk)
+        every = namespace is None or not namespaced
+        names = self._index.namespaces(gk) if every else [namespace or DEFAULT_NAMESPACE]
         out: builtins.list[Obj] = []
         for ns in names:
             out.extend(self._index.in_namespace(gk, ns, selector))
-        if labels_sel or fields_sel:
+        if filtered and (labels_sel or fields_sel):
             out = [o for o in out if labels_sel.matches(labels(o)) and fields_sel.matches(o)]
         return out
 
@@ -464,7 +464,7 @@ class MemoryCluster:
             self._write(key, obj, new, GC_ACTOR)
 
     def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> None:
-        """Commit one write: resourceVersion, indexes, collector, feed, watches, backing, counter. ``new`` owns
+        """Commit one write: resourceVersion, backing, indexes, collector, feed, watches, counter. ``new`` owns
         its metadata dict.
 
         A terminating object left without finalizers and without a pending grace period is removed instead
@@ -477,6 +477,13 @@ class MemoryCluster:
             remove = True
         self._rv += 1
         meta["resourceVersion"] = str(self._rv)
+        if self._backing is not None:
+            # Kept first: a write the disk refused is not made in memory either (the verb fails, nothing changed).
+            try:
+                self._backing.commit(key, None if remove else new, self._counters())
+            except Exception as err:
+                self._rv -= 1
+                raise InternalError(f"storage error: {err}") from err
         change: ChangeType
         if remove:
             self._index.remove(key, str(meta.get("uid")))
@@ -489,8 +496,6 @@ class MemoryCluster:
                         actor=actor, at=self._clock())
         self._feed.append(record)
         self._hub.record(gk, self._rv, record)
-        if self._backing is not None:
-            self._backing.commit(key, None if remove else new, self._counters())
         if gk not in _UNCOUNTED:
             self.writes[actor] += 1
 

@@ -162,6 +162,7 @@ class ResourceTable:
     _rows: dict[GroupKind, Resource] = field(default_factory=dict)
     _by_kind: dict[str, GroupKind] = field(default_factory=dict)
     _scoped: dict[ResourceRef, tuple[GroupKind, bool]] = field(default_factory=dict)  # resolve() + namespaced
+    _of: dict[tuple[str, str], GroupKind] = field(default_factory=dict)  # (apiVersion, kind) -> of()
 
     @classmethod
     def builtin(cls) -> ResourceTable:
@@ -176,10 +177,12 @@ class ResourceTable:
         self._rows[gk] = row
         self._by_kind.setdefault(row.kind, gk)
         self._scoped.clear()
+        self._of.clear()
 
     def unregister(self, gk: GroupKind) -> None:
         self._rows.pop(gk, None)
         self._scoped.clear()
+        self._of.clear()
         if self._by_kind.get(gk.kind) == gk:
             del self._by_kind[gk.kind]
             for other in self._rows:
@@ -230,12 +233,14 @@ class ResourceTable:
         kind the core group does not serve names that kind's first row. The API server checks a body against
         its URL before it reaches the store, so this leniency never reaches the wire.
         """
-        kind = str(obj.get("kind") or "")
-        group = group_of(str(obj.get("apiVersion") or ""))
-        gk = GroupKind(group, kind)
-        if group or gk in self._rows:
-            return gk
-        return self._by_kind.get(kind, gk)
+        pair = (str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""))
+        found = self._of.get(pair)
+        if found is None:
+            gk = GroupKind(group_of(pair[0]), pair[1])
+            if not gk.group and gk not in self._rows:
+                gk = self._by_kind.get(gk.kind, gk)
+            found = self._of[pair] = gk
+        return found
 
     def by_plural(self, group: str, plural: str) -> Resource | None:
         """The row a REST path names (``/apis/<group>/<version>/<plural>``), or None."""

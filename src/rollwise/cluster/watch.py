@@ -143,11 +143,6 @@ class _History:
         self.floor = floor
         """Changes at or below this resourceVersion may be lost: a watch must start at or after it."""
 
-    def append(self, rv: int, change: Change) -> None:
-        if len(self.events) == self.events.maxlen:
-            self.floor = self.events[0][0]
-        self.events.append((rv, change))
-
 
 class WatchHub:
     """The per-resource histories and the open watches of one store."""
@@ -167,7 +162,10 @@ class WatchHub:
         history = self._histories.get(gk)
         if history is None:
             history = self._histories[gk] = _History(self.limit, self._floor)
-        history.append(rv, change)
+        events = history.events
+        if len(events) == self.limit:
+            history.floor = events[0][0]
+        events.append((rv, change))
         watches = self._watches.get(gk)
         if watches:
             for watch in list(watches):

@@ -20,6 +20,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from rollwise.api.errors import ApiStatusError, NotFound
 from rollwise.api.features import FeatureGates
@@ -35,7 +36,7 @@ from rollwise.api.meta import (
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD, STATEFULSET_KINDS, GroupKind
-from rollwise.drivers.core import EventRecorder, SetController, WorkQueue
+from rollwise.drivers.core import AsyncioScheduler, EventRecorder, SetController, WorkQueue
 from rollwise.drivers.core.controller import CONTROLLERS
 from rollwise.drivers.execute import ControllerEvent
 from rollwise.drivers.sets import SetKey, set_key, set_resource
@@ -274,29 +275,25 @@ class WallDriver:
             self._controller.queue.add(key)
 
 
-class WallScheduler:
-    """The controller core's ``Scheduler`` on the wall clock (epoch seconds, like every timestamp in the store),
-    over the running asyncio loop."""
+class WallScheduler(AsyncioScheduler):
+    """The core's asyncio scheduler on the store's wall clock, remembering its pending calls so that ``stop``
+    cancels every one of them."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, clock: Callable[[], float]) -> None:
-        self._loop = loop
-        self._clock = clock
+        super().__init__(loop, clock)
         self._handles: set[asyncio.TimerHandle] = set()
-
-    def now(self) -> float:
-        return self._clock()
 
     def at(self, t: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
         def run() -> None:
             self._handles.discard(handle)
             fn()
 
-        handle = self._loop.call_later(max(0.0, t - self._clock()), run)
+        handle = super().at(t, run)
         self._handles.add(handle)
         return handle
 
-    def cancel(self, handle: asyncio.TimerHandle) -> None:
-        handle.cancel()
+    def cancel(self, handle: Any) -> None:
+        super().cancel(handle)
         self._handles.discard(handle)
 
     def cancel_all(self) -> None:

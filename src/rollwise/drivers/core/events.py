@@ -12,7 +12,8 @@ __all__ = ["EventRecorder"]
 
 
 class EventRecorder:
-    """Writes ``v1`` Events through the cluster, named ``<object>.<n>`` with ``n`` counting up per recorder."""
+    """Writes ``v1`` Events through the cluster, named ``<object>.<n>`` with ``n`` counting up per recorder; the
+    involved object carries its apiVersion, so the built-in and the project's StatefulSet stay apart."""
 
     def __init__(self, cluster: Cluster, *, clock: Callable[[], float]) -> None:
         self._cluster = cluster
@@ -26,8 +27,9 @@ class EventRecorder:
                 "apiVersion": "v1",
                 "kind": "Event",
                 "metadata": {"name": f"{name_of(obj)}.{self._seq}", "namespace": namespace_of(obj)},
-                "involvedObject": {"kind": "StatefulSet", "name": name_of(obj), "namespace": namespace_of(obj),
-                                   "uid": uid_of(obj)},
+                "involvedObject": {"apiVersion": obj.get("apiVersion", "apps/v1"),
+                                   "kind": obj.get("kind", "StatefulSet"), "name": name_of(obj),
+                                   "namespace": namespace_of(obj), "uid": uid_of(obj)},
                 "reason": ev.reason,
                 "message": ev.message,
                 "type": ev.event_type,

@@ -78,7 +78,10 @@ class Simulation:
         self.scenario = scenario
         self.engine = Engine()
         self.clock = self.engine.clock
-        self.cluster = MemoryCluster(clock=self.clock, admit=Admission(gates=scenario.gates).hooks())
+        # The simulator reads the change feed, not watches: it keeps no watch history to speak of (a long one
+        # only keeps old objects alive for the garbage collector to walk).
+        self.cluster = MemoryCluster(clock=self.clock, admit=Admission(gates=scenario.gates).hooks(),
+                                     history_limit=1)
         self.recorder = Recorder(controllers=frozenset(CONTROLLERS))
         self.kubelet = _Kubelet()
         self._cursor = 0
