@@ -34,7 +34,7 @@ from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
 
 DEFAULT_DATA_DIR = Path("~/.local/state/rollwise/up").expanduser()
-CONTROLLERS = ("statefulset", "apps.rollwise.dev", "kubelet")
+CONTROLLERS = ("statefulset", "apps.rollwise.dev", "quorum", "kubelet")
 _FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "timeout-rate",
                "seed")
 
@@ -165,7 +165,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                       rng=random.Random(int(faults.get("seed", 0)))))
     driver = WallDriver(store.cluster, listen=store.feed.listen, pump=store.feed.pump, speed=args.speed,
                         profile=profile,
-                        gates=store.gates, kubelet="kubelet" in controllers,
+                        gates=store.gates, kubelet="kubelet" in controllers, quorum="quorum" in controllers,
                         statefulset_kinds=tuple(gk for gk, name in ((STATEFULSET, "statefulset"),
                                                                      (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
                                                 if name in controllers))
