@@ -13,7 +13,9 @@ from collections.abc import Sequence
 from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
 from rollwise.cli.manifests import add_manifests
+from rollwise.cli.migrate import add_migrate
 from rollwise.cli.plan import add_plan
+from rollwise.cli.rollout import add_rollout
 from rollwise.cli.run import add_run
 from rollwise.cli.simulate import add_simulate
 from rollwise.cli.up import add_up
@@ -36,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_up(sub)
     add_manifests(sub)
     add_run(sub)
+    add_rollout(sub)
+    add_migrate(sub)
     return parser
 
 
