@@ -28,6 +28,7 @@ test: lint
 bench: $(STAMP)
 	$(BIN)/python bench/strategies.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/explore.py --faults 0 --user-actions 0
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .ruff_cache .hypothesis

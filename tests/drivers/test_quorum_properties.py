@@ -30,7 +30,10 @@ def quorum_scenarios(draw: st.DrawFn) -> dict[str, Any]:
         "kind": "StatefulSet", "name": "etcd",
         "merge": {"spec": {"template": {"spec": {"containers": [{"name": "etcd", "image": img}]}}}}}})
     pause = st.integers(1, 30).map(lambda s: {"after": s})
-    steps = draw(st.lists(st.one_of(fault, pause, image), max_size=8))
+    scale = st.integers(0, 5).map(lambda r: {"scale": {"name": "etcd", "replicas": r}})
+    steps = draw(st.lists(st.one_of(fault, pause, image, scale), max_size=8))
+    retention = {"whenScaled": draw(st.sampled_from(["Delete", "Retain"])),
+                 "whenDeleted": draw(st.sampled_from(["Delete", "Retain"]))}
     return {
         "name": "quorum-random",
         "kubelet": {"startSeconds": draw(st.sampled_from([1, 3])), "readySeconds": 1,
@@ -44,6 +47,8 @@ def quorum_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             "metadata": {"name": "etcd", "annotations": {"rollwise.dev/update-policy": "QuorumAware"}},
             "spec": {"replicas": replicas, "podManagementPolicy": "Parallel", "updateStrategy": {"type": "OnDelete"},
                      "selector": {"matchLabels": {"app": "etcd"}},
+                     "persistentVolumeClaimRetentionPolicy": retention,
+                     "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {}}],
                      "template": {"metadata": {"labels": {"app": "etcd"}},
                                   "spec": {"containers": [{"name": "etcd", "image": "etcd:v1"}]}}},
         }],
@@ -75,5 +80,21 @@ def test_quorum_aware_controller_keeps_dep07_promises_under_random_faults(raw: d
     sim = Simulation(parse_scenario(raw))
     problems: list[str] = []
     sim.quorum_observers.append(lambda view, plan: problems.extend(dep07_promises(view, plan)))
-    sim.run()
+    result = sim.run()
     assert not problems, problems[:5]
+    assert result["summary"]["etcd"]["claimsLost"] == 0, [e for e in result["events"] if e.get("lost")]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(quorum_scenarios())
+def test_quorum_aware_rollout_completes_once_faults_stop(raw: dict[str, Any]) -> None:
+    """Liveness: whatever came before, once every member recovers and a good template is applied, the quorum-aware
+    controller brings every member to it within a bound of virtual time."""
+    healed = [{"podFault": {"pod": f"etcd-{o}", "fault": "recover"}} for o in range(5)]
+    final = {"patch": {"kind": "StatefulSet", "name": "etcd", "merge": {"spec": {"template": {"spec": {
+        "containers": [{"name": "etcd", "image": "etcd:final"}]}}}}}}
+    raw = {**raw, "steps": [*raw["steps"][:-1], *healed, final, {"after": 900}], "limitSeconds": 20000}
+    result = Simulation(parse_scenario(raw)).run()
+    assert result["summary"]["etcd"]["completed"], result["final"]["pods"]
+    assert result["summary"]["etcd"]["claimsLost"] == 0
+    assert not [p["name"] for p in result["final"]["pods"] if p["terminating"]], result["final"]["pods"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from kubelet_drive import Driver, condition, make_pod
 
@@ -64,8 +66,8 @@ def test_status_has_the_kubernetes_shape() -> None:
     status = driver.status
     assert set(status) == {"phase", "conditions", "containerStatuses", "startTime", "podIP", "podIPs"}
     assert status["containerStatuses"] == [{
-        "name": "app", "image": "app:v1", "ready": True, "started": True, "restartCount": 0,
-        "state": {"running": {"startedAt": 5.0}}, "lastState": {},
+        "name": "app", "image": "app:v1", "imageID": "sha256:" + hashlib.sha256(b"app:v1").hexdigest(),
+        "ready": True, "started": True, "restartCount": 0, "state": {"running": {"startedAt": 5.0}}, "lastState": {},
     }]
     assert status["podIPs"] == [{"ip": status["podIP"]}]
     assert status["podIP"].startswith("10.244.")
@@ -100,3 +102,24 @@ def test_status_fields_the_kubelet_does_not_own_are_kept() -> None:
     driver.status["nominatedNodeName"] = "node-a"
     driver.at(5.0)
     assert driver.status["nominatedNodeName"] == "node-a"
+
+
+def test_a_model_decided_ready_counts_from_the_probe_tick_not_the_profile_timer() -> None:
+    """An application model (the quorum probe) says Ready at t=15 for a container that started at 10 with
+    readySeconds 1: the Ready condition turns True at 15, so minReadySeconds counts from 15, not from 11."""
+    from kubelet_drive import condition, make_pod
+
+    from rollwise.kubelet.agent import PodRuntime, advance
+    from rollwise.kubelet.profiles import KubeletProfile
+
+    profile = KubeletProfile(start_seconds=10.0, ready_seconds=1.0)
+    pod = make_pod("app:v1")
+    runtime = PodRuntime.initial()
+    for now in (0.0, 10.0, 12.0, 15.0, 20.0):
+        ready = now >= 15.0  # the model's verdict, and since when it holds
+        step = advance(pod, runtime, profile, now, readiness={"app": (True, 15.0) if ready else (False, 0.0)})
+        runtime = step.runtime
+        if step.status is not None:
+            pod = {**pod, "status": step.status}
+        assert condition(pod["status"], "Ready")["status"] == ("True" if ready else "False"), now
+    assert condition(pod["status"], "Ready")["lastTransitionTime"] == 15.0

@@ -116,7 +116,36 @@ def recreate_never_mixes(view: SetView, plan: Plan) -> list[str]:
     return [f"t={view.now}: created {[c.pod['metadata']['name'] for c in creates]} while {old} exist"] if old else []
 
 
-PLAN_CHECKS = (ordered_creation, partition_respected, status_bounds, budget_respected, recreate_never_mixes)
+def no_churn(view: SetView, plan: Plan) -> list[str]:
+    """An in-range pod that has not failed is never deleted when its replacement would come back at its own
+    revision (it would be deleted again at once). Without a rollingUpdate block upstream recreates ordinals below
+    status.currentReplicas at the current revision; once the pod is gone that count is the other non-terminating
+    pods at the current revision."""
+    strategy = view.set["spec"].get("updateStrategy") or {}
+    if strategy.get("type") not in ("RollingUpdate", "EnforcedRollingUpdate"):
+        return []
+    if strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate"):
+        return []
+    status = view.set.get("status") or {}
+    current = status.get("currentRevision")
+    if not current or current == status.get("updateRevision"):
+        return []
+    span = ordinal_range(view.set)
+    deleted = {d.name for d in plan.of_type(DeletePod)}
+    problems = []
+    for pod in view.pods:
+        if name_of(pod) not in deleted or ordinal_of(pod) not in span or revision_of(pod) != current:
+            continue
+        if p.is_failed(pod) or p.is_succeeded(pod):
+            continue
+        remaining = sum(1 for other in view.pods if other is not pod and revision_of(other) == current
+                        and not p.is_terminating(other) and name_of(other) not in deleted)
+        if ordinal_of(pod) < span.start + remaining:
+            problems.append(f"t={view.now}: deleted {name_of(pod)}, which would come back at revision {current}")
+    return problems
+
+
+PLAN_CHECKS = (ordered_creation, partition_respected, status_bounds, budget_respected, recreate_never_mixes, no_churn)
 
 
 def one_pod_per_ordinal(cluster: MemoryCluster) -> list[str]:

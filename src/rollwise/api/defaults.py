@@ -12,6 +12,7 @@ from typing import Any
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj
+from rollwise.api.stored import stored_pod_template
 
 __all__ = [
     "STRATEGY_BLOCKS",
@@ -21,6 +22,7 @@ __all__ = [
     "STRATEGY_ROLLING_UPDATE",
     "apply_defaults",
     "default_image_pull_policy",
+    "stored_template",
 ]
 
 STRATEGY_ROLLING_UPDATE = "RollingUpdate"
@@ -93,14 +95,24 @@ def _default_spec(spec: dict[str, Any], *, gates: FeatureGates) -> None:
         _fill(policy, "whenDeleted", "Retain")
         _fill(policy, "whenScaled", "Retain")
     template = _child(spec, "template")
-    pod_spec = _child(template, "spec") if template is not None else None
-    if pod_spec is not None:
-        _default_pod_spec(pod_spec)
+    if template is not None:
+        spec["template"] = stored_template(template)
     claims = spec.get("volumeClaimTemplates")
     if isinstance(claims, list):
         for claim in claims:
             if isinstance(claim, dict):
                 _default_claim_template(claim)
+
+
+def stored_template(template: dict[str, Any]) -> Obj:
+    """A copy of a pod template as the API server stores it: defaulted, then in stored form (``api/stored.py``).
+
+    Idempotent. The revision hash is taken over this, so templates that are stored alike share one revision."""
+    out = copy.deepcopy(template)
+    pod_spec = _child(out, "spec")
+    if pod_spec is not None:
+        _default_pod_spec(pod_spec)
+    return stored_pod_template(out)
 
 
 def _default_strategy(strategy: dict[str, Any], *, gates: FeatureGates) -> None:

@@ -15,6 +15,7 @@ __all__ = [
     "POD_NAME_LABEL",
     "REVISION_LABEL",
     "claim_name",
+    "claim_ordinal",
     "claims_for_pod",
     "identity_matches",
     "is_member_of",
@@ -77,6 +78,16 @@ def revision_of(pod: Mapping[str, Any]) -> str:
 def claim_name(template_name: str, set_name: str, ordinal: int) -> str:
     """``<claim template>-<set>-<ordinal>`` (reference §4.2)."""
     return f"{template_name}-{set_name}-{ordinal}"
+
+
+def claim_ordinal(sts: Mapping[str, Any], name: str) -> int | None:
+    """The ordinal whose claim ``name`` is, by one of the set's claim templates, or None if it is none of them."""
+    for tmpl in sts.get("spec", {}).get("volumeClaimTemplates") or ():
+        prefix = claim_name((tmpl.get("metadata") or {}).get("name", ""), name_of(sts), 0)[:-1]
+        rest = name[len(prefix):] if name.startswith(prefix) else ""
+        if rest.isdigit() and rest == str(int(rest)):
+            return int(rest)
+    return None
 
 
 def claims_for_pod(sts: Mapping[str, Any], ordinal: int) -> list[Obj]:

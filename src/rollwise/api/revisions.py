@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from rollwise.api.defaults import stored_template
 from rollwise.api.meta import Obj, annotations_of, name_of, namespace_of, owner_reference
 
 __all__ = [
@@ -59,13 +60,35 @@ def hash_revision_data(raw: str, collision_count: int) -> str:
     return safe_encode(str(fnv1_32(raw.encode() + str(collision_count).encode())))
 
 
-def revision_data(sts: Mapping[str, Any], *, copy_template: bool = True) -> Obj:
-    """The patch a revision stores: the set's pod template, marked as a whole-object replacement.
+_STORED: dict[int, tuple[Any, Obj]] = {}
+_STORED_LIMIT = 4096
 
-    ``copy_template=False`` shares the template's nested objects: enough to compare with ``revisions_equal``
-    (which never writes), and it spares a deep copy on every reconcile.
+
+def _stored(template: Any) -> Obj:
+    """The template as stored (defaults applied, canonical quantities, omitempty fields dropped), memoised on the
+    identity of the template object: stores never change a stored dict, so a set reconciled on every pod event
+    computes it once per spec version. The entry holds the template, so its id cannot be reused while cached."""
+    hit = _STORED.get(id(template))
+    if hit is not None and hit[0] is template:
+        return hit[1]
+    if len(_STORED) >= _STORED_LIMIT:
+        _STORED.clear()
+    stored = stored_template(template) if isinstance(template, dict) else template
+    _STORED[id(template)] = (template, stored)
+    return stored
+
+
+def revision_data(sts: Mapping[str, Any], *, copy_template: bool = True) -> Obj:
+    """The patch a revision stores: the set's pod template as the API server stores it, marked as a whole-object
+    replacement.
+
+    Upstream hashes the stored template, so a change that only changes how the manifest is written (``cpu: 0.5``
+    for ``500m``, ``env: []`` for no env, a field spelled out at its default) keeps the revision and replaces no pod.
+    ``copy_template=False`` shares the (memoised) stored template's nested objects: enough to compare with
+    ``revisions_equal`` (which never writes), and it spares a deep copy on every reconcile.
     """
-    template = copy.deepcopy(dict(sts["spec"]["template"])) if copy_template else sts["spec"]["template"]
+    stored = _stored(sts["spec"]["template"])
+    template = copy.deepcopy(stored) if copy_template else stored
     return {"spec": {"template": {"$patch": "replace", **template}}}
 
 

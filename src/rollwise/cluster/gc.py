@@ -103,6 +103,12 @@ class GarbageCollector:
         self._queue: deque[tuple[int, Any]] = deque()
         self._running = False
 
+    def fork(self) -> GarbageCollector:
+        """A collector with a copy of this one's owner index and nothing queued (``MemoryCluster.fork``)."""
+        twin = GarbageCollector()
+        twin._dependents = {uid: dict(keys) for uid, keys in self._dependents.items()}
+        return twin
+
     def dependents(self, uid: str) -> list[Key]:
         """The keys of the objects that have an owner reference to ``uid``, in the order they gained it."""
         return list(self._dependents.get(uid, ()))

@@ -272,6 +272,20 @@ class MemoryCluster:
         """Close the open watches (of one resource, or all); returns how many were closed."""
         return self._hub.drop(None if kind is None else self.resources.resolve(kind))
 
+    def fork(self, *, clock: Callable[[], float] | None = None) -> MemoryCluster:
+        """An independent store holding the same objects, uids and indexes (a state explorer branches from it).
+
+        Objects are shared, which is safe because a stored dict is never changed. The copy starts with an empty
+        change feed, no write counts and no injected faults."""
+        twin = MemoryCluster(clock=clock or self._clock, admit=self._admit, resources=self.resources,
+                             uid=self._make_uid)
+        twin._index = self._index.fork()
+        twin._lookup = twin._index.lookup
+        twin._rv, twin._uid_seq, twin._name_seq = self._rv, self._uid_seq, self._name_seq
+        twin._gc = self._gc.fork()
+        twin._gc_host = _GcBridge(twin)
+        return twin
+
     # -- writes ------------------------------------------------------------------------------------------------
 
     def create(self, obj: Obj, *, actor: str = "user") -> Obj:

@@ -29,6 +29,17 @@ class ObjectIndex:
         self.uids: dict[str, Key] = {}
         self.count = 0
 
+    def fork(self) -> ObjectIndex:
+        """An independent index over the same (immutable) objects: later puts and removes on either side do not
+        show on the other."""
+        twin = ObjectIndex()
+        twin._objects = {gk: {ns: dict(bucket) for ns, bucket in spaces.items()}
+                         for gk, spaces in self._objects.items()}
+        twin._unowned = {key: dict(names) for key, names in self._unowned.items()}
+        twin.uids = dict(self.uids)
+        twin.count = self.count
+        return twin
+
     def lookup(self, key: Key) -> Obj | None:
         spaces = self._objects.get(key[0])
         if spaces is None:

@@ -9,6 +9,9 @@ because kubectl computes AGE from it and an external operator's ``minReadySecond
 
 The driver writes through the store and then calls ``pump`` so watchers (and the driver itself, through ``listen``)
 see the change.
+
+With ``processes`` (``drivers/processes.py``), pods whose image matches its pattern run as real local processes
+instead: the driver routes their changes, and every claim deletion, to it, and stops it with itself.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from rollwise.cluster.resources import POD, STATEFULSET_KINDS, GroupKind
 from rollwise.drivers.core import AsyncioScheduler, EventRecorder, SetController, WorkQueue
 from rollwise.drivers.core.controller import CONTROLLERS
 from rollwise.drivers.execute import ControllerEvent
+from rollwise.drivers.processes import ProcessKubelet
 from rollwise.drivers.sets import SetKey, set_key, set_resource
 from rollwise.kubelet.agent import Note, PodRuntime, advance
 from rollwise.kubelet.profiles import KubeletProfile
@@ -82,7 +86,7 @@ class WallDriver:
                  pump: Callable[[], None], profile: KubeletProfile | None = None, speed: float = 1.0,
                  gates: FeatureGates | None = None, clock: Callable[[], float] = time.time,
                  statefulset_kinds: tuple[GroupKind, ...] = STATEFULSET_KINDS, kubelet: bool = True,
-                 quorum: bool = True) -> None:
+                 quorum: bool = True, processes: ProcessKubelet | None = None) -> None:
         self.cluster = cluster
         self.pump = pump
         self.profile = scaled_profile(profile or KubeletProfile(), speed)
@@ -92,6 +96,8 @@ class WallDriver:
         self.kubelet_on = kubelet
         self.quorum_on = quorum
         self.speed = speed
+        self.processes = processes
+        self._process_pods: dict[str, _PodState] = {}  # the Events already written about each process pod
         self._pods: dict[str, _PodState] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._scheduler: WallScheduler | None = None
@@ -112,9 +118,13 @@ class WallDriver:
         for kind in self.kinds:
             for sts in self.cluster.list(kind):
                 self._mark_dirty(set_key(sts))
+        if self.processes is not None:
+            self.processes.notes = self._process_notes
+            self.processes.start()
         if self.kubelet_on:
             for pod in self.cluster.list(POD):
-                self._kubelet_soon(pod)
+                if self.processes is None or not self.processes.matches(pod):
+                    self._kubelet_soon(pod)
 
     def _reconcile(self, key: SetKey) -> None:
         if self._stopped or self._controller is None:
@@ -131,14 +141,22 @@ class WallDriver:
         for state in self._pods.values():
             if state.wake is not None:
                 state.wake.cancel()
+        if self.processes is not None:
+            self.processes.stop()
 
     # -- the change feed -------------------------------------------------------------------------------------
 
     def _on_change(self, ch: Change) -> None:
         if self._loop is None or self._stopped:
             return
+        if ch.kind == "PersistentVolumeClaim" and self.processes is not None:
+            self.processes.on_change(ch)
         if ch.kind == "Pod":
-            if self.kubelet_on:
+            if self.processes is not None and self.processes.matches(ch.obj):
+                self.processes.on_change(ch)
+                if ch.type == "DELETED":
+                    self._process_pods.pop(uid_of(ch.obj), None)
+            elif self.kubelet_on:
                 if ch.type == "DELETED":
                     state = self._pods.pop(uid_of(ch.obj), None)
                     if state is not None and state.wake is not None:
@@ -262,6 +280,9 @@ class WallDriver:
                                                      message=f"Stopping container {container}")))
         for component, ev in out:
             self._recorder.record(pod, ev, component)
+
+    def _process_notes(self, pod: Obj, notes: tuple[Note, ...]) -> None:
+        self._kubelet_events(pod, self._process_pods.setdefault(uid_of(pod), _PodState()), notes)
 
     def _kubelet_wake(self, uid: str) -> None:
         state = self._pods.get(uid)

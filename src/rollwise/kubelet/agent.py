@@ -211,8 +211,10 @@ def _with_readiness(c: ContainerRuntime, v: ContainerView, profile: KubeletProfi
     ready, since = readiness[c.name]
     allowed = profile.behaviour(c.image).ready and c.unready_at is None
     value = ready and allowed
-    if value == v.ready:
+    if value == v.ready and not value:
         return replace(v, next_at=None)
+    # Ready from the probe tick that passed, never from the profile's own readySeconds timer (which the model
+    # replaces): the Ready condition's lastTransitionTime is what minReadySeconds counts from (reference §5.7).
     return replace(v, ready=value, ready_since=max(since, v.run_started_at or since), next_at=None)
 
 

@@ -155,3 +155,22 @@ def test_orphan_revisions_are_adopted() -> None:
     plan = h.sync()
     assert [a.name for a in plan.of_type(PatchOwner)] == [name_of(rev)]
     assert h.cluster.get("ControllerRevision", "default", name_of(rev))["metadata"]["ownerReferences"]
+
+
+@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"])
+def test_scale_down_reversed_while_the_pod_terminates_keeps_its_claim(policy: str) -> None:
+    """whenScaled=Delete: the condemned pod's claim is owned by the pod. When the ordinal comes back into range
+    before the pod is gone, the pod reference must be dropped at once, even while a lower pod blocks an OrderedReady
+    set, or the garbage collector deletes the claim of an in-range ordinal with the pod."""
+    h = Harness(make_set(replicas=3, retention=("Delete", "Retain"), policy=policy))
+    h.settle()
+    h.patch_set({"spec": {"replicas": 2}})
+    h.sync()  # fixes the condemned claim and deletes foo-2, which stays terminating
+    assert _owner_kinds(h, "datadir-foo-2") == ["Pod/foo-2"]
+    assert h.pod("foo-2")["metadata"].get("deletionTimestamp") is not None
+    h.set_status("foo-0", phase="Running", ready=False)  # an unhealthy lower pod stops OrderedReady's phase A
+    h.patch_set({"spec": {"replicas": 3}})
+    h.sync()
+    assert _owner_kinds(h, "datadir-foo-2") == []
+    h.finish_termination("foo-2")
+    assert h.cluster.get("PersistentVolumeClaim", "default", "datadir-foo-2")

@@ -251,3 +251,22 @@ def test_ordered_ready_max_unavailable_recreates_in_order_after_a_batch_deletion
     h.finish_termination("foo-5")
     h.sync()
     assert h.names() == ["foo-0", "foo-1", "foo-2", "foo-3", "foo-4"], "pod 5 waits for pod 4 (KEP-961 choice 1)"
+
+
+def test_an_update_never_deletes_a_pod_that_would_come_back_at_its_own_revision() -> None:
+    """No rollingUpdate block, Parallel: a pod a user deleted mid-rollout is recreated at the current revision
+    (reference §4.5); deleting it again before the current-revision pods above it are replaced is a livelock."""
+    h = Harness(make_set(replicas=3, policy="Parallel", strategy={"type": "RollingUpdate"}))
+    h.settle()
+    h.set_image("nginx:2")
+    h.sync()  # deletes foo-2
+    h.cluster.delete("Pod", "default", "foo-0", grace_period_seconds=0)  # a user, mid-rollout
+    h.finish_termination("foo-2")
+    h.sync()  # recreates foo-0 (current revision) and foo-2 (update revision)
+    old, new = h.status()["currentRevision"], h.status()["updateRevision"]
+    assert h.pod_revisions() == {"foo-0": old, "foo-1": old, "foo-2": new}
+    for _ in range(3):
+        plan = h.sync()
+        assert "foo-0" not in [d.name for d in plan.of_type(DeletePod)]
+    h.settle()
+    assert set(h.pod_revisions().values()) == {new}

@@ -12,7 +12,7 @@ from typing import Any
 from rollwise.api.identity import ordinal_of, ordinal_range, parent_and_ordinal, pod_name, revision_of
 from rollwise.api.leases import LEADER, MEMBER, HolderError, lease_role
 from rollwise.api.meta import Obj, labels, name_of, selector_matches
-from rollwise.api.predicates import classify_container, is_terminating
+from rollwise.api.predicates import available_at, classify_container, is_available, is_terminating
 from rollwise.controllers.quorum.settings import Settings
 from rollwise.controllers.view import SetView
 
@@ -28,6 +28,10 @@ class Member:
     ordinal: int
     outdated: bool
     participating: bool
+    settled: bool
+    """Participating, and available: Ready for longer than the set's minReadySeconds (reference §5.7)."""
+    available_at: float | None
+    """When a participating member that has not settled yet becomes available (the controller's wake-up)."""
     health: str | None
     state: str
     """The member container's state in plain words, for messages."""
@@ -130,15 +134,19 @@ def roster_of(view: SetView, settings: Settings) -> Roster:
     pods.sort(key=ordinal_of)
     span = ordinal_range(sts)
     by_ordinal = {ordinal_of(pod): pod for pod in pods}
+    min_ready = float((sts.get("spec") or {}).get("minReadySeconds") or 0)
     members = []
     for pod in pods:
         if ordinal_of(pod) not in span:
             continue  # condemned by a scale-down: the StatefulSet controller removes it
         cs = _member_status(pod, settings.container)
         leader, role, lease = _role(view, pod, settings)
+        participating = bool(cs is not None and cs.get("ready") is True)
+        settled = participating and (min_ready <= 0 or is_available(pod, min_ready, view.now))
         members.append(Member(
             pod=pod, name=name_of(pod), ordinal=ordinal_of(pod), outdated=revision_of(pod) != update,
-            participating=bool(cs is not None and cs.get("ready") is True),
+            participating=participating, settled=settled,
+            available_at=None if settled or not participating else available_at(pod, min_ready),
             health=classify_container(pod, settings.container), state=container_state(pod, settings.container),
             leader=leader, role=role, lease=lease,
         ))

@@ -37,6 +37,9 @@ REQUEUE_SECONDS = 10.0
 """reference §1.2 ``requeueAfterInFlight``: a ceiling; every event on a member pod wakes the controller sooner."""
 
 
+_AVAILABILITY_EPSILON = 1e-3
+
+
 def _old_message(view: SetView) -> str | None:
     old = condition_of((view.set.get("status") or {}).get("conditions") or [], ALL_MEMBERS_UPDATED)
     return None if old is None else str(old.get("message", ""))
@@ -73,7 +76,11 @@ def plan_for(view: SetView, roster: Roster, decision: Decision) -> Plan:
         actions.append(EmitEvent(event_reason=WAITING_EVENT, message=message, reason="the wait changed"))
     wanted = {"type": ALL_MEMBERS_UPDATED, "status": "False", "reason": IN_PROGRESS, "message": message}
     _with_condition(view, wanted, actions)
-    return Plan(actions=tuple(actions), blocked=decision.waits, requeue_after=REQUEUE_SECONDS)
+    requeue = REQUEUE_SECONDS
+    if decision.wake_at is not None:
+        # Availability is strict (Ready for longer than minReadySeconds): look just after the instant it flips.
+        requeue = min(requeue, max(decision.wake_at - view.now, 0.0) + _AVAILABILITY_EPSILON)
+    return Plan(actions=tuple(actions), blocked=decision.waits, requeue_after=requeue)
 
 
 def invalid_plan(view: SetView, errors: list[FieldError]) -> Plan:

@@ -39,6 +39,8 @@ class Decision:
     deletions: tuple[Deletion, ...] = ()
     waits: tuple[Blocked, ...] = ()
     done: bool = False
+    wake_at: float | None = None
+    """When time alone ends the wait (an updated member becomes available): the plan's requeue."""
 
     @property
     def message(self) -> str:
@@ -76,6 +78,14 @@ def decide(roster: Roster, settings: Settings) -> Decision:
     if lagging:
         return Decision(waits=tuple(Blocked(pod=m.name, cause=f"updated but not participating ({m.state})")
                                     for m in lagging))
+    # ...nor before it has been Ready for the set's minReadySeconds: a member that turned Ready at a probe tick
+    # is not yet available (reference §5.7), and the next deletion would take the quorum's margin with it.
+    settling = [m for m in roster.updated if not m.settled]
+    if settling:
+        wakes = [m.available_at for m in settling if m.available_at is not None]
+        return Decision(waits=tuple(Blocked(pod=m.name, cause="updated and participating, not yet available for "
+                                                             "minReadySeconds") for m in settling),
+                        wake_at=min(wakes) if wakes else None)
 
     # Step 4: every outdated pod left is participating, except Unknown ones step 2 skipped.
     ready = [m for m in outdated if m.participating]

@@ -17,6 +17,7 @@ from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
 from rollwise.api.validation import validate_statefulset
 from rollwise.controllers.plan import Action, EmitEvent, Plan, WriteStatus
+from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.ownership import claim_pods, claim_revisions
 from rollwise.controllers.statefulset.progress import progress_conditions
@@ -65,6 +66,7 @@ def reconcile(view: SetView) -> Plan:
         # A set being deleted neither creates, updates nor deletes pods (reference §4.4, test DeletionTimestamp).
         strategy = strategy_for(sync.update_type)
         _announce_rollout(sync, old_status)
+        sync.actions.extend(keep_in_range_claims(sync))
         hold = strategy.prepare(sync)
         stop = hold or process_replicas(sync) or process_condemned(sync)
         if not stop:

@@ -9,7 +9,13 @@ from rollwise.api.retention import claim_is_stale, claim_owners_up_to_date, with
 from rollwise.controllers.plan import Action, CreateClaim, UpdateClaim
 from rollwise.controllers.statefulset.context import Sync
 
-__all__ = ["claims_blocking_creation", "create_missing_claims", "fix_claim_owners", "stale_claim"]
+__all__ = [
+    "claims_blocking_creation",
+    "create_missing_claims",
+    "fix_claim_owners",
+    "keep_in_range_claims",
+    "stale_claim",
+]
 
 
 def stale_claim(sync: Sync, ordinal: int, pod_name: str) -> str | None:
@@ -59,4 +65,21 @@ def fix_claim_owners(sync: Sync, pod: Obj, *, condemned: bool) -> list[Action]:
         sync.claims[name_of(claim)] = fixed
         why = "condemned" if condemned else "in range"
         actions.append(UpdateClaim(claim=fixed, reason=f"retention policy for {why} pod {name_of(pod)}"))
+    return actions
+
+
+def keep_in_range_claims(sync: Sync) -> list[Action]:
+    """Owner-reference repairs for the claims of every in-range pod, whatever the pod's state.
+
+    A claim whose pod was condemned under whenScaled=Delete carries a controller reference to that pod, so the
+    garbage collector deletes it with the pod. If the ordinal comes back into range while the pod is still
+    terminating (a scale-down reversed), that reference must go *before* the pod is gone, or the claim of an
+    in-range ordinal is lost. Upstream repairs it in processReplica step 7, which an OrderedReady set never reaches
+    for a terminating or unhealthy pod (reference §5.4, §6.2): so this runs for every in-range pod, ahead of the
+    phases that may stop the reconcile.
+    """
+    actions: list[Action] = []
+    for pod in sync.replicas:
+        if pod is not None:
+            actions.extend(fix_claim_owners(sync, pod, condemned=False))
     return actions

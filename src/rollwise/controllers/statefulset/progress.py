@@ -22,6 +22,7 @@ from typing import Any
 from rollwise.api.conditions import condition_of
 from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import Obj
+from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.controllers.plan import CreatePod, DeletePod
 from rollwise.controllers.statefulset.context import Sync
 
@@ -31,18 +32,12 @@ _COUNTERS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas"
 
 
 def rollout_complete(sync: Sync) -> bool:
-    """Every ordinal in range exists and is available, at the update revision from the partition up, and no pod
-    outside the range remains."""
-    if sync.condemned:
-        return False
+    """The shared rule (``api/rollout.py``) over this reconcile's slots, counting this plan's deletions."""
     block = sync.strategy_block
     floor = int(block.get("partition") or 0) if block is not None else 0
-    for index, pod in enumerate(sync.replicas):
-        if sync.unavailable(pod):
-            return False
-        if index >= floor and sync.outdated(pod):  # type: ignore[arg-type]
-            return False
-    return True
+    return is_rollout_complete(sync.replicas, outside_range=len(sync.condemned), floor=floor,
+                               update_revision=sync.update_name, min_ready_seconds=sync.min_ready_seconds,
+                               now=sync.now, deleting=sync.deleted)
 
 
 def _budget(sync: Sync) -> int:

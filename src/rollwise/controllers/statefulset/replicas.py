@@ -7,7 +7,15 @@ reconcile; ``Parallel`` does everything at once and never waits on health.
 from __future__ import annotations
 
 from rollwise.api import predicates as p
-from rollwise.api.identity import identity_matches, new_pod, pod_name, repair_identity, storage_matches
+from rollwise.api.identity import (
+    identity_matches,
+    new_pod,
+    ordinal_of,
+    pod_name,
+    repair_identity,
+    revision_of,
+    storage_matches,
+)
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.revisions import template_of
 from rollwise.controllers.plan import CreatePod, UpdatePod
@@ -19,7 +27,13 @@ from rollwise.controllers.statefulset.claims import (
 )
 from rollwise.controllers.statefulset.context import Sync
 
-__all__ = ["first_unavailable", "process_condemned", "process_replicas", "revision_for_new_pod"]
+__all__ = [
+    "first_unavailable",
+    "process_condemned",
+    "process_replicas",
+    "replacement_is_outdated",
+    "revision_for_new_pod",
+]
 
 
 def revision_for_new_pod(sync: Sync, ordinal: int) -> Obj:
@@ -38,6 +52,24 @@ def revision_for_new_pod(sync: Sync, ordinal: int) -> Obj:
     elif ordinal < sync.start + int(block.get("partition") or 0):
         return sync.current_revision
     return sync.update_revision
+
+
+def replacement_is_outdated(sync: Sync, pod: Obj) -> bool:
+    """Deleting this outdated pod would bring it back at a revision other than the update revision.
+
+    Without a ``rollingUpdate`` block, an ordinal below ``start + status.currentReplicas`` is recreated at the
+    current revision (reference §4.5). Once the pod is gone, that count is the number of other pods at the current
+    revision that are not terminating (status.py). When the ordinal is still below it, an update that deletes the
+    pod only gets the same outdated pod back, not yet available, and would delete it again: a livelock. Such a pod
+    waits until the current-revision pods above it are replaced; no controller churns a pod it just created.
+    """
+    if sync.update_type not in ("RollingUpdate", "EnforcedRollingUpdate") or sync.strategy_block is not None:
+        return False
+    if sync.current_name == sync.update_name:
+        return False
+    remaining = sum(1 for other in sync.pods()
+                    if other is not pod and not sync.terminating(other) and revision_of(other) == sync.current_name)
+    return ordinal_of(pod) < sync.start + remaining
 
 
 def first_unavailable(sync: Sync) -> Obj | None:
@@ -108,7 +140,6 @@ def _process_replica(sync: Sync, index: int, pod: Obj | None) -> bool:
         sync.broken_below = sync.broken_below or name
     if not identity_matches(sync.sts, pod) or not storage_matches(sync.sts, pod):
         sync.actions.append(UpdatePod(pod=repair_identity(sync.sts, pod), reason=f"repair identity of {name}"))
-    sync.actions.extend(fix_claim_owners(sync, pod, condemned=False))
     return False
 
 

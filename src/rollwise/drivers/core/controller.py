@@ -31,6 +31,7 @@ __all__ = ["CONTROLLERS", "QUORUM_CONTROLLER", "STATEFULSET_CONTROLLER", "SetCon
 STATEFULSET_CONTROLLER = "statefulset-controller"
 QUORUM_CONTROLLER = "quorum-aware-controller"
 CONTROLLERS = (STATEFULSET_CONTROLLER, QUORUM_CONTROLLER)
+_ROUNDS_PER_ORDINAL = 8
 
 Observer = Callable[[SetView, Plan], None]
 
@@ -50,9 +51,19 @@ class SetController:
         self.recorder = recorder
         self.metrics = metrics if metrics is not None else MetricsRegistry()
         self._scheduler = scheduler
-        self.queue: WorkQueue[SetKey] = WorkQueue(scheduler, self.reconcile)
+        self.queue: WorkQueue[SetKey] = WorkQueue(scheduler, self.reconcile, rounds_for=self._rounds_for)
         self.observers: list[Observer] = []
         self.quorum_observers: list[Observer] = []
+
+    def _rounds_for(self, key: SetKey) -> int:
+        """How many more reconciles one instant may take before the set counts as stuck in a loop. With zero kubelet
+        timings a whole OrderedReady rollout happens at one instant, a few reconciles per ordinal (create, ready,
+        delete, gone; measured about 3), so the bound grows with the set's size rather than being one constant."""
+        try:
+            replicas = (self.cluster.get(*key).get("spec") or {}).get("replicas")
+        except NotFound:
+            return 0
+        return _ROUNDS_PER_ORDINAL * (replicas if isinstance(replicas, int) and replicas > 0 else 1)
 
     def view(self, sts: Obj) -> SetView:
         return set_view(self.cluster, sts, now=self._scheduler.now(), gates=self.gates)

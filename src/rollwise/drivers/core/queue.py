@@ -59,12 +59,14 @@ class WorkQueue(Generic[K]):
     """Keys waiting to be processed by ``process(key)``, de-duplicated, with requeue timers and back-off."""
 
     def __init__(self, scheduler: Scheduler, process: Callable[[K], None], *, backoff_start: float = 0.005,
-                 backoff_max: float = 1000.0, max_rounds_per_instant: int | None = 200) -> None:
+                 backoff_max: float = 1000.0, max_rounds_per_instant: int | None = 200,
+                 rounds_for: Callable[[K], int] | None = None) -> None:
         self._scheduler = scheduler
         self._process = process
         self._backoff_start = backoff_start
         self._backoff_max = backoff_max
         self._max_rounds = max_rounds_per_instant
+        self._rounds_for = rounds_for  # extra rounds a key may take in one instant (a big set settles in more)
         self._queued: set[K] = set()
         self._rounds: dict[K, tuple[float, int]] = {}
         self._timers: dict[K, tuple[float, Any]] = {}
@@ -78,7 +80,8 @@ class WorkQueue(Generic[K]):
         at_t, rounds = self._rounds.get(key, (t, 0))
         rounds = rounds + 1 if at_t == t else 1
         self._rounds[key] = (t, rounds)
-        if self._max_rounds is not None and rounds > self._max_rounds:
+        if (self._max_rounds is not None and rounds > self._max_rounds
+                and (self._rounds_for is None or rounds > self._max_rounds + self._rounds_for(key))):
             raise RuntimeError(f"{_name(key)} did not settle at t={t}: {rounds} reconciles in one instant")
         self._queued.add(key)
         self._scheduler.at(t, lambda: self._run(key))

@@ -293,6 +293,7 @@ class Simulation:
             "endedAt": round(end, 6),
             "events": self.recorder.events,
             "summary": self._summary(end),
+            "samples": self.recorder.samples(),
             "apiWrites": sum(self.cluster.write_count(c) for c in CONTROLLERS),
             "metrics": self.metrics.export(),
             "final": {

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api import predicates as p
-from rollwise.api.identity import ordinal_of, ordinal_range, pod_name, revision_of
-from rollwise.api.meta import Obj, controller_of, name_of
+from rollwise.api.identity import claim_ordinal, ordinal_of, ordinal_range, pod_name, revision_of
+from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of
+from rollwise.api.retention import retention_policy
+from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.cluster.protocol import Change
 
 __all__ = ["Recorder", "SetFigures"]
@@ -27,8 +29,14 @@ class SetFigures:
     pod_creations: int = 0
     pod_deletions: int = 0
     forced_replacements: int = 0
+    claims_lost: int = 0
+    """Claims deleted by anyone but a user while their ordinal was in range or under whenScaled=Retain."""
     last_unavailable: int = 0
     last_sample: float | None = None
+    unavailable_steps: list[tuple[float, int]] = field(default_factory=list)  # (t, count) where the count changed
+    measured_step: int = 0  # the first step that counts: the sample that ends the instant measuring (re)started at
+    restarted: bool = False  # measuring restarted at this instant and its first sample is still to come
+    range_steps: list[tuple[float, int, int]] = field(default_factory=list)  # (t, start, stop) of the ordinals
 
 
 @dataclass(slots=True)
@@ -36,6 +44,8 @@ class Recorder:
     controllers: frozenset[str]
     events: list[dict[str, Any]] = field(default_factory=list)
     figures: dict[str, SetFigures] = field(default_factory=dict)
+    sets: dict[str, Obj] = field(default_factory=dict)
+    """The latest state of each set, in feed order: what a claim deletion is judged against."""
 
     # -- the event stream ------------------------------------------------------------------------------------
 
@@ -45,21 +55,51 @@ class Recorder:
     def on_change(self, ch: Change) -> None:
         if ch.kind == "Pod":
             self._pod_change(ch)
-        elif ch.kind == "PersistentVolumeClaim" and ch.type in ("ADDED", "DELETED"):
-            self.emit(ch.at, "PVCCreated" if ch.type == "ADDED" else "PVCDeleted", claim=ch.name)
+        elif ch.kind == "PersistentVolumeClaim" and ch.type == "ADDED":
+            self.emit(ch.at, "PVCCreated", claim=ch.name)
+        elif ch.kind == "PersistentVolumeClaim" and ch.type == "DELETED":
+            lost_from = self._claim_lost_from(ch)
+            if lost_from is None:
+                self.emit(ch.at, "PVCDeleted", claim=ch.name)
+            else:
+                self.emit(ch.at, "PVCDeleted", claim=ch.name, lost=True)
+                self._figures(lost_from).claims_lost += 1
         elif ch.kind == "Event" and ch.type == "ADDED":
             inv = ch.obj.get("involvedObject") or {}
             self.emit(ch.at, "Event", object=f"{inv.get('kind')}/{inv.get('name')}", reason=ch.obj.get("reason"),
                       message=ch.obj.get("message"), eventType=ch.obj.get("type"))
             if ch.obj.get("reason") == "ForcedReplacement":
                 self._figures(inv.get("name", "")).forced_replacements += self._started(inv.get("name", ""))
-        elif ch.kind == "StatefulSet" and ch.type == "MODIFIED" and ch.old is not None and ch.actor == "user":
+        if ch.kind == "StatefulSet":
+            self._set_change(ch)
+
+    def _set_change(self, ch: Change) -> None:
+        if ch.type == "DELETED":
+            self.sets.pop(ch.name, None)
+            return
+        self.sets[ch.name] = ch.obj
+        if ch.type == "MODIFIED" and ch.old is not None and ch.actor == "user":
             old_t = (ch.old.get("spec") or {}).get("template")
             if old_t != (ch.obj.get("spec") or {}).get("template"):
                 fig = self._figures(ch.name)
                 if not fig.template_changed:
                     fig.template_changed = True
                     self._restart(fig, ch.at)
+
+    def _claim_lost_from(self, ch: Change) -> str | None:
+        """The set that lost this claim: deleted (not by a user) while its ordinal is in range, or while the set's
+        policy says Retain on scale-down (reference §6.2: only whenScaled=Delete lets a condemned claim go)."""
+        if ch.actor == "user":
+            return None
+        for set_name, sts in self.sets.items():
+            if deletion_timestamp(sts) is not None:
+                continue
+            ordinal = claim_ordinal(sts, ch.name)
+            if ordinal is None:
+                continue
+            if ordinal in ordinal_range(sts) or retention_policy(sts)[0] == "Retain":
+                return set_name
+        return None
 
     def _pod_change(self, ch: Change) -> None:
         new, old, t = ch.obj, ch.old, ch.at
@@ -115,10 +155,13 @@ class Recorder:
         fig.start = t
         fig.completed = False
         fig.completed_at = None
-        fig.max_unavailable = fig.last_unavailable
+        # The state from here on is what counts: the end-of-instant sample at ``t`` gives its first value. The last
+        # sample belongs to before the change (steps earlier at this instant, a scale-down say, may have moved on).
+        fig.max_unavailable = 0
         fig.unavailable_pod_seconds = 0.0
         fig.pod_creations = fig.pod_deletions = fig.forced_replacements = 0
         fig.last_sample = t
+        fig.restarted = True
 
     def sample(self, t: float, sets: list[Obj], pods_by_set: Mapping[str, list[Obj]]) -> None:
         """At the end of an instant: integrate unavailability since the last sample, and check completion."""
@@ -129,10 +172,19 @@ class Recorder:
                 fig.unavailable_pod_seconds += fig.last_unavailable * (t - fig.last_sample)
             pods = pods_by_set.get(name, [])
             unavailable = unavailable_ordinals(sts, pods, t)
+            if fig.restarted:  # the first value that counts gets a step of its own, even if the count is unchanged
+                fig.measured_step = len(fig.unavailable_steps)
+                fig.unavailable_steps.append((round(t, 6), unavailable))
+                fig.restarted = False
+            elif not fig.unavailable_steps or fig.unavailable_steps[-1][1] != unavailable:
+                fig.unavailable_steps.append((round(t, 6), unavailable))
+            span = ordinal_range(sts)
+            if not fig.range_steps or fig.range_steps[-1][1:] != (span.start, span.stop):
+                fig.range_steps.append((round(t, 6), span.start, span.stop))
             fig.last_unavailable = unavailable
             fig.last_sample = t
             fig.max_unavailable = max(fig.max_unavailable, unavailable)
-            done = rollout_complete(sts, pods)
+            done = rollout_complete(sts, pods, t)
             if done and not fig.completed:
                 fig.completed_at = t
             fig.completed = done
@@ -153,8 +205,20 @@ class Recorder:
                 "podCreations": fig.pod_creations,
                 "podDeletions": fig.pod_deletions,
                 "forcedReplacements": fig.forced_replacements,
+                "claimsLost": fig.claims_lost,
             }
         return out
+
+
+    def samples(self) -> dict[str, dict[str, Any]]:
+        """Per set, the sampled unavailable count as a step function over the whole run, and where the summary
+        starts measuring: at ``measuredFrom`` seconds, from the step at index ``measuredFromStep`` on (the summary's
+        ``maxUnavailableObserved`` is the largest count from there); and the ordinals in range over time,
+        ``[t, start, stop)``. What a timeline draws."""
+        return {name: {"measuredFrom": fig.start or 0.0, "measuredFromStep": fig.measured_step,
+                       "unavailable": [[t, n] for t, n in fig.unavailable_steps],
+                       "ordinals": [[t, a, b] for t, a, b in fig.range_steps]}
+                for name, fig in self.figures.items()}
 
 
 def _round(x: float) -> float:
@@ -181,23 +245,20 @@ def unavailable_ordinals(sts: Obj, pods: list[Obj], now: float) -> int:
     return sum(p.is_unavailable(by_ordinal.get(o), mrs, now) for o in ordinal_range(sts))
 
 
-def rollout_complete(sts: Obj, pods: list[Obj]) -> bool:
-    """Every ordinal in range exists, is Ready and runs the update revision (below a partition excepted), and no
-    pod outside the range remains — judged once the controller has observed the set's latest generation."""
+def rollout_complete(sts: Obj, pods: list[Obj], now: float) -> bool:
+    """The summary's ``completed`` (spec/simulate.md): the controller's rule (``api/rollout.py``), judged once the
+    controller has observed the set's latest generation, with the bar the contract sets: every ordinal in range
+    Ready at the update revision (below a partition excepted), and no pod outside the range. The controller's
+    ``RolloutComplete`` condition asks more (available: Ready for minReadySeconds), so with minReadySeconds set the
+    condition follows the summary by that long; without it the two agree."""
     status = sts.get("status") or {}
     if status.get("observedGeneration") != sts["metadata"].get("generation") or not status.get("updateRevision"):
         return False
     span = ordinal_range(sts)
     strategy = sts["spec"].get("updateStrategy") or {}
     block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate") or {}
-    floor = span.start + int(block.get("partition") or 0)
     by_ordinal = _by_ordinal(sts, pods)
-    if any(ordinal_of(pod) not in span for pod in pods):
-        return False
-    for o in span:
-        pod = by_ordinal.get(o)
-        if pod is None or p.is_terminating(pod) or not p.is_running_and_ready(pod):
-            return False
-        if o >= floor and revision_of(pod) != status["updateRevision"]:
-            return False
-    return True
+    return is_rollout_complete(
+        [by_ordinal.get(o) for o in span], outside_range=sum(1 for pod in pods if ordinal_of(pod) not in span),
+        floor=int(block.get("partition") or 0), update_revision=status["updateRevision"],
+        min_ready_seconds=0.0, now=now)

@@ -11,14 +11,16 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rollwise.api.errors import ApiStatusError, NotFound
+from rollwise.api.errors import ApiStatusError, FieldError, Invalid, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of
+from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.resources import ResourceRef, ref_of
+from rollwise.drivers.manifests import check_manifest
 from rollwise.drivers.sets import find_set, set_resource
 from rollwise.drivers.sim.context import SimContext
 from rollwise.drivers.sim.engine import STEP
 from rollwise.drivers.sim.record import rollout_complete
-from rollwise.drivers.sim.scenario import Step
+from rollwise.drivers.sim.step_schema import Step
 
 __all__ = ["StepRunner"]
 
@@ -82,7 +84,7 @@ class StepRunner:
         pods = [pod for pod in self.sim.cluster.list("Pod", namespace_of(sts))
                 if any(r.get("uid") == sts["metadata"]["uid"] for r in pod["metadata"].get("ownerReferences") or ())]
         if "rolloutComplete" in args:
-            return rollout_complete(sts, pods)
+            return rollout_complete(sts, pods, self.sim.clock.now)
         status = sts.get("status") or {}
         want = int(sts["spec"].get("replicas", 1))
         return (status.get("observedGeneration") == sts["metadata"].get("generation")
@@ -95,8 +97,10 @@ class StepRunner:
             if step.action == "apply":
                 self._apply(args)
             elif step.action == "patch":
-                cluster.patch(self._resource(args), args.get("namespace", "default"), args["name"], args["merge"],
-                              actor="user")
+                namespace = args.get("namespace", "default")
+                resource = self._resource(args)
+                self._check_patched(resource, namespace, args["name"], args["merge"])
+                cluster.patch(resource, namespace, args["name"], args["merge"], actor="user")
             elif step.action == "scale":
                 cluster.patch(self._resource({**args, "kind": "StatefulSet"}), args.get("namespace", "default"),
                               args["name"], {"spec": {"replicas": args["replicas"]}}, actor="user")
@@ -111,6 +115,18 @@ class StepRunner:
         except ApiStatusError as err:
             self.sim.recorder.emit(self.sim.clock.now, "StepRejected", index=step.index, action=step.action,
                                    reason=err.reason, message=str(err))
+
+    def _check_patched(self, kind: ResourceRef, namespace: str, name: str, merge: dict[str, Any]) -> None:
+        """A patch is refused, as the API server with strict field validation would, when the object it makes is
+        malformed (a pod without containers would otherwise reach the kubelet)."""
+        current = self.sim.cluster.get(kind, namespace, name)
+        patched = merge_patch(current, merge)
+        if patched.get("kind") != current.get("kind"):
+            return  # the store refuses a patch that changes what the object is
+        errors: list[FieldError] = []
+        check_manifest(patched, "", self.sim.scenario.gates, errors)
+        if errors:
+            raise Invalid(f'{kind} "{name}" is invalid: ' + "; ".join(map(str, errors)), errors=errors)
 
     def _resource(self, args: dict[str, Any]) -> ResourceRef:
         """A step's ``kind``: ``StatefulSet`` names the set of that name, whichever of its two resources it is."""

@@ -19,6 +19,7 @@ from rollwise.api import predicates as p
 from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import name_of
 from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.replicas import replacement_is_outdated
 from rollwise.controllers.statefulset.strategies.progress_timeout import replace_timed_out_pods
 
 __all__ = ["EnforcedRollingUpdate"]
@@ -56,21 +57,25 @@ class EnforcedRollingUpdate:
         budget = _budget(sync)
         # Availability budget, as KEP-961 counts it: every unavailable ordinal in range.
         unavailable = sum(1 for pod in sync.replicas if sync.unavailable(pod))
-        # What is in flight besides broken outdated pods (their replacement costs no availability).
+        # What is in flight besides broken outdated pods (their replacement costs no availability). An ordinal
+        # whose creation waits for a broken outdated pod below it to be replaced (OrderedReady, ``broken_below``)
+        # is not in flight: counting it would make the replacement wait for the creation that waits for it.
+        held = _held_for_replacement(sync)
         in_flight = sum(
             1 for i, pod in enumerate(sync.replicas)
-            if pod is None or sync.terminating(pod)
-            or (sync.unavailable(pod) and (not sync.outdated(pod) or i < floor))
+            if (pod is None and i not in held) or (pod is not None and sync.terminating(pod))
+            or (pod is not None and sync.unavailable(pod) and (not sync.outdated(pod) or i < floor))
         )
         for index in range(n - 1, floor - 1, -1):
             pod = sync.replicas[index]
-            if pod is None or sync.terminating(pod) or not sync.outdated(pod):
+            if pod is None or sync.terminating(pod) or not sync.outdated(pod) or replacement_is_outdated(sync, pod):
                 continue
             broken = not sync.available(pod)
-            if broken and sync.monotonic and in_flight >= budget:
+            if sync.monotonic and in_flight >= budget:
                 break  # OrderedReady: one after another, in order
-            if not broken and (unavailable >= budget or (sync.monotonic and in_flight >= budget)):
-                break
+            if not broken and unavailable >= budget:
+                # No budget for a healthy pod; a broken outdated pod further down still costs nothing to replace.
+                continue
             name = name_of(pod)
             if broken:
                 cause = p.unavailable_cause(pod, sync.min_ready_seconds, sync.now)
@@ -105,3 +110,14 @@ class EnforcedRollingUpdate:
             sync.event("SafetyHalt", message, warning=True)
             sync.metric("statefulset_safety_halt_total", 1, kind="counter")
         return True
+
+
+def _held_for_replacement(sync: Sync) -> set[int]:
+    """Indexes of missing ordinals above the broken outdated pod that ordered creation went past (replicas.py)."""
+    if sync.broken_below is None:
+        return set()
+    names = [None if pod is None else name_of(pod) for pod in sync.replicas]
+    if sync.broken_below not in names:
+        return set()
+    first = names.index(sync.broken_below)
+    return {i for i, pod in enumerate(sync.replicas) if pod is None and i > first}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.replicas import replacement_is_outdated
 from rollwise.controllers.statefulset.strategies.progress_timeout import replace_timed_out_pods
 
 __all__ = ["RollingUpdate", "max_unavailable", "update_floor"]
@@ -48,7 +49,8 @@ def legacy(sync: Sync, *, floor: int) -> None:
     """Variant A: delete the highest outdated pod; stop at the first pod above it that is not available."""
     for index in range(len(sync.replicas) - 1, floor - 1, -1):
         pod = sync.replicas[index]
-        if pod is not None and sync.outdated(pod) and not sync.terminating(pod):
+        if pod is not None and sync.outdated(pod) and not sync.terminating(pod) \
+                and not replacement_is_outdated(sync, pod):
             sync.delete(pod, f"rolling update: {pod['metadata']['name']} runs an older revision")
             return
         if sync.unavailable(pod):
@@ -68,14 +70,15 @@ def with_budget(sync: Sync, *, floor: int, budget: int) -> None:
         # Phase 1: outdated pods that are already unavailable: replacing them costs no availability.
         for index in range(n - 1, floor - 1, -1):
             pod = sync.replicas[index]
-            if pod is not None and sync.outdated(pod) and not sync.terminating(pod) and not sync.available(pod):
+            if pod is not None and sync.outdated(pod) and not sync.terminating(pod) and not sync.available(pod) \
+                    and not replacement_is_outdated(sync, pod):
                 sync.delete(pod, f"rolling update: {pod['metadata']['name']} is outdated and already unavailable")
     spend = budget - len(unavailable)
     for index in range(n - 1, floor - 1, -1):
         if spend <= 0:
             break
         pod = sync.replicas[index]
-        if pod is None or not sync.outdated(pod) or sync.terminating(pod):
+        if pod is None or not sync.outdated(pod) or sync.terminating(pod) or replacement_is_outdated(sync, pod):
             continue
         if not sync.monotonic and not sync.available(pod):
             continue  # handled by phase 1
