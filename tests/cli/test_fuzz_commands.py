@@ -29,7 +29,7 @@ SEEDS = sorted([*(ROOT / "src" / "rollwise" / "examples").glob("*.yaml"),
                 *(ROOT / "tests" / "scenarios").glob("*.yaml")])
 SEED_DOCS = {p.name: yaml.safe_load(p.read_text()) for p in SEEDS}
 # The manifests inside the scenarios, as a manifest file holds them: one object, or a kind: List of them.
-SEED_DOCS |= {f"{name}:objects[0]": doc["objects"][0] for name, doc in list(SEED_DOCS.items())}
+SEED_DOCS |= {f"{name}:objects[0]": doc["objects"][0] for name, doc in list(SEED_DOCS.items()) if "objects" in doc}
 SEED_DOCS |= {f"{name}:list": {"apiVersion": "v1", "kind": "List", "items": doc["objects"]}
               for name, doc in list(SEED_DOCS.items()) if "objects" in doc}
 
@@ -40,6 +40,8 @@ COMMANDS: dict[str, Callable[[str], list[str]]] = {
     "compare": lambda f: ["compare", f, "--strategies", "RollingUpdate,QuorumAware"],
     "plan": lambda f: ["plan", f, "--at", "30"],
     "validate": lambda f: ["validate", f],
+    "explore": lambda f: ["explore", f, "--replicas", "2", "--faults", "0", "--user-actions", "0",
+                          "--max-states", "200"],
 }
 # A problem line: two spaces, a field path (no spaces), a colon.
 PROBLEM_LINE = re.compile(r"^  \S+: ", re.MULTILINE)
