@@ -17,6 +17,7 @@ STRATEGIES = {
     "rolling": "{type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}",
     "recreate": "{type: Recreate}",
     "enforced": "{type: EnforcedRollingUpdate}",
+    "ondelete": "{type: OnDelete}",  # the operator recreates what a person deletes
 }
 
 pytestmark = pytest.mark.kubectl
@@ -64,6 +65,9 @@ def test_the_shipped_rbac_is_enough_and_a_missing_rule_is_a_403_and_a_warning(up
             up.kubectl("wait", "--for=condition=Ready", f"rsts/{name}", "--timeout=60s")
         for name, strategy in STRATEGIES.items():
             up.apply(_set(name, strategy, "nginx:1.28"))
+        up.until(lambda: get_json(up, "rsts", "ondelete").get("status", {}).get("observedGeneration") == 2,
+                 "the OnDelete set sees its new template")
+        up.kubectl("delete", "pods", "-l", "app=ondelete", "--wait=false")
         for name in STRATEGIES:
             up.kubectl("wait", "--for=condition=Ready", f"rsts/{name}", "--timeout=60s")
             images = {p["spec"]["containers"][0]["image"] for p in get_json(up, "pods", "-l", f"app={name}")["items"]}

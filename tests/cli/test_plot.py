@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from rollwise.cli.plot import AGGREGATE_ABOVE, SET_PANELS, plot_timelines, timeline_figure
 from rollwise.cli.timeline import (
@@ -30,7 +31,9 @@ from rollwise.cli.timeline import (
 from rollwise.drivers.sim import load_scenario, parse_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-BUNDLED = sorted([*(ROOT / "src/rollwise/examples").glob("*.yaml"), *(ROOT / "tests/scenarios").glob("*.yaml")])
+# Plain manifests among the examples (a top-level ``kind``, for ``rollwise explore``) are not scenarios.
+_FILES = [*(ROOT / "src/rollwise/examples").glob("*.yaml"), *(ROOT / "tests/scenarios").glob("*.yaml")]
+BUNDLED = sorted(p for p in _FILES if "kind" not in (yaml.safe_load(p.read_text()) or {}))
 
 OLD, NEW = "web-aaa", "web-bbb"
 
