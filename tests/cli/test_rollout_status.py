@@ -64,7 +64,7 @@ def test_bad_targets_are_refused_with_the_rule(text: str) -> None:
 @pytest.mark.parametrize("argv", [["rollout", "status", "deploy/web"], ["rollout", "undo", "web"],
                                   ["migrate", "rsts/web"], ["migrate", "deploy/web"]])
 def test_invalid_targets_exit_2_with_nothing_on_stdout(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    from rollwise.cli import main  # noqa: PLC0415 - the parser, only for this test
+    from rollwise.cli import main
 
     assert main(argv) == 2
     out, err = capsys.readouterr()
