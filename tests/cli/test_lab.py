@@ -109,6 +109,16 @@ def test_demo_command_prints_the_tables(capsys: pytest.CaptureFixture[str], tmp_
     assert "QuorumAware" in out
 
 
+def test_demo_draws_every_story_timeline_with_one_panel_per_variant(capsys: pytest.CaptureFixture[str],
+                                                                   tmp_path: Path) -> None:
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    for demo in DEMOS:
+        path = tmp_path / f"{Path(demo.file).stem}.png"
+        assert f"timeline: {path}" in out
+        assert _png_text(path)["Description"] == f"panels={len(demo.variants)}"
+
+
 def _png_text(path: Path) -> dict[str, str]:
     """The tEXt chunks of a PNG (the plot writes its panel count there)."""
     import struct

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from rollwise.cli.plot import plot_timelines
+from rollwise.cli.plot import AGGREGATE_ABOVE, SET_PANELS, plot_timelines, timeline_figure
 from rollwise.cli.timeline import (
     FAILING,
     MISSING,
@@ -18,11 +18,19 @@ from rollwise.cli.timeline import (
     RUNNING,
     TERMINATING,
     QuorumMarks,
+    Series,
     pod_intervals,
     quorum_marks,
+    rollout_peak,
     state_counts,
+    sum_series,
     unavailable_counts,
+    unavailable_series,
 )
+from rollwise.drivers.sim import load_scenario, parse_scenario, run_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = sorted([*(ROOT / "src/rollwise/examples").glob("*.yaml"), *(ROOT / "tests/scenarios").glob("*.yaml")])
 
 OLD, NEW = "web-aaa", "web-bbb"
 
@@ -268,3 +276,149 @@ def test_empty_input_raises_a_clear_value_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no results to plot"):
         plot_timelines([], tmp_path / "none.png")
     assert not (tmp_path / "none.png").exists()
+
+
+# -- the unavailable panel: the recorder's count, scaled to the rollout -------------------------------------------
+
+
+@pytest.mark.parametrize("path", BUNDLED, ids=[p.stem for p in BUNDLED])
+def test_recorded_unavailable_series_peaks_at_the_summary_figure(path: Path) -> None:
+    doc = run_scenario(load_scenario(path))
+    for name, figures in doc["summary"].items():
+        series = unavailable_series(doc, name, {}, doc["endedAt"])
+        assert series.recorded
+        assert rollout_peak(series) == figures["maxUnavailableObserved"], name
+
+
+def _set_scenario(replicas: int, steps: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    return {"name": "samples", "kubelet": {"startSeconds": 5, "readySeconds": 2, "terminationSeconds": 10},
+            "objects": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web"},
+                         "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                                  "template": {"metadata": {"labels": {"app": "web"}},
+                                               "spec": {"containers": [{"name": "app", "image": "app:v1"}]}},
+                                  **spec}}],
+            "steps": steps}
+
+
+def _count_at(series: Series, t: float) -> int:
+    return [n for at, n in zip(series.times, series.counts, strict=True) if at <= t][-1]
+
+
+def test_ordinals_without_a_pod_count_as_unavailable_from_the_first_instant() -> None:
+    doc = run_scenario(parse_scenario(_set_scenario(4, [{"after": 60}])))
+    series = unavailable_series(doc, "web", pod_intervals(doc)["web"], doc["endedAt"])
+    assert (series.times[0], series.counts[0]) == (0.0, 4)  # web-0 pending, web-1..3 not created yet
+    assert _count_at(series, 59) == 0
+    lanes = pod_intervals(doc)["web"]
+    assert [lanes[o][0][2:] for o in range(4)] == [(PENDING, True)] + [(MISSING, False)] * 3
+    assert [lanes[o][0].start for o in range(4)] == [0, 0, 0, 0]  # the lanes show what the count counts
+
+
+def test_ordinals_scaled_away_are_not_missing_and_come_back_missing_until_recreated() -> None:
+    steps = [{"after": 40}, {"scale": {"name": "web", "replicas": 1}}, {"after": 40},
+             {"scale": {"name": "web", "replicas": 3}}, {"after": 40}]
+    doc = run_scenario(parse_scenario(_set_scenario(3, steps)))  # OrderedReady: web-2 waits for web-1
+    lane = pod_intervals(doc)["web"][2]
+    assert [iv.state for iv in lane] == [MISSING, PENDING, RUNNING, READY, TERMINATING,
+                                         MISSING, PENDING, RUNNING, READY]
+    assert lane[5].start > lane[4].end  # out of range in between: neither a pod nor missing
+    assert lane[0].start == 0 and lane[5].start == 80
+
+
+def test_terminating_pods_above_a_scaled_down_range_are_not_counted() -> None:
+    steps = [{"after": 30}, {"scale": {"name": "web", "replicas": 1}}, {"after": 60}]
+    doc = run_scenario(parse_scenario(_set_scenario(3, steps, podManagementPolicy="Parallel")))
+    lanes = pod_intervals(doc)["web"]
+    series = unavailable_series(doc, "web", lanes, doc["endedAt"])
+    assert lanes[2][-1].state == TERMINATING  # web-2 takes 10 s to go
+    assert _count_at(series, lanes[2][-1].start + 1) == 0
+    assert unavailable_counts(lanes, doc["endedAt"])[1] != series.counts  # what the lanes alone would have drawn
+
+
+def test_rollout_peak_starts_from_the_sample_in_force_when_the_template_changed() -> None:
+    """Ready at t=40 and patched at t=40, in a later instant: the bring-up's count, sampled at t=40 too, is not the
+    rollout's, though the two share a time."""
+    steps = [{"waitFor": {"ready": "web", "timeout": 1000}},
+             {"patch": {"kind": "StatefulSet", "name": "web",
+                        "merge": {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "v2"}]}}}}}},
+             {"waitFor": {"rolloutComplete": "web", "timeout": 1000}}]
+    scenario = _set_scenario(10, steps, podManagementPolicy="Parallel",
+                             updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}})
+    doc = run_scenario(parse_scenario(scenario))
+    series = unavailable_series(doc, "web", {}, doc["endedAt"])
+    assert series.times[series.measured_index] == series.measured_from  # sampled at the instant of the patch
+    assert max(series.counts[:series.measured_index]) == 10
+    assert rollout_peak(series) == doc["summary"]["web"]["maxUnavailableObserved"] == 2
+
+
+def test_a_document_without_samples_falls_back_to_the_lanes() -> None:
+    doc = rolling_update()
+    series = unavailable_series(doc, "web", pod_intervals(doc)["web"], 45)
+    assert (series.recorded, series.times, series.counts) == (False, [0, 7, 10, 40, 45], [3, 0, 1, 0, 0])
+
+
+def test_sum_series_adds_step_functions_and_measures_from_the_earliest_start() -> None:
+    total = sum_series([Series([0, 10, 20], [5, 0, 1], measured_from=20, measured_index=2),
+                        Series([0, 15, 30], [5, 1, 0], measured_from=15, measured_index=1)])
+    assert (total.times, total.counts, total.measured_index) == ([0, 10, 15, 20, 30], [10, 5, 1, 2, 1], 2)
+    assert rollout_peak(total) == 2
+
+
+def _unavailable_axes(fig: Any, name: str) -> Any:
+    (line,) = fig.findobj(lambda a: a.get_gid() == f"unavailable:{name}")
+    return line
+
+
+def _rollout_doc(replicas: int) -> dict[str, Any]:
+    steps = [{"waitFor": {"ready": "web", "timeout": 10000}},
+             {"patch": {"kind": "StatefulSet", "name": "web",
+                        "merge": {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "v2"}]}}}}}},
+             {"waitFor": {"rolloutComplete": "web", "timeout": 10000}}]
+    return run_scenario(parse_scenario(_set_scenario(replicas, steps)))
+
+
+@pytest.mark.parametrize(("replicas", "clipped"), [(4, False), (40, True)],
+                         ids=["small-set-bring-up-fits-the-scale", "big-bring-up-is-clipped-to-the-rollout"])
+def test_unavailable_panel_draws_the_recorded_counts_scaled_to_the_rollout(replicas: int, clipped: bool) -> None:
+    doc = _rollout_doc(replicas)
+    fig, _ = timeline_figure([doc])
+    line = _unavailable_axes(fig, "web")
+    samples = doc["samples"]["web"]["unavailable"]
+    drawn = list(zip(line.get_xdata(), line.get_ydata(), strict=True))
+    assert drawn[:len(samples)] == [(t, n) for t, n in samples]
+    top = line.axes.get_ylim()[1]
+    assert doc["summary"]["web"]["maxUnavailableObserved"] == 1 < top
+    assert bool(top < replicas) is clipped
+    notes = [t.get_text() for t in line.axes.texts if t.get_text().startswith("before the rollout")]
+    assert notes == ([f"before the rollout: up to {replicas} unavailable (clipped; the scale is the rollout's)"]
+                     if clipped else [])
+
+
+# -- aggregation and labels ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("ordinals", "view"), [(AGGREGATE_ABOVE, "lanes"), (AGGREGATE_ABOVE + 1, "aggregated")])
+def test_lanes_aggregate_once_they_would_be_thinner_than_a_readable_line(ordinals: int, view: str) -> None:
+    assert AGGREGATE_ABOVE >= 60  # a 60-replica set still gets one lane per pod
+    _, meta = timeline_figure([many_pods(ordinals)])
+    assert meta["Comment"].startswith(f"views=web={view} ")
+
+
+def test_many_sets_are_drawn_as_one_aggregated_view() -> None:
+    sets = SET_PANELS + 1
+    events = [e for i in range(sets) for e in bring_up([f"s{i}-0", f"s{i}-1"])]
+    doc = result(events, ended=20, summary={f"s{i}": {"completed": True, "maxUnavailableObserved": 0}
+                                            for i in range(sets)})
+    doc["final"]["statefulSets"] = [{"name": f"s{i}", "status": {"updateRevision": NEW}} for i in range(sets)]
+    fig, meta = timeline_figure([doc])
+    assert meta["Comment"].startswith(f"views={sets} sets=aggregated ")
+    titles = [ax.get_title(loc="left") for ax in fig.axes]
+    assert titles[0].startswith(f"{sets} sets, {2 * sets} pods: {sets}/{sets} completed")
+
+
+def test_steps_starting_together_share_one_summed_up_label() -> None:
+    doc = rolling_update()
+    doc["events"] += [ev(10, "Step", index=i, action="patch") for i in range(2, 200)]
+    fig, _ = timeline_figure([doc])
+    labels = [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text") and "patch" in str(a.get_text()))]
+    assert labels == ["#1\u2013#199: 199 x patch"]

@@ -56,10 +56,15 @@ def test_max_unavailable_three_rolls_six_pods_in_two_waves(capsys: pytest.Captur
     first_wave = [e["pod"] for e in result["events"] if e["type"] == "PodDeleteRequested"][:3]
     assert first_wave == ["web-5", "web-4", "web-3"]
     assert result["metrics"]["statefulset_max_unavailable"][0]["value"] == 3
-    one_at_a_time = main(["simulate", str(EXAMPLES / "max-unavailable-6.yaml"), "--json",
-                          "--feature-gates", "MaxUnavailableStatefulSet=false"])
+    refused = main(["simulate", str(EXAMPLES / "max-unavailable-6.yaml"), "--json",
+                    "--feature-gates", "MaxUnavailableStatefulSet=false"])
+    captured = capsys.readouterr()
+    assert refused == 2 and captured.out == ""
+    assert "maxUnavailable: Forbidden: the MaxUnavailableStatefulSet feature gate is disabled" in captured.err
+    one_at_a_time = main(["simulate", str(EXAMPLES / "max-unavailable-6.yaml"), "--json", "--strategy",
+                          "RollingUpdate", "--feature-gates", "MaxUnavailableStatefulSet=false"])
     slow = json.loads(capsys.readouterr().out)
-    assert one_at_a_time == 1, "the expect block (maxUnavailableObserved 3) fails with the gate off"
+    assert one_at_a_time == 1, "the expect block (maxUnavailableObserved 3) fails one at a time"
     assert slow["summary"]["web"]["maxUnavailableObserved"] == 1
     assert slow["summary"]["web"]["rolloutSeconds"] > result["summary"]["web"]["rolloutSeconds"]
 

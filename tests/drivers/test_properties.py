@@ -31,8 +31,11 @@ step = st.one_of(
 def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     kind = draw(st.sampled_from(["RollingUpdate", "OnDelete", "Recreate", "EnforcedRollingUpdate"]))
     strategy: dict[str, Any] = {"type": kind}
+    max_unavailable_gate = draw(st.booleans())
     if kind in ("RollingUpdate", "EnforcedRollingUpdate") and draw(st.integers(0, 3)):
-        block = {"partition": draw(st.integers(0, 3)), "maxUnavailable": draw(st.sampled_from([1, 2, 3, "50%"]))}
+        block: dict[str, Any] = {"partition": draw(st.integers(0, 3))}
+        if max_unavailable_gate:  # with the gate off the field is refused, naming the gate
+            block["maxUnavailable"] = draw(st.sampled_from([1, 2, 3, "50%"]))
         if draw(st.booleans()):
             block["podProgressTimeoutSeconds"] = draw(st.sampled_from([20, 60]))
         strategy["rollingUpdate" if kind == "RollingUpdate" else "enforcedRollingUpdate"] = block
@@ -45,7 +48,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
                     "images": {"app:typo": {"fail": "ImagePullBackOff"}, "app:crash": {"fail": "CrashLoopBackOff"},
                                "app:unready": {"ready": False}}},
         # Gates only ever off for RollingUpdate: a gated-off strategy is refused at admission, not simulated.
-        "featureGates": {"MaxUnavailableStatefulSet": draw(st.booleans())},
+        "featureGates": {"MaxUnavailableStatefulSet": max_unavailable_gate},
         "objects": [{
             "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web"},
             "spec": {

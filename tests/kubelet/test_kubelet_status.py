@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 from kubelet_drive import Driver, condition, make_pod
 
@@ -64,8 +66,8 @@ def test_status_has_the_kubernetes_shape() -> None:
     status = driver.status
     assert set(status) == {"phase", "conditions", "containerStatuses", "startTime", "podIP", "podIPs"}
     assert status["containerStatuses"] == [{
-        "name": "app", "image": "app:v1", "ready": True, "started": True, "restartCount": 0,
-        "state": {"running": {"startedAt": 5.0}}, "lastState": {},
+        "name": "app", "image": "app:v1", "imageID": "sha256:" + hashlib.sha256(b"app:v1").hexdigest(),
+        "ready": True, "started": True, "restartCount": 0, "state": {"running": {"startedAt": 5.0}}, "lastState": {},
     }]
     assert status["podIPs"] == [{"ip": status["podIP"]}]
     assert status["podIP"].startswith("10.244.")

@@ -10,13 +10,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rollwise.api.defaults import apply_defaults
-from rollwise.api.errors import Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_of, revision_of
 from rollwise.api.meta import Obj, controller_of, name_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
-from rollwise.api.validation import validate_statefulset
+from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset import reconcile
@@ -30,7 +28,7 @@ class Harness:
     def __init__(self, sts: Obj, *, gates: FeatureGates | None = None, now: float = 0.0) -> None:
         self.now = now
         self.gates = gates or FeatureGates()
-        self.cluster = MemoryCluster(clock=lambda: self.now, admit={"StatefulSet": self._admit})
+        self.cluster = MemoryCluster(clock=lambda: self.now, admit=Admission(gates=self.gates).hooks())
         self.events: list[str] = []
         self.last: Outcome | None = None
         sts = copy.deepcopy(sts)
@@ -38,13 +36,6 @@ class Harness:
             sts["metadata"].pop(key, None)
         self.name = name_of(sts)
         self.cluster.create(sts)
-
-    def _admit(self, new: Obj, old: Obj | None) -> Obj:
-        defaulted = apply_defaults(new, gates=self.gates)
-        errors = validate_statefulset(defaulted, old=old, gates=self.gates)
-        if errors:
-            raise Invalid(errors=errors)
-        return defaulted
 
     # -- driving the controller -------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@
     RollwiseError
     ├── InvalidObject(ValueError)      bad input: carries every FieldError found
     └── ApiStatusError                 a Kubernetes API failure, with HTTP code and Status reason
+        ├── BadRequest          400  BadRequest      (a malformed request: a selector that does not parse)
         ├── NotFound            404  NotFound
         ├── AlreadyExists       409  AlreadyExists
         ├── Conflict            409  Conflict        (stale resourceVersion)
@@ -22,6 +23,7 @@ from typing import Any
 __all__ = [
     "AlreadyExists",
     "ApiStatusError",
+    "BadRequest",
     "Conflict",
     "FieldError",
     "Gone",
@@ -95,6 +97,11 @@ class ApiStatusError(RollwiseError):
     def __init__(self, message: str = "") -> None:
         self.message = message or self.reason
         super().__init__(self.message)
+
+
+class BadRequest(ApiStatusError):
+    code = 400
+    reason = "BadRequest"
 
 
 class NotFound(ApiStatusError):

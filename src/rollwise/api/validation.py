@@ -31,7 +31,7 @@ from rollwise.api.validation_rules import (
     type_error,
 )
 
-__all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "validate_statefulset"]
+__all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "check_container", "validate_statefulset"]
 
 API_VERSIONS = ("apps/v1", "apps.rollwise.dev/v1alpha1")
 
@@ -269,6 +269,10 @@ def _check_pod_spec(pod_spec: object) -> list[FieldError]:
         # reference §2: a StatefulSet's pods are replaced by the controller, never left to exit.
         errors.append(FieldError(path=f"{path}.restartPolicy", kind="Unsupported value", value=restart,
                                  rule='supported values: "Always"'))
+    if pod_spec.get("terminationGracePeriodSeconds") is not None:
+        # a negative grace period would leave every deleted pod terminating for ever
+        errors += check_int(pod_spec["terminationGracePeriodSeconds"], f"{path}.terminationGracePeriodSeconds",
+                            minimum=0)
     if pod_spec.get("activeDeadlineSeconds") is not None:
         errors.append(FieldError(path=f"{path}.activeDeadlineSeconds", kind="Forbidden",
                                  rule="activeDeadlineSeconds is not supported for StatefulSet pods"))
@@ -286,11 +290,12 @@ def _check_pod_spec(pod_spec: object) -> list[FieldError]:
             errors.append(type_error(f"{path}.{key}", containers, "a list"))
             continue
         for i, container in enumerate(containers):
-            errors += _check_container(container, f"{path}.{key}[{i}]", seen)
+            errors += check_container(container, f"{path}.{key}[{i}]", seen)
     return errors
 
 
-def _check_container(container: object, path: str, seen: set[str]) -> list[FieldError]:
+def check_container(container: object, path: str, seen: set[str]) -> list[FieldError]:
+    """A container: a unique DNS-label name and an image (for pod templates and, in ``validation_objects``, Pods)."""
     if not isinstance(container, Mapping):
         return [type_error(path, container, "a mapping")]
     errors = _check_unique_name(container.get("name"), f"{path}.name", seen)

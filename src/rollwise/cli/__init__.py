@@ -9,12 +9,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
 from rollwise.cli.explore import add_explore
+from rollwise.cli.lab import add_lab
+from rollwise.cli.manifests import add_manifests
 from rollwise.cli.plan import add_plan
+from rollwise.cli.run import add_run
 from rollwise.cli.simulate import add_simulate
+from rollwise.cli.up import add_up
 from rollwise.cli.validate import add_validate
 
 __all__ = ["main"]
@@ -25,14 +30,26 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rollwise",
         description="StatefulSet rollouts in virtual time: upstream semantics plus the strategies the KEPs describe.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_simulate(sub)
     add_compare(sub)
     add_plan(sub)
     add_demo(sub)
     add_validate(sub)
+    add_lab(sub)
+    add_up(sub)
+    add_manifests(sub)
+    add_run(sub)
     add_explore(sub)
     return parser
+
+
+def _version() -> str:
+    try:
+        return metadata.version("rollwise")
+    except metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,14 +8,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rollwise.api.errors import FieldError, InvalidObject
-from rollwise.cli.options import load_with_overrides
+from rollwise.cli.options import check_plot_path, load_with_overrides
 from rollwise.cli.progress import run_with_progress
-from rollwise.cli.render import print_invalid
+from rollwise.cli.render import console, figure, print_invalid
 from rollwise.drivers.sim import Scenario
+from rollwise.drivers.sim.expect import check_expectations
 from rollwise.drivers.sim.strategy_override import StrategyOverride, parse_strategy
 
 __all__ = ["add_compare", "compare_table", "run_comparison", "stuck_lines"]
@@ -26,12 +27,13 @@ DEFAULT_STRATEGIES = "RollingUpdate,RollingUpdate:maxUnavailable=3,Recreate,Enfo
 def add_compare(sub: Any) -> None:
     p = sub.add_parser("compare", help="run a scenario once per strategy and compare the outcomes",
                        description="Run the scenario once per update strategy and show the figures side by side.")
-    p.add_argument("file", help="scenario file (YAML or JSON)")
+    p.add_argument("file", metavar="FILE", help="scenario file (YAML or JSON, UTF-8; see spec/simulate.md)")
     p.add_argument("--strategies", default=DEFAULT_STRATEGIES,
                    help=f"comma-separated strategies (default: {DEFAULT_STRATEGIES}); each as for simulate "
                         "--strategy, e.g. RollingUpdate:maxUnavailable=3")
     p.add_argument("--json", action="store_true", help='print {"runs": [result, ...]} and nothing else')
-    p.add_argument("--plot", metavar="OUT.png", help="write a timeline with one panel per strategy")
+    p.add_argument("--plot", metavar="OUT.png",
+                   help="write a timeline with one panel per strategy (.png, .svg or .pdf)")
     p.add_argument("--feature-gates", metavar="NAME=BOOL,...", default="", help="as for simulate")
     p.set_defaults(run=run_compare)
 
@@ -79,7 +81,12 @@ def run_compare(args: argparse.Namespace) -> int:
         overrides = parse_strategies(args.strategies)
         scenario = load_with_overrides(args.file, feature_gates=args.feature_gates)
         for override in overrides:
-            scenario.with_strategy(override).checked()
+            try:
+                scenario.with_strategy(override).checked()
+            except InvalidObject as err:
+                raise InvalidObject(err.errors, source=f"{args.file} with --strategies {override.text}") from err
+        if args.plot:
+            check_plot_path(args.plot)
     except InvalidObject as err:
         print_invalid(err)
         return 2
@@ -87,21 +94,30 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.plot:
         from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for a plot
 
-        plot_timelines(runs, args.plot, titles=[r["strategy"] for r in runs])
+        try:
+            plot_timelines(runs, args.plot, titles=[r["strategy"] for r in runs])
+        except InvalidObject as err:
+            print_invalid(err)
+            return 2
+    failures = [f"{r['strategy']}: {f}" for r in runs for f in check_expectations(scenario.expect, r["summary"])]
     if args.json:
         json.dump({"runs": runs}, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-        console.print(f"[bold]{scenario.name}[/bold]")
+        out = console()
+        out.print(f"[bold]{escape(scenario.name)}[/bold]")
         if scenario.description:
-            console.print(f"[italic]{scenario.description.strip()}[/italic]")
-        console.print(compare_table(runs))
+            out.print(f"[italic]{escape(scenario.description.strip())}[/italic]")
+        out.print(compare_table(runs))
         for line in stuck_lines(runs):
-            console.print(f"[red]stuck[/red] {line}")
+            out.print(f"[red]stuck[/red] {escape(line)}")
+        for failure in failures:
+            out.print(f"[red]expect failed:[/red] {escape(failure)}")
         if args.plot:
-            console.print(f"timeline written to {args.plot}")
-    return 0
+            out.print(f"timeline written to {escape(args.plot)}")
+    for failure in failures:
+        print(f"expect failed: {failure}", file=sys.stderr)
+    return 1 if failures else 0
 
 
 def _stuck_reason(result: Mapping[str, Any], set_name: str) -> str:
@@ -126,12 +142,11 @@ def compare_table(runs: Sequence[Mapping[str, Any]]) -> Table:
         table.add_column(col, justify="left" if col in ("strategy", "set", "done") else "right", no_wrap=True)
     for result in runs:
         for name, fig in result["summary"].items():
-            row = [str(result["strategy"]), name, "yes" if fig["completed"] else "[red]no[/red]",
-                   "-" if fig["rolloutSeconds"] is None else f"{fig['rolloutSeconds']:g}",
-                   str(fig["maxUnavailableObserved"]), f"{fig['unavailablePodSeconds']:g}"]
+            row = [escape(str(result["strategy"])), escape(name), "yes" if fig["completed"] else "[red]no[/red]",
+                   figure(fig["rolloutSeconds"]), str(fig["maxUnavailableObserved"]),
+                   figure(fig["unavailablePodSeconds"])]
             if quorum:
-                row += ["-" if fig["quorumLossSeconds"] is None else f"{fig['quorumLossSeconds']:g}",
-                        "-" if fig["leaderElections"] is None else str(fig["leaderElections"]),
+                row += [figure(fig["quorumLossSeconds"]), figure(fig["leaderElections"]),
                         str(fig.get("leaderChanges", "-"))]
             row += [str(fig["podDeletions"]), str(result["apiWrites"])]
             table.add_row(*row)

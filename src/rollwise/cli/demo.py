@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
 import sys
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
+from rich.markup import escape
 
+from rollwise.api.errors import InvalidObject
 from rollwise.cli.compare import compare_table, stuck_lines
+from rollwise.cli.options import check_output_dir
 from rollwise.cli.progress import run_with_progress
+from rollwise.cli.render import console as make_console
+from rollwise.cli.render import print_invalid
 from rollwise.drivers.sim import load_scenario
 from rollwise.drivers.sim.strategy_override import parse_strategy
 
@@ -79,7 +86,8 @@ def add_demo(sub: Any) -> None:
     p = sub.add_parser("demo", help="run the bundled stories from the KEPs and DEP-07 under each strategy",
                        description="Run the bundled scenarios (taken from the KEPs and DEP-07) under each "
                                    "strategy, print the comparison tables and write timeline plots.")
-    p.add_argument("--out", default="rollwise-demo", metavar="DIR", help="folder for the plots (default: %(default)s)")
+    p.add_argument("--out", default="rollwise-demo", metavar="DIR",
+                   help="folder for the plots, created if missing (default: %(default)s)")
     p.add_argument("--no-plots", action="store_true", help="skip the plots")
     p.set_defaults(run=run_demo)
 
@@ -107,22 +115,60 @@ def run_demo_cases(demos: tuple[Demo, ...] = DEMOS, *,
     return out
 
 
-def run_demo(args: argparse.Namespace) -> int:
-    console = Console(highlight=False, width=None if sys.stdout.isatty() else 160)
-    out_dir = Path(args.out)
-    for demo, runs in run_demo_cases(progress=sys.stderr.isatty()):
-        console.rule(f"[bold]{runs[0]['scenario']}[/bold]  ({demo.file})")
-        console.print(demo.story)
-        console.print(compare_table(runs))
-        for line in stuck_lines(runs):
-            console.print(f"[red]stuck[/red] {line}")
-        if not args.no_plots:
-            from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for plots
+def _plot_pool(jobs: int) -> ProcessPoolExecutor:
+    """Worker processes for the timelines: each imports matplotlib while the stories run, then draws one story's
+    picture while the next story runs (drawing takes longer than simulating)."""
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_load_plotting)
 
-            path = plot_timelines(runs, out_dir / f"{Path(demo.file).stem}.png",
-                                  titles=[r["strategy"] for r in runs])
-            console.print(f"timeline: {path}")
-        console.print()
+
+def _load_plotting() -> None:
+    import rollwise.cli.plot  # noqa: F401, PLC0415 - matplotlib loads only where plots are drawn
+
+
+def _draw(runs: list[dict[str, Any]], out: Path) -> str | None:
+    """Draw one story's timeline in a worker; a refusal comes back as its message (an ``InvalidObject`` does not
+    survive the trip between processes whole)."""
+    from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only where plots are drawn
+
+    try:
+        plot_timelines(runs, out, titles=[r["strategy"] for r in runs])
+    except InvalidObject as err:
+        return str(err)
+    return None
+
+
+def run_demo(args: argparse.Namespace) -> int:
     if not args.no_plots:
+        try:
+            check_output_dir(args.out)
+        except InvalidObject as err:
+            print_invalid(err)
+            return 2
+    console = make_console()
+    out_dir = Path(args.out)
+    pool = None if args.no_plots else _plot_pool(max(1, min(len(DEMOS), os.cpu_count() or 1)))
+    drawn: list[Future[str | None]] = []
+    try:
+        for demo, runs in run_demo_cases(progress=sys.stderr.isatty()):
+            console.rule(f"[bold]{runs[0]['scenario']}[/bold]  ({demo.file})")
+            console.print(demo.story)
+            console.print(compare_table(runs))
+            for line in stuck_lines(runs):
+                console.print(f"[red]stuck[/red] {escape(line)}")
+            if pool is not None:
+                out = out_dir / f"{Path(demo.file).stem}.png"
+                drawn.append(pool.submit(_draw, runs, out))
+                console.print(f"timeline: {out}")
+            console.print()
+        for future in drawn:
+            failure = future.result()  # after every table was printed
+            if failure is not None:
+                print(failure, file=sys.stderr)
+                return 2
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    if pool is not None:
         console.print(f"plots written to {out_dir.resolve()}")
     return 0

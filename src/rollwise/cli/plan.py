@@ -14,8 +14,9 @@ from typing import Any
 
 from rollwise.api.errors import InvalidObject
 from rollwise.api.meta import name_of
+from rollwise.api.numbers import MAX_SECONDS, check_number
 from rollwise.cli.options import load_with_overrides
-from rollwise.cli.render import print_invalid
+from rollwise.cli.render import figure, print_invalid
 from rollwise.controllers.plan import (
     Action,
     CreateClaim,
@@ -34,6 +35,7 @@ from rollwise.controllers.plan import (
 )
 from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.statefulset import reconcile
+from rollwise.drivers.sets import all_sets
 from rollwise.drivers.sim import Simulation
 
 __all__ = ["add_plan", "describe_action", "preview"]
@@ -44,10 +46,11 @@ def add_plan(sub: Any) -> None:
                        description="Run the scenario up to --at seconds of virtual time, then show, for every "
                                    "StatefulSet, the actions each controller would take next and what it waits "
                                    "for. Nothing is executed.")
-    p.add_argument("file", help="scenario file (YAML or JSON)")
+    p.add_argument("file", metavar="FILE", help="scenario file (YAML or JSON, UTF-8; see spec/simulate.md)")
     p.add_argument("--at", type=float, default=None, metavar="SECONDS",
                    help="virtual time to stop at (default: the end of the scenario)")
     p.add_argument("--strategy", metavar="TYPE", help="as for simulate")
+    p.add_argument("--feature-gates", metavar="NAME=BOOL,...", default="", help="as for simulate")
     p.add_argument("--json", action="store_true", help="print the preview as JSON")
     p.set_defaults(run=run_plan)
 
@@ -95,7 +98,7 @@ def _entry(controller: str, plan: Plan) -> dict[str, Any]:
 def preview(sim: Simulation) -> list[dict[str, Any]]:
     """For every set, both controllers' plans from the current state (nothing is executed)."""
     out = []
-    for sts in sim.cluster.list("StatefulSet"):
+    for sts in all_sets(sim.cluster):
         view = sim._view(sts)
         entries = [_entry("statefulset-controller", reconcile(view))]
         quorum = reconcile_quorum(view)
@@ -107,7 +110,11 @@ def preview(sim: Simulation) -> list[dict[str, Any]]:
 
 def run_plan(args: argparse.Namespace) -> int:
     try:
-        scenario = load_with_overrides(args.file, strategy=args.strategy)
+        if args.at is not None:
+            problems = check_number(args.at, "--at", minimum=0, maximum=MAX_SECONDS, what="a number of seconds")
+            if problems:
+                raise InvalidObject(problems, source="--at")
+        scenario = load_with_overrides(args.file, strategy=args.strategy, feature_gates=args.feature_gates)
     except InvalidObject as err:
         print_invalid(err)
         return 2
@@ -119,7 +126,7 @@ def run_plan(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     for item in result:
-        print(f"StatefulSet {item['statefulSet']} at t={item['at']:g} s:")
+        print(f"StatefulSet {item['statefulSet']} at t={figure(item['at'])} s:")
         for entry in item["controllers"]:
             _print_entry(entry)
     return 0
@@ -135,4 +142,4 @@ def _print_entry(entry: Mapping[str, Any]) -> None:
     for line in entry["waiting"]:
         print(f"    {line}")
     if entry["requeueAfter"] is not None:
-        print(f"    looks again in {entry['requeueAfter']:g} s")
+        print(f"    looks again in {figure(entry['requeueAfter'])} s")

@@ -7,11 +7,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rollwise.api.errors import InvalidObject
 
-__all__ = ["describe_event", "print_invalid", "render_result"]
+__all__ = ["collapse_repeats", "console", "describe_event", "figure", "print_invalid", "render_result"]
 
 _QUIET = {"PodRunning", "PVCCreated", "PVCDeleted"}
 _ROUTINE_REASONS = {"SuccessfulCreate", "SuccessfulDelete", "SuccessfulUpdate"}
@@ -65,8 +66,51 @@ def describe_event(ev: Mapping[str, Any]) -> str:
     return f"{kind} {rest}".strip()
 
 
-def _figure(value: Any) -> str:
-    return "-" if value is None else f"{value:g}"
+def figure(value: Any) -> str:
+    """A figure as a person writes it: ``2592000``, ``41.5``, ``-`` for none; never ``2.592e+06``."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        text = f"{value:.3f}".rstrip("0").rstrip(".")
+        return "0" if text == "-0" else text
+    return str(value)
+
+
+def console(width: int = 200) -> Console:
+    """A console for stdout: the terminal's width, or ``width`` when piped, wide enough for every table's columns
+    (rich would otherwise assume 80 and clip them)."""
+    return Console(highlight=False, width=None if sys.stdout.isatty() else width)
+
+
+def collapse_repeats(lines: list[tuple[float, str]]) -> list[tuple[float, str]]:
+    """Runs of the same line (a pod in back-off, minute after minute) as the first one and a count."""
+    out: list[tuple[float, str]] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        while j + 1 < len(lines) and lines[j + 1][1] == lines[i][1]:
+            j += 1
+        out.append(lines[i])
+        if j > i:
+            out.append((lines[j][0], f"... repeated {j - i} more time{'s' if j - i != 1 else ''}, the last at "
+                                     f"t={figure(lines[j][0])} s"))
+        i = j + 1
+    return out
+
+
+def _why_it_went_on(result: Mapping[str, Any], limit_seconds: float | None) -> str | None:
+    """A run that ended at its time limit long after its last step: say why (something was always scheduled)."""
+    steps = [ev["t"] for ev in result["events"] if ev["type"] == "Step"]
+    last_step = max(steps, default=0.0)
+    if limit_seconds is None or result["endedAt"] < limit_seconds or not steps:
+        return None
+    restarting = sorted({ev.get("pod", "") for ev in result["events"]
+                         if ev["type"] == "ContainerWaiting" and ev["t"] > last_step
+                         and ev.get("reason") in ("CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull")})
+    cause = (f"{', '.join(restarting)} kept restarting in back-off, so the kubelet always had a restart scheduled"
+             if restarting else "something was always scheduled (timers, back-offs or progress deadlines)")
+    return (f"The run went on after its last step (t={figure(last_step)} s) to limitSeconds "
+            f"({figure(limit_seconds)} s): {cause}. Set limitSeconds, or end with a waitFor, to stop sooner.")
 
 
 def waiting_lines(result: Mapping[str, Any]) -> list[str]:
@@ -89,20 +133,27 @@ def _worth_showing(ev: Mapping[str, Any]) -> bool:
 
 
 def render_result(result: Mapping[str, Any], *, show_events: bool = False, expect_failures: list[str] | None = None,
-                  console: Console | None = None) -> None:
-    out = console or Console(highlight=False, width=None if sys.stdout.isatty() else 120)
-    out.print(f"[bold]{result['scenario']}[/bold]"
-              + (f"  (strategy override: {result['strategy']})" if result.get("strategy") else ""))
+                  out: Console | None = None, limit_seconds: float | None = None) -> None:
+    out = out or console()
+    out.print(f"[bold]{escape(str(result['scenario']))}[/bold]"
+              + (f"  (strategy override: {escape(str(result['strategy']))})" if result.get("strategy") else ""))
     if result.get("description"):
-        out.print(f"[italic]{result['description'].strip()}[/italic]")
+        out.print(f"[italic]{escape(result['description'].strip())}[/italic]")
     events = [ev for ev in result["events"] if show_events or _worth_showing(ev)]
-    shown = events if show_events else events[:_TIMELINE_LIMIT]
-    for ev in shown:
-        out.print(f"  [dim]{ev['t']:>9.3f}s[/dim]  {describe_event(ev)}", markup=True, soft_wrap=True)
-    if len(shown) < len(events):
-        out.print(f"  [dim]... {len(events) - len(shown)} more events (--events shows all, --json everything)[/dim]")
+    lines = [(ev["t"], describe_event(ev)) for ev in events]
+    if not show_events:
+        lines = collapse_repeats(lines)
+    shown = lines if show_events else lines[:_TIMELINE_LIMIT]
+    for t, text in shown:
+        out.print(f"  [dim]{t:>9.3f}s[/dim]  {escape(text)}", soft_wrap=True)
+    if len(shown) < len(lines):
+        out.print(f"  [dim]... {len(lines) - len(shown)} more lines (--events shows every event, --json everything)"
+                  "[/dim]")
+    reason = _why_it_went_on(result, limit_seconds)
+    if reason:
+        out.print(escape(reason))
     out.print()
-    table = Table(title=f"Summary after {result['endedAt']:g} s of virtual time; "
+    table = Table(title=f"Summary after {figure(result['endedAt'])} s of virtual time; "
                         f"{result['apiWrites']} API writes by controllers")
     quorum = any(fig.get("quorumLossSeconds") is not None for fig in result["summary"].values())
     columns = ["StatefulSet", "completed", "rollout s", "max unavailable", "unavailable pod-s"]
@@ -113,18 +164,18 @@ def render_result(result: Mapping[str, Any], *, show_events: bool = False, expec
         table.add_column(col, justify="left" if col == "StatefulSet" else "right")
     for name, fig in result["summary"].items():
         row = [
-            name,
+            escape(name),
             "yes" if fig["completed"] else "[red]no[/red]",
-            "-" if fig["rolloutSeconds"] is None else f"{fig['rolloutSeconds']:g}",
+            figure(fig["rolloutSeconds"]),
             str(fig["maxUnavailableObserved"]),
-            f"{fig['unavailablePodSeconds']:g}",
+            figure(fig["unavailablePodSeconds"]),
         ]
         if quorum:
-            row += [_figure(fig.get("quorumLossSeconds")), _figure(fig.get("leaderElections"))]
+            row += [figure(fig.get("quorumLossSeconds")), figure(fig.get("leaderElections"))]
         row += [str(fig["podCreations"]), str(fig["podDeletions"]), str(fig["forcedReplacements"])]
         table.add_row(*row)
     out.print(table)
     for line in waiting_lines(result):
-        out.print(line)
+        out.print(escape(line))
     for failure in expect_failures or ():
-        out.print(f"[red]expect failed:[/red] {failure}")
+        out.print(f"[red]expect failed:[/red] {escape(failure)}")

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from rollwise.api.errors import InvalidObject
-from rollwise.cli.options import load_with_overrides
+from rollwise.cli.options import check_plot_path, load_with_overrides
 from rollwise.cli.progress import run_with_progress
 from rollwise.cli.render import print_invalid, render_result
 from rollwise.drivers.sim.expect import check_expectations
@@ -19,7 +19,7 @@ __all__ = ["add_simulate"]
 def add_simulate(sub: Any) -> None:
     p = sub.add_parser("simulate", help="run a scenario in virtual time on the embedded simulated cluster",
                        description="Run a scenario file in virtual time and report what the controllers did.")
-    p.add_argument("file", help="scenario file (YAML or JSON)")
+    p.add_argument("file", metavar="FILE", help="scenario file (YAML or JSON, UTF-8; see spec/simulate.md)")
     p.add_argument("--json", action="store_true", help="print the result document as JSON (nothing else on stdout)")
     p.add_argument("--strategy", metavar="TYPE",
                    help="override every StatefulSet's update strategy: RollingUpdate[:maxUnavailable=N,partition=N], "
@@ -27,13 +27,16 @@ def add_simulate(sub: Any) -> None:
     p.add_argument("--feature-gates", metavar="NAME=BOOL,...", default="",
                    help="override the scenario's feature gates, e.g. MaxUnavailableStatefulSet=false")
     p.add_argument("--events", action="store_true", help="with the readable summary, list every event too")
-    p.add_argument("--plot", metavar="OUT.png", help="write a timeline of the run (one lane per ordinal)")
+    p.add_argument("--plot", metavar="OUT.png", help="write a timeline of the run (one lane per ordinal); the "
+                                                    "extension picks the format: .png, .svg or .pdf")
     p.set_defaults(run=run_simulate)
 
 
 def run_simulate(args: argparse.Namespace) -> int:
     try:
         scenario = load_with_overrides(args.file, feature_gates=args.feature_gates, strategy=args.strategy)
+        if args.plot:
+            check_plot_path(args.plot)
     except InvalidObject as err:
         print_invalid(err)
         return 2
@@ -42,13 +45,18 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.plot:
         from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for a plot
 
-        plot_timelines([result], args.plot)
+        try:
+            plot_timelines([result], args.plot)
+        except InvalidObject as err:
+            print_invalid(err)
+            return 2
     failures = check_expectations(scenario.expect, result["summary"])
     if args.json:
         json.dump(result, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        render_result(result, show_events=args.events, expect_failures=failures)
+        render_result(result, show_events=args.events, expect_failures=failures,
+                      limit_seconds=scenario.limit_seconds)
         if args.plot:
             print(f"timeline written to {args.plot}")
     for failure in failures:

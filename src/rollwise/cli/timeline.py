@@ -1,7 +1,9 @@
 """Pod states rebuilt from a result document (spec/simulate.md): the data behind ``--plot``, without drawing.
 
 Each ordinal's lane is a run of ``Interval``s rebuilt from the event stream; the "new" revision is the set's final
-``status.updateRevision``. Quorum models' events give outage bands and leader tenures. No matplotlib here.
+``status.updateRevision``. The unavailable count is the recorder's own (``samples``), so the picture and the
+summary's ``maxUnavailableObserved`` follow one rule. Quorum models' events give outage bands and leader tenures.
+No matplotlib here.
 """
 
 from __future__ import annotations
@@ -13,15 +15,14 @@ from typing import Any, NamedTuple
 from rollwise.api.identity import parent_and_ordinal
 
 __all__ = [
-    "AGGREGATE_ABOVE", "FAILING", "MISSING", "PENDING", "READY", "RUNNING", "STATES", "TERMINATING", "Interval",
-    "Lanes", "QuorumMarks", "end_time", "pod_intervals", "quorum_marks", "ready_counts", "state_counts",
-    "unavailable_counts",
+    "FAILING", "MISSING", "PENDING", "READY", "RUNNING", "STATES", "TERMINATING", "Interval", "Lanes",
+    "QuorumMarks", "Series", "end_time", "pod_intervals", "quorum_marks", "ready_counts", "rollout_peak",
+    "state_counts", "sum_series", "unavailable_counts", "unavailable_series",
 ]
 
 MISSING, PENDING, RUNNING, READY, FAILING, TERMINATING = (
     "missing", "pending", "running", "ready", "failing", "terminating")
 STATES = (READY, RUNNING, PENDING, FAILING, TERMINATING, MISSING)  # also the stacking order of the aggregated view
-AGGREGATE_ABOVE = 60  # more ordinals than this: counts per state instead of one lane per pod
 
 # Waiting reasons that mean "this container is not going to start by itself" (kubelet's error reasons); benign ones
 # (ContainerCreating, PodInitializing) mean pending.
@@ -39,6 +40,16 @@ class Interval(NamedTuple):
 
 
 Lanes = dict[int, list[Interval]]
+
+
+class Series(NamedTuple):
+    """A step function (each count holds from its time until the next) and where the summary starts measuring."""
+
+    times: list[float]
+    counts: list[int]
+    measured_from: float = 0.0
+    measured_index: int = 0  # the count in force when measuring starts: the summary's figures count from here on
+    recorded: bool = True  # the recorder's samples; False: rebuilt from the lanes (a document without samples)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,10 +153,10 @@ def _apply(life: _Life, ev: Mapping[str, Any]) -> None:
 def pod_intervals(result: Mapping[str, Any]) -> dict[str, Lanes]:
     """Per set, per ordinal: contiguous ``Interval``s of pod state rebuilt from the event stream.
 
-    An ordinal is "in range" from its first PodCreated, and the gaps between its pods are ``missing``. Whether an
-    ordinal whose last pod is gone stays in range (missing until the end) is ``_stays_in_range``'s guess. The
-    document does not carry ``spec.replicas`` over time, so ordinals not yet created during the initial bring-up
-    are not counted as missing.
+    With the recorder's ordinal range over time (``samples``), an ordinal is ``missing`` while it is in range with no
+    pod. Without it (an older document), an ordinal is "in range" from its first PodCreated, the gaps between its
+    pods are ``missing``, and whether an ordinal whose last pod is gone stays in range (missing until the end) is
+    ``_stays_in_range``'s guess; ordinals not yet created during the initial bring-up are not drawn as missing.
     """
     end = end_time(result)
     update = _update_revisions(result)
@@ -185,7 +196,38 @@ def pod_intervals(result: Mapping[str, Any]) -> dict[str, Lanes]:
     for key, t in gone_at.items():
         if stays(key, t):
             _push(out[key[0]][key[1]], Interval(t, end, MISSING, False))
+    for name, sampled in (result.get("samples") or {}).items():
+        if sampled.get("ordinals"):
+            out[name] = _missing_where_in_range(out.get(name, {}), sampled["ordinals"], end)
     return {name: dict(sorted(lanes.items())) for name, lanes in out.items()}
+
+
+def _missing_where_in_range(lanes: Lanes, ranges: list[list[Any]], end: float) -> Lanes:
+    """With the recorded ordinal range over time, an ordinal is missing exactly while it is in range with no pod:
+    from the start for ordinals not created yet (as the unavailable count has it), never once scaled away."""
+    steps = [(float(t), int(a), int(b)) for t, a, b in ranges]
+    wanted = {o for _, a, b in steps for o in range(a, b)}
+    out: Lanes = {}
+    for ordinal in wanted | set(lanes):
+        pods = [iv for iv in lanes.get(ordinal, ()) if iv.state != MISSING]
+        holes: list[Interval] = []
+        for i, (t, a, b) in enumerate(steps):
+            until = steps[i + 1][0] if i + 1 < len(steps) else end
+            if not a <= ordinal < b or until <= t:
+                continue
+            cursor = t
+            for iv in pods:
+                if iv.end > cursor and iv.start < until:
+                    if iv.start > cursor:
+                        holes.append(Interval(cursor, iv.start, MISSING, False))
+                    cursor = max(cursor, iv.end)
+            if cursor < until:
+                if holes and holes[-1].end == cursor:  # in range across a resize: one hole
+                    holes[-1] = holes[-1]._replace(end=until)
+                else:
+                    holes.append(Interval(cursor, until, MISSING, False))
+        out[ordinal] = sorted(pods + holes, key=lambda iv: (iv.start, iv.end))
+    return out
 
 
 def _stays_in_range(result: Mapping[str, Any], alive: set[tuple[str, int]]) -> Callable[[tuple[str, int], float], bool]:
@@ -261,6 +303,48 @@ def unavailable_counts(lanes: Lanes, end: float) -> tuple[list[float], list[int]
     """
     times, counts = _sweep(lanes, lambda iv: True if iv.state != READY else None, end)
     return times, counts.get(True, [0] * len(times))
+
+
+def unavailable_series(result: Mapping[str, Any], name: str, lanes: Lanes, end: float) -> Series:
+    """The set's unavailable ordinals over the run: the recorder's samples when the document has them (the rule
+    behind ``maxUnavailableObserved``: ordinals in range with no pod, terminating or not available), else the lanes'
+    approximation (``unavailable_counts``). The last count is held until ``end``."""
+    sampled = (result.get("samples") or {}).get(name)
+    if not sampled:
+        return Series(*unavailable_counts(lanes, end), measured_from=0.0, recorded=False)
+    times = [float(t) for t, _ in sampled.get("unavailable") or ()]
+    counts = [int(n) for _, n in sampled.get("unavailable") or ()]
+    index = int(sampled.get("measuredFromStep") or 0)
+    if not times or times[0] > 0:  # not sampled yet: the set did not exist
+        times, counts, index = [0.0, *times], [0, *counts], index + 1 if times else 0
+    if times[-1] < end:
+        times, counts = [*times, end], [*counts, counts[-1]]
+    return Series(times, counts, measured_from=float(sampled.get("measuredFrom") or 0.0), measured_index=index)
+
+
+def rollout_peak(series: Series) -> int:
+    """The largest count from where measuring starts (for recorded samples: ``maxUnavailableObserved``)."""
+    return max(series.counts[series.measured_index:], default=0)
+
+
+def sum_series(parts: list[Series]) -> Series:
+    """Several sets' step functions added up (many small sets drawn as one), measured from the earliest start."""
+    if not parts:
+        return Series([0.0], [0])
+    deltas: dict[float, int] = {}
+    for part in parts:
+        previous = 0
+        for t, n in zip(part.times, part.counts, strict=True):
+            deltas[t] = deltas.get(t, 0) + n - previous
+            previous = n
+    times, counts, total = [], [], 0
+    for t in sorted(deltas):
+        total += deltas[t]
+        times.append(t)
+        counts.append(total)
+    since = min(p.measured_from for p in parts)
+    index = max(0, sum(1 for t in times if t <= since) - 1)
+    return Series(times, counts, measured_from=since, measured_index=index, recorded=all(p.recorded for p in parts))
 
 
 def ready_counts(lanes: Lanes, end: float) -> tuple[list[float], list[int]]:

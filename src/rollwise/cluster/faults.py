@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from rollwise.api.errors import ApiStatusError
 
 __all__ = ["FaultPlan"]
@@ -15,20 +17,20 @@ class _Fault:
 
 
 class FaultPlan:
-    """Which calls fail: per (verb, kind), each injection counts calls on its own."""
+    """Which calls fail: per (verb, resource), each injection counts calls on its own."""
 
     def __init__(self, verbs: frozenset[str]) -> None:
         self._verbs = verbs
-        self._faults: dict[tuple[str, str], list[_Fault]] = {}
+        self._faults: dict[tuple[str, Hashable], list[_Fault]] = {}
 
-    def add(self, verb: str, kind: str, error: ApiStatusError, *, after: int, times: int) -> None:
+    def add(self, verb: str, kind: Hashable, error: ApiStatusError, *, after: int, times: int) -> None:
         if verb not in self._verbs:
             raise ValueError(f"verb must be one of {sorted(self._verbs)}, not {verb!r}")
         if after < 0 or times < 1:
             raise ValueError("after must be >= 0 and times >= 1")
         self._faults.setdefault((verb, kind), []).append(_Fault(error, after, times))
 
-    def check(self, verb: str, kind: str) -> None:
+    def check(self, verb: str, kind: Hashable) -> None:
         """Count this call; raise the oldest injection that fires on it (the call then writes nothing)."""
         rules = self._faults.get((verb, kind))
         if not rules:

@@ -26,12 +26,13 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
+from rollwise.api.meta import Obj, uid_of
+from rollwise.cluster.resources import GroupKind
 
 __all__ = ["FOREGROUND_FINALIZER", "GC_ACTOR", "GarbageCollector", "GcHost", "Key"]
 
-Key = tuple[str, str, str]
-"""``(kind, namespace, name)``: how the store addresses an object."""
+Key = tuple[GroupKind, str, str]
+"""``(resource, namespace, name)``: how the store addresses an object (namespace ``""`` if cluster-scoped)."""
 
 GC_ACTOR = "garbage-collector"
 FOREGROUND_FINALIZER = "foregroundDeletion"
@@ -50,6 +51,10 @@ class GcHost(Protocol):
 
     def by_uid(self, uid: str) -> Obj | None:
         """The stored object with that uid, or None if no object has it (any more)."""
+        ...
+
+    def key_of(self, obj: Obj) -> Key:
+        """The key of a stored object."""
         ...
 
     def delete(self, key: Key, *, foreground: bool) -> None:
@@ -82,10 +87,6 @@ def _waiting(obj: Mapping[str, Any] | None) -> bool:
         return False
     meta = obj.get("metadata", {})
     return meta.get("deletionTimestamp") is not None and FOREGROUND_FINALIZER in (meta.get("finalizers") or ())
-
-
-def _key(obj: Mapping[str, Any]) -> Key:
-    return str(obj.get("kind", "")), namespace_of(obj), name_of(obj)
 
 
 class GarbageCollector:
@@ -195,4 +196,4 @@ class GarbageCollector:
             if any(ref.get("uid") == uid and ref.get("blockOwnerDeletion") for ref in _owner_refs(dep)):
                 return
         assert owner is not None
-        host.drop_finalizer(_key(owner), FOREGROUND_FINALIZER)
+        host.drop_finalizer(host.key_of(owner), FOREGROUND_FINALIZER)

@@ -1,22 +1,25 @@
-"""``MemoryCluster``: the simulated cluster, in memory and virtual time — a product feature and the fake for tests.
+"""``MemoryCluster``: the cluster in memory (on a virtual or a wall clock) — a product feature and the fake for tests.
 
 What it models, as far as workload controllers can tell:
 
-- objects keyed by (kind, namespace, name); namespace defaults to ``default``; namespaces are implicit;
+- objects keyed by resource (group and version-independent kind, ``rollwise.cluster.resources``), namespace and
+  name; namespace defaults to ``default`` (cluster-scoped resources have none); namespaces are implicit;
 - deterministic uids (``uid-1``, ``uid-2``...), one global resourceVersion counter bumped by every write (a write
   that changes nothing included), ``generation`` (1 on create, +1 when ``spec`` changes or deletion is requested),
   optimistic concurrency (a stale ``resourceVersion`` or ``uid`` precondition raises Conflict);
-- status subresource for StatefulSet, Pod and PersistentVolumeClaim (``update`` keeps the stored status,
+- status subresource where the resource table says so (``update`` keeps the stored status,
   ``update_status`` changes only status); ``patch`` is a JSON merge patch over the whole object;
 - graceful pod deletion (``deletionTimestamp``, ``deletionGracePeriodSeconds``; a pod in phase Failed or
   Succeeded has nothing to stop and goes at once), finalizers, and owner-reference garbage collection with
   Background, Foreground and Orphan propagation (``rollwise.cluster.gc``; synchronous: zero latency);
-- an admission hook per kind (defaulting and validation), a change feed, write counts per actor and fault
-  injection (like upstream's fake ``SetCreateStatefulPodError(err, after)``).
+- an admission hook per resource (``rollwise.cluster.admission``), a change feed for the simulator, per-resource
+  watches with label and field selectors and a bounded history (``rollwise.cluster.watch``), write counts per
+  actor and fault injection (like upstream's fake ``SetCreateStatefulPodError(err, after)``);
+- optional persistence: with a ``backing`` (``rollwise.cluster.persistence``) every committed write is kept.
 
-What it does not model: scheduling and nodes, namespaces as objects, field selectors, list/watch at a given
-resourceVersion, strategic merge patch and server-side apply, RBAC, and status reset on create (a status in a
-created object is kept, which tests use). ``deletionTimestamp`` is the time deletion was *requested* (the API
+What it does not model: scheduling and nodes, namespaces as objects, strategic merge patch and server-side apply
+(the API server does those over ``update``), RBAC, and status reset on create (a status in a created object is
+kept, which tests use). ``deletionTimestamp`` is the time deletion was *requested* (the API
 server adds the grace period to it); the grace period is in ``deletionGracePeriodSeconds``.
 
 Reads return the stored dicts themselves, as an informer cache does: callers must not mutate them. Every write
@@ -29,26 +32,34 @@ from __future__ import annotations
 import builtins
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, FieldError, Gone, Invalid, NotFound
-from rollwise.api.meta import Obj, labels, selector_matches
+from rollwise.api.errors import AlreadyExists, ApiStatusError, FieldError, InternalError, Invalid, NotFound
+from rollwise.api.meta import Obj, labels
+from rollwise.cluster.deletion import plan_deletion, without_owner_refs
 from rollwise.cluster.faults import FaultPlan
-from rollwise.cluster.gc import FOREGROUND_FINALIZER, GC_ACTOR, GarbageCollector, Key
+from rollwise.cluster.feed import ChangeFeed
+from rollwise.cluster.gc import GC_ACTOR, GarbageCollector, Key
 from rollwise.cluster.patching import clone, merge_patch
+from rollwise.cluster.persistence import DB_FILE, Backing, SqliteBacking, uuid_uids
+from rollwise.cluster.preconditions import check_preconditions
 from rollwise.cluster.protocol import Change, ChangeType, Propagation
+from rollwise.cluster.resources import EVENT, EVENT_V1, POD, GroupKind, ResourceRef, ResourceTable
+from rollwise.cluster.selectors import FieldSelector, LabelSelector, field_selector_of, label_selector_of
+from rollwise.cluster.storage import ObjectIndex
+from rollwise.cluster.watch import DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_PENDING, Watch, WatchHub, parse_resource_version
 
-__all__ = ["DEFAULT_NAMESPACE", "STATUS_SUBRESOURCE_KINDS", "VERBS", "MemoryCluster"]
+__all__ = ["DEFAULT_NAMESPACE", "VERBS", "Admit", "MemoryCluster"]
 
 DEFAULT_NAMESPACE = "default"
-STATUS_SUBRESOURCE_KINDS = frozenset({"StatefulSet", "Pod", "PersistentVolumeClaim"})
 VERBS = frozenset({"create", "update", "update_status", "patch", "delete"})
 _PROPAGATIONS = ("Background", "Foreground", "Orphan")
-_DEFAULT_POD_GRACE_SECONDS = 30
 _SERVER_OWNED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
-_UNCOUNTED_KINDS = frozenset({"Event"})  # events are bookkeeping, not the API writes a summary counts
+_UNCOUNTED = frozenset({EVENT_V1, EVENT})  # events are bookkeeping, not the API writes a summary counts
 
 Admit = Callable[[Obj, Obj | None], Obj]
+"""An admission hook: ``(new, old) -> object to store`` (defaulted), or raise Invalid."""
 
 
 class _GcBridge:
@@ -63,8 +74,11 @@ class _GcBridge:
         return self._c._lookup(key)
 
     def by_uid(self, uid: str) -> Obj | None:
-        key = self._c._uids.get(uid)
+        key = self._c._index.uids.get(uid)
         return None if key is None else self._c._lookup(key)
+
+    def key_of(self, obj: Obj) -> Key:
+        return self._c._index.uids[str(obj["metadata"]["uid"])]
 
     def delete(self, key: Key, *, foreground: bool) -> None:
         obj = self._c._lookup(key)
@@ -88,93 +102,186 @@ class _GcBridge:
 class MemoryCluster:
     """An in-memory Kubernetes API server plus garbage collector, implementing ``rollwise.cluster.protocol.Cluster``.
 
-    ``clock`` gives virtual seconds. ``admit[kind](new, old)`` runs on create (old None), update and patch: it
-    returns the object to store (defaulted) or raises Invalid; it gets a private copy it may change in place.
+    ``clock`` gives seconds (virtual or wall). ``admit[resource](new, old)`` runs on create (old None), update and
+    patch: it returns the object to store (defaulted) or raises Invalid; it gets a private copy it may change in
+    place. ``resources`` is the resource table (the built-in one by default). ``uid`` makes uids (deterministic
+    ``uid-N`` by default; a persistent store passes uuid4). ``history_limit`` bounds each resource's watch history;
+    ``watch_buffer`` each watch's undelivered events; ``feed_limit`` (None: unbounded until ``compact``) bounds
+    the change feed for stores nobody drains.
     """
 
-    def __init__(self, *, clock: Callable[[], float], admit: Mapping[str, Admit] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float],
+        admit: Mapping[GroupKind, Admit] | Mapping[str, Admit] | None = None,
+        resources: ResourceTable | None = None,
+        uid: Callable[[int], str] | None = None,
+        history_limit: int = DEFAULT_HISTORY_LIMIT,
+        watch_buffer: int = DEFAULT_MAX_PENDING,
+        feed_limit: int | None = None,
+        backing: Backing | None = None,
+    ) -> None:
         self._clock = clock
-        self._admit: dict[str, Admit] = dict(admit or {})
-        self._kinds: dict[str, dict[str, dict[str, Obj]]] = {}  # kind -> namespace -> name -> object
-        self._order: dict[tuple[str, str], builtins.list[str]] = {}  # sorted names, rebuilt after add/remove
-        self._uids: dict[str, Key] = {}
-        self._count = 0
+        self.resources = resources or ResourceTable.builtin()
+        self._admit: dict[GroupKind, Admit] = {self.resources.resolve(k): v for k, v in (admit or {}).items()}
+        self._index = ObjectIndex()
+        self._lookup = self._index.lookup  # the hottest read: one call, not two
         self._rv = 0
         self._uid_seq = 0
         self._name_seq = 0
-        self._changes: builtins.list[Change] = []
-        self._base = 0  # feed position of _changes[0]; earlier changes were compacted away
+        self._make_uid = uid or (lambda n: f"uid-{n}")
+        self._feed = ChangeFeed(limit=feed_limit)
         self._faults = FaultPlan(VERBS)
-        self._unowned: dict[tuple[str, str], dict[str, None]] = {}  # (kind, namespace) -> names without a controller
         self._gc = GarbageCollector()
         self._gc_host = _GcBridge(self)
+        self._backing = backing
+        self._hub = WatchHub(limit=history_limit, max_pending=watch_buffer)
         self.writes: Counter[str] = Counter()
         """Writes that reached the store, per actor (failed and no-op calls and Events excluded)."""
+        if backing is not None:
+            self._load(backing)
+
+    @classmethod
+    def open(cls, data_dir: str | Path, *, clock: Callable[[], float], **options: Any) -> MemoryCluster:
+        """A store kept in ``<data_dir>/state.db`` (created if missing): reopened, it has the same objects,
+        resourceVersions and uids. Uids are uuid4 unless ``uid`` is given; other options as for the constructor."""
+        directory = Path(data_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        options.setdefault("uid", uuid_uids)
+        return cls(clock=clock, backing=SqliteBacking(directory / DB_FILE), **options)
+
+    def close(self) -> None:
+        """Close the backing (if any); the store must not be written afterwards."""
+        if self._backing is not None:
+            self._backing.close()
+            self._backing = None
+
+    # -- addressing --------------------------------------------------------------------------------------------
+
+    def resource_of(self, obj: Mapping[str, Any]) -> GroupKind:
+        """The resource an object belongs to (``ResourceTable.of``). Invalid if it has no kind."""
+        if not obj.get("kind"):
+            raise Invalid(errors=[FieldError(path="kind", rule="kind is required", kind="Required value")])
+        return self.resources.of(obj)
+
+    def _key(self, ref: ResourceRef, namespace: str | None, name: str) -> Key:
+        gk, namespaced = self.resources.scoped(ref)
+        return (gk, namespace or DEFAULT_NAMESPACE, name) if namespaced else (gk, "", name)
+
+    def _key_of(self, gk: GroupKind, obj: Mapping[str, Any]) -> Key:
+        meta = obj.get("metadata") or {}
+        if not meta.get("name"):
+            raise Invalid(errors=[FieldError(path="metadata.name", rule="name is required", kind="Required value")])
+        return self._key(gk, meta.get("namespace"), str(meta["name"]))
+
+    @property
+    def resource_version(self) -> int:
+        """The store's current resourceVersion: a list's ``metadata.resourceVersion``; watch from it for news."""
+        return self._rv
 
     # -- reads -------------------------------------------------------------------------------------------------
 
-    def get(self, kind: str, namespace: str, name: str) -> Obj:
+    def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj:
         """The stored object (shared, read-only). Raises NotFound if there is none."""
-        obj = self._lookup((kind, namespace or DEFAULT_NAMESPACE, name))
+        key = self._key(kind, namespace, name)
+        obj = self._lookup(key)
         if obj is None:
-            raise NotFound(f'{kind} "{name}" not found')
+            raise NotFound(f'{key[0].kind} "{name}" not found')
         return obj
 
     def list(
-        self, kind: str, namespace: str | None = None, *, selector: Mapping[str, Any] | None = None
+        self,
+        kind: ResourceRef,
+        namespace: str | None = None,
+        *,
+        selector: Mapping[str, Any] | None = None,
+        label_selector: str | LabelSelector | None = None,
+        field_selector: str | FieldSelector | None = None,
     ) -> builtins.list[Obj]:
-        """Stored objects of ``kind`` (shared, read-only) by namespace, then name; only that kind is visited."""
-        spaces = self._kinds.get(kind)
-        if not spaces:
-            return []
-        if namespace is None:
-            names = sorted(spaces)
-        else:
-            namespace = namespace or DEFAULT_NAMESPACE
-            names = [namespace] if namespace in spaces else []
+        """Stored objects of a resource (shared, read-only) by namespace, then name; only that resource is visited.
+
+        ``selector`` is a LabelSelector dict (workload semantics: empty matches nothing); ``label_selector`` and
+        ``field_selector`` are query strings (or parsed selectors) with API semantics (empty matches everything;
+        BadRequest if malformed or the field is not supported)."""
+        gk, namespaced = self.resources.scoped(kind)
+        filtered = label_selector is not None or field_selector is not None
+        if filtered:  # parsed first: a malformed selector is refused even when nothing is stored
+            labels_sel = label_selector_of(label_selector)
+            fields_sel = field_selector_of(field_selector, gk)
+        every = namespace is None or not namespaced
+        names = self._index.namespaces(gk) if every else [namespace or DEFAULT_NAMESPACE]
         out: builtins.list[Obj] = []
         for ns in names:
-            bucket = spaces[ns]
-            order = self._order.get((kind, ns))
-            if order is None:
-                order = self._order[(kind, ns)] = sorted(bucket)
-            if selector is None:
-                out.extend([bucket[n] for n in order])
-            else:
-                out.extend([o for n in order if selector_matches(selector, labels(o := bucket[n]))])
+            out.extend(self._index.in_namespace(gk, ns, selector))
+        if filtered and (labels_sel or fields_sel):
+            out = [o for o in out if labels_sel.matches(labels(o)) and fields_sel.matches(o)]
         return out
 
-    def controlled_by(self, kind: str, owner_uid: str) -> builtins.list[Obj]:
-        """Objects of ``kind`` with an owner reference to ``owner_uid`` (from the collector's index, not a scan),
+    def controlled_by(self, kind: ResourceRef, owner_uid: str) -> builtins.list[Obj]:
+        """Objects of a resource with an owner reference to ``owner_uid`` (from the collector's index, not a scan),
         sorted by name. A controller's informer would index its cache the same way."""
-        found = [obj for k in self._gc.dependents(owner_uid) if k[0] == kind and (obj := self._lookup(k)) is not None]
+        gk = self.resources.resolve(kind)
+        found = [obj for k in self._gc.dependents(owner_uid) if k[0] == gk and (obj := self._lookup(k)) is not None]
         return sorted(found, key=lambda o: o["metadata"]["name"])
 
-    def uncontrolled(self, kind: str, namespace: str) -> builtins.list[Obj]:
-        """Objects of ``kind`` in ``namespace`` that no controller owns (orphans a controller may adopt)."""
-        bucket = self._kinds.get(kind, {}).get(namespace or DEFAULT_NAMESPACE, {})
-        names = self._unowned.get((kind, namespace or DEFAULT_NAMESPACE), {})
-        return [bucket[n] for n in sorted(names) if n in bucket]
+    def uncontrolled(self, kind: ResourceRef, namespace: str) -> builtins.list[Obj]:
+        """Objects of a resource in ``namespace`` that no controller owns (orphans a controller may adopt)."""
+        gk, ns, _ = self._key(kind, namespace, "")
+        return self._index.unowned(gk, ns)
 
     def objects(self) -> Iterator[Obj]:
         """Every stored object (a snapshot: writing while iterating is fine), for invariants and debugging."""
-        snapshot = [obj for spaces in self._kinds.values() for bucket in spaces.values() for obj in bucket.values()]
-        return iter(snapshot)
+        return iter(self._index)
 
     def __len__(self) -> int:
-        return self._count
+        return self._index.count
+
+    # -- watches -----------------------------------------------------------------------------------------------
+
+    def watch(
+        self,
+        kind: ResourceRef,
+        namespace: str | None = None,
+        *,
+        since: str | int | None = None,
+        label_selector: str | LabelSelector | None = None,
+        field_selector: str | FieldSelector | None = None,
+    ) -> Watch:
+        """Open a watch on one resource (``rollwise.cluster.watch``).
+
+        ``since`` is a resourceVersion: the changes after it are replayed from the resource's history (Gone if it
+        was compacted past); None, ``""`` or ``"0"`` start with a synthetic ADDED per current object. BadRequest for
+        a malformed ``since`` or selector."""
+        gk = self.resources.resolve(kind)
+        labels_sel = label_selector_of(label_selector)
+        fields_sel = field_selector_of(field_selector, gk)
+        start = parse_resource_version(since)
+        ns = namespace if namespace is None or self.resources.get(gk).namespaced else None
+        current = self.list(gk, ns) if start is None else []
+        return self._hub.open(self.resources.get(gk), namespace=ns, since=start, label_selector=labels_sel,
+                              field_selector=fields_sel, current=current, current_rv=lambda: self._rv)
+
+    def compact_history(self, resource_version: int | None = None, *, kind: ResourceRef | None = None) -> None:
+        """Forget watch history at or below ``resource_version`` (default: all of it), for one resource or all:
+        a later watch from before it gets Gone, as after an etcd compaction."""
+        gk = None if kind is None else self.resources.resolve(kind)
+        self._hub.compact(self._rv if resource_version is None else resource_version, gk)
+
+    def drop_watches(self, kind: ResourceRef | None = None) -> int:
+        """Close the open watches (of one resource, or all); returns how many were closed."""
+        return self._hub.drop(None if kind is None else self.resources.resolve(kind))
 
     def fork(self, *, clock: Callable[[], float] | None = None) -> MemoryCluster:
         """An independent store holding the same objects, uids and indexes (a state explorer branches from it).
 
         Objects are shared, which is safe because a stored dict is never changed. The copy starts with an empty
         change feed, no write counts and no injected faults."""
-        twin = MemoryCluster(clock=clock or self._clock, admit=self._admit)
-        twin._kinds = {kind: {ns: dict(bucket) for ns, bucket in spaces.items()}
-                       for kind, spaces in self._kinds.items()}
-        twin._uids = dict(self._uids)
-        twin._count, twin._rv, twin._uid_seq, twin._name_seq = self._count, self._rv, self._uid_seq, self._name_seq
-        twin._unowned = {key: dict(names) for key, names in self._unowned.items()}
+        twin = MemoryCluster(clock=clock or self._clock, admit=self._admit, resources=self.resources,
+                             uid=self._make_uid)
+        twin._index = self._index.fork()
+        twin._lookup = twin._index.lookup
+        twin._rv, twin._uid_seq, twin._name_seq = self._rv, self._uid_seq, self._name_seq
         twin._gc = self._gc.fork()
         twin._gc_host = _GcBridge(twin)
         return twin
@@ -183,28 +290,31 @@ class MemoryCluster:
 
     def create(self, obj: Obj, *, actor: str = "user") -> Obj:
         """Store a copy of ``obj`` with server fields set. AlreadyExists if the key is taken (even terminating)."""
-        kind = _kind_of(obj)
-        self._check_fault("create", kind)
+        gk = self.resource_of(obj)
+        self._faults.check("create", gk)
         new = clone(obj)
         meta = new["metadata"] = dict(new.get("metadata") or {})
-        meta["namespace"] = meta.get("namespace") or DEFAULT_NAMESPACE
+        if self.resources.get(gk).namespaced:
+            meta["namespace"] = meta.get("namespace") or DEFAULT_NAMESPACE
+        else:
+            meta.pop("namespace", None)
         if not meta.get("name"):
             if not meta.get("generateName"):
                 raise Invalid(errors=[FieldError(path="metadata.name", rule="name or generateName is required",
                                                  kind="Required value")])
             self._name_seq += 1
             meta["name"] = f"{meta['generateName']}{self._name_seq:05d}"
-        key = (kind, meta["namespace"], str(meta["name"]))
+        key = self._key_of(gk, new)
         if self._lookup(key) is not None:
-            raise AlreadyExists(f'{kind} "{key[2]}" already exists')
+            raise AlreadyExists(f'{gk.kind} "{key[2]}" already exists')
         for field in (*_SERVER_OWNED, "resourceVersion", "generation"):
             meta.pop(field, None)
-        if kind == "Pod" and not (new.get("status") or {}).get("phase"):
+        if gk == POD and not (new.get("status") or {}).get("phase"):
             new["status"] = {**(new.get("status") or {}), "phase": "Pending"}  # the API server's pod default
-        new = self._admitted(kind, new, None)
+        new = self._admitted(gk, new, None)
         meta = new["metadata"]
         self._uid_seq += 1
-        meta["uid"] = f"uid-{self._uid_seq}"
+        meta["uid"] = self._make_uid(self._uid_seq)
         meta["creationTimestamp"] = self._clock()
         meta["generation"] = 1
         self._write(key, None, new, actor)
@@ -212,27 +322,28 @@ class MemoryCluster:
         return new
 
     def update(self, obj: Obj, *, actor: str = "user") -> Obj:
-        """Replace metadata and spec (status too for kinds without a status subresource); see ``Cluster.update``."""
-        kind = _kind_of(obj)
-        self._check_fault("update", kind)
-        key = _key_of(kind, obj)
+        """Replace metadata and spec (status too for resources without a status subresource); see
+        ``Cluster.update``."""
+        gk = self.resource_of(obj)
+        self._faults.check("update", gk)
+        key = self._key_of(gk, obj)
         old = self._require(key)
-        _check_preconditions(obj.get("metadata"), old, key)
+        check_preconditions(obj.get("metadata"), old, what=_what(key))
         new = clone(obj)
         new["metadata"] = dict(new.get("metadata") or {})
-        if kind in STATUS_SUBRESOURCE_KINDS:
+        if self.resources.get(gk).status:
             new.pop("status", None)
             if "status" in old:
-                new["status"] = old["status"] if kind not in self._admit else clone(old["status"])
+                new["status"] = old["status"] if gk not in self._admit else clone(old["status"])
         return self._replace(key, old, new, actor)
 
     def update_status(self, obj: Obj, *, actor: str = "user") -> Obj:
         """Replace only ``status``; see ``Cluster.update_status``. Admission does not run on status writes."""
-        kind = _kind_of(obj)
-        self._check_fault("update_status", kind)
-        key = _key_of(kind, obj)
+        gk = self.resource_of(obj)
+        self._faults.check("update_status", gk)
+        key = self._key_of(gk, obj)
         old = self._require(key)
-        _check_preconditions(obj.get("metadata"), old, key)
+        check_preconditions(obj.get("metadata"), old, what=_what(key))
         new = {**old, "metadata": dict(old["metadata"])}
         if obj.get("status") is None:
             new.pop("status", None)
@@ -241,42 +352,47 @@ class MemoryCluster:
         self._write(key, old, new, actor)
         return new
 
-    def patch(self, kind: str, namespace: str, name: str, merge: Mapping[str, Any], *, actor: str = "user") -> Obj:
+    def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
+              actor: str = "user") -> Obj:
         """JSON merge patch over metadata, spec and status alike (scenario ``patch`` steps, adoption, release)."""
-        self._check_fault("patch", kind)
-        key = (kind, namespace or DEFAULT_NAMESPACE, name)
+        key = self._key(kind, namespace, name)
+        self._faults.check("patch", key[0])
         old = self._require(key)
         patch_meta = merge.get("metadata")
-        _check_preconditions(patch_meta if isinstance(patch_meta, Mapping) else None, old, key)
+        check_preconditions(patch_meta if isinstance(patch_meta, Mapping) else None, old, what=_what(key))
         new = merge_patch(old, merge)
         new["metadata"] = dict(new.get("metadata") or {})
-        if _key_of(str(new.get("kind", "")), new) != key:
+        if not new.get("kind") or self._key_of(self.resources.of(new), new) != key:
             raise Invalid(errors=[FieldError(path="metadata.name", rule="a patch cannot change kind, namespace or "
                                              "name", value=new["metadata"].get("name"))])
-        if kind in self._admit:
+        if key[0] in self._admit:
             new = clone(new)  # the hook may change it in place; unpatched parts are shared with the stored object
         return self._replace(key, old, new, actor)
 
     def delete(
         self,
-        kind: str,
+        kind: ResourceRef,
         namespace: str,
         name: str,
         *,
         grace_period_seconds: float | None = None,
         propagation: Propagation = "Background",
+        preconditions: Mapping[str, Any] | None = None,
         actor: str = "user",
     ) -> Obj | None:
-        """Request deletion; the object if it remains (terminating), else None. See ``Cluster.delete``."""
-        self._check_fault("delete", kind)
+        """Request deletion; the object if it remains (terminating), else None. See ``Cluster.delete``.
+
+        ``preconditions`` (DeleteOptions.preconditions: ``uid``, ``resourceVersion``) raise Conflict if stale."""
+        key = self._key(kind, namespace, name)
+        self._faults.check("delete", key[0])
         if propagation not in _PROPAGATIONS:
             raise Invalid(errors=[FieldError(path="propagationPolicy", rule=f"must be one of {_PROPAGATIONS}",
                                              value=propagation, kind="Unsupported value")])
         if grace_period_seconds is not None and grace_period_seconds < 0:
             raise Invalid(errors=[FieldError(path="gracePeriodSeconds", rule="must be greater than or equal to 0",
                                              value=grace_period_seconds)])
-        key = (kind, namespace or DEFAULT_NAMESPACE, name)
         obj = self._require(key)
+        check_preconditions(preconditions, obj, what=_what(key))
         uid = obj["metadata"].get("uid")
         if propagation == "Orphan":
             # Upstream's collector strips the references (orphan finalizer) before the owner goes; here at once.
@@ -293,52 +409,35 @@ class MemoryCluster:
     @property
     def cursor(self) -> int:
         """The feed position after the latest change: ``changes_since(cluster.cursor)`` returns only newer ones."""
-        return self._base + len(self._changes)
+        return self._feed.cursor
 
     def changes_since(self, cursor: int) -> tuple[builtins.list[Change], int]:
         """Changes after ``cursor`` and the new cursor. Gone if ``cursor`` is older than the last ``compact``."""
-        if cursor < self._base:
-            raise Gone(f"changes before position {self._base} were compacted (asked from {cursor})")
-        if cursor > self.cursor:
-            raise ValueError(f"cursor {cursor} is ahead of the feed ({self.cursor})")
-        return self._changes[cursor - self._base:], self.cursor
+        return self._feed.since(cursor)
 
     def compact(self, cursor: int) -> None:
         """Discard the changes before ``cursor`` (consumed by every reader), so memory stays bounded."""
-        drop = min(cursor, self.cursor) - self._base
-        if drop > 0:
-            del self._changes[:drop]
-            self._base += drop
+        self._feed.compact(cursor)
 
     def write_count(self, actor: str | None = None) -> int:
         """Writes that reached the store by ``actor``, or by everyone (Events and failed calls never count)."""
         return self.writes[actor] if actor is not None else sum(self.writes.values())
 
-    def inject(self, verb: str, kind: str, error: ApiStatusError, *, after: int = 0, times: int = 1) -> None:
-        """Make the (after+1)-th call of ``verb`` on ``kind`` from now, and the ``times - 1`` calls after it, raise
-        ``error`` without writing. Several injections count calls independently. The collector is not affected."""
-        self._faults.add(verb, kind, error, after=after, times=times)
+    def inject(self, verb: str, kind: ResourceRef, error: ApiStatusError, *, after: int = 0, times: int = 1) -> None:
+        """Make the (after+1)-th call of ``verb`` on a resource from now, and the ``times - 1`` calls after it,
+        raise ``error`` without writing. Injections count calls independently. The collector is not affected."""
+        self._faults.add(verb, self.resources.resolve(kind), error, after=after, times=times)
 
     # -- internals ---------------------------------------------------------------------------------------------
-
-    def _lookup(self, key: Key) -> Obj | None:
-        spaces = self._kinds.get(key[0])
-        if spaces is None:
-            return None
-        bucket = spaces.get(key[1])
-        return None if bucket is None else bucket.get(key[2])
 
     def _require(self, key: Key) -> Obj:
         obj = self._lookup(key)
         if obj is None:
-            raise NotFound(f'{key[0]} "{key[2]}" not found')
+            raise NotFound(f'{key[0].kind} "{key[2]}" not found')
         return obj
 
-    def _check_fault(self, verb: str, kind: str) -> None:
-        self._faults.check(verb, kind)
-
-    def _admitted(self, kind: str, new: Obj, old: Obj | None) -> Obj:
-        hook = self._admit.get(kind)
+    def _admitted(self, gk: GroupKind, new: Obj, old: Obj | None) -> Obj:
+        hook = self._admit.get(gk)
         if hook is None:
             return new
         admitted = hook(new, old)
@@ -368,115 +467,70 @@ class MemoryCluster:
 
     def _delete(self, key: Key, obj: Obj, *, grace: float | None, foreground: bool, actor: str) -> None:
         """The delete path shared by callers and the collector; writes nothing when there is nothing to do."""
-        meta = obj["metadata"]
-        terminating = meta.get("deletionTimestamp") is not None
-        if key[0] == "Pod":
-            if grace is None:
-                grace = (obj.get("spec") or {}).get("terminationGracePeriodSeconds", _DEFAULT_POD_GRACE_SECONDS)
-            if (obj.get("status") or {}).get("phase") in ("Failed", "Succeeded"):
-                grace = 0  # the API server: a terminated pod has nothing left to stop
-            current = meta.get("deletionGracePeriodSeconds")
-            if terminating and current is not None and grace >= current:
-                return  # a repeated delete may only shorten the grace period
-        elif terminating:
-            return
-        else:
-            grace = 0
-        finalizers = list(meta.get("finalizers") or ())
-        if foreground and not terminating and FOREGROUND_FINALIZER not in finalizers:
-            finalizers.append(FOREGROUND_FINALIZER)
-        if grace == 0 and not finalizers:
-            self._write(key, obj, {**obj, "metadata": dict(meta)}, actor, remove=True)
-            return
-        new_meta = {**meta, "deletionGracePeriodSeconds": grace}
-        if not terminating:
-            new_meta["deletionTimestamp"] = self._clock()
-        if finalizers:
-            new_meta["finalizers"] = finalizers
-        new_meta["generation"] = meta.get("generation", 1) + 1  # the API server bumps it on a deletion request
-        self._write(key, obj, {**obj, "metadata": new_meta}, actor)
+        outcome = plan_deletion(obj, pod=key[0] == POD, grace=grace, foreground=foreground, now=self._clock())
+        if outcome is not None:
+            self._write(key, obj, outcome[1], actor, remove=outcome[0] == "remove")
 
     def _drop_owner_refs(self, key: Key, uids: Sequence[str]) -> None:
         obj = self._lookup(key)
-        if obj is None:
-            return
-        refs = obj["metadata"].get("ownerReferences") or []
-        kept = [ref for ref in refs if str(ref.get("uid") or "") not in uids]
-        if len(kept) == len(refs):
-            return
-        meta = dict(obj["metadata"])
-        if kept:
-            meta["ownerReferences"] = kept
-        else:
-            del meta["ownerReferences"]
-        self._write(key, obj, {**obj, "metadata": meta}, GC_ACTOR)
+        new = None if obj is None else without_owner_refs(obj, uids)
+        if new is not None:
+            self._write(key, obj, new, GC_ACTOR)
 
     def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> None:
-        """Commit one write: resourceVersion, indexes, collector, feed, counter. ``new`` owns its metadata dict.
+        """Commit one write: resourceVersion, backing, indexes, collector, feed, watches, counter. ``new`` owns
+        its metadata dict.
 
         A terminating object left without finalizers and without a pending grace period is removed instead
         (the API server's rule: a pod still in its grace period waits for the kubelet's final delete).
         """
-        kind, ns, name = key
+        gk, ns, name = key
         meta = new["metadata"]
         if (not remove and old is not None and meta.get("deletionTimestamp") is not None
                 and not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds")):
             remove = True
         self._rv += 1
         meta["resourceVersion"] = str(self._rv)
+        if self._backing is not None:
+            # Kept first: a write the disk refused is not made in memory either (the verb fails, nothing changed).
+            try:
+                self._backing.commit(key, None if remove else new, self._counters())
+            except Exception as err:
+                self._rv -= 1
+                raise InternalError(f"storage error: {err}") from err
         change: ChangeType
         if remove:
-            spaces = self._kinds[kind]
-            del spaces[ns][name]
-            if not spaces[ns]:
-                del spaces[ns]
-            self._order.pop((kind, ns), None)
-            self._uids.pop(str(meta.get("uid")), None)
-            self._count -= 1
+            self._index.remove(key, str(meta.get("uid")))
             change = "DELETED"
         else:
-            bucket = self._kinds.setdefault(kind, {}).setdefault(ns, {})
-            if name not in bucket:
-                self._order.pop((kind, ns), None)
-                self._uids[str(meta["uid"])] = key
-                self._count += 1
-            bucket[name] = new
             change = "ADDED" if old is None else "MODIFIED"
-        unowned = self._unowned.setdefault((kind, ns), {})
-        if remove or any(r.get("controller") for r in meta.get("ownerReferences") or ()):
-            unowned.pop(name, None)
-        else:
-            unowned[name] = None
+            self._index.put(key, new)
         self._gc.observe(key, old, None if remove else new)
-        self._changes.append(Change(type=change, kind=kind, namespace=ns, name=name, obj=new, old=old, actor=actor,
-                                    at=self._clock()))
-        if kind not in _UNCOUNTED_KINDS:
+        record = Change(type=change, kind=gk.kind, group=gk.group, namespace=ns, name=name, obj=new, old=old,
+                        actor=actor, at=self._clock())
+        self._feed.append(record)
+        self._hub.record(gk, self._rv, record)
+        if gk not in _UNCOUNTED:
             self.writes[actor] += 1
 
+    # -- persistence -------------------------------------------------------------------------------------------
 
-def _kind_of(obj: Mapping[str, Any]) -> str:
-    kind = obj.get("kind")
-    if not kind:
-        raise Invalid(errors=[FieldError(path="kind", rule="kind is required", kind="Required value")])
-    return str(kind)
+    def _counters(self) -> dict[str, int]:
+        return {"resourceVersion": self._rv, "uid": self._uid_seq, "name": self._name_seq}
+
+    def _load(self, backing: Backing) -> None:
+        """Rebuild the indexes from a backing's objects; history starts empty, so watches from before get Gone."""
+        counters, stored = backing.load(self.resources)
+        self._rv = counters.get("resourceVersion", 0)
+        self._uid_seq = counters.get("uid", 0)
+        self._name_seq = counters.get("name", 0)
+        for key, obj in stored:
+            self._index.put(key, obj)
+            self._gc.observe(key, None, obj)
+        self._hub = WatchHub(limit=self._hub.limit, floor=self._rv, max_pending=self._hub.max_pending)
+        self._gc.run(self._gc_host)
 
 
-def _key_of(kind: str, obj: Mapping[str, Any]) -> Key:
-    meta = obj.get("metadata") or {}
-    if not meta.get("name"):
-        raise Invalid(errors=[FieldError(path="metadata.name", rule="name is required", kind="Required value")])
-    return kind, str(meta.get("namespace") or DEFAULT_NAMESPACE), str(meta["name"])
+def _what(key: Key) -> str:
+    return f'{key[0].kind} "{key[2]}"'
 
-
-def _check_preconditions(meta: Mapping[str, Any] | None, stored: Obj, key: Key) -> None:
-    """Optimistic concurrency: a given resourceVersion or uid must be the stored one."""
-    if not meta:
-        return
-    rv = meta.get("resourceVersion")
-    if rv not in (None, "") and str(rv) != stored["metadata"]["resourceVersion"]:
-        raise Conflict(f'Operation cannot be fulfilled on {key[0]} "{key[2]}": the object has been modified; '
-                       "please apply your changes to the latest version and try again")
-    uid = meta.get("uid")
-    if uid and uid != stored["metadata"]["uid"]:
-        raise Conflict(f'Precondition failed on {key[0]} "{key[2]}": UID in precondition: {uid}, '
-                       f"UID in object meta: {stored['metadata']['uid']}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from rollwise.api.meta import Obj
+from rollwise.cluster.resources import GroupKind, ResourceRef
 
 __all__ = ["BACKGROUND", "FOREGROUND", "ORPHAN", "Change", "ChangeType", "Cluster", "Propagation"]
 
@@ -32,7 +33,9 @@ class Change:
     """One write, as a watch event: what changed, who wrote it and when (virtual seconds).
 
     ``obj`` is the object after the write; for ``DELETED`` it is the last state (with the resourceVersion of the
-    removal). ``old`` is the object before the write, None for ``ADDED``. Both are read-only.
+    removal). ``old`` is the object before the write, None for ``ADDED``. Both are read-only. ``kind`` and
+    ``group`` together name the resource (``resource``): an ``apps/v1`` and an ``apps.rollwise.dev`` StatefulSet
+    share the kind.
     """
 
     type: ChangeType
@@ -43,6 +46,11 @@ class Change:
     old: Obj | None
     actor: str
     at: float
+    group: str = ""
+
+    @property
+    def resource(self) -> GroupKind:
+        return GroupKind(self.group, self.kind)
 
 
 class Cluster(Protocol):
@@ -52,12 +60,15 @@ class Cluster(Protocol):
     change feed records. Objects returned by reads are shared and must be treated as read-only; copy before changing.
     """
 
-    def get(self, kind: str, namespace: str, name: str) -> Obj:
-        """The object of that kind, namespace and name. Raises NotFound if there is none."""
+    def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj:
+        """The object of that resource, namespace and name. Raises NotFound if there is none.
+
+        ``kind`` is a ``GroupKind``, a bare kind (``"Pod"``: the first resource of that kind in the resource
+        table) or ``"Kind.group"``; so for every verb below."""
         ...
 
     def list(
-        self, kind: str, namespace: str | None = None, *, selector: Mapping[str, Any] | None = None
+        self, kind: ResourceRef, namespace: str | None = None, *, selector: Mapping[str, Any] | None = None
     ) -> builtins.list[Obj]:
         """Every object of ``kind`` in ``namespace`` (None: all namespaces) whose labels match ``selector`` (a
         LabelSelector dict; None: no filter; an empty selector matches nothing), sorted by namespace, then name."""
@@ -66,7 +77,7 @@ class Cluster(Protocol):
     def create(self, obj: Obj, *, actor: str = "user") -> Obj:
         """Store a new object and return it with uid, resourceVersion, generation 1 and creationTimestamp set.
 
-        Raises AlreadyExists if an object with that kind, namespace and name exists (even a terminating one), and
+        Raises AlreadyExists if an object with that resource, namespace and name exists (even a terminating one), and
         Invalid if admission refuses it; in both cases nothing is stored.
         """
         ...
@@ -89,7 +100,9 @@ class Cluster(Protocol):
         """
         ...
 
-    def patch(self, kind: str, namespace: str, name: str, merge: Mapping[str, Any], *, actor: str = "user") -> Obj:
+    def patch(
+        self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *, actor: str = "user"
+    ) -> Obj:
         """Apply a JSON merge patch (RFC 7386) to metadata, spec and status alike, and return the result.
 
         ``metadata.resourceVersion`` and ``metadata.uid`` in the patch are preconditions. Raises NotFound if the
@@ -100,20 +113,21 @@ class Cluster(Protocol):
 
     def delete(
         self,
-        kind: str,
+        kind: ResourceRef,
         namespace: str,
         name: str,
         *,
         grace_period_seconds: float | None = None,
         propagation: Propagation = "Background",
+        preconditions: Mapping[str, Any] | None = None,
         actor: str = "user",
     ) -> Obj | None:
         """Request deletion. Returns the object if it remains (terminating: graceful pod deletion, finalizers,
         foreground propagation), or None if it is gone.
 
         Dependents are garbage-collected (Background, Foreground) or have their owner reference removed (Orphan).
-        Raises NotFound if the object does not exist, Invalid for a negative grace period or an unknown
-        propagation; the object is unchanged on error.
+        Raises NotFound if the object does not exist, Conflict if ``preconditions`` (``uid``, ``resourceVersion``)
+        are stale, Invalid for a negative grace period or an unknown propagation; the object is unchanged on error.
         """
         ...
 

@@ -15,6 +15,7 @@ from rollwise.api.errors import AlreadyExists, ApiStatusError, NotFound
 from rollwise.api.leases import LEADER, lease_role
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.cluster.protocol import Cluster
+from rollwise.cluster.resources import ref_of
 from rollwise.controllers.plan import (
     Action,
     CreateClaim,
@@ -72,7 +73,7 @@ def execute(plan: Plan, cluster: Cluster, *, sts: Obj, actor: str,
         try:
             if isinstance(action, PatchSet):
                 # The status write that follows must carry the resourceVersion this patch produced.
-                current = cluster.patch("StatefulSet", namespace_of(sts), set_name, action.merge, actor=actor)
+                current = cluster.patch(ref_of(sts), namespace_of(sts), set_name, action.merge, actor=actor)
             else:
                 _run(action, cluster, sts=current, actor=actor, set_name=set_name, event=event)
             out.writes += not isinstance(action, EmitEvent)

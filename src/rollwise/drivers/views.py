@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import builtins
+from typing import Protocol, runtime_checkable
+
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Cluster
 from rollwise.controllers.view import SetView
 
-__all__ = ["set_view"]
+__all__ = ["IndexedReads", "set_view"]
+
+
+@runtime_checkable
+class IndexedReads(Protocol):
+    """Reads served from an owner index (``MemoryCluster``, the operator's informer caches)."""
+
+    def controlled_by(self, kind: str, owner_uid: str) -> builtins.list[Obj]: ...
+
+    def uncontrolled(self, kind: str, namespace: str) -> builtins.list[Obj]: ...
 
 
 def set_view(cluster: Cluster, sts: Obj, *, now: float, gates: FeatureGates) -> SetView:
@@ -16,7 +27,7 @@ def set_view(cluster: Cluster, sts: Obj, *, now: float, gates: FeatureGates) -> 
     ns = namespace_of(sts)
     set_uid = uid_of(sts)
     selector = sts["spec"].get("selector")
-    if isinstance(cluster, MemoryCluster):
+    if isinstance(cluster, IndexedReads):
         # Indexed reads: what the set controls plus orphans, as an informer's indexer would serve them.
         pods = tuple(
             [p for p in cluster.controlled_by("Pod", set_uid) if (controller_of(p) or {}).get("uid") == set_uid]

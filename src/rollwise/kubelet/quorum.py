@@ -8,7 +8,8 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
 
 - A member is *alive* while its container runs; a terminating pod's container runs until the pod is removed. A new
   uid or a new container ``startedAt`` is a new incarnation: the old one stopped at that instant.
-- *Participating* = alive and at least ``floor(replicas/2)+1`` members alive. The caller passes exactly the member
+- *Participating* = alive and at least ``floor(replicas/2)+1`` members voting; a member stops voting when its
+  deletion is requested (etcd leaves raft at SIGTERM, before its process exits). The caller passes exactly the member
   pods (ordinals in the set's range); pods it leaves out are treated as removed.
 - Leader: when there is none, quorum holds and a candidate exists, an election is held ``election_seconds`` after
   that became true. Candidates are the participating members that are not terminating (etcd is shutting down);
@@ -281,8 +282,10 @@ class _Work:
         # reference §1.4: backup-restore writes only while etcd answers; a stopped member's pending write is lost.
         self.pending = [w for w in self.pending if w.lease not in stopped]
 
-        alive = sum(1 for m in members.values() if m.alive)
-        up = replicas > 0 and alive >= replicas // 2 + 1
+        # A terminating member has left raft already: etcd stops at SIGTERM even though its process (and the pod)
+        # lingers until it exits, as measured with real etcd 3.5 (README, "Real etcd in the loop").
+        voting = sum(1 for m in members.values() if m.alive and not m.terminating)
+        up = replicas > 0 and voting >= replicas // 2 + 1
         if self.quorum_up and not up and replicas > 0:
             self.lost_since = now
             self.events.append(QuorumEvent(t=now, type=QUORUM_LOST))

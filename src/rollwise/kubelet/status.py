@@ -12,6 +12,7 @@ clock from ``since``), ``restart`` (killed at ``since``, running again ``kill_re
 
 from __future__ import annotations
 
+import hashlib
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -264,10 +265,17 @@ def observe(c: ContainerRuntime, b: ImageBehaviour, p: KubeletProfile, t: float)
                     not_ready_since=c.since)
 
 
+def _image_id(image: str) -> str:
+    """A stable digest per image name: there is no registry, so the name stands for the content."""
+    return "sha256:" + hashlib.sha256(image.encode()).hexdigest()
+
+
 def _container_status(c: ContainerRuntime, v: ContainerView) -> Obj:
     return {
         "name": c.name,
         "image": c.image,
+        # Required by the API (clients such as lightkube reject a status without it): empty until the image ran.
+        "imageID": _image_id(c.image) if v.ever_started else "",
         "ready": v.ready,
         "started": v.running,
         "restartCount": v.restart_count,

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from rollwise.api.errors import FieldError
+from rollwise.api.numbers import check_number, describe_type
 
 __all__ = ["SUMMARY_FIELDS", "check_expectations", "parse_expect"]
 
@@ -22,6 +23,11 @@ SUMMARY_FIELDS = (
     "forcedReplacements",
     "claimsLost",
 )
+# completed is a boolean; the null-able figures (null when the set has no rollout or no quorum model) accept null
+# with eq and ne; every other comparison needs a finite number.
+_BOOLEAN_FIELDS = ("completed",)
+_NULLABLE_FIELDS = ("rolloutSeconds", "quorumLossSeconds", "leaderElections")
+_ORDERING = ("lt", "le", "gt", "ge")
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
 }
@@ -45,17 +51,32 @@ def parse_expect(raw: Any, *, path: str) -> tuple[dict[str, dict[str, Any]], lis
                 errors.append(FieldError(path=fpath, kind="Unsupported value", value=fname,
                                          rule="supported fields: " + ", ".join(SUMMARY_FIELDS)))
                 continue
-            if isinstance(want, Mapping):
-                bad = [op for op in want if op not in _OPS]
-                if bad or not want:
-                    errors.append(FieldError(path=fpath, value=dict(want),
-                                             rule="operators: " + ", ".join(_OPS)))
-                    continue
-                checks[fname] = dict(want)
-            else:
-                checks[fname] = {"eq": want}
+            ops = dict(want) if isinstance(want, Mapping) else {"eq": want}
+            bad = [op for op in ops if op not in _OPS]
+            if bad or not ops:
+                errors.append(FieldError(path=fpath, value=ops, rule="operators: " + ", ".join(_OPS)))
+                continue
+            nested = isinstance(want, Mapping)
+            problems = [e for op, value in ops.items()
+                        for e in _check_value(fname, op, value, f"{fpath}.{op}" if nested else fpath)]
+            errors += problems
+            if not problems:
+                checks[fname] = ops
         out[str(set_name)] = checks
     return out, errors
+
+
+def _check_value(fname: str, op: str, value: Any, path: str) -> list[FieldError]:
+    """The value an operator compares with must be of the figure's type, so a typo is exit 2 now, not exit 1 later."""
+    if fname in _BOOLEAN_FIELDS:
+        if op not in ("eq", "ne"):
+            return [FieldError(path=path, kind="Unsupported value", value=op, rule=f"{fname} takes eq or ne")]
+        if not isinstance(value, bool):
+            return [FieldError(path=path, value=value, rule=f"must be true or false, not {describe_type(value)}")]
+        return []
+    if value is None and fname in _NULLABLE_FIELDS and op not in _ORDERING:
+        return []
+    return check_number(value, path)
 
 
 def check_expectations(expect: Mapping[str, Mapping[str, Any]], summary: Mapping[str, Mapping[str, Any]]) -> list[str]:

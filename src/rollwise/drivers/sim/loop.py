@@ -14,12 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api import predicates as p
-from rollwise.api.defaults import apply_defaults
-from rollwise.api.errors import Invalid, NotFound
+from rollwise.api.errors import NotFound
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import (
     Obj,
-    annotations_of,
     controller_of,
     labels,
     name_of,
@@ -27,34 +25,43 @@ from rollwise.api.meta import (
     selector_matches,
     uid_of,
 )
-from rollwise.api.validation import validate_statefulset
+from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
+from rollwise.cluster.resources import STATEFULSET
 from rollwise.controllers.plan import Plan
-from rollwise.controllers.quorum import reconcile_quorum
-from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
-from rollwise.drivers.execute import ControllerEvent, Outcome, execute
+from rollwise.drivers.core import EventRecorder, SetController
+from rollwise.drivers.core.controller import CONTROLLERS, STATEFULSET_CONTROLLER
 from rollwise.drivers.metrics import MetricsRegistry
+from rollwise.drivers.sets import SetKey, all_sets, find_set, set_key, set_resource
 from rollwise.drivers.sim.engine import CONTROLLER, KUBELET, STEP, Engine
 from rollwise.drivers.sim.quorum_app import QuorumApp
 from rollwise.drivers.sim.record import Recorder
 from rollwise.drivers.sim.scenario import Scenario
 from rollwise.drivers.sim.steps import StepRunner
-from rollwise.drivers.sim.strategy_override import QUORUM_AWARE_ANNOTATION
-from rollwise.drivers.views import set_view
 from rollwise.kubelet.agent import PodRuntime, advance, apply_fault
 
 __all__ = ["STATEFULSET_CONTROLLER", "Simulation"]
 
-STATEFULSET_CONTROLLER = "statefulset-controller"
-QUORUM_CONTROLLER = "quorum-aware-controller"
-CONTROLLERS = (STATEFULSET_CONTROLLER, QUORUM_CONTROLLER)
-_BACKOFF_START = 0.005
-_BACKOFF_MAX = 1000.0
-_MAX_ROUNDS_PER_INSTANT = 200
 
-SetKey = tuple[str, str]
+
+class _EngineScheduler:
+    """The controller core's clock in the simulator: controller work at the CONTROLLER phase of an instant."""
+
+    __slots__ = ("_engine",)
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def now(self) -> float:
+        return self._engine.clock.now
+
+    def at(self, t: float, fn: Callable[[], None]) -> int:
+        return self._engine.at(t, CONTROLLER, fn)
+
+    def cancel(self, handle: int) -> None:
+        self._engine.cancel(handle)
 
 
 @dataclass(slots=True)
@@ -71,32 +78,22 @@ class Simulation:
         self.scenario = scenario
         self.engine = Engine()
         self.clock = self.engine.clock
-        self.cluster = MemoryCluster(clock=self.clock, admit={"StatefulSet": self._admit_set})
+        # The simulator reads the change feed, not watches: it keeps no watch history to speak of (a long one
+        # only keeps old objects alive for the garbage collector to walk).
+        self.cluster = MemoryCluster(clock=self.clock, admit=Admission(gates=scenario.gates).hooks(),
+                                     history_limit=1)
         self.recorder = Recorder(controllers=frozenset(CONTROLLERS))
         self.kubelet = _Kubelet()
         self._cursor = 0
-        self._dirty_scheduled: set[SetKey] = set()
-        self._rounds: dict[SetKey, tuple[float, int]] = {}
-        self._timers: dict[SetKey, tuple[float, int]] = {}
-        self._backoff: dict[SetKey, float] = {}
-        self._event_seq = 0
         self.steps = StepRunner(self)
         self.apps = {name: QuorumApp(self, name, app.params) for name, app in scenario.apps.items()
                      if app.model == "quorum"}
         self.metrics = MetricsRegistry()
-        self.observers: list[Callable[[SetView, Plan], None]] = []
-        self.quorum_observers: list[Callable[[SetView, Plan], None]] = []
+        self.controller = SetController(self.cluster, scheduler=_EngineScheduler(self.engine), gates=scenario.gates,
+                                        recorder=EventRecorder(self.cluster, clock=self.clock), metrics=self.metrics)
+        self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
+        self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
-
-    # -- admission: what the API server does with a StatefulSet ---------------------------------------------
-
-    def _admit_set(self, new: Obj, old: Obj | None) -> Obj:
-        defaulted = apply_defaults(new, gates=self.scenario.gates)
-        errors = validate_statefulset(defaulted, old=old, gates=self.scenario.gates)
-        if errors:
-            raise Invalid(f"StatefulSet.apps \"{name_of(new)}\" is invalid: " + "; ".join(map(str, errors)),
-                          errors=errors)
-        return defaulted
 
     # -- running ---------------------------------------------------------------------------------------------
 
@@ -108,7 +105,7 @@ class Simulation:
         ``progress`` is called with the virtual time after each instant (for a progress bar)."""
         for obj in self.scenario.objects:
             self.cluster.create(copy.deepcopy(obj), actor="user")
-        self._drain()
+        self.drain()
         self.engine.at(0.0, STEP, self.steps.resume)
         limit = self.scenario.limit_seconds if until is None else min(until, self.scenario.limit_seconds)
         end = 0.0
@@ -121,10 +118,10 @@ class Simulation:
                 end = limit
                 break
             if until is not None and t >= until:
-                self.engine.run_instant(self._drain, below_phase=CONTROLLER)
+                self.engine.run_instant(self.drain, below_phase=CONTROLLER)
                 end = t
                 break
-            self.engine.run_instant(self._drain)
+            self.engine.run_instant(self.drain)
             self._end_of_instant()
             if progress is not None:
                 progress(t)
@@ -133,7 +130,7 @@ class Simulation:
         return self._result(end)
 
     def _end_of_instant(self) -> None:
-        sets = self.cluster.list("StatefulSet")
+        sets = all_sets(self.cluster)
         self.recorder.sample(self.clock.now, sets, self._pods_by_set(sets))
         self.steps.check_wait()
 
@@ -148,7 +145,9 @@ class Simulation:
 
     # -- the change feed -------------------------------------------------------------------------------------
 
-    def _drain(self) -> None:
+    def drain(self) -> None:
+        """Deliver the changes written so far: the run record, the kubelet, the application models and the work
+        queue see them; the consumed feed is compacted."""
         changes, self._cursor = self.cluster.changes_since(self._cursor)
         for ch in changes:
             self.recorder.on_change(ch)
@@ -156,15 +155,15 @@ class Simulation:
                 self._pod_changed(ch)
             elif ch.kind == "Lease":
                 owner = labels(ch.obj).get("rollwise.dev/member-of")
-                keys = [(ch.namespace, owner)] if owner else [
-                    (ch.namespace, name_of(s)) for s in self.cluster.list("StatefulSet", ch.namespace)]
+                keys = [self._set_named(ch.namespace, owner)] if owner else [
+                    set_key(s) for s in all_sets(self.cluster, ch.namespace)]
                 for key in keys:
                     self._mark_dirty(key)
             elif ch.kind == "StatefulSet":
                 if ch.type != "DELETED":
                     self.metrics.observe_set(ch.old, ch.obj, ch.at)
                 if not _own_status_write(ch):
-                    self._mark_dirty((ch.namespace, ch.name))
+                    self._mark_dirty((ch.resource, ch.namespace, ch.name))
         self.cluster.compact(self._cursor)
 
     def _pod_changed(self, ch: Change) -> None:
@@ -194,12 +193,18 @@ class Simulation:
                 continue
             ref = controller_of(obj)
             if ref is not None and ref.get("kind") == "StatefulSet":
-                keys.add((ns, ref["name"]))
+                keys.add((set_resource(ref), ns, ref["name"]))
             elif ref is None:
-                for sts in self.cluster.list("StatefulSet", ns):
+                for sts in all_sets(self.cluster, ns):
                     if selector_matches(sts["spec"].get("selector"), labels(obj)):
-                        keys.add((ns, name_of(sts)))
+                        keys.add(set_key(sts))
         return keys
+
+    def _set_named(self, namespace: str, name: str) -> SetKey:
+        try:
+            return set_key(find_set(self.cluster, namespace, name))
+        except NotFound:
+            return STATEFULSET, namespace, name
 
     # -- the kubelet -----------------------------------------------------------------------------------------
 
@@ -256,95 +261,10 @@ class Simulation:
     # -- the controller --------------------------------------------------------------------------------------
 
     def _mark_dirty(self, key: SetKey) -> None:
-        if key in self._dirty_scheduled:
-            return
-        t = self.clock.now
-        at_t, rounds = self._rounds.get(key, (t, 0))
-        rounds = rounds + 1 if at_t == t else 1
-        self._rounds[key] = (t, rounds)
-        if rounds > _MAX_ROUNDS_PER_INSTANT:
-            raise RuntimeError(f"StatefulSet {key[1]} did not settle at t={t}: {rounds} reconciles in one instant")
-        self._dirty_scheduled.add(key)
-        self.engine.at(t, CONTROLLER, lambda: self._reconcile(key))
-
-    def _reconcile(self, key: SetKey) -> None:
-        self._dirty_scheduled.discard(key)
-        try:
-            sts = self.cluster.get("StatefulSet", *key)
-        except NotFound:
-            return
-        view = self._view(sts)
-        plan = reconcile(view)
-        for observe in self.observers:
-            observe(view, plan)
-        outcome = execute(plan, self.cluster, sts=sts, actor=STATEFULSET_CONTROLLER,
-                          emit=lambda ev: self._record_event(sts, ev, STATEFULSET_CONTROLLER))
-        if outcome.error is None:
-            outcome = self._reconcile_quorum(key) or outcome
-        self.metrics.record(plan.metrics)
-        delay: float | None = plan.requeue_after
-        if outcome.error is not None:
-            backoff = self._backoff.get(key, _BACKOFF_START / 2) * 2
-            self._backoff[key] = min(backoff, _BACKOFF_MAX)
-            delay = backoff if delay is None else min(delay, backoff)
-        else:
-            self._backoff.pop(key, None)
-        if delay is not None:
-            self._requeue(key, self.clock.now + delay)
-
-    def _requeue(self, key: SetKey, at: float) -> None:
-        current = self._timers.get(key)
-        if current is not None:
-            if self.clock.now < current[0] <= at:
-                return  # an earlier wake-up is already set; the reconcile then asks again
-            self.engine.cancel(current[1])
-
-        def fire() -> None:
-            self._timers.pop(key, None)
-            self._mark_dirty(key)
-
-        self._timers[key] = (at, self.engine.at(at, CONTROLLER, fire))
+        self.controller.queue.add(key)
 
     def _view(self, sts: Obj) -> SetView:
-        return set_view(self.cluster, sts, now=self.clock.now, gates=self.scenario.gates)
-
-    def _reconcile_quorum(self, key: SetKey) -> Outcome | None:
-        """The quorum-aware controller (DEP-07) sees the set after the StatefulSet controller's writes."""
-        try:
-            sts = self.cluster.get("StatefulSet", *key)
-        except NotFound:
-            return None
-        if not annotations_of(sts).get(QUORUM_AWARE_ANNOTATION):
-            return None  # not handed to the quorum-aware controller: spare building its view
-        view = self._view(sts)
-        plan = reconcile_quorum(view)
-        for observe in self.quorum_observers:
-            observe(view, plan)
-        if not plan.actions and plan.requeue_after is None:
-            return None
-        outcome = execute(plan, self.cluster, sts=sts, actor=QUORUM_CONTROLLER,
-                          emit=lambda ev: self._record_event(sts, ev, QUORUM_CONTROLLER))
-        if plan.requeue_after is not None:
-            self._requeue(key, self.clock.now + plan.requeue_after)
-        return outcome
-
-    def _record_event(self, sts: Obj, ev: ControllerEvent, component: str) -> None:
-        self._event_seq += 1
-        self.cluster.create(
-            {
-                "apiVersion": "v1",
-                "kind": "Event",
-                "metadata": {"name": f"{name_of(sts)}.{self._event_seq}", "namespace": namespace_of(sts)},
-                "involvedObject": {"kind": "StatefulSet", "name": name_of(sts), "namespace": namespace_of(sts),
-                                   "uid": uid_of(sts)},
-                "reason": ev.reason,
-                "message": ev.message,
-                "type": ev.event_type,
-                "source": {"component": component},
-                "firstTimestamp": self.clock.now,
-            },
-            actor=component,
-        )
+        return self.controller.view(sts)
 
     # -- the result ------------------------------------------------------------------------------------------
 
@@ -364,7 +284,7 @@ class Simulation:
         return summary
 
     def _result(self, end: float) -> dict[str, Any]:
-        sets = self.cluster.list("StatefulSet")
+        sets = all_sets(self.cluster)
         pods = self.cluster.list("Pod")
         return {
             "scenario": self.scenario.name,
@@ -373,6 +293,7 @@ class Simulation:
             "endedAt": round(end, 6),
             "events": self.recorder.events,
             "summary": self._summary(end),
+            "samples": self.recorder.samples(),
             "apiWrites": sum(self.cluster.write_count(c) for c in CONTROLLERS),
             "metrics": self.metrics.export(),
             "final": {

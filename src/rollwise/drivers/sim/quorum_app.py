@@ -8,18 +8,17 @@ store, and its events (``QuorumLost``, ``QuorumRestored``, ``LeaderChanged``) go
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rollwise.api.errors import NotFound
 from rollwise.api.identity import ordinal_range, pod_name
 from rollwise.api.leases import cluster_id, member_id
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
+from rollwise.drivers.sets import find_set
+from rollwise.drivers.sim.context import SimContext
 from rollwise.drivers.sim.engine import KUBELET
 from rollwise.kubelet.quorum import QuorumState, figures, observe_pod, step
 from rollwise.kubelet.quorum_probe import QuorumParams
-
-if TYPE_CHECKING:
-    from rollwise.drivers.sim.loop import Simulation
 
 __all__ = ["LEASE_WRITER", "MEMBER_CONTAINER_ANNOTATION", "MEMBER_LEASE_ANNOTATION", "QuorumApp"]
 
@@ -30,7 +29,7 @@ MEMBER_LEASE_ANNOTATION = "rollwise.dev/member-lease-template"
 
 
 class QuorumApp:
-    def __init__(self, sim: Simulation, set_name: str, params: QuorumParams, namespace: str = "default") -> None:
+    def __init__(self, sim: SimContext, set_name: str, params: QuorumParams, namespace: str = "default") -> None:
         self.sim = sim
         self.set_name = set_name
         self.namespace = namespace
@@ -74,7 +73,7 @@ class QuorumApp:
 
     def _set(self) -> Obj | None:
         try:
-            return self.sim.cluster.get("StatefulSet", self.namespace, self.set_name)
+            return find_set(self.sim.cluster, self.namespace, self.set_name)
         except NotFound:
             return None
 

@@ -33,6 +33,10 @@ class SetFigures:
     """Claims deleted by anyone but a user while their ordinal was in range or under whenScaled=Retain."""
     last_unavailable: int = 0
     last_sample: float | None = None
+    unavailable_steps: list[tuple[float, int]] = field(default_factory=list)  # (t, count) where the count changed
+    measured_step: int = 0  # the first step that counts: the sample that ends the instant measuring (re)started at
+    restarted: bool = False  # measuring restarted at this instant and its first sample is still to come
+    range_steps: list[tuple[float, int, int]] = field(default_factory=list)  # (t, start, stop) of the ordinals
 
 
 @dataclass(slots=True)
@@ -157,6 +161,7 @@ class Recorder:
         fig.unavailable_pod_seconds = 0.0
         fig.pod_creations = fig.pod_deletions = fig.forced_replacements = 0
         fig.last_sample = t
+        fig.restarted = True
 
     def sample(self, t: float, sets: list[Obj], pods_by_set: Mapping[str, list[Obj]]) -> None:
         """At the end of an instant: integrate unavailability since the last sample, and check completion."""
@@ -167,6 +172,15 @@ class Recorder:
                 fig.unavailable_pod_seconds += fig.last_unavailable * (t - fig.last_sample)
             pods = pods_by_set.get(name, [])
             unavailable = unavailable_ordinals(sts, pods, t)
+            if fig.restarted:  # the first value that counts gets a step of its own, even if the count is unchanged
+                fig.measured_step = len(fig.unavailable_steps)
+                fig.unavailable_steps.append((round(t, 6), unavailable))
+                fig.restarted = False
+            elif not fig.unavailable_steps or fig.unavailable_steps[-1][1] != unavailable:
+                fig.unavailable_steps.append((round(t, 6), unavailable))
+            span = ordinal_range(sts)
+            if not fig.range_steps or fig.range_steps[-1][1:] != (span.start, span.stop):
+                fig.range_steps.append((round(t, 6), span.start, span.stop))
             fig.last_unavailable = unavailable
             fig.last_sample = t
             fig.max_unavailable = max(fig.max_unavailable, unavailable)
@@ -196,6 +210,17 @@ class Recorder:
         return out
 
 
+    def samples(self) -> dict[str, dict[str, Any]]:
+        """Per set, the sampled unavailable count as a step function over the whole run, and where the summary
+        starts measuring: at ``measuredFrom`` seconds, from the step at index ``measuredFromStep`` on (the summary's
+        ``maxUnavailableObserved`` is the largest count from there); and the ordinals in range over time,
+        ``[t, start, stop)``. What a timeline draws."""
+        return {name: {"measuredFrom": fig.start or 0.0, "measuredFromStep": fig.measured_step,
+                       "unavailable": [[t, n] for t, n in fig.unavailable_steps],
+                       "ordinals": [[t, a, b] for t, a, b in fig.range_steps]}
+                for name, fig in self.figures.items()}
+
+
 def _round(x: float) -> float:
     return round(x, 3)
 
@@ -221,9 +246,11 @@ def unavailable_ordinals(sts: Obj, pods: list[Obj], now: float) -> int:
 
 
 def rollout_complete(sts: Obj, pods: list[Obj], now: float) -> bool:
-    """The controller's rule (``api/rollout.py``), judged once the controller has observed the set's latest
-    generation: every ordinal in range available at the update revision (below a partition excepted), and no pod
-    outside the range."""
+    """The summary's ``completed`` (spec/simulate.md): the controller's rule (``api/rollout.py``), judged once the
+    controller has observed the set's latest generation, with the bar the contract sets: every ordinal in range
+    Ready at the update revision (below a partition excepted), and no pod outside the range. The controller's
+    ``RolloutComplete`` condition asks more (available: Ready for minReadySeconds), so with minReadySeconds set the
+    condition follows the summary by that long; without it the two agree."""
     status = sts.get("status") or {}
     if status.get("observedGeneration") != sts["metadata"].get("generation") or not status.get("updateRevision"):
         return False
@@ -234,4 +261,4 @@ def rollout_complete(sts: Obj, pods: list[Obj], now: float) -> bool:
     return is_rollout_complete(
         [by_ordinal.get(o) for o in span], outside_range=sum(1 for pod in pods if ordinal_of(pod) not in span),
         floor=int(block.get("partition") or 0), update_revision=status["updateRevision"],
-        min_ready_seconds=float(sts["spec"].get("minReadySeconds") or 0), now=now)
+        min_ready_seconds=0.0, now=now)

@@ -9,22 +9,24 @@ whose ``kubectl`` command failed.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from rollwise.api.errors import ApiStatusError, NotFound
+from rollwise.api.errors import ApiStatusError, FieldError, Invalid, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of
+from rollwise.cluster.patching import merge_patch
+from rollwise.cluster.resources import ResourceRef, ref_of
+from rollwise.drivers.manifests import check_manifest
+from rollwise.drivers.sets import find_set, set_resource
+from rollwise.drivers.sim.context import SimContext
 from rollwise.drivers.sim.engine import STEP
 from rollwise.drivers.sim.record import rollout_complete
-from rollwise.drivers.sim.scenario import Step
-
-if TYPE_CHECKING:
-    from rollwise.drivers.sim.loop import Simulation
+from rollwise.drivers.sim.step_schema import Step
 
 __all__ = ["StepRunner"]
 
 
 class StepRunner:
-    def __init__(self, sim: Simulation) -> None:
+    def __init__(self, sim: SimContext) -> None:
         self.sim = sim
         self.next_index = 0
         self.waiting: tuple[Step, int] | None = None
@@ -52,7 +54,7 @@ class StepRunner:
                 self.waiting = (step, self.sim.engine.at(deadline, STEP, self._timeout(step)))
                 return
             self._act(step)
-            self.sim._drain()
+            self.sim.drain()
         self.finished = True
 
     def _timeout(self, step: Step) -> Any:
@@ -76,7 +78,7 @@ class StepRunner:
     def _satisfied(self, args: dict[str, Any]) -> bool:
         target = str(args.get("rolloutComplete") or args.get("ready"))
         try:
-            sts = self.sim.cluster.get("StatefulSet", "default", target)
+            sts = find_set(self.sim.cluster, "default", target)
         except NotFound:
             return False
         pods = [pod for pod in self.sim.cluster.list("Pod", namespace_of(sts))
@@ -95,15 +97,17 @@ class StepRunner:
             if step.action == "apply":
                 self._apply(args)
             elif step.action == "patch":
-                cluster.patch(args["kind"], args.get("namespace", "default"), args["name"], args["merge"],
-                              actor="user")
+                namespace = args.get("namespace", "default")
+                resource = self._resource(args)
+                self._check_patched(resource, namespace, args["name"], args["merge"])
+                cluster.patch(resource, namespace, args["name"], args["merge"], actor="user")
             elif step.action == "scale":
-                cluster.patch("StatefulSet", args.get("namespace", "default"), args["name"],
-                              {"spec": {"replicas": args["replicas"]}}, actor="user")
+                cluster.patch(self._resource({**args, "kind": "StatefulSet"}), args.get("namespace", "default"),
+                              args["name"], {"spec": {"replicas": args["replicas"]}}, actor="user")
             elif step.action == "deletePod":
                 cluster.delete("Pod", "default", args, actor="user")
             elif step.action == "delete":
-                cluster.delete(args["kind"], args.get("namespace", "default"), args["name"],
+                cluster.delete(self._resource(args), args.get("namespace", "default"), args["name"],
                                propagation="Orphan" if args.get("cascade") == "orphan" else "Background",
                                actor="user")
             elif step.action == "podFault" and not self.sim.pod_fault(args["pod"], args["fault"]):
@@ -112,12 +116,33 @@ class StepRunner:
             self.sim.recorder.emit(self.sim.clock.now, "StepRejected", index=step.index, action=step.action,
                                    reason=err.reason, message=str(err))
 
+    def _check_patched(self, kind: ResourceRef, namespace: str, name: str, merge: dict[str, Any]) -> None:
+        """A patch is refused, as the API server with strict field validation would, when the object it makes is
+        malformed (a pod without containers would otherwise reach the kubelet)."""
+        current = self.sim.cluster.get(kind, namespace, name)
+        patched = merge_patch(current, merge)
+        if patched.get("kind") != current.get("kind"):
+            return  # the store refuses a patch that changes what the object is
+        errors: list[FieldError] = []
+        check_manifest(patched, "", self.sim.scenario.gates, errors)
+        if errors:
+            raise Invalid(f'{kind} "{name}" is invalid: ' + "; ".join(map(str, errors)), errors=errors)
+
+    def _resource(self, args: dict[str, Any]) -> ResourceRef:
+        """A step's ``kind``: ``StatefulSet`` names the set of that name, whichever of its two resources it is."""
+        if args["kind"] != "StatefulSet":
+            return str(args["kind"])
+        try:
+            return set_resource(find_set(self.sim.cluster, args.get("namespace", "default"), args["name"]))
+        except NotFound:
+            return "StatefulSet"
+
     def _apply(self, manifest: Obj) -> None:
         """Create, or replace the spec and metadata of what exists (``kubectl apply`` for a whole manifest)."""
         cluster = self.sim.cluster
         obj = copy.deepcopy(manifest)
         try:
-            current = cluster.get(obj["kind"], namespace_of(obj), name_of(obj))
+            current = cluster.get(ref_of(obj), namespace_of(obj), name_of(obj))
         except NotFound:
             cluster.create(obj, actor="user")
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from rollwise.api.errors import FieldError
 from rollwise.api.intstr import PERCENT
 from rollwise.api.meta import Obj
+from rollwise.api.validation_rules import check_int, check_max_unavailable
 
 __all__ = ["QUORUM_AWARE_ANNOTATION", "STRATEGY_NAMES", "StrategyOverride", "parse_strategy"]
 
@@ -17,6 +19,9 @@ STRATEGY_NAMES = ("RollingUpdate", "OnDelete", "Recreate", "EnforcedRollingUpdat
 QUORUM_AWARE_ANNOTATION = "rollwise.dev/update-policy"
 _KEYS = {"RollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds"),
          "EnforcedRollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds")}
+
+_DIGITS = re.compile(r"[0-9]{1,18}")
+_MINIMUM = {"partition": 0, "podProgressTimeoutSeconds": 1}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,12 +73,17 @@ def parse_strategy(text: str, *, path: str = "--strategy") -> tuple[StrategyOver
             errors.append(FieldError(path=path, value=item, rule=f"{key} must be an integer"
                                      + (" or a percentage" if key == "maxUnavailable" else "")))
             continue
-        options[key] = parsed
+        # the same rules as the field in a manifest (reference §2), reported against the flag
+        problems = (check_max_unavailable(parsed, key) if key == "maxUnavailable"
+                    else check_int(parsed, key, minimum=_MINIMUM[key]))
+        errors += [FieldError(path=path, value=item, rule=f"{e.path} {e.rule}") for e in problems]
+        if not problems:
+            options[key] = parsed
     return (StrategyOverride(text=text, kind=kind, options=options) if not errors else None), errors
 
 
 def _value(text: str) -> Any:
-    if text.isdigit():
+    if _DIGITS.fullmatch(text):  # str.isdigit() would let "²" through to int()
         return int(text)
     if PERCENT.match(text):
         return text

@@ -1,0 +1,131 @@
+"""Strict field validation: a field the schema does not know is refused with its path, as ``kubectl``'s
+``--validate=strict`` (the API server's ``fieldValidation=Strict``) does, instead of being dropped silently.
+
+The schemas cover the kinds rollwise creates or reads: StatefulSet (``apps/v1`` and ``apps.rollwise.dev/v1alpha1``),
+Pod, PersistentVolumeClaim, Service, Lease and ControllerRevision. Their fields follow the Kubernetes 1.32 API
+reference; sub-objects rollwise never reads (affinity, probes, volumes' sources, security contexts, status) are
+open (``ANY``): their inner fields are not checked. Other kinds are not known here (``KNOWN_KINDS``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rollwise.api.errors import FieldError
+
+__all__ = ["KNOWN_KINDS", "unknown_fields"]
+
+ANY: Mapping[str, Any] = {}
+"""An open sub-object: any fields."""
+
+
+class ListOf:
+    """A list whose items follow ``item``."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: Mapping[str, Any]) -> None:
+        self.item = item
+
+
+Schema = Mapping[str, Any]  # field -> None (a leaf), ANY, a nested Schema, or ListOf(Schema)
+
+
+def _fields(*names: str, **nested: Any) -> Schema:
+    return {**dict.fromkeys(names), **nested}
+
+
+OWNER_REFERENCE = _fields("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
+OBJECT_META = _fields(
+    "name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp",
+    "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers",
+    labels=ANY, annotations=ANY, ownerReferences=ListOf(OWNER_REFERENCE), managedFields=ListOf(ANY),
+)
+LABEL_SELECTOR = _fields(matchLabels=ANY, matchExpressions=ListOf(_fields("key", "operator", "values")))
+RESOURCES = _fields(limits=ANY, requests=ANY, claims=ListOf(ANY))
+CONTAINER = _fields(
+    "name", "image", "command", "args", "workingDir", "terminationMessagePath", "terminationMessagePolicy",
+    "imagePullPolicy", "stdin", "stdinOnce", "tty", "restartPolicy",
+    ports=ListOf(_fields("name", "hostPort", "containerPort", "protocol", "hostIP")),
+    envFrom=ListOf(ANY), env=ListOf(_fields("name", "value", valueFrom=ANY)), resources=RESOURCES,
+    resizePolicy=ListOf(ANY), volumeMounts=ListOf(ANY), volumeDevices=ListOf(ANY), livenessProbe=ANY,
+    readinessProbe=ANY, startupProbe=ANY, lifecycle=ANY, securityContext=ANY,
+)
+POD_SPEC = _fields(
+    "restartPolicy", "terminationGracePeriodSeconds", "activeDeadlineSeconds", "dnsPolicy", "serviceAccountName",
+    "serviceAccount", "automountServiceAccountToken", "nodeName", "hostNetwork", "hostPID", "hostIPC",
+    "shareProcessNamespace", "hostname", "subdomain", "schedulerName", "priorityClassName", "priority",
+    "runtimeClassName", "enableServiceLinks", "preemptionPolicy", "setHostnameAsFQDN", "hostUsers",
+    volumes=ListOf(ANY), initContainers=ListOf(CONTAINER), containers=ListOf(CONTAINER),
+    ephemeralContainers=ListOf(ANY), nodeSelector=ANY, securityContext=ANY, imagePullSecrets=ListOf(ANY),
+    affinity=ANY, tolerations=ListOf(ANY), hostAliases=ListOf(ANY), dnsConfig=ANY, readinessGates=ListOf(ANY),
+    overhead=ANY, topologySpreadConstraints=ListOf(ANY), os=ANY, schedulingGates=ListOf(ANY),
+    resourceClaims=ListOf(ANY), resources=RESOURCES,
+)
+POD_TEMPLATE = _fields(metadata=OBJECT_META, spec=POD_SPEC)
+PVC_SPEC = _fields(
+    "accessModes", "volumeName", "storageClassName", "volumeMode", "volumeAttributesClassName",
+    selector=LABEL_SELECTOR, resources=RESOURCES, dataSource=ANY, dataSourceRef=ANY,
+)
+PVC_TEMPLATE = _fields("apiVersion", "kind", metadata=OBJECT_META, spec=PVC_SPEC, status=ANY)
+_ROLLING = _fields("partition", "maxUnavailable", "podProgressTimeoutSeconds")
+STATEFULSET_SPEC = _fields(
+    "replicas", "serviceName", "podManagementPolicy", "revisionHistoryLimit", "minReadySeconds",
+    "progressDeadlineSeconds",
+    selector=LABEL_SELECTOR, template=POD_TEMPLATE, volumeClaimTemplates=ListOf(PVC_TEMPLATE),
+    updateStrategy=_fields("type", rollingUpdate=_ROLLING, enforcedRollingUpdate=_ROLLING),
+    persistentVolumeClaimRetentionPolicy=_fields("whenDeleted", "whenScaled"), ordinals=_fields("start"),
+)
+SERVICE_SPEC = _fields(
+    "clusterIP", "clusterIPs", "type", "externalIPs", "sessionAffinity", "loadBalancerIP",
+    "loadBalancerSourceRanges", "externalName", "externalTrafficPolicy", "healthCheckNodePort",
+    "publishNotReadyAddresses", "ipFamilies", "ipFamilyPolicy", "allocateLoadBalancerNodePorts",
+    "loadBalancerClass", "internalTrafficPolicy", "trafficDistribution",
+    ports=ListOf(_fields("name", "protocol", "appProtocol", "port", "targetPort", "nodePort")), selector=ANY,
+    sessionAffinityConfig=ANY,
+)
+LEASE_SPEC = _fields("holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime", "leaseTransitions",
+                     "strategy", "preferredHolder")
+
+
+def _object(*names: str, **parts: Any) -> Schema:
+    return _fields("apiVersion", "kind", *names, metadata=OBJECT_META, **parts)
+
+
+KNOWN_KINDS: Mapping[str, Schema] = {
+    "StatefulSet": _object(spec=STATEFULSET_SPEC, status=ANY),
+    "Pod": _object(spec=POD_SPEC, status=ANY),
+    "PersistentVolumeClaim": _object(spec=PVC_SPEC, status=ANY),
+    "Service": _object(spec=SERVICE_SPEC, status=ANY),
+    "Lease": _object(spec=LEASE_SPEC),
+    "ControllerRevision": _object("revision", data=ANY),
+}
+
+
+def unknown_fields(obj: Any, *, kind: str | None = None) -> list[FieldError]:
+    """Every field of ``obj`` its kind's schema does not know (``kind`` defaults to ``obj["kind"]``); nothing for
+    kinds outside ``KNOWN_KINDS``. Values of the wrong shape are left to validation."""
+    schema = KNOWN_KINDS.get(kind or (obj.get("kind") if isinstance(obj, Mapping) else None) or "")
+    if schema is None:
+        return []
+    errors: list[FieldError] = []
+    _walk(obj, schema, "", errors)
+    return errors
+
+
+def _walk(value: Any, schema: Any, path: str, errors: list[FieldError]) -> None:
+    if isinstance(schema, ListOf):
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                _walk(item, schema.item, f"{path}[{i}]", errors)
+        return
+    if schema is None or schema is ANY or not isinstance(value, Mapping):
+        return
+    for key, child in value.items():
+        child_path = f"{path}.{key}" if path else str(key)
+        if key not in schema:
+            errors.append(FieldError(path=child_path, kind="Unsupported value", value=key,
+                                     rule='unknown field (strict field validation; check the spelling)'))
+        else:
+            _walk(child, schema[key], child_path, errors)

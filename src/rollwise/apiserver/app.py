@@ -1,0 +1,366 @@
+"""The aiohttp application: authentication, discovery, OpenAPI, and every resource path over ``ApiStore``.
+
+Paths: ``/api/v1/...`` and ``/apis/<group>/<version>/...``, then ``[namespaces/<ns>/]<plural>[/<name>[/<sub>]]``
+(subresources ``status``, ``scale``, ``log``); a namespaced resource also lists and watches cluster-wide.
+Trailing slashes are tolerated. Failures are ``Status`` bodies whose HTTP code equals ``code``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from rollwise.api.errors import ApiStatusError, Conflict, InternalError, Invalid, NotFound
+from rollwise.apiserver import discovery as disc
+from rollwise.apiserver.config import ServerConfig, ServerTimeout
+from rollwise.apiserver.http import (
+    BodyError,
+    bool_flag,
+    json_reply,
+    read_body,
+    status_reply,
+    table,
+    wants_table,
+    wire_object,
+)
+from rollwise.apiserver.requests import decoded, delete_options, patch_plain, pod_log, scale_wire
+from rollwise.apiserver.resources import Resource
+from rollwise.apiserver.status import error_status, success_status
+from rollwise.apiserver.store import PATCH_TYPES, ApiStore
+from rollwise.apiserver.watching import stream_watch
+
+__all__ = ["USER", "VERSION_INFO", "make_app"]
+
+log = logging.getLogger("rollwise.apiserver")
+
+VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "gitCommit": "", "gitTreeState":
+                "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc",
+                "platform": "linux/amd64"}
+USER = web.RequestKey("user", str)
+_BODY_NAME = web.RequestKey("body-name", str)
+_OPEN_PATHS = ("/version", "/healthz", "/readyz", "/livez")
+_WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    resource: Resource
+    namespace: str | None
+    name: str | None
+    sub: str
+
+
+def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Application:
+    cfg = config or ServerConfig()
+    app = web.Application(middlewares=[_errors_middleware, _auth_middleware(cfg)], client_max_size=64 * 2**20)
+    api = _Api(store, cfg)
+    r = app.router
+    for path in ("/version", "/version/"):
+        r.add_get(path, _version)
+    for path in ("/healthz", "/readyz", "/livez"):
+        r.add_get(path, _ok)
+    for path in ("/api", "/api/"):
+        r.add_get(path, api.core_root)
+    for path in ("/apis", "/apis/"):
+        r.add_get(path, api.groups_root)
+    r.add_get("/openapi/v3", api.openapi_root)
+    r.add_get("/openapi/v3/", api.openapi_root)
+    r.add_get("/openapi/v3/{path:.*}", api.openapi_gv)
+    r.add_route("*", "/api/{version}", api.core_version)
+    r.add_route("*", "/api/{version}/", api.core_version)
+    r.add_route("*", "/api/{version}/{tail:.*}", api.resource)
+    r.add_post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", _access_review)
+    r.add_route("*", "/apis/{group}", api.group)
+    r.add_route("*", "/apis/{group}/", api.group)
+    r.add_route("*", "/apis/{group}/{version}", api.group_version)
+    r.add_route("*", "/apis/{group}/{version}/", api.group_version)
+    r.add_route("*", "/apis/{group}/{version}/{tail:.*}", api.resource)
+    if cfg.debug_endpoints:
+        r.add_post("/debug/rollwise/compact", api.debug_compact)
+        r.add_post("/debug/rollwise/drop-watches", api.debug_drop_watches)
+    return app
+
+
+async def _version(_request: web.Request) -> web.Response:
+    return json_reply(VERSION_INFO)
+
+
+async def _access_review(request: web.Request) -> web.Response:
+    """``kubectl auth can-i``: there is no authorization here, so every authenticated user may do everything."""
+    await request.read()
+    return json_reply({"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
+                       "metadata": {}, "spec": {}, "status": {"allowed": True,
+                                                              "reason": "rollwise up does not authorize"}}, 201)
+
+
+async def _ok(_request: web.Request) -> web.Response:
+    return web.Response(text="ok", content_type="text/plain")
+
+
+@web.middleware
+async def _errors_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+                             ) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ApiStatusError as err:
+        return json_reply(error_status(err), err.code)
+    except BodyError as err:
+        return status_reply(err.code, err.message)
+    except web.HTTPException as exc:
+        if exc.status == 404:
+            return status_reply(404, "the server could not find the requested resource")
+        if exc.status == 405:
+            return status_reply(405, "the server does not allow this method on the requested resource")
+        raise
+    except Exception as err:  # a traceback is a bug; the client still gets a Status
+        log.exception("internal error on %s %s", request.method, request.path)
+        return status_reply(500, f"Internal error occurred: {type(err).__name__}: {err}")
+
+
+def _auth_middleware(cfg: ServerConfig) -> Any:
+    @web.middleware
+    async def auth(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
+                   ) -> web.StreamResponse:
+        user = "anonymous"
+        header = request.headers.get("Authorization", "")
+        token = header[7:].strip() if header.startswith("Bearer ") else ""
+        if token and token in cfg.tokens:
+            user = cfg.tokens[token]
+        elif token and cfg.any_token:
+            user = token
+        elif cfg.tokens and not request.path.rstrip("/").startswith(_OPEN_PATHS):
+            return status_reply(401, "Unauthorized")
+        request[USER] = user
+        return await handler(request)
+
+    return auth
+
+
+class _Api:
+    def __init__(self, store: ApiStore, cfg: ServerConfig) -> None:
+        self.store = store
+        self.cfg = cfg
+
+    # -- discovery and OpenAPI -------------------------------------------------------------------------------
+
+    async def core_root(self, request: web.Request) -> web.Response:
+        if disc.wants_aggregated(request.headers.get("Accept", "")):
+            resp = json_reply(disc.aggregated(self.store.registry, core=True))
+            resp.headers["Content-Type"] = disc.AGGREGATED_CONTENT_TYPE
+            return resp
+        return json_reply(disc.api_versions(self.cfg.server_address))
+
+    async def groups_root(self, request: web.Request) -> web.Response:
+        if disc.wants_aggregated(request.headers.get("Accept", "")):
+            resp = json_reply(disc.aggregated(self.store.registry, core=False))
+            resp.headers["Content-Type"] = disc.AGGREGATED_CONTENT_TYPE
+            return resp
+        return json_reply(disc.api_group_list(self.store.registry))
+
+    async def core_version(self, request: web.Request) -> web.Response:
+        doc = disc.api_resource_list(self.store.registry, "", request.match_info["version"])
+        if doc is None or request.method != "GET":
+            raise NotFound("the server could not find the requested resource")
+        return json_reply(doc)
+
+    async def group(self, request: web.Request) -> web.Response:
+        doc = disc.api_group(self.store.registry, request.match_info["group"])
+        if doc is None or request.method != "GET":
+            raise NotFound("the server could not find the requested resource")
+        return json_reply(doc)
+
+    async def group_version(self, request: web.Request) -> web.Response:
+        doc = disc.api_resource_list(self.store.registry, request.match_info["group"], request.match_info["version"])
+        if doc is None or request.method != "GET":
+            raise NotFound("the server could not find the requested resource")
+        return json_reply(doc)
+
+    async def openapi_root(self, _request: web.Request) -> web.Response:
+        return json_reply(disc.openapi_root(self.store.registry))
+
+    async def openapi_gv(self, request: web.Request) -> web.Response:
+        parts = request.match_info["path"].strip("/").split("/")
+        doc = None
+        if len(parts) == 2 and parts[0] == "api":
+            doc = disc.openapi_group_version(self.store.registry, "", parts[1])
+        elif len(parts) == 3 and parts[0] == "apis":
+            doc = disc.openapi_group_version(self.store.registry, parts[1], parts[2])
+        if doc is None:
+            raise NotFound("the server could not find the requested resource")
+        return json_reply(doc)
+
+    async def debug_compact(self, _request: web.Request) -> web.Response:
+        self.store.cluster.compact_history()
+        return json_reply({"compactedAt": str(self.store.resource_version)})
+
+    async def debug_drop_watches(self, _request: web.Request) -> web.Response:
+        self.store.cluster.drop_watches()
+        return json_reply({"dropped": True})
+
+    # -- resources -------------------------------------------------------------------------------------------
+
+    def _target(self, request: web.Request) -> _Target:
+        group = request.match_info.get("group", "")
+        version = request.match_info["version"]
+        segs = [s for s in request.match_info["tail"].split("/") if s]
+        namespace = None
+        if len(segs) >= 3 and segs[0] == "namespaces" and segs[2] not in ("status", "finalize"):
+            namespace, segs = segs[1], segs[2:]
+        if not segs or len(segs) > 3:
+            raise NotFound("the server could not find the requested resource")
+        resource = self.store.registry.find(group, version, segs[0])
+        if resource is None:
+            raise NotFound("the server could not find the requested resource")
+        name = segs[1] if len(segs) > 1 else None
+        sub = segs[2] if len(segs) > 2 else ""
+        if sub and not ((sub == "status" and resource.status) or (sub == "scale" and resource.scale)
+                        or (sub == "log" and resource.log)):
+            raise NotFound("the server could not find the requested resource")
+        if namespace is not None and not resource.namespaced:
+            raise NotFound("the server could not find the requested resource")
+        if resource.namespaced and name is not None and namespace is None:
+            raise NotFound("the server could not find the requested resource")
+        return _Target(resource, namespace, name, sub)
+
+    async def resource(self, request: web.Request) -> web.StreamResponse:
+        t = self._target(request)
+        try:
+            return await self._resource(request, t)
+        except ApiStatusError as err:
+            # Status details name the resource as upstream does: the kind for Invalid, the plural otherwise.
+            name = t.name or str(request.get(_BODY_NAME, ""))
+            kind = t.resource.kind if isinstance(err, Invalid) else t.resource.plural
+            return json_reply(error_status(err, kind=kind, group=t.resource.group, name=name), err.code)
+
+    async def _resource(self, request: web.Request, t: _Target) -> web.StreamResponse:
+        method = request.method
+        if method in _WRITE_VERBS:
+            self._maybe_fail()
+        if method == "GET":
+            if t.name is None:
+                if bool_flag(request.query.get("watch")):
+                    return await self._watch(request, t)
+                return self._list(request, t)
+            return self._get(request, t)
+        dry_run = request.query.get("dryRun") == "All"
+        user = request[USER]
+        if method == "POST" and t.name is None:
+            body = await read_body(request)
+            if isinstance(body, dict) and isinstance(body.get("metadata"), dict):
+                request[_BODY_NAME] = str(body["metadata"].get("name") or "")
+            obj = self.store.create(t.resource, t.namespace, decoded(t.resource, body), actor=user, dry_run=dry_run)
+            self._audit(request, t, "create", obj, 201)
+            return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201)
+        if t.name is None and method == "DELETE":
+            return await self._delete_collection(request, t, user=user, dry_run=dry_run)
+        if t.name is None:
+            raise web.HTTPMethodNotAllowed(method, ["GET", "POST", "DELETE"])
+        if method == "PUT":
+            body = await read_body(request)
+            if t.sub == "scale":
+                scale = self.store.update_scale(t.resource, t.namespace, t.name, body, actor=user, dry_run=dry_run)
+                self._audit(request, t, "update", scale, 200)
+                return json_reply(scale_wire(scale))
+            obj = self.store.update(t.resource, t.namespace, t.name, decoded(t.resource, body), actor=user,
+                                    subresource=t.sub, dry_run=dry_run)
+            self._audit(request, t, "update", obj, 200)
+            return json_reply(wire_object(t.resource, obj, stored=not dry_run))
+        if method == "PATCH":
+            body = await read_body(request)
+            if t.sub == "scale":
+                current = self.store.scale_of(t.resource, self.store.get(t.resource, t.namespace, t.name))
+                kind = PATCH_TYPES.get(request.content_type)
+                patched = patch_plain(current, body, kind)
+                scale = self.store.update_scale(t.resource, t.namespace, t.name, patched, actor=user,
+                                                dry_run=dry_run)
+                self._audit(request, t, "patch", scale, 200)
+                return json_reply(scale_wire(scale))
+            obj, created = self.store.patch(t.resource, t.namespace, t.name, request.content_type,
+                                            decoded(t.resource, body), actor=user, subresource=t.sub,
+                                            dry_run=dry_run)
+            self._audit(request, t, "patch", obj, 201 if created else 200)
+            return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201 if created else 200)
+        if method == "DELETE":
+            options = delete_options(await read_body(request), request.query)
+            obj, gone = self.store.delete(t.resource, t.namespace, t.name, options, actor=user, dry_run=dry_run)
+            self._audit(request, t, "delete", obj, 200)
+            if gone and t.resource.kind in ("Namespace",):
+                return json_reply(success_status(kind=t.resource.plural, group=t.resource.group, name=t.name,
+                                                 uid=str(obj["metadata"].get("uid", ""))))
+            return json_reply(wire_object(t.resource, obj, stored=not dry_run))
+        raise web.HTTPMethodNotAllowed(method, ["GET", "POST", "PUT", "PATCH", "DELETE"])
+
+    async def _delete_collection(self, request: web.Request, t: _Target, *, user: str,
+                                 dry_run: bool) -> web.Response:
+        """DELETE on a collection: every object the selectors match, each as a single DELETE would."""
+        options = delete_options(await read_body(request), request.query)
+        objs = self.store.list(t.resource, t.namespace, label_selector=request.query.get("labelSelector"),
+                               field_selector=request.query.get("fieldSelector"))
+        items = []
+        for obj in objs:
+            meta = obj["metadata"]
+            try:
+                last, _ = self.store.delete(t.resource, meta.get("namespace") or None, meta["name"], options,
+                                            actor=user, dry_run=dry_run)
+            except NotFound:
+                continue  # gone meanwhile (a garbage-collected dependent)
+            self._audit(request, t, "delete", last, 200)
+            items.append(wire_object(t.resource, last, stored=not dry_run))
+        return json_reply({"kind": f"{t.resource.kind}List", "apiVersion": t.resource.api_version,
+                           "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": items})
+
+    def _maybe_fail(self) -> None:
+        f = self.cfg.faults
+        if f.conflict_rate and f.rng.random() < f.conflict_rate:
+            raise Conflict("injected conflict: the object has been modified; please apply your changes to the "
+                           "latest version and try again")
+        if f.error_rate and f.rng.random() < f.error_rate:
+            raise InternalError("injected internal error")
+        if f.timeout_rate and f.rng.random() < f.timeout_rate:
+            raise ServerTimeout("injected timeout: the server was unable to return a response in the time allotted, "
+                                "but may still be processing the request")
+
+    def _audit(self, request: web.Request, t: _Target, verb: str, obj: Any, code: int) -> None:
+        if self.cfg.audit is None or request.query.get("dryRun") == "All":
+            return
+        meta = obj.get("metadata") or {}
+        self.cfg.audit({"time": time.time(), "user": request[USER], "verb": verb,
+                        "resource": t.resource.group_resource + (f"/{t.sub}" if t.sub else ""),
+                        "namespace": t.namespace or "", "name": meta.get("name") or t.name or "",
+                        "resourceVersion": meta.get("resourceVersion", ""), "code": code})
+
+    def _get(self, request: web.Request, t: _Target) -> web.StreamResponse:
+        assert t.name is not None
+        obj = self.store.get(t.resource, t.namespace, t.name)
+        if t.sub == "scale":
+            return json_reply(scale_wire(self.store.scale_of(t.resource, obj)))
+        if t.sub == "log":
+            return web.Response(text=pod_log(obj, request.query.get("container")), content_type="text/plain")
+        version = wants_table(request.headers.get("Accept", ""))
+        if version and not t.sub:
+            return json_reply(table(t.resource, [obj], now=self.store.clock(), version=version, rv=None,
+                                    include=request.query.get("includeObject", "Metadata")))
+        return json_reply(wire_object(t.resource, obj))
+
+    def _list(self, request: web.Request, t: _Target) -> web.Response:
+        self.store.feed.pump()
+        objs = self.store.list(t.resource, t.namespace, label_selector=request.query.get("labelSelector"),
+                               field_selector=request.query.get("fieldSelector"))
+        rv = str(self.store.resource_version)
+        version = wants_table(request.headers.get("Accept", ""))
+        if version:
+            return json_reply(table(t.resource, objs, now=self.store.clock(), version=version, rv=rv,
+                                    include=request.query.get("includeObject", "Metadata")))
+        return json_reply({"kind": f"{t.resource.kind}List", "apiVersion": t.resource.api_version,
+                           "metadata": {"resourceVersion": rv},
+                           "items": [wire_object(t.resource, o) for o in objs]})
+
+    async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
+        return await stream_watch(request, self.store, self.cfg, t.resource, t.namespace)
+
+

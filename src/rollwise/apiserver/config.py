@@ -1,0 +1,39 @@
+"""How one server is set up: authentication, bookmarks, the audit sink and the faults it injects on purpose."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rollwise.api.errors import ApiStatusError
+
+__all__ = ["Faults", "ServerConfig", "ServerTimeout"]
+
+
+@dataclass(slots=True, kw_only=True)
+class Faults:
+    """Misbehaviour on purpose, for tests: errors at a rate, delayed watch delivery."""
+
+    conflict_rate: float = 0.0
+    error_rate: float = 0.0
+    timeout_rate: float = 0.0
+    watch_delay_seconds: float = 0.0
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+
+
+@dataclass(slots=True, kw_only=True)
+class ServerConfig:
+    tokens: dict[str, str] = field(default_factory=dict)  # bearer token -> user; empty: no authentication
+    any_token: bool = False  # accept any bearer token as the user name
+    bookmark_seconds: float = 60.0
+    faults: Faults = field(default_factory=Faults)
+    audit: Callable[[dict[str, Any]], None] | None = None
+    debug_endpoints: bool = False
+    server_address: str = "127.0.0.1:0"
+
+
+class ServerTimeout(ApiStatusError):
+    code = 504
+    reason = "Timeout"

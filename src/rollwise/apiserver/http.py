@@ -1,0 +1,141 @@
+"""HTTP helpers: JSON replies with the exact content type clients need, request bodies, query flags, Tables.
+
+Replies are ``web.Response(body=..., content_type="application/json")``: lightkube types errors only when the
+Content-Type is exactly ``application/json`` (aiohttp's ``json_response`` adds a charset).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from rollwise.api.meta import Obj
+from rollwise.apiserver.printers import columns_for
+from rollwise.apiserver.protobuf import ProtobufError, decode_object
+from rollwise.apiserver.resources import Resource
+from rollwise.apiserver.status import status_body
+from rollwise.cluster.wire import encode
+
+__all__ = ["bool_flag", "json_reply", "read_body", "status_reply", "table", "wants_table", "wire_object"]
+
+_PROTOBUF = "application/vnd.kubernetes.protobuf"
+
+
+def json_reply(body: Any, status: int = 200, *, content_type: str = "application/json") -> web.Response:
+    return web.Response(body=json.dumps(body, separators=(",", ":")).encode(), status=status,
+                        content_type=content_type)
+
+
+def status_reply(code: int, message: str, *, reason: str | None = None,
+                 details: dict[str, Any] | None = None) -> web.Response:
+    return json_reply(status_body(code, message, reason=reason, details=details), code)
+
+
+class BodyError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+async def read_body(request: web.Request) -> Any:
+    """The request body as JSON values (wire form); BodyError(415) for protobuf, (400) if unreadable."""
+    ctype = request.content_type or "application/json"
+    raw = await request.read()
+    if ctype.startswith(_PROTOBUF):
+        try:
+            return decode_object(raw)
+        except ProtobufError as err:
+            raise BodyError(415, f"{err}: rollwise up reads protobuf only for the Namespace, ConfigMap, Secret and "
+                                 "Service that kubectl's `create <generator>` commands send; write the object to a "
+                                 "file and use `kubectl create -f` or `kubectl apply -f` instead") from None
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError as err:
+            raise BodyError(400, f"the request body is neither JSON nor YAML: {err}") from None
+    return value
+
+
+def bool_flag(value: str | None) -> bool:
+    """Go's strconv.ParseBool truthy spellings (kubernetes_asyncio sends ``watch=True``)."""
+    return value is not None and value in ("1", "t", "T", "true", "TRUE", "True")
+
+
+def wants_table(accept: str) -> str | None:
+    """The Table version asked for in Accept (``v1`` or ``v1beta1``), or None."""
+    for part in accept.split(","):
+        params = {p.strip() for p in part.split(";")}
+        if "as=Table" in params and "g=meta.k8s.io" in params:
+            return "v1beta1" if "v=v1beta1" in params else "v1"
+    return None
+
+
+class _WireCache:
+    """Wire forms of objects the store returned, keyed by the object itself: a stored object never changes (every
+    write stores a new dict), so its encoding can be shared by every list and every watcher that sends it. Each
+    entry keeps its object alive, so an ``id`` is never reused while it is a key."""
+
+    def __init__(self, size: int = 20_000) -> None:
+        self.size = size
+        self._entries: OrderedDict[int, tuple[Obj, str, Obj]] = OrderedDict()
+
+    def get(self, resource: Resource, obj: Obj) -> Obj:
+        entry = self._entries.get(id(obj))
+        if entry is not None and entry[0] is obj and entry[1] == resource.api_version:
+            return entry[2]
+        wire = encode({**obj, "kind": resource.kind, "apiVersion": resource.api_version}, resource.key)
+        self._entries[id(obj)] = (obj, resource.api_version, wire)
+        if len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+        return wire
+
+
+_CACHE = _WireCache()
+
+
+def wire_object(resource: Resource, obj: Obj, *, stored: bool = True) -> Obj:
+    """The wire form of an object (shared: callers must not change it). ``stored=False`` for an object the store
+    does not hold (a dry run's result carries a stored resourceVersion but other content)."""
+    if not stored:
+        return encode({**obj, "kind": resource.kind, "apiVersion": resource.api_version}, resource.key)
+    return _CACHE.get(resource, obj)
+
+
+def _partial(resource: Resource, obj: Obj, include: str) -> Any:
+    if include == "None":
+        return None
+    if include == "Object":
+        return wire_object(resource, obj)
+    meta = encode({"metadata": obj["metadata"]}, resource.key)["metadata"]
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
+
+
+def table(resource: Resource, objects: list[Obj], *, now: float, version: str, rv: str | None,
+          include: str = "Metadata", headers: bool = True) -> dict[str, Any]:
+    columns, row = columns_for(resource)
+    body: dict[str, Any] = {"kind": "Table", "apiVersion": f"meta.k8s.io/{version}", "metadata": {}}
+    if rv is not None:
+        body["metadata"]["resourceVersion"] = rv
+    body["columnDefinitions"] = columns if headers else []
+    body["rows"] = [{"cells": row(o, now), "object": _partial(resource, o, include)} for o in objects]
+    return body
+
+
+def query_int(query: Mapping[str, str], key: str) -> int | None:
+    value = query.get(key)
+    if value in (None, ""):
+        return None
+    try:
+        return int(str(value))
+    except ValueError:
+        raise BodyError(400, f"{key}: invalid value {value!r}: must be an integer") from None

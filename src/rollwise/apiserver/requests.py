@@ -1,0 +1,66 @@
+"""Request pieces the handlers share: DeleteOptions, bodies in internal form, patches to a Scale, pod logs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonpatch
+
+from rollwise.api.errors import BadRequest, Invalid
+from rollwise.apiserver.resources import Resource
+from rollwise.cluster.patching import merge_patch
+from rollwise.cluster.wire import decode, encode, format_time
+
+__all__ = ["decoded", "delete_options", "patch_plain", "pod_log", "scale_wire"]
+
+
+def delete_options(body: Any, query: Any) -> dict[str, Any]:
+    """DeleteOptions from the body and the query (the query wins), checked: BadRequest names the bad field."""
+    options: dict[str, Any] = dict(body) if isinstance(body, dict) else {}
+    if "gracePeriodSeconds" in query:
+        options["gracePeriodSeconds"] = query["gracePeriodSeconds"]
+    if "propagationPolicy" in query:
+        options["propagationPolicy"] = query["propagationPolicy"]
+    grace = options.get("gracePeriodSeconds")
+    if grace is not None:
+        try:
+            options["gracePeriodSeconds"] = int(str(grace))
+        except ValueError:
+            raise BadRequest(f"gracePeriodSeconds: invalid value {grace!r}: must be an integer") from None
+    if not isinstance(options.get("propagationPolicy") or "", str):
+        raise BadRequest("propagationPolicy: must be a string")
+    if not isinstance(options.get("preconditions") or {}, dict):
+        raise BadRequest("preconditions: must be an object with uid and/or resourceVersion")
+    return options
+
+
+def decoded(resource: Resource, body: Any) -> Any:
+    """A body in internal form (float times); a JSON patch's operations are left as they are."""
+    return decode(body, resource.key) if isinstance(body, dict) else body
+
+
+def scale_wire(scale: dict[str, Any]) -> dict[str, Any]:
+    return encode(scale)
+
+
+def patch_plain(current: dict[str, Any], body: Any, kind: str | None) -> dict[str, Any]:
+    if kind == "json" and isinstance(body, list):
+        try:
+            return jsonpatch.apply_patch(current, body)  # type: ignore[no-any-return]
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as err:
+            raise Invalid(str(err)) from None
+    if isinstance(body, dict):
+        return merge_patch(current, body)  # type: ignore[no-any-return]
+    raise BadRequest("unsupported patch body for the scale subresource")
+
+
+def pod_log(pod: dict[str, Any], container: str | None) -> str:
+    lines = []
+    for c in (pod.get("status") or {}).get("containerStatuses") or ():
+        if container and c.get("name") != container:
+            continue
+        running = (c.get("state") or {}).get("running") or {}
+        if running.get("startedAt") is not None:
+            lines.append(f"{format_time(float(running['startedAt']))} {c.get('name')}: started {c.get('image')} "
+                         "(simulated container)")
+    return "".join(line + "\n" for line in lines)

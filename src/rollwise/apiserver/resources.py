@@ -1,0 +1,185 @@
+"""The resources the server serves: the world's resource table (``rollwise.cluster.resources``) seen as REST.
+
+Each row of the world's table becomes one served version here, with what only the server needs on top: the
+``log`` subresource, a CRD's printer columns, schema and scale paths. Custom resources join both tables at run
+time, when their CustomResourceDefinition is created, so the store keys and scopes them as the API does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rollwise.cluster.resources import GroupKind, ResourceTable
+from rollwise.cluster.resources import Resource as WorldResource
+
+__all__ = ["ALL_VERBS", "BUILTINS", "Registry", "Resource", "crd_resources"]
+
+ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+_SUB_VERBS = ("get", "patch", "update")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resource:
+    group: str
+    version: str
+    kind: str
+    plural: str
+    singular: str
+    namespaced: bool = True
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    status: bool = False
+    scale: bool = False
+    log: bool = False
+    printer_columns: tuple[Mapping[str, Any], ...] = ()
+    schema: Mapping[str, Any] | None = field(default=None, compare=False)
+    scale_paths: tuple[str, str, str] = (".spec.replicas", ".status.replicas", ".status.labelSelector")
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def api_version(self) -> str:
+        return self.group_version
+
+    @property
+    def key(self) -> GroupKind:
+        """The resource's identity in the store."""
+        return GroupKind(self.group, self.kind)
+
+    def world_row(self) -> WorldResource:
+        return WorldResource(group=self.group, versions=(self.version,), kind=self.kind, plural=self.plural,
+                             singular=self.singular, short_names=self.short_names, namespaced=self.namespaced,
+                             status=self.status, scale=self.scale, categories=self.categories,
+                             list_kind=f"{self.kind}List")
+
+    @property
+    def custom(self) -> bool:
+        return self.schema is not None or bool(self.printer_columns)
+
+    @property
+    def group_resource(self) -> str:
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+
+def _r(group: str, version: str, kind: str, plural: str, **kw: Any) -> Resource:
+    return Resource(group=group, version=version, kind=kind, plural=plural, singular=kind.lower(), **kw)
+
+
+BUILTINS: tuple[Resource, ...] = (
+    _r("", "v1", "Namespace", "namespaces", namespaced=False, short_names=("ns",), status=True),
+    _r("", "v1", "Pod", "pods", short_names=("po",), categories=("all",), status=True, log=True),
+    _r("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", short_names=("pvc",), status=True),
+    _r("", "v1", "Event", "events", short_names=("ev",)),
+    _r("", "v1", "Service", "services", short_names=("svc",), categories=("all",), status=True),
+    _r("", "v1", "ConfigMap", "configmaps", short_names=("cm",)),
+    _r("", "v1", "Secret", "secrets"),
+    _r("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",)),
+    _r("", "v1", "Node", "nodes", namespaced=False, short_names=("no",), status=True),
+    _r("apps", "v1", "StatefulSet", "statefulsets", short_names=("sts",), categories=("all",), status=True,
+       scale=True),
+    _r("apps", "v1", "ControllerRevision", "controllerrevisions"),
+    _r("apps", "v1", "Deployment", "deployments", short_names=("deploy",), categories=("all",), status=True,
+       scale=True),
+    _r("coordination.k8s.io", "v1", "Lease", "leases"),
+    _r("events.k8s.io", "v1", "Event", "events", short_names=("ev",)),
+    _r("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", short_names=("pdb",), status=True),
+    _r("rbac.authorization.k8s.io", "v1", "Role", "roles"),
+    _r("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
+    _r("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False),
+    _r("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
+    # The project's own kind, served from the start (operator-plan.md §2: shortName rsts, its printer columns).
+    Resource(group="apps.rollwise.dev", version="v1alpha1", kind="StatefulSet", plural="statefulsets",
+             singular="statefulset", short_names=("rsts",), categories=("all", "rollwise"), status=True, scale=True,
+             printer_columns=(
+                 {"name": "Desired", "type": "integer", "jsonPath": ".spec.replicas"},
+                 {"name": "Current", "type": "integer", "jsonPath": ".status.replicas"},
+                 {"name": "Updated", "type": "integer", "jsonPath": ".status.updatedReplicas"},
+                 {"name": "Ready", "type": "integer", "jsonPath": ".status.readyReplicas"},
+                 {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                 {"name": "Strategy", "type": "string", "jsonPath": ".spec.updateStrategy.type", "priority": 1},
+                 {"name": "Containers", "type": "string", "jsonPath": ".spec.template.spec.containers[*].name",
+                  "priority": 1},
+                 {"name": "Images", "type": "string", "jsonPath": ".spec.template.spec.containers[*].image",
+                  "priority": 1})),
+    _r("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False,
+       short_names=("crd", "crds"), status=True),
+)
+
+
+def crd_resources(crd: Mapping[str, Any]) -> list[Resource]:
+    """The served versions of a CustomResourceDefinition, as table rows."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    group = str(spec.get("group", ""))
+    kind = str(names.get("kind", ""))
+    out = []
+    for v in spec.get("versions") or ():
+        if not v.get("served", True):
+            continue
+        sub = v.get("subresources") or {}
+        scale = sub.get("scale")
+        paths = (".spec.replicas", ".status.replicas", ".status.labelSelector")
+        if isinstance(scale, Mapping):
+            paths = (str(scale.get("specReplicasPath", paths[0])), str(scale.get("statusReplicasPath", paths[1])),
+                     str(scale.get("labelSelectorPath", paths[2])))
+        out.append(Resource(
+            group=group, version=str(v.get("name", "")), kind=kind, plural=str(names.get("plural", "")),
+            singular=str(names.get("singular") or kind.lower()), namespaced=spec.get("scope") != "Cluster",
+            short_names=tuple(names.get("shortNames") or ()), categories=tuple(names.get("categories") or ()),
+            status="status" in sub, scale=scale is not None,
+            printer_columns=tuple(v.get("additionalPrinterColumns") or ()),
+            schema=(v.get("schema") or {}).get("openAPIV3Schema") or {}, scale_paths=paths))
+    return out
+
+
+class Registry:
+    """The live table: built-ins plus the resources of every established CRD."""
+
+    def __init__(self) -> None:
+        self._builtin = list(BUILTINS)
+        self._custom: dict[str, list[Resource]] = {}  # CRD name -> its resources
+
+    def add_crd(self, crd: Mapping[str, Any]) -> None:
+        self._custom[str((crd.get("metadata") or {}).get("name", ""))] = crd_resources(crd)
+
+    def remove_crd(self, name: str) -> list[Resource]:
+        return self._custom.pop(name, [])
+
+    def __iter__(self) -> Iterator[Resource]:
+        """Built-ins, then custom resources; a CRD for a built-in row (the rollwise kind) replaces that row."""
+        custom = [r for rs in self._custom.values() for r in rs]
+        shadowed = {(r.group, r.version, r.plural) for r in custom}
+        yield from (r for r in self._builtin if (r.group, r.version, r.plural) not in shadowed)
+        yield from custom
+
+    def find(self, group: str, version: str, plural: str) -> Resource | None:
+        for r in self:
+            if r.group == group and r.version == version and r.plural == plural:
+                return r
+        return None
+
+    def by_kind(self, api_version: str, kind: str) -> Resource | None:
+        for r in self:
+            if r.api_version == api_version and r.kind == kind:
+                return r
+        return None
+
+    def register_in(self, table: ResourceTable, crd: Mapping[str, Any]) -> None:
+        """Serve a CRD's resources and make the store key and scope them (its first served version)."""
+        self.add_crd(crd)
+        rows = self._custom.get(str((crd.get("metadata") or {}).get("name", "")), [])
+        if rows:
+            table.register(rows[0].world_row())
+
+    def group_versions(self) -> dict[str, list[str]]:
+        """Group name -> its versions, in table order (the core group is "")."""
+        out: dict[str, list[str]] = {}
+        for r in self:
+            versions = out.setdefault(r.group, [])
+            if r.version not in versions:
+                versions.append(r.version)
+        return out

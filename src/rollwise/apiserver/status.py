@@ -1,0 +1,62 @@
+"""Kubernetes ``Status`` bodies for failures, from the exception tree in ``rollwise.api.errors``.
+
+The HTTP status always equals ``code``; ``details.causes`` carries every field path rollwise's validation found,
+so ``kubectl apply`` of an invalid set prints them the way a real API server's reply would.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rollwise.api.errors import ApiStatusError, FieldError, Invalid
+
+__all__ = ["REASONS", "error_status", "status_body", "success_status"]
+
+# Reason per code for failures raised here rather than through the tree.
+REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
+           406: "NotAcceptable", 409: "Conflict", 410: "Expired", 415: "UnsupportedMediaType", 422: "Invalid",
+           429: "TooManyRequests", 500: "InternalError", 504: "Timeout"}
+
+# The tree's Gone means a watch position too old: the API server words that reason "Expired".
+_REASON_OVERRIDES = {"Gone": "Expired"}
+
+_CAUSE_TYPES = {"Invalid value": "FieldValueInvalid", "Required value": "FieldValueRequired",
+                "Unsupported value": "FieldValueNotSupported", "Forbidden": "FieldValueForbidden",
+                "Duplicate value": "FieldValueDuplicate"}
+
+
+def status_body(code: int, message: str, *, reason: str | None = None, details: dict[str, Any] | None = None,
+                ) -> dict[str, Any]:
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": message, "reason": reason or REASONS.get(code, "Unknown"), "code": code}
+    if details:
+        body["details"] = details
+    return body
+
+
+def _cause(err: FieldError) -> dict[str, Any]:
+    return {"reason": _CAUSE_TYPES.get(err.kind, "FieldValueInvalid"), "message": str(err).split(": ", 1)[-1],
+            "field": err.path}
+
+
+def error_status(err: ApiStatusError, *, kind: str = "", group: str = "", name: str = "") -> dict[str, Any]:
+    """The Status for an API error, with the resource it concerns and, for Invalid, the causes."""
+    details: dict[str, Any] = {}
+    if name:
+        details["name"] = name
+    if group:
+        details["group"] = group
+    if kind:
+        details["kind"] = kind
+    message = err.message
+    if isinstance(err, Invalid) and err.errors:
+        details["causes"] = [_cause(e) for e in err.errors]
+        what = f"{kind}.{group}" if group else kind
+        if kind:
+            message = f'{what} "{name}" is invalid: ' + ", ".join(str(e) for e in err.errors)
+    return status_body(err.code, message, reason=_REASON_OVERRIDES.get(err.reason, err.reason), details=details)
+
+
+def success_status(*, kind: str, group: str, name: str, uid: str) -> dict[str, Any]:
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": {"name": name, "group": group, "kind": kind, "uid": uid}}

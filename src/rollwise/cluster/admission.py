@@ -1,0 +1,95 @@
+"""Admission, in one place: what the API server does to an object before it is stored.
+
+Every path that writes goes through it — the simulator's scenario steps, the test harness, the API server's
+handlers — by giving ``Admission(...).hooks()`` to the store. Per resource, in the API server's order:
+
+1. strict field checks (an optional hook: unknown or mistyped fields are refused, not silently dropped);
+2. defaulting (``rollwise.api.defaults``, for the StatefulSet kinds);
+3. validation (``rollwise.api.validation``), with the update rules (immutable fields) when there is an old object;
+4. immutability of the other resources rollwise writes: a ControllerRevision's ``data``
+   (upstream ``ValidateControllerRevisionUpdate``), and a pod's spec except its containers' images
+   (upstream ``ValidatePodUpdate``; the rest of ``spec`` is fixed once the pod exists).
+
+A refusal is ``Invalid`` carrying every ``FieldError``, with the API server's message
+(``StatefulSet.apps "web" is invalid: ...``), so a client prints the field paths.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rollwise.api.defaults import apply_defaults
+from rollwise.api.errors import FieldError, Invalid
+from rollwise.api.features import FeatureGates
+from rollwise.api.meta import Obj, name_of
+from rollwise.api.validation import validate_statefulset
+from rollwise.cluster.memory import Admit
+from rollwise.cluster.resources import CONTROLLER_REVISION, POD, STATEFULSET_KINDS, GroupKind
+
+__all__ = ["Admission", "StrictFields"]
+
+StrictFields = Callable[[GroupKind, Obj], list[FieldError]]
+"""A strict unknown-field check: the problems with a raw object of a resource (empty when it is acceptable)."""
+
+_FORBIDDEN = "Forbidden"
+
+
+class Admission:
+    """The admission chain of one world (feature gates fixed for its lifetime)."""
+
+    def __init__(self, *, gates: FeatureGates, strict_fields: StrictFields | None = None) -> None:
+        self.gates = gates
+        self.strict_fields = strict_fields
+
+    def hooks(self) -> dict[GroupKind, Admit]:
+        """The store's admission hooks (``MemoryCluster(admit=...)``), one per resource admission acts on."""
+        hooks: dict[GroupKind, Admit] = {gk: self._hook(gk) for gk in STATEFULSET_KINDS}
+        hooks[POD] = self._hook(POD)
+        hooks[CONTROLLER_REVISION] = self._hook(CONTROLLER_REVISION)
+        return hooks
+
+    def _hook(self, gk: GroupKind) -> Admit:
+        return lambda new, old: self.admit(gk, new, old)
+
+    def admit(self, gk: GroupKind, new: Obj, old: Obj | None) -> Obj:
+        """The object to store (defaulted), or raise Invalid with every problem found."""
+        errors = self.strict_fields(gk, new) if self.strict_fields is not None else []
+        if errors:
+            raise _invalid(gk, new, errors)
+        if gk in STATEFULSET_KINDS:
+            new = apply_defaults(new, gates=self.gates)
+            errors = validate_statefulset(new, old=old, gates=self.gates)
+        elif old is not None and gk == CONTROLLER_REVISION:
+            errors = _immutable(new, old, ("data",))
+        elif old is not None and gk == POD:
+            errors = _pod_update(new, old)
+        if errors:
+            raise _invalid(gk, new, errors)
+        return new
+
+
+def _invalid(gk: GroupKind, obj: Obj, errors: list[FieldError]) -> Invalid:
+    return Invalid(f'{gk} "{name_of(obj)}" is invalid: ' + "; ".join(map(str, errors)), errors=errors)
+
+
+def _immutable(new: Mapping[str, Any], old: Mapping[str, Any], fields: tuple[str, ...]) -> list[FieldError]:
+    return [FieldError(path=f, kind=_FORBIDDEN, rule="field is immutable") for f in fields if new.get(f) != old.get(f)]
+
+
+def _without_images(spec: Any) -> Any:
+    if not isinstance(spec, Mapping):
+        return spec
+    out = dict(spec)
+    for field in ("containers", "initContainers"):
+        if isinstance(out.get(field), list):
+            out[field] = [{k: v for k, v in c.items() if k != "image"} if isinstance(c, Mapping) else c
+                          for c in out[field]]
+    return out
+
+
+def _pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError]:
+    if _without_images(new.get("spec")) == _without_images(old.get("spec")):
+        return []
+    return [FieldError(path="spec", kind=_FORBIDDEN,
+                       rule="pod updates may not change fields other than `spec.containers[*].image`")]

@@ -1,0 +1,147 @@
+"""The codec at the edge: RFC 3339 times on the wire, float seconds inside.
+
+Inside rollwise every timestamp is a float (seconds: virtual in the simulator, since the epoch in ``up`` and the
+operator), so pure code compares and subtracts them without parsing. On the wire Kubernetes speaks strings:
+``metav1.Time`` (``2026-11-23T19:48:06Z``, whole seconds) and ``metav1.MicroTime``
+(``2026-11-23T19:48:06.123456Z``, six fractional digits). This module converts the known time paths once, where
+bytes enter (``decode``: a request body, an object read from a real API server) or leave (``encode``: a
+response, a watch event). Nothing in ``controllers/`` or ``api/`` ever sees a wire string.
+
+``decode`` accepts any RFC 3339 time (whole seconds, as a real API server's ``metav1.Time`` has, or fractional;
+``Z`` or an offset). Encoding a ``Time`` drops the fraction, as upstream's marshalling does, so a controller that
+reads from a real cluster sees whole seconds and must tolerate them.
+
+The paths (reference operator-plan.md §1.4): ``metadata.{creation,deletion}Timestamp``; conditions'
+``lastTransitionTime`` (and ``lastUpdateTime``, ``lastProbeTime``); ``status.startTime``; container
+``state``/``lastState`` ``startedAt``/``finishedAt``; Lease ``spec.{acquire,renew}Time`` (MicroTime); Event times.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from rollwise.api.errors import FieldError, Invalid
+from rollwise.api.meta import Obj
+from rollwise.cluster.resources import EVENT, EVENT_V1, LEASE, GroupKind, ResourceTable
+
+__all__ = ["decode", "encode", "format_micro_time", "format_time", "parse_time", "time_paths"]
+
+TIME, MICRO = "Time", "MicroTime"
+
+Path = tuple[str, ...]
+"""Keys from the object's root; ``"[]"`` stands for every item of a list."""
+
+_CONDITIONS: tuple[tuple[Path, str], ...] = tuple(
+    (("status", "conditions", "[]", f), TIME) for f in ("lastTransitionTime", "lastUpdateTime", "lastProbeTime"))
+_CONTAINER_TIMES: tuple[tuple[Path, str], ...] = tuple(
+    (("status", statuses, "[]", state, phase, f), TIME)
+    for statuses in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+    for state in ("state", "lastState")
+    for phase, fields in (("running", ("startedAt",)), ("terminated", ("startedAt", "finishedAt")))
+    for f in fields)
+_COMMON: tuple[tuple[Path, str], ...] = (
+    (("metadata", "creationTimestamp"), TIME),
+    (("metadata", "deletionTimestamp"), TIME),
+    *_CONDITIONS,
+)
+_BY_KIND: dict[GroupKind, tuple[tuple[Path, str], ...]] = {
+    GroupKind("", "Pod"): ((("status", "startTime"), TIME), *_CONTAINER_TIMES),
+    LEASE: ((("spec", "acquireTime"), MICRO), (("spec", "renewTime"), MICRO)),
+    EVENT_V1: ((("firstTimestamp",), TIME), (("lastTimestamp",), TIME), (("eventTime",), MICRO),
+               (("series", "lastObservedTime"), MICRO)),
+    EVENT: ((("deprecatedFirstTimestamp",), TIME), (("deprecatedLastTimestamp",), TIME), (("eventTime",), MICRO),
+            (("series", "lastObservedTime"), MICRO)),
+}
+
+_TABLE = ResourceTable.builtin()
+
+
+def time_paths(gk: GroupKind) -> tuple[tuple[Path, str], ...]:
+    """The time fields of a resource with their wire type (``Time`` or ``MicroTime``)."""
+    return _COMMON + _BY_KIND.get(gk, ())
+
+
+def format_time(t: float) -> str:
+    """``metav1.Time``: RFC 3339, whole seconds (the fraction is dropped, as upstream marshals it)."""
+    return datetime.fromtimestamp(math.floor(t), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_micro_time(t: float) -> str:
+    """``metav1.MicroTime``: RFC 3339 with six fractional digits."""
+    micros = round(t * 1_000_000)
+    seconds, frac = divmod(micros, 1_000_000)
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:06d}Z"
+
+
+def parse_time(text: str) -> float:
+    """Seconds since the epoch from an RFC 3339 time (``Z`` or an offset; any fraction). ValueError if it is not
+    one."""
+    if not isinstance(text, str) or "T" not in text.upper():
+        raise ValueError(f"not an RFC 3339 time: {text!r}")
+    value = text.strip()
+    if value[-1:] in ("Z", "z"):
+        value = value[:-1] + "+00:00"
+    stamp = datetime.fromisoformat(value)
+    if stamp.tzinfo is None:
+        raise ValueError(f"an RFC 3339 time needs a zone: {text!r}")
+    seconds = math.floor(stamp.replace(microsecond=0).timestamp())
+    return (seconds * 1_000_000 + stamp.microsecond) / 1_000_000
+
+
+def _convert(obj: Any, path: Path, at: int, fn: Callable[[Any, str], Any], where: str) -> Any:
+    """A copy of ``obj`` with ``fn`` applied at ``path`` (only the containers on the path are copied)."""
+    if at == len(path):
+        return fn(obj, where)
+    key = path[at]
+    if key == "[]":
+        if not isinstance(obj, list):
+            return obj
+        return [_convert(item, path, at + 1, fn, f"{where}[{i}]") for i, item in enumerate(obj)]
+    if not isinstance(obj, Mapping) or obj.get(key) is None:
+        return obj
+    return {**obj, key: _convert(obj[key], path, at + 1, fn, f"{where}.{key}" if where else key)}
+
+
+def _resource(obj: Mapping[str, Any], gk: GroupKind | None) -> GroupKind:
+    return gk if gk is not None else _TABLE.of(obj)
+
+
+def encode(obj: Obj, gk: GroupKind | None = None) -> Obj:
+    """The wire form of an internal object (a copy; ``obj`` is unchanged): float times become RFC 3339 strings.
+    ``gk`` is the object's resource (read from ``apiVersion``/``kind`` if not given)."""
+    def formatter(fmt: Callable[[float], str]) -> Callable[[Any, str], Any]:
+        return lambda value, _where: fmt(float(value)) if _is_number(value) else value
+
+    out: Any = obj
+    for path, wire in time_paths(_resource(obj, gk)):
+        out = _convert(out, path, 0, formatter(format_micro_time if wire == MICRO else format_time), "")
+    return dict(out)
+
+
+def decode(obj: Obj, gk: GroupKind | None = None) -> Obj:
+    """The internal form of a wire object (a copy): RFC 3339 times become float seconds; numbers stay numbers, so
+    decoding twice is harmless. Raises Invalid, naming every field, for a time that does not parse."""
+    errors: list[FieldError] = []
+
+    def parse(value: Any, where: str) -> Any:
+        if _is_number(value):
+            return float(value)
+        try:
+            return parse_time(value)
+        except (ValueError, TypeError):
+            errors.append(FieldError(path=where, value=value, rule="must be an RFC 3339 time"))
+            return value
+
+    out: Any = obj
+    for path, _wire in time_paths(_resource(obj, gk)):
+        out = _convert(out, path, 0, parse, "")
+    if errors:
+        raise Invalid(errors=errors)
+    return dict(out)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -1,0 +1,173 @@
+"""Running ``rollwise up`` as a subprocess and the real kubectl against it (operator-plan.md §4).
+
+The server binds a free port on 127.0.0.1 and is killed by its pid at the end of the session. kubectl gets a
+fresh HOME and KUBECACHEDIR, so discovery, the OpenAPI cache and the version dispatcher's choice start cold.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from queue import Empty, Queue
+
+KUBECTL_132 = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32"
+DEADLINE = 60.0
+
+
+def find_kubectl() -> str | None:
+    if os.access(KUBECTL_132, os.X_OK):
+        return KUBECTL_132
+    return shutil.which("kubectl")
+
+
+@dataclass
+class Up:
+    proc: subprocess.Popen[str]
+    url: str
+    kubeconfig: Path
+    env: dict[str, str]
+    kubectl_path: str
+    audit_log: Path
+    output: list[str] = field(default_factory=list)
+
+    def kubectl(self, *args: str, check: bool = True, stdin: str | None = None,
+                timeout: float = DEADLINE) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([self.kubectl_path, *args], env=self.env, capture_output=True, text=True,
+                                input=stdin, timeout=timeout, check=False)
+        if check and result.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n"
+                                 f"{result.stderr}")
+        return result
+
+    def apply(self, manifest: str, *args: str) -> str:
+        return self.kubectl("apply", "-f", "-", *args, stdin=manifest).stdout
+
+    def watch(self, *args: str) -> Watch:
+        return Watch(subprocess.Popen([self.kubectl_path, "get", "-w", *args], env=self.env, text=True,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+
+    def until(self, predicate: Callable[[], bool], what: str, deadline: float = DEADLINE) -> None:
+        end = time.monotonic() + deadline
+        while time.monotonic() < end:
+            if predicate():
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"not within {deadline} s: {what}")
+
+
+class Watch:
+    """``kubectl get -w`` in the background: lines as they come, always killed by pid."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self._queue: Queue[str] = Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self._queue.put(line.rstrip("\n"))
+
+    def read_until(self, predicate: Callable[[list[str]], bool], deadline: float = DEADLINE) -> list[str]:
+        end = time.monotonic() + deadline
+        while not predicate(self.lines):
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError("kubectl get -w did not show it in time; lines:\n" + "\n".join(self.lines))
+            try:
+                self.lines.append(self._queue.get(timeout=min(left, 0.5)))
+            except Empty:
+                continue
+        return self.lines
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+
+def start_up(tmp: Path, kubectl_path: str, *extra: str) -> Up:
+    kubeconfig = tmp / "kubeconfig"
+    audit = tmp / "audit.jsonl"
+    kubelet = tmp / "kubelet.yaml"
+    kubelet.write_text('images: {"nginx:typo": {fail: ErrImagePull}}\n')
+    cmd = [sys.executable, "-m", "rollwise", "up", "--port", "0", "--speed", "20", "--kubeconfig", str(kubeconfig),
+           "--audit-log", str(audit), "--kubelet", str(kubelet), *extra]
+    if "--data-dir" not in extra:
+        cmd.append("--ephemeral")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    lines: list[str] = []
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line.rstrip("\n"))
+        if line.startswith("export KUBECONFIG="):
+            break
+    if not lines or not lines[-1].startswith("export KUBECONFIG="):
+        stop_up(proc)
+        raise AssertionError(f"rollwise up did not start: {lines}\n{proc.stderr.read() if proc.stderr else ''}")
+    url = lines[0].rsplit(" ", 1)[-1]
+    home = tmp / "home"
+    home.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBERNETES_")}
+    env.update(KUBECONFIG=str(kubeconfig), KUBECACHEDIR=str(tmp / "cache"), HOME=str(home),
+               NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
+    return Up(proc=proc, url=url, kubeconfig=kubeconfig, env=env, kubectl_path=kubectl_path, audit_log=audit,
+              output=lines)
+
+
+def stop_up(proc: subprocess.Popen[str]) -> int:
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            return proc.wait(timeout=DEADLINE)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+    return proc.wait()
+
+
+def namespace(up: Up, name: str) -> None:
+    # `kubectl create namespace` sends protobuf; `create -f` sends JSON (operator-plan.md §4).
+    up.kubectl("create", "-f", "-", stdin=f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n")
+
+
+def statefulset(name: str, *, image: str = "nginx:1.26", replicas: int = 3, strategy: str = "",
+                claims: bool = True) -> str:
+    claim_block = """
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}""" if claims else ""
+    strategy_block = f"\n  updateStrategy: {strategy}" if strategy else ""
+    return f"""apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {name}
+spec:
+  serviceName: {name}
+  replicas: {replicas}{strategy_block}
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: app
+        image: {image}
+        ports: [{{containerPort: 80, name: http}}]{claim_block}
+"""

@@ -1,0 +1,249 @@
+"""The operator against `rollwise up`: `kubectl apply -k deploy/`, then `rollwise run` (its own bearer token) rolls a
+custom-resource set, writes its events, and releases its lease on SIGTERM. Only the operator writes pods.
+
+`up` runs with `--controllers=*,-apps.rollwise.dev`, so the custom kind is left to the operator (operator-plan §4,
+scenario C). Every process is started here and ended by its pid; every wait has a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from queue import Empty, Queue
+from typing import Any
+
+import pytest
+import yaml
+from kubectl_support import DEADLINE, Up, find_kubectl, start_up, stop_up
+
+ROOT = Path(__file__).resolve().parents[2]
+WEB = """\
+apiVersion: apps.rollwise.dev/v1alpha1
+kind: StatefulSet
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: "nginx:1.27"}]}
+"""
+
+pytestmark = pytest.mark.kubectl
+
+
+@pytest.fixture
+def up(tmp_path: Path) -> Iterator[Up]:
+    kubectl = find_kubectl()
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")
+    server = start_up(tmp_path, kubectl, "--controllers", "*,-apps.rollwise.dev", "--any-token")
+    try:
+        yield server
+    finally:
+        stop_up(server.proc)
+
+
+class Operator:
+    def __init__(self, up: Up, tmp: Path, identity: str, *extra: str) -> None:
+        config = yaml.safe_load(up.kubeconfig.read_text())
+        for user in config["users"]:
+            user["user"] = {"token": identity}  # --any-token: the audit log names this process
+        kubeconfig = tmp / f"{identity}.yaml"
+        kubeconfig.write_text(yaml.safe_dump(config))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rollwise", "run", "--kubeconfig", str(kubeconfig), "--leader-elect",
+             "--identity", identity, "--lease-namespace", "rollwise-system", "--lease-duration", "3s",
+             "--renew-deadline", "2s", "--retry-period", "0.5s", "--health-addr", "127.0.0.1:0",
+             "--metrics-addr", "127.0.0.1:0", *extra],
+            env=up.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines: Queue[str] = Queue()
+        self.log: list[str] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str) -> re.Match[str]:
+        end = time.monotonic() + DEADLINE
+        while time.monotonic() < end:
+            try:
+                line = self.lines.get(timeout=0.5)
+            except Empty:
+                continue
+            self.log.append(line)
+            found = re.search(pattern, line)
+            if found:
+                return found
+        raise AssertionError(f"operator never logged {pattern!r}:\n" + "\n".join(self.log[-30:]))
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout=DEADLINE)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+        return self.proc.wait()
+
+
+def _get(up: Up, *args: str) -> Any:
+    return json.loads(up.kubectl("get", *args, "-o", "json").stdout)
+
+
+def _rolled_out(up: Up, image: str) -> bool:
+    sts = _get(up, "rsts", "web")
+    status = sts.get("status") or {}
+    pods = _get(up, "pods", "-l", "app=web")["items"]
+    return (status.get("observedGeneration") == sts["metadata"]["generation"]
+            and status.get("updatedReplicas") == 3 and status.get("readyReplicas") == 3
+            and status.get("currentRevision") == status.get("updateRevision")
+            and len(pods) == 3 and all(p["spec"]["containers"][0]["image"] == image for p in pods))
+
+
+def _audit(up: Up) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in up.audit_log.read_text().splitlines() if line.strip()]
+
+
+def test_the_operator_rolls_a_custom_resource_set_and_only_it_writes_pods(up: Up, tmp_path: Path) -> None:
+    up.kubectl("apply", "-k", str(ROOT / "deploy"))
+    op = Operator(up, tmp_path, "op-a")
+    try:
+        op.wait_for(r"op-a started leading")
+        up.apply(WEB)
+        up.until(lambda: _rolled_out(up, "nginx:1.27"), "the set comes up through the operator")
+        up.kubectl("patch", "rsts", "web", "--type=merge", "-p",
+                   '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}')
+        up.until(lambda: _rolled_out(up, "nginx:1.28"), "the rollout completes through the operator")
+        described = up.kubectl("describe", "rsts", "web").stdout
+        assert "SuccessfulDelete" in described and "rollwise" in described
+        scaled = up.kubectl("scale", "rsts/web", "--replicas=4")
+        assert scaled.returncode == 0
+        up.until(lambda: len(_get(up, "pods", "-l", "app=web")["items"]) == 4, "the scale subresource reaches it")
+    finally:
+        assert op.stop() == 0
+    lease = _get(up, "lease", "-n", "rollwise-system", "rollwise")["spec"]
+    assert lease["holderIdentity"] == "" and lease["leaseDurationSeconds"] == 1
+    writes = [e for e in _audit(up) if e["verb"] in ("create", "update", "patch", "delete")]
+    pod_writers = {e["user"] for e in writes if e["resource"] in ("pods", "controllerrevisions.apps")
+                   and e["verb"] in ("create", "delete")}
+    assert pod_writers == {"op-a"}
+    assert not [e for e in _audit(up) if e.get("code") == 403]
+
+
+def _first_lease_write(up: Up, user: str) -> float:
+    return min(e["time"] for e in _audit(up) if e["user"] == user and e["resource"] == "leases.coordination.k8s.io"
+               and e["verb"] in ("create", "update"))
+
+
+def _set_writes(up: Up, user: str) -> list[float]:
+    return [e["time"] for e in _audit(up) if e["user"] == user and e["verb"] in ("create", "update", "patch", "delete")
+            and e["resource"] in ("pods", "controllerrevisions.apps", "statefulsets.apps.rollwise.dev",
+                                  "statefulsets.apps.rollwise.dev/status")]
+
+
+def test_a_standby_takes_over_from_a_killed_leader_and_a_paused_leader_writes_nothing_after(
+        up: Up, tmp_path: Path) -> None:
+    up.kubectl("apply", "-k", str(ROOT / "deploy"))
+    a = Operator(up, tmp_path, "op-a")
+    b: Operator | None = None
+    c: Operator | None = None
+    try:
+        a.wait_for(r"op-a started leading")
+        b = Operator(up, tmp_path, "op-b")
+        b.wait_for(r"caches synced")
+        up.apply(WEB)
+        up.until(lambda: _rolled_out(up, "nginx:1.27"), "the set comes up through op-a")
+        assert _set_writes(up, "op-b") == []  # the standby only watches
+
+        # A paused leader (SIGSTOP past the lease) is replaced, and writes nothing once it runs again.
+        os.kill(a.proc.pid, signal.SIGSTOP)
+        b.wait_for(r"op-b started leading")
+        took_over = _first_lease_write(up, "op-b")
+        up.kubectl("patch", "rsts", "web", "--type=merge", "-p",
+                   '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}')
+        os.kill(a.proc.pid, signal.SIGCONT)
+        assert a.proc.wait(timeout=DEADLINE) == 1  # it found the lease gone and stopped
+        up.until(lambda: _rolled_out(up, "nginx:1.28"), "op-b finishes the rollout")
+        assert [t for t in _set_writes(up, "op-a") if t > took_over] == []
+
+        # A killed leader (no release): the next replica takes over after the lease runs out.
+        c = Operator(up, tmp_path, "op-c")
+        c.wait_for(r"caches synced")
+        os.kill(b.proc.pid, signal.SIGKILL)
+        b.proc.wait(timeout=DEADLINE)
+        c.wait_for(r"op-c started leading")
+        up.kubectl("patch", "rsts", "web", "--type=merge", "-p",
+                   '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.29"}]}}}}')
+        up.until(lambda: _rolled_out(up, "nginx:1.29"), "op-c rolls the next change")
+        lease = _get(up, "lease", "-n", "rollwise-system", "rollwise")["spec"]
+        assert lease["holderIdentity"] == "op-c" and lease["leaseTransitions"] == 2
+    finally:
+        for op in (a, b, c):
+            if op is not None:
+                if op.proc.poll() is None:
+                    os.kill(op.proc.pid, signal.SIGCONT)
+                op.stop()
+
+
+@pytest.fixture
+def faulty_up(tmp_path: Path) -> Iterator[Up]:
+    kubectl = find_kubectl()
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")
+    faults = "compact-every=0.7,drop-watches-every=1.1,conflict-rate=0.1,error-rate=0.1,watch-delay=0.05,seed=5"
+    server = start_up(tmp_path, kubectl, "--controllers", "*,-apps.rollwise.dev", "--any-token", "--faults", faults)
+    try:
+        yield server
+    finally:
+        stop_up(server.proc)
+
+
+def test_the_operator_finishes_a_rollout_through_410s_dropped_watches_409s_and_500s(
+        faulty_up: Up, tmp_path: Path) -> None:
+    up = faulty_up
+
+    def kubectl_retrying(*args: str) -> None:  # the faults hit kubectl too
+        end = time.monotonic() + DEADLINE
+        while up.kubectl(*args, check=False).returncode != 0:
+            assert time.monotonic() < end, f"kubectl {args} kept failing"
+
+    kubectl_retrying("apply", "-k", str(ROOT / "deploy"))
+    op = Operator(up, tmp_path, "op-a")
+    try:
+        op.wait_for(r"op-a started leading")
+        (tmp_path / "web.yaml").write_text(WEB)
+        kubectl_retrying("apply", "-f", str(tmp_path / "web.yaml"))
+
+        def rolled_out(image: str) -> bool:
+            try:
+                return _rolled_out(up, image)
+            except (AssertionError, json.JSONDecodeError):
+                return False  # an injected error on the read itself
+
+        up.until(lambda: rolled_out("nginx:1.27"), "the set comes up despite the faults", deadline=120)
+        kubectl_retrying("patch", "rsts", "web", "--type=merge", "-p",
+                         '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}')
+        up.until(lambda: rolled_out("nginx:1.28"), "the rollout completes despite the faults", deadline=120)
+    finally:
+        code = op.stop()
+        rest = []
+        while not op.lines.empty():
+            rest.append(op.lines.get())
+    log = "\n".join(op.log + rest)
+    (tmp_path / "operator.log").write_text(log)
+    at = log.find("Traceback")
+    assert at < 0, log[max(0, at - 600):at + 2500]
+    assert code == 0
+

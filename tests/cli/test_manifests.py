@@ -1,0 +1,169 @@
+"""`rollwise manifests`: the CRD agrees with rollwise's validation, RBAC and the Deployment follow the plan, and
+`deploy/` and the Helm chart stay the generator's output."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from rollwise.api.defaults import apply_defaults
+from rollwise.api.features import FeatureGates
+from rollwise.api.validation import validate_statefulset
+from rollwise.cli import main
+from rollwise.cli.crd import COUNT_MINIMUMS, ENUMS, crd
+from rollwise.cli.manifests import (
+    DEFAULT_IMAGE,
+    DEFAULT_NAMESPACE,
+    HELM_DEFAULTS,
+    HELM_TOKENS,
+    chart_templates,
+    documents,
+    render,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+GATES = FeatureGates()
+
+CR: dict[str, Any] = {
+    "apiVersion": "apps.rollwise.dev/v1alpha1", "kind": "StatefulSet", "metadata": {"name": "web"},
+    "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+             "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+             "template": {"metadata": {"labels": {"app": "web"}},
+                          "spec": {"containers": [{"name": "app", "image": "app:v1"}]}}},
+}
+
+
+def _with(path: str, value: Any) -> dict[str, Any]:
+    obj = copy.deepcopy(CR)
+    node = obj["spec"]
+    *parents, leaf = path.replace("{block}", "rollingUpdate").split(".")
+    for key in parents:
+        node = node.setdefault(key, {})
+    node[leaf] = value
+    return obj
+
+
+def _errors(obj: dict[str, Any]) -> list[str]:
+    return [e.path for e in validate_statefulset(apply_defaults(obj, gates=GATES), gates=GATES)]
+
+
+def _schema_at(path: str) -> dict[str, Any]:
+    node = crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    for key in path.replace("{block}", "rollingUpdate").split("."):
+        node = node["properties"][key]
+    return node
+
+
+@pytest.mark.parametrize("path", sorted(COUNT_MINIMUMS))
+def test_every_minimum_in_the_crd_is_the_one_validation_enforces(path: str) -> None:
+    minimum = COUNT_MINIMUMS[path]
+    assert _schema_at(path).get("minimum") == minimum
+    assert _errors(_with(path, minimum if minimum is not None else -1)) == []
+    if minimum is not None:
+        assert _errors(_with(path, minimum - 1)) == [f"spec.{path.replace('{block}', 'rollingUpdate')}"]
+
+
+@pytest.mark.parametrize("path", sorted(ENUMS))
+def test_every_enum_in_the_crd_is_what_validation_accepts(path: str) -> None:
+    assert _schema_at(path)["enum"] == list(ENUMS[path])
+    for value in ENUMS[path]:
+        obj = _with(path, value)
+        if path == "updateStrategy.type" and value != "RollingUpdate":
+            obj["spec"]["updateStrategy"] = {"type": value}
+        assert _errors(obj) == [], value
+    assert _errors(_with(path, "Bogus")) == [f"spec.{path}"]
+
+
+def test_the_crd_has_names_subresources_and_columns_kubectl_needs() -> None:
+    spec = crd()["spec"]
+    assert spec["names"]["shortNames"] == ["rsts"] and spec["names"]["categories"] == ["all", "rollwise"]
+    version = spec["versions"][0]
+    assert version["subresources"]["scale"]["labelSelectorPath"] == ".status.labelSelector"
+    assert [c["name"] for c in version["additionalPrinterColumns"] if "priority" not in c] == [
+        "Desired", "Current", "Updated", "Ready", "Age"]
+    spec_props = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+    assert spec_props["template"]["x-kubernetes-preserve-unknown-fields"] is True
+    assert spec_props["volumeClaimTemplates"]["items"]["x-kubernetes-preserve-unknown-fields"] is True
+
+
+def test_rbac_names_every_verb_and_resource_and_no_wildcard() -> None:
+    rules = [r for d in documents("rbac") if "rules" in d for r in d["rules"]]
+    assert all("*" not in r["verbs"] and "*" not in r["resources"] and "*" not in r["apiGroups"] for r in rules)
+    flat = {(g, res, v) for r in rules for g in r["apiGroups"] for res in r["resources"] for v in r["verbs"]}
+    assert ("apps.rollwise.dev", "statefulsets/finalizers", "update") in flat
+    assert ("", "pods", "delete") in flat and ("apps", "statefulsets", "update") not in flat
+    assert ("coordination.k8s.io", "leases", "update") in flat
+
+
+def test_the_deployment_runs_two_replicas_non_root_and_outlives_the_renew_deadline() -> None:
+    deployment = next(d for d in documents("operator") if d["kind"] == "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    assert deployment["spec"]["replicas"] == 2 and "--leader-elect" in container["args"]
+    assert pod["terminationGracePeriodSeconds"] >= 10
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+
+
+def test_deploy_holds_exactly_the_generators_output() -> None:
+    for part in ("crd", "rbac", "operator"):
+        assert (ROOT / "deploy" / f"{part}.yaml").read_text() == render(documents(part)), part
+
+
+def _key(doc: dict[str, Any]) -> tuple[str, str, str]:
+    return doc["kind"], doc["metadata"].get("namespace", ""), doc["metadata"]["name"]
+
+
+@pytest.mark.kubectl
+def test_kubectl_kustomize_renders_the_same_documents_as_manifests_all() -> None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")
+    out = subprocess.run([kubectl, "kustomize", str(ROOT / "deploy")], capture_output=True, text=True, timeout=120,
+                         check=True, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+    rendered = sorted(yaml.safe_load_all(out.stdout), key=_key)
+    assert rendered == sorted(documents("all"), key=_key)
+
+
+def test_the_chart_templates_are_the_generators_and_render_the_same_objects() -> None:
+    generated = chart_templates()
+    for name, text in generated.items():
+        assert (ROOT / "charts" / "rollwise" / "templates" / name).read_text() == text, name
+    values = yaml.safe_load((ROOT / "charts" / "rollwise" / "values.yaml").read_text())
+    assert values["image"] == HELM_DEFAULTS["image"] and values["replicas"] == HELM_DEFAULTS["replicas"]
+    assert values["leaderElection"] == {"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "2s"}
+    docs = []
+    for template in generated.values():
+        text = template
+        for key, (_placeholder, token) in HELM_TOKENS.items():
+            text = text.replace(token, str(HELM_DEFAULTS[key]))
+        docs += list(yaml.safe_load_all(text))
+    expected = [d for d in documents("all") if d["kind"] != "Namespace"]
+    for d in expected:
+        if d["kind"] == "CustomResourceDefinition":
+            d["metadata"]["annotations"] = {"helm.sh/resource-policy": "keep"}
+    assert sorted(docs, key=_key) == sorted(expected, key=_key)
+
+
+def test_manifests_prints_yaml_documents_with_the_namespace_and_image_asked_for(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["manifests", "operator", "--namespace", "ops", "--image", "registry.local/rollwise:dev"]) == 0
+    docs = list(yaml.safe_load_all(capsys.readouterr().out))
+    assert [d["kind"] for d in docs] == ["Namespace", "Deployment", "Service"]
+    assert docs[1]["metadata"]["namespace"] == "ops"
+    assert docs[1]["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.local/rollwise:dev"
+    assert DEFAULT_NAMESPACE != "ops" and DEFAULT_IMAGE != "registry.local/rollwise:dev"
+
+
+def test_an_unknown_part_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["manifests", "everything"])
+    assert caught.value.code == 2 and capsys.readouterr().out == ""
