@@ -15,11 +15,16 @@ import json
 import os
 from pathlib import Path
 
+import yaml
+
 from rollwise.cli.options import load_with_overrides
 from rollwise.drivers.sim import run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIOS = sorted([*(ROOT / "src/rollwise/examples").glob("*.yaml"), *(ROOT / "tests/scenarios").glob("*.yaml")])
+# A bare manifest (top-level kind:, e.g. the one `rollwise explore` reads) is not a scenario.
+SCENARIOS = sorted(p for p in [*(ROOT / "src/rollwise/examples").glob("*.yaml"),
+                               *(ROOT / "tests/scenarios").glob("*.yaml")]
+                   if "kind" not in (yaml.safe_load(p.read_text()) or {}))
 STRATEGIES = (None, "RollingUpdate", "RollingUpdate:maxUnavailable=2", "OnDelete", "Recreate",
               "EnforcedRollingUpdate", "QuorumAware")
 PINNED = Path(__file__).with_name("pinned_results.json")
