@@ -29,7 +29,7 @@ SEEDS = sorted([*(ROOT / "src" / "rollwise" / "examples").glob("*.yaml"),
                 *(ROOT / "tests" / "scenarios").glob("*.yaml")])
 SEED_DOCS = {p.name: yaml.safe_load(p.read_text()) for p in SEEDS}
 # The manifests inside the scenarios, as a manifest file holds them: one object, or a kind: List of them.
-SEED_DOCS |= {f"{name}:objects[0]": doc["objects"][0] for name, doc in list(SEED_DOCS.items())}
+SEED_DOCS |= {f"{name}:objects[0]": doc["objects"][0] for name, doc in list(SEED_DOCS.items()) if "objects" in doc}
 SEED_DOCS |= {f"{name}:list": {"apiVersion": "v1", "kind": "List", "items": doc["objects"]}
               for name, doc in list(SEED_DOCS.items()) if "objects" in doc}
 
