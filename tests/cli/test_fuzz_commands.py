@@ -40,6 +40,8 @@ COMMANDS: dict[str, Callable[[str], list[str]]] = {
     "compare": lambda f: ["compare", f, "--strategies", "RollingUpdate,QuorumAware"],
     "plan": lambda f: ["plan", f, "--at", "30"],
     "validate": lambda f: ["validate", f],
+    "explore": lambda f: ["explore", f, "--replicas", "2", "--faults", "0", "--user-actions", "0",
+                          "--max-states", "200"],
 }
 # A problem line: two spaces, a field path (no spaces), a colon.
 PROBLEM_LINE = re.compile(r"^  \S+: ", re.MULTILINE)

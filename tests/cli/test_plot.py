@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from bundled import SCENARIO_FILES
 
 from rollwise.cli.plot import AGGREGATE_ABOVE, SET_PANELS, plot_timelines, timeline_figure
 from rollwise.cli.timeline import (
@@ -31,10 +31,7 @@ from rollwise.cli.timeline import (
 from rollwise.drivers.sim import load_scenario, parse_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-# A bare manifest (top-level kind:, e.g. the one `rollwise explore` reads) is not a scenario.
-BUNDLED = sorted(p for p in [*(ROOT / "src/rollwise/examples").glob("*.yaml"),
-                             *(ROOT / "tests/scenarios").glob("*.yaml")]
-                 if "kind" not in (yaml.safe_load(p.read_text()) or {}))
+BUNDLED = SCENARIO_FILES
 
 OLD, NEW = "web-aaa", "web-bbb"
 

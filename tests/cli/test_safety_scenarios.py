@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from rollwise.cli import main
 
@@ -96,3 +97,26 @@ def test_summary_completes_at_ready_and_the_condition_at_available(capsys: pytes
     conditions = result["final"]["statefulSets"][0]["status"]["conditions"]
     progressing = next(c for c in conditions if c["type"] == "Progressing")
     assert progressing["reason"] == "RolloutComplete"
+
+
+@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"])
+@pytest.mark.parametrize("fault", ["crash", "kill", "fail", "unready"])
+@pytest.mark.parametrize("order", ["fault-then-scale", "scale-then-fault"])
+def test_a_fault_and_a_recover_at_one_instant_never_leave_a_pod_terminating(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], policy: str, fault: str, order: str,
+) -> None:
+    """A fault and its recovery at one instant with a scale-down, in either order: every condemned pod is gone
+    at the end (none left Terminating) and the set is complete."""
+    doc = yaml.safe_load((SCENARIOS / "crash-and-recover-then-scale-down.yaml").read_text())
+    doc["objects"][0]["spec"]["podManagementPolicy"] = policy
+    fault_steps = [{"podFault": {"pod": "web-2", "fault": fault}}, {"podFault": {"pod": "web-2", "fault": "recover"}}]
+    scale = [{"scale": {"name": "web", "replicas": 1}}]
+    doc["steps"] = [doc["steps"][0], *(fault_steps + scale if order == "fault-then-scale" else scale + fault_steps),
+                    {"after": 120}]
+    path = tmp_path / "case.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    code = main(["simulate", str(path), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [p["name"] for p in result["final"]["pods"]] == ["web-0"]
+    assert result["summary"]["web"]["completed"] is True

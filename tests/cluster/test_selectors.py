@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rollwise.api.errors import BadRequest
 from rollwise.cluster.resources import EVENT_V1, LEASE, POD
@@ -75,3 +79,12 @@ def test_unsupported_or_malformed_field_selectors_are_bad_requests(resource, sel
     with pytest.raises(BadRequest) as err:
         parse_field_selector(selector, resource)
     assert err.value.code == 400
+
+
+
+@given(st.text(alphabet="ab=!,() inotex.-_/1", max_size=30))
+def test_any_selector_text_parses_or_is_a_bad_request(text: str) -> None:
+    with contextlib.suppress(BadRequest):
+        parse_label_selector(text).matches(LABELS)
+    with contextlib.suppress(BadRequest):
+        parse_field_selector(text, POD).matches(POD_OBJ)

@@ -110,3 +110,21 @@ def test_other_fields_and_the_input_are_left_alone() -> None:
     wire = encode(obj)
     assert wire == {**obj, "metadata": {"name": "c", "creationTimestamp": "1970-01-01T00:00:01Z"}}
     assert obj["metadata"]["creationTimestamp"] == 1.0
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=25),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                    max_leaves=12)
+
+
+@given(st.sampled_from(["Pod", "Lease", "Event", "StatefulSet"]), JSON, JSON, JSON)
+def test_decoding_any_body_either_works_or_names_the_bad_times(kind: str, meta: Any, spec: Any, status: Any) -> None:
+    api_version = {"Lease": "coordination.k8s.io/v1", "StatefulSet": "apps/v1"}.get(kind, "v1")
+    body = {"apiVersion": api_version, "kind": kind, "metadata": meta, "spec": spec, "status": status,
+            "firstTimestamp": spec}
+    try:
+        decoded = decode(body)
+    except Invalid as err:
+        assert err.errors and all(e.rule == "must be an RFC 3339 time" for e in err.errors)
+        return
+    assert encode(decoded)["kind"] == kind

@@ -15,16 +15,13 @@ import json
 import os
 from pathlib import Path
 
-import yaml
+from bundled import SCENARIO_FILES
 
 from rollwise.cli.options import load_with_overrides
 from rollwise.drivers.sim import run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-# A bare manifest (top-level kind:, e.g. the one `rollwise explore` reads) is not a scenario.
-SCENARIOS = sorted(p for p in [*(ROOT / "src/rollwise/examples").glob("*.yaml"),
-                               *(ROOT / "tests/scenarios").glob("*.yaml")]
-                   if "kind" not in (yaml.safe_load(p.read_text()) or {}))
+SCENARIOS = SCENARIO_FILES
 STRATEGIES = (None, "RollingUpdate", "RollingUpdate:maxUnavailable=2", "OnDelete", "Recreate",
               "EnforcedRollingUpdate", "QuorumAware")
 PINNED = Path(__file__).with_name("pinned_results.json")

@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.cli.options import load_with_overrides
 from rollwise.cli.render import print_invalid
+from rollwise.cluster.documents import read_documents
 from rollwise.drivers.explore import PERTURBATIONS, Bounds
 from rollwise.drivers.explore.report import explore_scenario, render_lines, to_document
 from rollwise.drivers.sim.scenario import Scenario, parse_scenario
@@ -77,19 +76,21 @@ def _bounds(args: argparse.Namespace) -> tuple[Bounds | None, list[FieldError]]:
 
 def load_input(path: str, *, strategy: str | None) -> Scenario:
     """A scenario file, or a manifest (one or more YAML documents) whose sets are the starting point."""
-    try:
-        docs = [d for d in yaml.safe_load_all(Path(path).read_text()) if d is not None]
-    except (OSError, yaml.YAMLError):
-        docs = []
+    docs = [d for d in read_documents(path) if d is not None]  # the one loader: limits, no aliases, strict keys
     if (len(docs) == 1 and isinstance(docs[0], dict) and "kind" not in docs[0]) or not docs:
         return load_with_overrides(path, strategy=strategy)
-    scenario = parse_scenario({"name": Path(path).stem, "objects": docs}, source=path)
+    objects = [item for d in docs for item in (d.get("items") or [] if _is_list(d) else [d])]
+    scenario = parse_scenario({"name": Path(path).stem, "objects": objects}, source=path)
     if strategy:
         override, errors = parse_strategy(strategy)
         if override is None:
             raise InvalidObject(errors, source=path)
         scenario = scenario.with_strategy(override)
     return scenario.checked()
+
+
+def _is_list(doc: Any) -> bool:
+    return isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list)
 
 
 def run_explore(args: argparse.Namespace) -> int:

@@ -47,6 +47,12 @@ from rollwise.cluster.preconditions import check_preconditions
 from rollwise.cluster.protocol import Change, ChangeType, Propagation
 from rollwise.cluster.resources import EVENT, EVENT_V1, POD, GroupKind, ResourceRef, ResourceTable
 from rollwise.cluster.selectors import FieldSelector, LabelSelector, field_selector_of, label_selector_of
+from rollwise.cluster.server_fields import (
+    check_no_new_finalizers,
+    keep_server_fields,
+    next_generation,
+    strip_server_fields,
+)
 from rollwise.cluster.storage import ObjectIndex
 from rollwise.cluster.watch import DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_PENDING, Watch, WatchHub, parse_resource_version
 
@@ -55,7 +61,6 @@ __all__ = ["DEFAULT_NAMESPACE", "VERBS", "Admit", "MemoryCluster"]
 DEFAULT_NAMESPACE = "default"
 VERBS = frozenset({"create", "update", "update_status", "patch", "delete"})
 _PROPAGATIONS = ("Background", "Foreground", "Orphan")
-_SERVER_OWNED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
 _UNCOUNTED = frozenset({EVENT_V1, EVENT})  # events are bookkeeping, not the API writes a summary counts
 
 Admit = Callable[[Obj, Obj | None], Obj]
@@ -307,8 +312,7 @@ class MemoryCluster:
         key = self._key_of(gk, new)
         if self._lookup(key) is not None:
             raise AlreadyExists(f'{gk.kind} "{key[2]}" already exists')
-        for field in (*_SERVER_OWNED, "resourceVersion", "generation"):
-            meta.pop(field, None)
+        strip_server_fields(meta)
         if gk == POD and not (new.get("status") or {}).get("phase"):
             new["status"] = {**(new.get("status") or {}), "phase": "Pending"}  # the API server's pod default
         new = self._admitted(gk, new, None)
@@ -448,19 +452,10 @@ class MemoryCluster:
         """The common tail of update and patch: server-owned fields, finalizer rule, admission, generation."""
         meta, old_meta = new["metadata"], old["metadata"]
         meta["namespace"] = key[1]
-        for field in _SERVER_OWNED:
-            if field in old_meta:
-                meta[field] = old_meta[field]
-            else:
-                meta.pop(field, None)
-        if old_meta.get("deletionTimestamp") is not None:
-            added = [f for f in meta.get("finalizers") or () if f not in (old_meta.get("finalizers") or ())]
-            if added:
-                raise Invalid(errors=[FieldError(path="metadata.finalizers", kind="Forbidden", rule="no new "
-                                                 f"finalizers can be added if the object is being deleted: {added}")])
+        keep_server_fields(meta, old_meta)
+        check_no_new_finalizers(meta, old_meta)
         new = self._admitted(key[0], new, old)
-        meta = new["metadata"]
-        meta["generation"] = old_meta.get("generation", 1) + (new.get("spec") != old.get("spec"))
+        new["metadata"]["generation"] = next_generation(new, old)
         self._write(key, old, new, actor)
         self._gc.run(self._gc_host)
         return new

@@ -57,6 +57,8 @@ _BY_KIND: dict[GroupKind, tuple[tuple[Path, str], ...]] = {
 }
 
 _TABLE = ResourceTable.builtin()
+_EARLIEST = datetime(1, 1, 1, tzinfo=UTC).timestamp()
+_LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
 
 
 def time_paths(gk: GroupKind) -> tuple[tuple[Path, str], ...]:
@@ -127,11 +129,13 @@ def decode(obj: Obj, gk: GroupKind | None = None) -> Obj:
     errors: list[FieldError] = []
 
     def parse(value: Any, where: str) -> Any:
-        if _is_number(value):
-            return float(value)
         try:
+            if _is_number(value):
+                if not _EARLIEST <= value <= _LATEST:  # also refuses NaN
+                    raise ValueError(value)
+                return float(value)
             return parse_time(value)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, OverflowError):
             errors.append(FieldError(path=where, value=value, rule="must be an RFC 3339 time"))
             return value
 

@@ -39,7 +39,7 @@ def controller_moves(node: Node, bounds: Bounds, *, decide: Decide | None = None
 
 def _view(cluster: MemoryCluster, node: Node) -> SetView | None:
     try:
-        sts = cluster.get("StatefulSet", NAMESPACE, node.facts.name)
+        sts = cluster.get(node.facts.resource, NAMESPACE, node.facts.name)
     except NotFound:
         return None
     return set_view(cluster, sts, now=NOW, gates=node.facts.gates)

@@ -139,7 +139,7 @@ def _user_set_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
 def _patch(node: Node, merge: dict[str, Any], move: Move, bounds: Bounds, **spent: int) -> Iterator[Transition]:
     cluster = node.cluster.fork()
     try:
-        cluster.patch("StatefulSet", NAMESPACE, node.facts.name, merge, actor=USER)
+        cluster.patch(node.facts.resource, NAMESPACE, node.facts.name, merge, actor=USER)
     except ApiStatusError:
         return  # refused by admission: a person would see the error and nothing changes
     yield Transition(move=move, before=node,

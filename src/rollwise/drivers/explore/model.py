@@ -20,8 +20,10 @@ from rollwise.api.leases import lease_role
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
 from rollwise.api.predicates import is_terminating
 from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.resources import GroupKind
 from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY
 from rollwise.drivers.explore.pods import image_of, stage_of
+from rollwise.drivers.sets import set_resource
 
 __all__ = [
     "NAMESPACE",
@@ -97,6 +99,8 @@ class SetFacts:
     """What the explorer needs to know about the set's configuration, read once from its spec."""
 
     name: str
+    resource: GroupKind
+    """Which StatefulSet resource the set is (``apps/v1`` or ``apps.rollwise.dev``): both run the same controllers."""
     strategy: str
     """RollingUpdate, OnDelete, Recreate, EnforcedRollingUpdate, or QuorumAware (OnDelete plus the annotation)."""
     policy: str
@@ -117,7 +121,8 @@ def facts_of(sts: Obj, *, gates: FeatureGates, broken_image: str = "") -> SetFac
     image = image_of(spec["template"])
     retention = spec.get("persistentVolumeClaimRetentionPolicy") or {}
     return SetFacts(
-        name=name_of(sts), strategy=kind, policy=spec.get("podManagementPolicy") or "OrderedReady",
+        name=name_of(sts), resource=set_resource(sts), strategy=kind,
+        policy=spec.get("podManagementPolicy") or "OrderedReady",
         min_ready_seconds=float(spec.get("minReadySeconds") or 0), good_images=(image, f"{image}-next"),
         broken_image=broken_image or f"{image}-broken", gates=gates,
         has_partition=kind in ("RollingUpdate", "EnforcedRollingUpdate"),
@@ -161,7 +166,7 @@ class Node:
 
     @property
     def sts(self) -> Obj:
-        return self.cluster.get("StatefulSet", NAMESPACE, self.facts.name)
+        return self.cluster.get(self.facts.resource, NAMESPACE, self.facts.name)
 
     def pods(self) -> list[Obj]:
         return [pod for pod in self.cluster.list("Pod", NAMESPACE) if ordinal_of(pod) >= 0]
@@ -225,7 +230,7 @@ def _owners(part: tuple[Any, ...], names: Mapping[str, str]) -> tuple[Any, ...]:
 def store_key(cluster: MemoryCluster | None, facts: SetFacts) -> tuple[Any, ...]:
     if cluster is None:
         return ()
-    sts = cluster.get("StatefulSet", NAMESPACE, facts.name)
+    sts = cluster.get(facts.resource, NAMESPACE, facts.name)
     pod_objs = cluster.list("Pod", NAMESPACE)
     names = {uid_of(obj): f"{obj['kind']}/{name_of(obj)}" for obj in (*pod_objs, sts)}
     mrs = facts.min_ready_seconds

@@ -6,15 +6,15 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, replace
 
-from rollwise.api.defaults import apply_defaults
-from rollwise.api.errors import Invalid, NotFound
+from rollwise.api.errors import NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_range
 from rollwise.api.leases import LEADER, MEMBER, cluster_id, format_holder, lease_role, member_id
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
-from rollwise.api.validation import validate_statefulset
+from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.resources import GroupKind
 from rollwise.drivers.explore.model import (
     NAMESPACE,
     QUORUM_CONTROLLER,
@@ -46,16 +46,6 @@ class Transition:
     planned: int = 0
 
 
-def _admitter(gates: FeatureGates):  # type: ignore[no-untyped-def]
-    def admit(new: Obj, old: Obj | None) -> Obj:
-        defaulted = apply_defaults(new, gates=gates)
-        errors = validate_statefulset(defaulted, old=old, gates=gates)
-        if errors:
-            raise Invalid("; ".join(map(str, errors)), errors=errors)
-        return defaulted
-    return admit
-
-
 def controllers_of(node: Node) -> tuple[str, ...]:
     if node.facts.strategy == "QuorumAware":
         return STATEFULSET_CONTROLLER, QUORUM_CONTROLLER
@@ -64,7 +54,7 @@ def controllers_of(node: Node) -> tuple[str, ...]:
 
 def initial_node(manifest: Obj, *, gates: FeatureGates, bounds: Bounds) -> Node:
     """The set as created by a user, before any controller has looked (replicas set to ``bounds.replicas``)."""
-    cluster = MemoryCluster(clock=lambda: NOW, admit={"StatefulSet": _admitter(gates)})
+    cluster = MemoryCluster(clock=lambda: NOW, admit=Admission(gates=gates).hooks())
     obj = copy.deepcopy(dict(manifest))
     obj["spec"] = {**obj["spec"], "replicas": bounds.replicas}
     obj.setdefault("metadata", {})["namespace"] = NAMESPACE
@@ -81,7 +71,7 @@ def successor(before: Node, cluster: MemoryCluster, move: Move, *, bounds: Bound
     stale reconcile may still come."""
     used = used or before.used
     if before.facts.strategy == "QuorumAware":
-        _sync_leases(cluster, before.facts.name)
+        _sync_leases(cluster, before.facts.resource, before.facts.name)
     names = {name_of(p) for p in cluster.list("Pod", NAMESPACE)}
     born = {k: v for k, v in (born if born is not None else before.born).items() if k in names}
     changed = cluster.cursor > 0  # a fork starts with an empty change feed
@@ -99,11 +89,11 @@ def spend(used: Used, **more: int) -> Used:
     return replace(used, **{k: getattr(used, k) + v for k, v in more.items()})
 
 
-def _sync_leases(cluster: MemoryCluster, set_name: str) -> None:
+def _sync_leases(cluster: MemoryCluster, resource: GroupKind, set_name: str) -> None:
     """One Lease per member, written by the member itself: Leader or Member. A Ready member participates; the
     leader keeps leading while it participates, else the lowest participating ordinal takes over (an election
     with zero latency: lease lag is not explored)."""
-    sts = cluster.get("StatefulSet", NAMESPACE, set_name)
+    sts = cluster.get(resource, NAMESPACE, set_name)
     members = []
     for o in ordinal_range(sts):
         try:

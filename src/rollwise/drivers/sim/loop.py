@@ -19,22 +19,19 @@ from rollwise.api.identity import revision_of
 from rollwise.api.meta import (
     Obj,
     controller_of,
-    labels,
     name_of,
-    namespace_of,
-    selector_matches,
     uid_of,
 )
 from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
-from rollwise.cluster.resources import STATEFULSET
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
 from rollwise.drivers.core import EventRecorder, SetController
 from rollwise.drivers.core.controller import CONTROLLERS, STATEFULSET_CONTROLLER
+from rollwise.drivers.core.routing import sets_to_wake
 from rollwise.drivers.metrics import MetricsRegistry
-from rollwise.drivers.sets import SetKey, all_sets, find_set, set_key, set_resource
+from rollwise.drivers.sets import SetKey, all_sets
 from rollwise.drivers.sim.engine import CONTROLLER, KUBELET, STEP, Engine
 from rollwise.drivers.sim.quorum_app import QuorumApp
 from rollwise.drivers.sim.record import Recorder
@@ -153,17 +150,10 @@ class Simulation:
             self.recorder.on_change(ch)
             if ch.kind == "Pod":
                 self._pod_changed(ch)
-            elif ch.kind == "Lease":
-                owner = labels(ch.obj).get("rollwise.dev/member-of")
-                keys = [self._set_named(ch.namespace, owner)] if owner else [
-                    set_key(s) for s in all_sets(self.cluster, ch.namespace)]
-                for key in keys:
-                    self._mark_dirty(key)
-            elif ch.kind == "StatefulSet":
-                if ch.type != "DELETED":
-                    self.metrics.observe_set(ch.old, ch.obj, ch.at)
-                if not _own_status_write(ch):
-                    self._mark_dirty((ch.resource, ch.namespace, ch.name))
+            elif ch.kind == "StatefulSet" and ch.type != "DELETED":
+                self.metrics.observe_set(ch.old, ch.obj, ch.at)
+            for key in sets_to_wake(self.cluster, ch):
+                self._mark_dirty(key)
         self.cluster.compact(self._cursor)
 
     def _pod_changed(self, ch: Change) -> None:
@@ -180,31 +170,6 @@ class Simulation:
         elif ch.actor != "kubelet":
             self.kubelet.where[uid] = (ch.namespace, ch.name)
             self.engine.at(self.clock.now, KUBELET, lambda: self._kubelet_tick(uid))
-        for key in self._owners_of(ch.obj, ch.old):
-            self._mark_dirty(key)
-
-    def _owners_of(self, pod: Obj, old: Obj | None) -> set[SetKey]:
-        """The sets to wake for a pod change: its controller (old and new), or every set whose selector matches an
-        orphan (reference §5.1)."""
-        keys: set[SetKey] = set()
-        ns = namespace_of(pod)
-        for obj in (pod, old):
-            if obj is None:
-                continue
-            ref = controller_of(obj)
-            if ref is not None and ref.get("kind") == "StatefulSet":
-                keys.add((set_resource(ref), ns, ref["name"]))
-            elif ref is None:
-                for sts in all_sets(self.cluster, ns):
-                    if selector_matches(sts["spec"].get("selector"), labels(obj)):
-                        keys.add(set_key(sts))
-        return keys
-
-    def _set_named(self, namespace: str, name: str) -> SetKey:
-        try:
-            return set_key(find_set(self.cluster, namespace, name))
-        except NotFound:
-            return STATEFULSET, namespace, name
 
     # -- the kubelet -----------------------------------------------------------------------------------------
 
@@ -305,17 +270,6 @@ class Simulation:
                 "pods": [_pod_line(pod) for pod in pods],
             },
         }
-
-
-def _own_status_write(ch: Change) -> bool:
-    """A controller's own status write. An informer delivers it too, but reconciling on it decides nothing new
-    (the controller wrote what it had just decided), so the simulator spares that round."""
-    if ch.actor not in CONTROLLERS or ch.type != "MODIFIED" or ch.old is None:
-        return False
-    old, new = ch.old, ch.obj
-    return old.get("spec") == new.get("spec") and {
-        k: v for k, v in old["metadata"].items() if k != "resourceVersion"} == {
-        k: v for k, v in new["metadata"].items() if k != "resourceVersion"}
 
 
 def _pod_line(pod: Obj) -> Mapping[str, Any]:
