@@ -9,20 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from queue import Empty, Queue
-from typing import Any
 
 import pytest
-import yaml
 from kubectl_support import DEADLINE, Up, find_kubectl, start_up, stop_up
+from operator_support import Operator, audit_entries, get_json
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = """\
@@ -53,67 +47,14 @@ def up(tmp_path: Path) -> Iterator[Up]:
         stop_up(server.proc)
 
 
-class Operator:
-    def __init__(self, up: Up, tmp: Path, identity: str, *extra: str) -> None:
-        config = yaml.safe_load(up.kubeconfig.read_text())
-        for user in config["users"]:
-            user["user"] = {"token": identity}  # --any-token: the audit log names this process
-        kubeconfig = tmp / f"{identity}.yaml"
-        kubeconfig.write_text(yaml.safe_dump(config))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rollwise", "run", "--kubeconfig", str(kubeconfig), "--leader-elect",
-             "--identity", identity, "--lease-namespace", "rollwise-system", "--lease-duration", "3s",
-             "--renew-deadline", "2s", "--retry-period", "0.5s", "--health-addr", "127.0.0.1:0",
-             "--metrics-addr", "127.0.0.1:0", *extra],
-            env=up.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.lines: Queue[str] = Queue()
-        self.log: list[str] = []
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.put(line.rstrip("\n"))
-
-    def wait_for(self, pattern: str) -> re.Match[str]:
-        end = time.monotonic() + DEADLINE
-        while time.monotonic() < end:
-            try:
-                line = self.lines.get(timeout=0.5)
-            except Empty:
-                continue
-            self.log.append(line)
-            found = re.search(pattern, line)
-            if found:
-                return found
-        raise AssertionError(f"operator never logged {pattern!r}:\n" + "\n".join(self.log[-30:]))
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGTERM)
-            try:
-                return self.proc.wait(timeout=DEADLINE)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-        return self.proc.wait()
-
-
-def _get(up: Up, *args: str) -> Any:
-    return json.loads(up.kubectl("get", *args, "-o", "json").stdout)
-
-
 def _rolled_out(up: Up, image: str) -> bool:
-    sts = _get(up, "rsts", "web")
+    sts = get_json(up, "rsts", "web")
     status = sts.get("status") or {}
-    pods = _get(up, "pods", "-l", "app=web")["items"]
+    pods = get_json(up, "pods", "-l", "app=web")["items"]
     return (status.get("observedGeneration") == sts["metadata"]["generation"]
             and status.get("updatedReplicas") == 3 and status.get("readyReplicas") == 3
             and status.get("currentRevision") == status.get("updateRevision")
             and len(pods) == 3 and all(p["spec"]["containers"][0]["image"] == image for p in pods))
-
-
-def _audit(up: Up) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in up.audit_log.read_text().splitlines() if line.strip()]
 
 
 def test_the_operator_rolls_a_custom_resource_set_and_only_it_writes_pods(up: Up, tmp_path: Path) -> None:
@@ -130,25 +71,26 @@ def test_the_operator_rolls_a_custom_resource_set_and_only_it_writes_pods(up: Up
         assert "SuccessfulDelete" in described and "rollwise" in described
         scaled = up.kubectl("scale", "rsts/web", "--replicas=4")
         assert scaled.returncode == 0
-        up.until(lambda: len(_get(up, "pods", "-l", "app=web")["items"]) == 4, "the scale subresource reaches it")
+        up.until(lambda: len(get_json(up, "pods", "-l", "app=web")["items"]) == 4, "the scale subresource reaches it")
     finally:
         assert op.stop() == 0
-    lease = _get(up, "lease", "-n", "rollwise-system", "rollwise")["spec"]
+    lease = get_json(up, "lease", "-n", "rollwise-system", "rollwise")["spec"]
     assert lease["holderIdentity"] == "" and lease["leaseDurationSeconds"] == 1
-    writes = [e for e in _audit(up) if e["verb"] in ("create", "update", "patch", "delete")]
+    writes = [e for e in audit_entries(up) if e["verb"] in ("create", "update", "patch", "delete")]
     pod_writers = {e["user"] for e in writes if e["resource"] in ("pods", "controllerrevisions.apps")
                    and e["verb"] in ("create", "delete")}
     assert pod_writers == {"op-a"}
-    assert not [e for e in _audit(up) if e.get("code") == 403]
+    assert not [e for e in audit_entries(up) if e.get("code") == 403]
 
 
 def _first_lease_write(up: Up, user: str) -> float:
-    return min(e["time"] for e in _audit(up) if e["user"] == user and e["resource"] == "leases.coordination.k8s.io"
-               and e["verb"] in ("create", "update"))
+    return min(e["time"] for e in audit_entries(up) if e["user"] == user
+               and e["resource"] == "leases.coordination.k8s.io" and e["verb"] in ("create", "update"))
 
 
 def _set_writes(up: Up, user: str) -> list[float]:
-    return [e["time"] for e in _audit(up) if e["user"] == user and e["verb"] in ("create", "update", "patch", "delete")
+    return [e["time"] for e in audit_entries(up) if e["user"] == user
+            and e["verb"] in ("create", "update", "patch", "delete")
             and e["resource"] in ("pods", "controllerrevisions.apps", "statefulsets.apps.rollwise.dev",
                                   "statefulsets.apps.rollwise.dev/status")]
 
@@ -187,7 +129,7 @@ def test_a_standby_takes_over_from_a_killed_leader_and_a_paused_leader_writes_no
         up.kubectl("patch", "rsts", "web", "--type=merge", "-p",
                    '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.29"}]}}}}')
         up.until(lambda: _rolled_out(up, "nginx:1.29"), "op-c rolls the next change")
-        lease = _get(up, "lease", "-n", "rollwise-system", "rollwise")["spec"]
+        lease = get_json(up, "lease", "-n", "rollwise-system", "rollwise")["spec"]
         assert lease["holderIdentity"] == "op-c" and lease["leaseTransitions"] == 2
     finally:
         for op in (a, b, c):

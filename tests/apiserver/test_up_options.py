@@ -20,9 +20,10 @@ PODS = "/api/v1/namespaces/default/pods"
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("*", {"statefulset", "apps.rollwise.dev", "kubelet"}),
-    ("-apps.rollwise.dev", {"statefulset", "kubelet"}),
-    ("*,-kubelet", {"statefulset", "apps.rollwise.dev"}),
+    ("*", {"statefulset", "apps.rollwise.dev", "quorum", "kubelet"}),
+    ("-apps.rollwise.dev", {"statefulset", "quorum", "kubelet"}),
+    ("-apps.rollwise.dev,-quorum", {"statefulset", "kubelet"}),
+    ("*,-kubelet", {"statefulset", "apps.rollwise.dev", "quorum"}),
     ("statefulset", {"statefulset"}),
     ("", set()),
 ])

@@ -120,3 +120,14 @@ def test_a_fault_and_a_recover_at_one_instant_never_leave_a_pod_terminating(
     assert code == 0
     assert [p["name"] for p in result["final"]["pods"]] == ["web-0"]
     assert result["summary"]["web"]["completed"] is True
+
+
+def test_a_recovered_crash_does_not_swallow_the_termination_due_at_the_same_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The kubelet's cancelled back-off timer stayed on record and was taken for the termination timer due at the
+    same instant: the pod stayed Terminating for ever."""
+    code, result = simulate(capsys, "crash-recover-scale-to-zero-quorum.yaml")
+    assert code == 0
+    assert result["final"]["pods"] == []
+    assert result["summary"]["etcd"]["completed"] is True

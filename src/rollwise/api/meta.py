@@ -16,6 +16,7 @@ __all__ = [
     "annotations_of",
     "controller_of",
     "deletion_timestamp",
+    "format_selector",
     "is_controlled_by",
     "key_of",
     "labels",
@@ -117,3 +118,19 @@ def selector_matches(selector: Mapping[str, Any] | None, obj_labels: Mapping[str
         if op not in _OPERATORS:
             return False
     return True
+
+
+def format_selector(selector: Mapping[str, Any] | None) -> str:
+    """A LabelSelector in the string form of apimachinery's ``metav1.FormatLabelSelector`` (requirements sorted by
+    key, values sorted): what ``status.labelSelector`` carries for the scale subresource, HPA and ``kubectl``."""
+    parts: list[tuple[str, str]] = []
+    for key, value in ((selector or {}).get("matchLabels") or {}).items():
+        parts.append((str(key), f"{key}={value}"))
+    for expr in (selector or {}).get("matchExpressions") or []:
+        key, op = str(expr.get("key")), expr.get("operator")
+        values = ",".join(sorted(str(v) for v in expr.get("values") or []))
+        text = {"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key,
+                "DoesNotExist": f"!{key}"}.get(str(op))
+        if text is not None:
+            parts.append((key, text))
+    return ",".join(text for _, text in sorted(parts))

@@ -16,6 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from rollwise.api.errors import ApiStatusError, Conflict, InternalError, Invalid, NotFound
+from rollwise.apiserver import authz
 from rollwise.apiserver import discovery as disc
 from rollwise.apiserver.config import ServerConfig, ServerTimeout
 from rollwise.apiserver.field_validation import fields_checked, warning_header
@@ -232,6 +233,7 @@ class _Api:
     async def resource(self, request: web.Request) -> web.StreamResponse:
         t = self._target(request)
         try:
+            self._authorize(request, t)
             resp = await self._resource(request, t)
         except ApiStatusError as err:
             # Status details name the resource as upstream does: the kind for Invalid, the plural otherwise.
@@ -329,6 +331,17 @@ class _Api:
             items.append(wire_object(t.resource, last, stored=not dry_run))
         return json_reply({"kind": f"{t.resource.kind}List", "apiVersion": t.resource.api_version,
                            "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": items})
+
+    def _authorize(self, request: web.Request, t: _Target) -> None:
+        if self.cfg.authorizer is None:
+            return
+        req = authz.Request(user=request[USER], verb=authz.verb_of(request.method, named=t.name is not None,
+                                                                    watch=bool_flag(request.query.get("watch"))),
+                            group=t.resource.group, resource=t.resource.plural, subresource=t.sub,
+                            namespace=t.namespace, name=t.name)
+        if not self.cfg.authorizer.allowed(req):
+            self._audit(request, t, req.verb, {}, 403)
+            raise authz.Forbidden(authz.forbidden_message(req))
 
     def _maybe_fail(self) -> None:
         f = self.cfg.faults

@@ -32,6 +32,7 @@ class ServerConfig:
     audit: Callable[[dict[str, Any]], None] | None = None
     debug_endpoints: bool = False
     server_address: str = "127.0.0.1:0"
+    authorizer: Any = None  # apiserver.authz.RbacAuthorizer with `up --authz rbac`; None: every user may do anything
 
 
 class ServerTimeout(ApiStatusError):

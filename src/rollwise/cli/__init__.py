@@ -16,7 +16,9 @@ from rollwise.cli.demo import add_demo
 from rollwise.cli.explore import add_explore
 from rollwise.cli.lab import add_lab
 from rollwise.cli.manifests import add_manifests
+from rollwise.cli.migrate import add_migrate
 from rollwise.cli.plan import add_plan
+from rollwise.cli.rollout import add_rollout
 from rollwise.cli.run import add_run
 from rollwise.cli.simulate import add_simulate
 from rollwise.cli.up import add_up
@@ -41,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_up(sub)
     add_manifests(sub)
     add_run(sub)
+    add_rollout(sub)
+    add_migrate(sub)
     add_explore(sub)
     return parser
 

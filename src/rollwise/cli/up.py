@@ -23,6 +23,7 @@ from aiohttp import web
 
 from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.apiserver.app import make_app
+from rollwise.apiserver.authz import RbacAuthorizer
 from rollwise.apiserver.config import Faults, ServerConfig
 from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
@@ -37,7 +38,7 @@ from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
 
 DEFAULT_DATA_DIR = Path("~/.local/state/rollwise/up").expanduser()
-CONTROLLERS = ("statefulset", "apps.rollwise.dev", "kubelet")
+CONTROLLERS = ("statefulset", "apps.rollwise.dev", "quorum", "kubelet")
 _FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "timeout-rate",
                "seed")
 
@@ -76,6 +77,9 @@ def add_up(sub: Any) -> None:
                    help="serve POST /debug/rollwise/compact and /debug/rollwise/drop-watches")
     p.add_argument("--audit-log", type=Path, help="append one JSON line per write (time, user, verb, resource, "
                                                    "name, resourceVersion)")
+    p.add_argument("--authz", choices=("none", "rbac"), default="none",
+                   help="rbac: authorize every request by the (Cluster)Roles bound to its user, as a cluster would "
+                        "(`up`'s own credentials are a superuser); none (default): allow everything")
     p.add_argument("--any-token", action="store_true",
                    help="accept any bearer token, as the user of that name (tests tell clients apart this way)")
     p.set_defaults(run=run_up)
@@ -169,7 +173,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
 
     config = ServerConfig(
         tokens={creds.token: "admin"}, any_token=args.any_token, audit=audit if audit_file else None,
-        debug_endpoints=args.debug_endpoints,
+        debug_endpoints=args.debug_endpoints, authorizer=_authorizer(store) if args.authz == "rbac" else None,
         faults=Faults(conflict_rate=faults.get("conflict-rate", 0.0), error_rate=faults.get("error-rate", 0.0),
                       timeout_rate=faults.get("timeout-rate", 0.0),
                       watch_delay_seconds=faults.get("watch-delay", 0.0),
@@ -177,7 +181,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     processes = _processes(args, data_dir, store, controllers, profile)
     driver = WallDriver(store.cluster, listen=store.feed.listen, pump=store.feed.pump, speed=args.speed,
                         profile=profile, processes=processes,
-                        gates=store.gates, kubelet="kubelet" in controllers,
+                        gates=store.gates, kubelet="kubelet" in controllers, quorum="quorum" in controllers,
                         statefulset_kinds=tuple(gk for gk, name in ((STATEFULSET, "statefulset"),
                                                                      (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
                                                 if name in controllers))
@@ -213,6 +217,15 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
         audit_file.close()
     print("rollwise up: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _authorizer(store: ApiStore) -> RbacAuthorizer:
+    def lister(plural: str, namespace: str | None) -> list[Any]:
+        resource = store.registry.find("rbac.authorization.k8s.io", "v1", plural)
+        assert resource is not None
+        return store.list(resource, namespace)
+
+    return RbacAuthorizer(lister)
 
 
 # Without a readinessProbe on the container: etcd-druid's probe (a linearizable read, reference §1.7), checked every

@@ -86,7 +86,7 @@ class WallDriver:
                  pump: Callable[[], None], profile: KubeletProfile | None = None, speed: float = 1.0,
                  gates: FeatureGates | None = None, clock: Callable[[], float] = time.time,
                  statefulset_kinds: tuple[GroupKind, ...] = STATEFULSET_KINDS, kubelet: bool = True,
-                 processes: ProcessKubelet | None = None) -> None:
+                 quorum: bool = True, processes: ProcessKubelet | None = None) -> None:
         self.cluster = cluster
         self.pump = pump
         self.profile = scaled_profile(profile or KubeletProfile(), speed)
@@ -94,6 +94,7 @@ class WallDriver:
         self.clock = clock
         self.kinds = statefulset_kinds
         self.kubelet_on = kubelet
+        self.quorum_on = quorum
         self.speed = speed
         self.processes = processes
         self._process_pods: dict[str, _PodState] = {}  # the Events already written about each process pod
@@ -110,7 +111,7 @@ class WallDriver:
         self._scheduler = WallScheduler(self._loop, self.clock)
         self._recorder = WallEventRecorder(self.cluster, clock=self.clock)
         self._controller = SetController(self.cluster, scheduler=self._scheduler, gates=self.gates,
-                                         recorder=self._recorder)
+                                         recorder=self._recorder, quorum=self.quorum_on)
         # Wall-clock instants never repeat, so the per-instant settle guard does not apply; writes still pump.
         self._controller.queue = WorkQueue(self._scheduler, self._reconcile, backoff_max=_BACKOFF_MAX,
                                            max_rounds_per_instant=None)

@@ -6,7 +6,6 @@ Each docstring gives the shortest trace as the explorer printed it before the fi
 
 from __future__ import annotations
 
-import pytest
 from explore_sets import QUORUM, STRATEGIES, found, manifest, run
 
 from rollwise.api.features import FeatureGates
@@ -41,8 +40,6 @@ def test_enforced_rolling_update_completes_after_a_fix_that_arrives_while_creati
     assert "liveness" not in found(result)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="budget: the quorum-aware controller deletes a member below quorum")
 def test_quorum_aware_controller_keeps_quorum_while_a_member_has_no_status_yet() -> None:
     """web-0 and web-1 participate, web-2 was just created and has no container status yet (Unknown: skipped by
     step 2); the user changes the template; the quorum-aware controller deletes follower web-1 in step 4, leaving
@@ -51,8 +48,6 @@ def test_quorum_aware_controller_keeps_quorum_while_a_member_has_no_status_yet()
     assert "budget" not in found(result)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="liveness: quorum-aware rollout stuck on a broken member under OrderedReady")
 def test_quorum_aware_rollout_completes_after_a_fix_that_arrives_while_creating() -> None:
     """The user breaks the template while web-1 is being created and fixes it again: web-1 runs the broken image
     and never pulls it. The StatefulSet controller (OrderedReady) waits for web-1 to be Ready before creating
@@ -61,8 +56,6 @@ def test_quorum_aware_rollout_completes_after_a_fix_that_arrives_while_creating(
     assert "liveness" not in found(result)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="no-churn: the quorum-aware controller trusts a status the crash never wrote")
 def test_quorum_aware_controller_does_not_delete_a_member_created_at_the_update_revision() -> None:
     """Found with --perturb crash,burst (3 members): the StatefulSet controller creates web-2 at the new revision
     and crashes before its status write, so status.updateRevision still names the old one; web-2 starts; the

@@ -66,7 +66,6 @@ def test_the_reversed_scale_down_scenario_keeps_its_claim() -> None:
     assert replay_shows(doc, "claims", facts) is False
 
 
-@pytest.mark.xfail(strict=True, reason="liveness: quorum-aware rollout stuck on a broken member under OrderedReady")
 def test_the_quorum_aware_rollout_fixed_mid_creation_completes_in_the_simulator(
         capsys: pytest.CaptureFixture[str]) -> None:
     # The explorer's replay of test_known_violations' quorum-aware liveness trace: its expect block asks for a

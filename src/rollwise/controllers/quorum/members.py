@@ -53,6 +53,10 @@ class Roster:
     """Every matching pod with a deletionTimestamp, any ordinal, by ordinal."""
     missing: tuple[str, ...]
     """Pod names of in-range ordinals that have no pod."""
+    generation: int = 0
+    """The set's ``metadata.generation``, 0 when absent (a hand-built object)."""
+    observed_generation: int = 0
+    """The generation ``status`` was computed for (``status.observedGeneration``, 0 when absent)."""
 
     @property
     def outdated(self) -> tuple[Member, ...]:
@@ -64,7 +68,8 @@ class Roster:
 
     @property
     def participating(self) -> int:
-        return sum(1 for m in self.members if m.participating)
+        """Participating members not already on their way out: a terminating one is a deletion in flight."""
+        return sum(1 for m in self.members if m.participating and not is_terminating(m.pod))
 
     @property
     def quorum(self) -> int:
@@ -151,6 +156,8 @@ def roster_of(view: SetView, settings: Settings) -> Roster:
             leader=leader, role=role, lease=lease,
         ))
     return Roster(
+        generation=int((sts.get("metadata") or {}).get("generation") or 0),
+        observed_generation=int((sts.get("status") or {}).get("observedGeneration") or 0),
         update_revision=update,
         replicas=len(span),
         members=tuple(members),

@@ -1,10 +1,15 @@
 """DEP-07's update procedure: which member to delete now, or what to wait for (seed 001 "Pod Update Procedure").
 
-Order per reconcile, as etcd-druid implements it (reference §1.2): step 1 (nothing outdated → done), the top gate
-(a pod terminating or missing → hold), step 2 (an outdated non-participating pod: Dead, Transient, then Alive),
-step 3 (an updated pod not participating → hold), step 4 (an outdated participating pod: followers, then the
-leader). Step 5 is the next reconcile. Step 2 runs before step 3 on purpose: a member that contributes nothing can
-be replaced while an updated one is still rejoining.
+Order per reconcile, after etcd-druid (reference §1.2): a status the StatefulSet controller has not written for the
+set's current generation → hold; step 1 (nothing outdated → done); a pod terminating → hold; step 2 (an outdated
+non-participating pod: Dead, Transient, then Alive); a missing ordinal → hold; step 3 (an updated pod not
+participating → hold); step 4 (an outdated participating pod: followers, then the leader), only while the members
+left participating are still a quorum. Step 5 is the next reconcile. Step 2 runs before step 3 on purpose: a member
+that contributes nothing can be replaced while an updated one is still rejoining.
+
+Deviations from etcd-druid, each because it can stall or break quorum: the top gate's "fewer pods than replicas"
+half holds only participating deletions (step 2 may go on), and step 4 checks quorum itself rather than trusting
+that every member it cannot classify (Unknown) will participate.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from rollwise.controllers.plan import Blocked
 from rollwise.controllers.quorum.members import Member, Roster
 from rollwise.controllers.quorum.settings import AUTO, Settings
 
-__all__ = ["Decision", "Deletion", "batch_size", "decide"]
+__all__ = ["Decision", "Deletion", "batch_size", "decide", "quorum_floor"]
 
 # seed 001 step 2 table: the most broken first; a live process is kept longest to help restore quorum.
 _STEP2_RANK = {CONTAINER_DEAD: 0, CONTAINER_TRANSIENT: 1, CONTAINER_ALIVE: 2}
@@ -52,26 +57,39 @@ class Decision:
 
 def decide(roster: Roster, settings: Settings) -> Decision:
     """One reconcile's choice: at most one deletion, or a batch of followers when max-unavailable-members allows."""
+    if roster.observed_generation < roster.generation:
+        # status.updateRevision is the StatefulSet controller's word on which revision is current; until its status
+        # has observed this generation, an outdated-looking pod may be one it has just created at the new revision
+        # (it crashed before its status write). Controllers that read another's status wait for it, as
+        # kubectl rollout status does; the status write wakes this controller.
+        return Decision(waits=(Blocked(pod="", cause=(
+            f"status is for generation {roster.observed_generation}, the set is at generation {roster.generation} "
+            "(the StatefulSet controller has not observed it yet)")),))
     outdated = roster.outdated
     if not outdated:
         return Decision(done=True)  # step 1
 
     # Top gate (reference §1.2, etcd-druid b6bbedc3): one deletion (or batch) in flight at a time. A terminating
-    # pod, or an ordinal not yet recreated, means the last deletion has not played out; scale-up holds too.
-    if roster.terminating or roster.missing:
-        waits = [Blocked(pod=name, cause="terminating") for name in roster.terminating]
-        have = len(roster.members)
-        waits += [Blocked(pod=name, cause=f"not yet recreated ({have} of {roster.replicas} members exist)")
-                  for name in roster.missing]
-        return Decision(waits=tuple(waits))
+    # pod means the last deletion has not played out.
+    if roster.terminating:
+        return Decision(waits=tuple(Blocked(pod=name, cause="terminating") for name in roster.terminating)
+                        + _not_recreated(roster))
 
     # Step 2. Unknown (no container status) is skipped, as etcd-druid does. Ties: highest ordinal first, so the
-    # choice does not depend on list order (etcd-druid takes the first pod in list order).
+    # choice does not depend on list order (etcd-druid takes the first pod in list order). Not held by a missing
+    # ordinal, unlike etcd-druid's gate: deleting a member that does not participate cannot lower the participating
+    # count, and under OrderedReady the StatefulSet controller creates the next ordinal only once this one is
+    # Ready, which a member on a broken, now outdated template never is: waiting would wait for ever.
     candidates = [m for m in outdated if not m.participating and m.health in _STEP2_RANK]
     if candidates:
         pick = min(candidates, key=lambda m: (_STEP2_RANK[m.health or ""], -m.ordinal))
         return Decision(deletions=(Deletion(member=pick, step=2,
                                             message=f"step 2: {pick.name} is not participating ({pick.state})"),))
+
+    # The gate's other half (reference §1.2), kept for participating members: an ordinal not yet recreated is
+    # the last deletion still playing out, or a scale-up under way.
+    if roster.missing:
+        return Decision(waits=_not_recreated(roster))
 
     # Step 3: never remove a participating member while an updated one has not rejoined the quorum.
     lagging = [m for m in roster.updated if not m.participating]
@@ -92,17 +110,20 @@ def decide(roster: Roster, settings: Settings) -> Decision:
     if not ready:
         return Decision(waits=tuple(Blocked(pod=m.name, cause=f"outdated, state unknown ({m.state})")
                                     for m in outdated))
+    followers = sorted((m for m in ready if not m.leader), key=lambda m: -m.ordinal)
+    n = batch_size(roster, settings)
+    if n < 1:
+        return _below_quorum(roster, followers[0] if followers else max(ready, key=lambda m: m.ordinal))
     if roster.replicas == 1:
         # seed 001 "Single-Node Clusters": no quorum to keep and no election to avoid; delete it and wait.
         only = ready[0]
         return Decision(deletions=(Deletion(member=only, step=4,
                                             message=f"step 4: {only.name} is the only member of the set"),))
-    followers = sorted((m for m in ready if not m.leader), key=lambda m: -m.ordinal)
     if not followers:
         leader = max(ready, key=lambda m: m.ordinal)
         return Decision(deletions=(Deletion(
             member=leader, step=4, message=f"step 4: {leader.name} is the leader, updated last ({leader.role})"),))
-    n = min(batch_size(roster, settings), len(followers))
+    n = min(n, len(followers))
     batch = f"; batch of {n} (max-unavailable-members {settings.max_unavailable})" if n > 1 else ""
     return Decision(deletions=tuple(
         Deletion(member=m, step=4, unless_leader=m.lease,
@@ -111,16 +132,40 @@ def decide(roster: Roster, settings: Settings) -> Decision:
     ))
 
 
-def batch_size(roster: Roster, settings: Settings) -> int:
-    """How many participating followers step 4 may delete at once.
+def _not_recreated(roster: Roster) -> tuple[Blocked, ...]:
+    have = len(roster.members)
+    return tuple(Blocked(pod=name, cause=f"not yet recreated ({have} of {roster.replicas} members exist)")
+                 for name in roster.missing)
 
-    Without the annotation: 1 (DEP-07). ``auto``: participating - quorum. An int: that many. Either way capped so
-    participating members stay at or above quorum, but never below 1: one deletion is DEP-07's baseline, which a
-    set without headroom (2 members, say) takes anyway since its rollout could not finish otherwise. So ``auto``
-    with no headroom means 1.
+
+def quorum_floor(roster: Roster) -> int:
+    """The fewest participating members a deletion may leave: a quorum, floor(n/2)+1 (reference §2).
+
+    A set of 1 or 2 members has no headroom at all: DEP-07 ("Single-Node Clusters", and a 2-member set likewise)
+    takes its one deletion anyway, since its rollout could not finish otherwise. There the floor is every other
+    member, n-1: the deletion happens only when all the rest participate.
     """
+    return min(roster.quorum, roster.replicas - 1)
+
+
+def _below_quorum(roster: Roster, next_up: Member) -> Decision:
+    """Hold step 4: one more deletion would leave fewer participating members than the floor."""
+    idle = [m.name for m in roster.members if not m.participating]
+    why = f" ({', '.join(idle)} not participating)" if idle else ""
+    return Decision(waits=(Blocked(pod=next_up.name, cause=(
+        f"to be deleted when quorum allows: {roster.participating} of {roster.replicas} members participate{why}, "
+        f"one deletion would leave {roster.participating - 1}, below {quorum_floor(roster)}")),))
+
+
+def batch_size(roster: Roster, settings: Settings) -> int:
+    """How many participating members step 4 may delete at once; 0 or less means none (hold).
+
+    Without the annotation: 1 (DEP-07). ``auto``: as many as the headroom. An int: that many. Always capped by the
+    headroom, participating - quorum_floor, so the members left participating are still a quorum: a member whose
+    state is Unknown may never join, and "never below quorum" is rollwise's promise, not a likelihood.
+    """
+    headroom = roster.participating - quorum_floor(roster)
     if settings.max_unavailable is None:
-        return 1
-    headroom = roster.participating - roster.quorum
+        return min(1, headroom)
     wanted = headroom if settings.max_unavailable == AUTO else int(settings.max_unavailable)
-    return max(1, min(wanted, headroom))
+    return min(wanted, headroom)

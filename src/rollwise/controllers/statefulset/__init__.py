@@ -21,6 +21,13 @@ from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.ownership import claim_pods, claim_revisions
 from rollwise.controllers.statefulset.progress import progress_conditions
+from rollwise.controllers.statefulset.readiness import (
+    READY,
+    is_custom_kind,
+    ready_condition,
+    with_generation,
+    with_selector,
+)
 from rollwise.controllers.statefulset.replicas import process_condemned, process_replicas
 from rollwise.controllers.statefulset.revisions import choose_revisions, prune_history
 from rollwise.controllers.statefulset.status import compute_status, status_changed
@@ -29,7 +36,7 @@ from rollwise.controllers.view import SetView
 
 __all__ = ["OWNED_CONDITIONS", "reconcile"]
 
-OWNED_CONDITIONS = frozenset({"Progressing", "Available"})
+OWNED_CONDITIONS = frozenset({"Progressing", "Available", READY})
 """Condition types this controller owns; others (say, the quorum-aware controller's) are kept as they are."""
 
 _REQUEUE_EPSILON = 1e-3
@@ -67,6 +74,9 @@ def reconcile(view: SetView) -> Plan:
 
     status = compute_status(sync, [])
     wanted = progress_conditions(sync, status, old_status)
+    if is_custom_kind(sts):
+        status = with_selector(sts, status)
+        wanted = with_generation(sts, [*wanted, ready_condition(sts, status)])
     conditions = merge_conditions(old_status.get("conditions") or [], wanted, now=view.now, owned=OWNED_CONDITIONS)
     if conditions:
         status["conditions"] = conditions
@@ -172,6 +182,9 @@ def _invalid(view: SetView, errors: list[FieldError]) -> Plan:
     message = "; ".join(str(e) for e in errors)
     old_status = view.set.get("status") or {}
     invalid = [{"type": "Progressing", "status": "False", "reason": "InvalidSpec", "message": message}]
+    if is_custom_kind(view.set):
+        invalid = with_generation(view.set, [*invalid, {"type": READY, "status": "False", "reason": "InvalidSpec",
+                                                        "message": message}])
     conditions = merge_conditions(old_status.get("conditions") or [], invalid, now=view.now, owned=OWNED_CONDITIONS)
     status = {**old_status, "observedGeneration": int(view.set["metadata"].get("generation", 1)),
               "conditions": conditions}

@@ -23,6 +23,7 @@ _COMPARED = (
     "updateRevision",
     "collisionCount",
     "conditions",
+    "labelSelector",
 )
 
 

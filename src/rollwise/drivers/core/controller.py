@@ -43,8 +43,10 @@ class SetController:
     ``quorum_observers`` are called with every view and the plan decided from it, before execution."""
 
     def __init__(self, cluster: Cluster, *, scheduler: Scheduler, gates: FeatureGates,
-                 recorder: EventRecorder, metrics: MetricsRegistry | None = None) -> None:
+                 recorder: EventRecorder, metrics: MetricsRegistry | None = None, quorum: bool = True) -> None:
         self.cluster = cluster
+        self.quorum = quorum
+        """False: the quorum-aware controller is left to an external operator (``up --controllers=-quorum``)."""
         self.gates = gates
         self.recorder = recorder
         self.metrics = metrics if metrics is not None else MetricsRegistry()
@@ -88,7 +90,7 @@ class SetController:
             sts = self.cluster.get(*key)
         except NotFound:
             return None
-        if not annotations_of(sts).get(UPDATE_POLICY):
+        if not self.quorum or not annotations_of(sts).get(UPDATE_POLICY):
             return None  # not handed to the quorum-aware controller: spare building its view
         view = self.view(sts)
         plan = reconcile_quorum(view)

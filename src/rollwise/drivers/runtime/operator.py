@@ -22,9 +22,9 @@ from typing import Any
 
 from rollwise.api.features import FeatureGates
 from rollwise.cluster.protocol import Cluster
-from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.statefulset import reconcile
 from rollwise.drivers.runtime.clock import Clock, WallClock
+from rollwise.drivers.runtime.companion import reconcile_companion
 from rollwise.drivers.runtime.consistency import ConsistencyStore
 from rollwise.drivers.runtime.controller import Controller
 from rollwise.drivers.runtime.election import LeaderElector, LeaseClient, LeaseTimings
@@ -44,7 +44,7 @@ CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
 # controller name -> (the StatefulSet kind it owns, its decision function)
 CONTROLLERS = {
     "statefulset": (CR_API_VERSION, reconcile),
-    "quorum": ("apps/v1", reconcile_quorum),  # DEP-07's companion for plain sets (OnDelete + the annotation)
+    "quorum": ("apps/v1", reconcile_companion),  # DEP-07's companion for plain sets (OnDelete + the annotation)
 }
 SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease")
 

@@ -196,7 +196,10 @@ class Simulation:
             return
         current = self.kubelet.wake.get(uid)
         if current is not None and current[0] != step.wake_at:
+            # The entry goes with its timer: a cancelled timer left on record would be taken for the next wake-up
+            # at the same time, which then never fires (a pod left terminating for ever).
             self.engine.cancel(current[1])
+            del self.kubelet.wake[uid]
             current = None
         if step.wake_at is not None and current is None:
             handle = self.engine.at(step.wake_at, KUBELET, lambda: self._kubelet_wake(uid))

@@ -1,0 +1,59 @@
+"""What the commands that act on one set of a live cluster share (``rollout``, ``migrate``): the connection flags,
+the client (lightkube, loaded only by these commands), and ``TYPE/NAME`` as kubectl spells it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
+
+__all__ = ["SetTarget", "add_connection_flags", "connect", "parse_target"]
+
+_TYPES = {
+    **dict.fromkeys(("rsts", "statefulset.apps.rollwise.dev", "statefulsets.apps.rollwise.dev"),
+                    ROLLWISE_STATEFULSET),
+    **dict.fromkeys(("sts", "statefulset", "statefulsets", "statefulset.apps", "statefulsets.apps"), STATEFULSET),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SetTarget:
+    kind: GroupKind
+    name: str
+
+    @property
+    def display(self) -> str:
+        """kubectl's ``statefulset.apps/web`` form."""
+        return f"statefulset.{self.kind.group}/{self.name}"
+
+
+def parse_target(text: str) -> SetTarget:
+    kind, slash, name = text.partition("/")
+    if not slash or not name or kind.lower() not in _TYPES:
+        raise ValueError(f"{text!r}: expected TYPE/NAME with TYPE one of rsts (apps.rollwise.dev) or sts (apps/v1)")
+    return SetTarget(_TYPES[kind.lower()], name)
+
+
+def add_connection_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig to use (default: $KUBECONFIG, ~/.kube/config)")
+    p.add_argument("--context", help="kubeconfig context (default: the current one)")
+    p.add_argument("-n", "--namespace", help="namespace (default: the context's, else `default`)")
+
+
+def connect(args: argparse.Namespace) -> tuple[Any, str]:
+    """A ``KubeCluster`` and the namespace to act in. Raises OSError or ValueError for an unusable kubeconfig."""
+    from lightkube import AsyncClient  # noqa: PLC0415 - lightkube costs ~0.1 s no offline command should pay
+    from lightkube.config.kubeconfig import KubeConfig  # noqa: PLC0415
+
+    from rollwise.cluster.kube import KubeCluster  # noqa: PLC0415
+
+    path = args.kubeconfig or (os.environ.get("KUBECONFIG") or "").split(os.pathsep)[0] \
+        or os.path.expanduser("~/.kube/config")
+    config = KubeConfig.from_file(path).get(context_name=args.context)
+    if config is None:
+        raise ValueError(f"{path}: no current context; pass --context")
+    client = AsyncClient(config, trust_env=False)
+    return KubeCluster(client), args.namespace or config.namespace or "default"

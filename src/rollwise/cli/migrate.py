@@ -1,0 +1,154 @@
+"""``rollwise migrate sts/NAME``: move a plain ``apps/v1`` set under rollwise without restarting a pod.
+
+PingCAP's order (``pingcap/advanced-statefulset pkg/apis/apps/v1/helper/upgrade.go``; operator-plan §2):
+
+1. relabel the set's ControllerRevisions where they no longer match its selector (kubernetes/kubernetes#84982: a
+   revision the selector misses cannot be adopted, and its history would be lost);
+2. create the ``apps.rollwise.dev`` set with the same spec, and copy the revision bookkeeping of the status
+   (current and update revision, collision count) so a set caught mid-rollout keeps its current revision;
+3. delete the ``apps/v1`` set with ``propagationPolicy: Orphan``: the garbage collector strips its owner
+   references from the pods, claims and revisions instead of deleting them;
+4. the custom set's controller adopts the orphans (``ownership.claim_pods``, ``claim_revisions``).
+
+Pods keep their UIDs because their ``controller-revision-hash`` label already names the custom set's revision: the
+revision name hashes only the pod template, under the same set name. On a real cluster that holds only when
+upstream's hash of the template equals ours; the command waits and reports which pods the new set owns.
+
+Exit codes: 0 migrated and every pod adopted; 1 an API error, a custom set of that name already exists, or the
+pods were not adopted within ``--timeout``; 2 invalid arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from typing import Any
+
+from rollwise.api.errors import ApiStatusError
+from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.cli.kubetarget import add_connection_flags, connect, parse_target
+from rollwise.cluster.resources import CONTROLLER_REVISION, POD, ROLLWISE_STATEFULSET, STATEFULSET
+
+__all__ = ["add_migrate"]
+
+CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
+_DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
+_COPIED_STATUS = ("currentRevision", "updateRevision", "collisionCount")
+_POLL_SECONDS = 0.5
+
+
+class MigrateError(Exception):
+    pass
+
+
+def custom_set_for(sts: Obj) -> Obj:
+    """The ``apps.rollwise.dev`` twin of an ``apps/v1`` set: same name, labels, annotations and spec."""
+    meta = sts["metadata"]
+    notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in _DROPPED_ANNOTATIONS}
+    out_meta: Obj = {"name": meta["name"], "namespace": meta.get("namespace", "default")}
+    if meta.get("labels"):
+        out_meta["labels"] = dict(meta["labels"])
+    if notes:
+        out_meta["annotations"] = notes
+    return {"apiVersion": CR_API_VERSION, "kind": "StatefulSet", "metadata": out_meta, "spec": sts["spec"]}
+
+
+async def _owned(kube: Any, ref: Any, ns: str, owner: Obj) -> list[Obj]:
+    items, _ = await kube.list(ref, ns)
+    return [o for o in items if (c := controller_of(o)) is not None and c.get("uid") == uid_of(owner)]
+
+
+async def _copy_status(kube: Any, created: Obj, copied: Obj) -> None:
+    """The revision bookkeeping, so the new set names its revisions as the old one did (the collision count is
+    part of the hash). The operator may write the status first: re-read and retry on a conflict."""
+    current = created
+    for _ in range(5):
+        try:
+            await kube.update_status({**current, "status": {**(current.get("status") or {}), **copied}})
+            return
+        except ApiStatusError as err:
+            if err.code != 409:
+                raise
+            current = await kube.get(ROLLWISE_STATEFULSET, namespace_of(created), name_of(created))
+    raise MigrateError(f"could not copy the status to statefulset.apps.rollwise.dev/{name_of(created)}")
+
+
+async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:
+    sts = await kube.get(STATEFULSET, ns, name)
+    old_status = sts.get("status") or {}
+    if old_status.get("currentRevision") != old_status.get("updateRevision"):
+        raise MigrateError(f"statefulset.apps/{name} is mid-rollout (revision {old_status.get('updateRevision')} "
+                           f"is not yet current); let it finish or undo it, then migrate")
+    try:
+        await kube.get(ROLLWISE_STATEFULSET, ns, name)
+    except ApiStatusError as err:
+        if err.code != 404:
+            raise
+    else:
+        raise MigrateError(f"statefulset.apps.rollwise.dev/{name} already exists; nothing was changed")
+    pods = await _owned(kube, POD, ns, sts)
+    selector = sts["spec"].get("selector")
+    template_labels = ((sts["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
+    for rev in await _owned(kube, CONTROLLER_REVISION, ns, sts):
+        if not selector_matches(selector, labels(rev)):
+            await kube.patch(CONTROLLER_REVISION, ns, name_of(rev), {"metadata": {"labels": dict(template_labels)}})
+            print(f"controllerrevision.apps/{name_of(rev)} relabelled")
+    created = await kube.create(custom_set_for(sts))
+    await _copy_status(kube, created, {k: v for k, v in old_status.items() if k in _COPIED_STATUS})
+    print(f"statefulset.apps.rollwise.dev/{name} created")
+    await kube.delete(STATEFULSET, ns, name, uid=uid_of(sts), propagation="Orphan")
+    print(f"statefulset.apps/{name} deleted (pods orphaned)")
+    want = {uid_of(p) for p in pods}
+    deadline = time.monotonic() + timeout
+    while True:
+        adopted = {uid_of(p) for p in await _owned(kube, POD, ns, created)}
+        if want <= adopted:
+            print(f"statefulset.apps.rollwise.dev/{name} adopted {len(want)} pods; none restarted")
+            return 0
+        if time.monotonic() >= deadline:
+            print(f"error: timed out: statefulset.apps.rollwise.dev/{name} adopted {len(want & adopted)} of "
+                  f"{len(want)} pods (is `rollwise run` running?)", file=sys.stderr)
+            return 1
+        await asyncio.sleep(_POLL_SECONDS)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        target = parse_target(args.target)
+        if target.kind != STATEFULSET:
+            raise ValueError(f"{args.target!r}: migrate moves a plain set, sts/NAME")
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
+        kube, ns = connect(args)
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+
+    async def go() -> int:
+        try:
+            return await _migrate(kube, ns, target.name, args.timeout)
+        finally:
+            await kube.client.close()
+
+    try:
+        return asyncio.run(go())
+    except MigrateError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except ApiStatusError as err:
+        print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)
+        return 1
+
+
+def add_migrate(sub: Any) -> None:
+    p = sub.add_parser("migrate", help="move an apps/v1 StatefulSet under rollwise without restarting a pod",
+                       description="Create the apps.rollwise.dev StatefulSet with the same spec, orphan-delete the "
+                                   "apps/v1 set, and wait until the operator has adopted every pod.")
+    p.add_argument("target", metavar="sts/NAME", help="the apps/v1 set to move")
+    add_connection_flags(p)
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the adoption (default 60)")
+    p.set_defaults(run=_run)

@@ -1,0 +1,217 @@
+"""``rollwise rollout status|history|undo|restart rsts/NAME``: kubectl's rollout commands for the custom kind.
+
+``kubectl rollout`` never works on custom kinds: its status viewer, history viewer and rollbacker match only the
+built-in group-kinds (kubectl ``pkg/polymorphichelpers/rollout_status.go``, ``history.go``, ``rollback.go``;
+operator-plan §2). These follow kubectl's StatefulSet implementations, message for message, and work on plain
+``sts/NAME`` too. Installed also as ``kubectl-rollwise``, so ``kubectl rollwise rollout status rsts/web`` works
+with the plugin on PATH.
+
+Exit codes: 0 done; 1 an API error, a timeout (``status``), or nothing to roll back to; 2 invalid arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from typing import Any
+
+import yaml
+
+from rollwise.api.errors import ApiStatusError
+from rollwise.api.meta import Obj, controller_of, uid_of
+from rollwise.api.revisions import revision_number, template_of
+from rollwise.cli.kubetarget import SetTarget, add_connection_flags, connect, parse_target
+from rollwise.cluster.resources import CONTROLLER_REVISION
+from rollwise.cluster.wire import format_time
+
+__all__ = ["add_rollout", "kubectl_plugin", "status_message"]
+
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+CHANGE_CAUSE = "kubernetes.io/change-cause"
+_POLL_SECONDS = 0.5
+
+
+class RolloutError(Exception):
+    """Refused or failed: the message is printed as kubectl prints its errors, exit 1."""
+
+
+def status_message(sts: Obj) -> tuple[str, bool]:
+    """kubectl's ``StatefulSetStatusViewer.Status``: the progress line, and whether the rollout is done."""
+    spec, status = sts.get("spec") or {}, sts.get("status") or {}
+    strategy = spec.get("updateStrategy") or {}
+    if strategy.get("type", "RollingUpdate") == "OnDelete":
+        raise RolloutError("rollout status is not available for the OnDelete strategy type (pods change only when "
+                           "deleted)")
+    generation = int((sts.get("metadata") or {}).get("generation") or 0)
+    observed = int(status.get("observedGeneration") or 0)
+    if observed == 0 or generation > observed:
+        return "Waiting for statefulset spec update to be observed...", False
+    replicas = int(spec.get("replicas", 1))
+    ready = int(status.get("readyReplicas") or 0)
+    if ready < replicas:
+        return f"Waiting for {replicas - ready} pods to be ready...", False
+    updated = int(status.get("updatedReplicas") or 0)
+    partition = int((strategy.get("rollingUpdate") or {}).get("partition") or 0) \
+        if strategy.get("type", "RollingUpdate") == "RollingUpdate" else 0
+    if partition > 0:
+        if updated < replicas - partition:
+            return (f"Waiting for partitioned roll out to finish: {updated} out of {replicas - partition} new pods "
+                    f"have been updated..."), False
+        return f"partitioned roll out complete: {updated} new pods have been updated...", True
+    if status.get("updateRevision") != status.get("currentRevision"):
+        return (f"waiting for statefulset rolling update to complete {updated} pods at revision "
+                f"{status.get('updateRevision')}..."), False
+    return (f"statefulset rolling update complete {status.get('currentReplicas', 0)} pods at revision "
+            f"{status.get('currentRevision')}..."), True
+
+
+async def _status(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) -> int:
+    deadline = time.monotonic() + args.timeout if args.timeout > 0 else None
+    last = None
+    while True:
+        message, done = status_message(await kube.get(target.kind, ns, target.name))
+        if message != last:
+            print(message, flush=True)
+            last = message
+        if done or not args.watch:
+            return 0
+        if deadline is not None and time.monotonic() >= deadline:
+            print("error: timed out waiting for the condition", file=sys.stderr)
+            return 1
+        await asyncio.sleep(_POLL_SECONDS)
+
+
+async def _history_of(kube: Any, ns: str, sts: Obj) -> list[Obj]:
+    revisions, _ = await kube.list(CONTROLLER_REVISION, ns)
+    owned = [r for r in revisions if (ref := controller_of(r)) is not None and ref.get("uid") == uid_of(sts)]
+    return sorted(owned, key=revision_number)
+
+
+async def _history(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) -> int:
+    sts = await kube.get(target.kind, ns, target.name)
+    history = await _history_of(kube, ns, sts)
+    if args.revision:
+        chosen = [r for r in history if revision_number(r) == args.revision]
+        if not chosen:
+            raise RolloutError(f"unable to find the specified revision {args.revision}")
+        print(f"{target.display} with revision #{args.revision}")
+        print("Pod Template:")
+        print("  " + yaml.safe_dump(template_of(chosen[0]), sort_keys=True).rstrip().replace("\n", "\n  "))
+        return 0
+    print(target.display)
+    print("REVISION  CHANGE-CAUSE")
+    for rev in history:
+        cause = ((rev.get("metadata") or {}).get("annotations") or {}).get(CHANGE_CAUSE) or "<none>"
+        print(f"{revision_number(rev):<9} {cause}")
+    print()
+    return 0
+
+
+async def _undo(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) -> int:
+    """kubectl's ``StatefulSetRollbacker``: the template of ``--to-revision`` (default: the one before the
+    newest) replaces the set's template, written with the resourceVersion it was read at."""
+    sts = await kube.get(target.kind, ns, target.name)
+    history = await _history_of(kube, ns, sts)
+    if args.to_revision:
+        chosen = [r for r in history if revision_number(r) == args.to_revision]
+        if not chosen:
+            raise RolloutError(f"unable to find specified revision {args.to_revision} in history")
+        to = chosen[0]
+    elif len(history) < 2:
+        raise RolloutError("no last revision to roll back to")
+    else:
+        to = history[-2]
+    template = template_of(to)
+    if template == sts["spec"]["template"]:
+        print(f"{target.display} skipped rollback (current template already matches revision "
+              f"{revision_number(to)})")
+        return 0
+    await kube.update({**sts, "spec": {**sts["spec"], "template": template}})
+    print(f"{target.display} rolled back")
+    return 0
+
+
+async def _restart(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) -> int:
+    """kubectl's ``defaultObjectRestarter``: a new template annotation, so the controller rolls every pod."""
+    stamp = format_time(time.time())
+    await kube.patch(target.kind, ns, target.name,
+                     {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: stamp}}}}})
+    print(f"{target.display} restarted")
+    return 0
+
+
+_ACTIONS = {"status": _status, "history": _history, "undo": _undo, "restart": _restart}
+
+
+def _duration(text: str) -> float:
+    units = {"s": 1, "m": 60, "h": 3600}
+    try:
+        if text and text[-1] in units:
+            return float(text[:-1]) * units[text[-1]]
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a duration such as 30s, 5m or 0 (no limit)") from None
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        target = parse_target(args.target)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
+        kube, ns = connect(args)
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+
+    async def go() -> int:
+        try:
+            return await _ACTIONS[args.action](kube, ns, target, args)
+        finally:
+            await kube.client.close()
+
+    try:
+        return asyncio.run(go())
+    except RolloutError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except ApiStatusError as err:
+        print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)
+        return 1
+
+
+def add_rollout(sub: Any) -> None:
+    p = sub.add_parser("rollout", help="status, history, undo and restart of a set's rollout on a cluster "
+                                       "(kubectl rollout, for rsts/NAME too)",
+                       description="kubectl's rollout commands for rollwise's custom kind (rsts/NAME) and plain "
+                                   "sets (sts/NAME). Also installed as the kubectl plugin `kubectl-rollwise`.")
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, text in (("status", "watch the rollout until it is done"),
+                       ("history", "the set's revisions (ControllerRevisions)"),
+                       ("undo", "roll back to the previous revision, or --to-revision"),
+                       ("restart", "roll every pod, through the template annotation kubectl.kubernetes.io/"
+                                   "restartedAt")):
+        a = actions.add_parser(name, help=text, description=text)
+        a.add_argument("target", metavar="TYPE/NAME", help="rsts/NAME (apps.rollwise.dev) or sts/NAME (apps/v1)")
+        add_connection_flags(a)
+        if name == "status":
+            a.add_argument("--timeout", type=_duration, default=0.0,
+                           help="give up after this long, exit 1 (e.g. 30s, 5m; default 0: wait for ever)")
+            a.add_argument("-w", "--watch", type=lambda s: s.lower() in ("true", "1", "yes"), default=True,
+                           metavar="BOOL", help="keep watching until done (default true); false: print once")
+        if name == "history":
+            a.add_argument("--revision", type=int, default=0, help="show the pod template of this revision")
+        if name == "undo":
+            a.add_argument("--to-revision", type=int, default=0, help="the revision to roll back to (default: "
+                                                                       "the previous one)")
+        a.set_defaults(run=_run)
+
+
+def kubectl_plugin() -> int:
+    """``kubectl-rollwise``: kubectl runs it with the words after ``kubectl rollwise``."""
+    from rollwise.cli import main  # noqa: PLC0415 - the package imports this module
+
+    return main(sys.argv[1:])

@@ -1,0 +1,75 @@
+"""Running `rollwise run` as a process against `rollwise up` in tests: its own token (the audit log names it), its
+log lines read with a deadline, SIGTERM then SIGKILL by pid."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from queue import Empty, Queue
+from typing import Any
+
+import yaml
+from kubectl_support import DEADLINE, Up
+
+__all__ = ["Operator", "audit_entries", "get_json"]
+
+
+class Operator:
+    def __init__(self, up: Up, tmp: Path, identity: str, *extra: str) -> None:
+        config = yaml.safe_load(up.kubeconfig.read_text())
+        for user in config["users"]:
+            user["user"] = {"token": identity}  # --any-token: the audit log names this process
+        kubeconfig = tmp / f"{identity}.yaml"
+        kubeconfig.write_text(yaml.safe_dump(config))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "rollwise", "run", "--kubeconfig", str(kubeconfig), "--leader-elect",
+             "--identity", identity, "--lease-namespace", "rollwise-system", "--lease-duration", "3s",
+             "--renew-deadline", "2s", "--retry-period", "0.5s", "--health-addr", "127.0.0.1:0",
+             "--metrics-addr", "127.0.0.1:0", *extra],
+            env=up.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines: Queue[str] = Queue()
+        self.log: list[str] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str) -> re.Match[str]:
+        end = time.monotonic() + DEADLINE
+        while time.monotonic() < end:
+            try:
+                line = self.lines.get(timeout=0.5)
+            except Empty:
+                continue
+            self.log.append(line)
+            found = re.search(pattern, line)
+            if found:
+                return found
+        raise AssertionError(f"operator never logged {pattern!r}:\n" + "\n".join(self.log[-30:]))
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout=DEADLINE)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+        return self.proc.wait()
+
+
+def get_json(up: Up, *args: str) -> Any:
+    return json.loads(up.kubectl("get", *args, "-o", "json").stdout)
+
+
+
+def audit_entries(up: Up) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in up.audit_log.read_text().splitlines() if line.strip()]

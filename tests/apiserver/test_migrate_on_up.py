@@ -1,0 +1,79 @@
+"""`rollwise migrate sts/NAME` against `rollwise up --controllers=-apps.rollwise.dev` with the operator running:
+the plain set's pods move under the custom set without a restart, and the next change rolls through it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubectl_support import DEADLINE, Up, find_kubectl, start_up, statefulset, stop_up
+from operator_support import Operator, get_json
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.kubectl
+
+
+@pytest.fixture
+def up(tmp_path: Path) -> Iterator[Up]:
+    kubectl = find_kubectl()
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")
+    server = start_up(tmp_path, kubectl, "--controllers=-apps.rollwise.dev", "--any-token")
+    try:
+        yield server
+    finally:
+        stop_up(server.proc)
+
+
+def _migrate(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rollwise", "migrate", *args, "--kubeconfig", str(up.kubeconfig)],
+                          env=up.env, capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
+
+
+def _pods(up: Up) -> list[dict[str, Any]]:
+    return get_json(up, "pods", "-l", "app=web")["items"]  # type: ignore[no-any-return]
+
+
+def test_migrate_moves_pods_under_the_custom_set_without_restarts_and_it_rolls_next(up: Up, tmp_path: Path) -> None:
+    up.kubectl("apply", "-k", str(ROOT / "deploy"))
+    op = Operator(up, tmp_path, "op-a")
+    try:
+        op.wait_for(r"op-a started leading")
+        up.apply(statefulset("web", replicas=3, image="nginx:1.26"))
+        up.kubectl("wait", "sts/web", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
+        up.until(lambda: (s := get_json(up, "sts", "web")["status"]).get("currentRevision") == s.get(
+            "updateRevision"), "the plain set settles")
+        before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in _pods(up)}
+        claims = {c["metadata"]["name"]: c["metadata"]["uid"] for c in get_json(up, "pvc")["items"]}
+        assert len(before) == 3 and len(claims) == 3
+
+        done = _migrate(up, "sts/web")
+        assert done.returncode == 0, done.stderr
+        assert "adopted 3 pods" in done.stdout
+
+        cr = get_json(up, "rsts", "web")
+        pods = _pods(up)
+        assert {p["metadata"]["name"]: p["metadata"]["uid"] for p in pods} == before, "no pod was restarted"
+        for pod in pods:
+            (ref,) = [r for r in pod["metadata"]["ownerReferences"] if r.get("controller")]
+            assert (ref["apiVersion"], ref["uid"]) == ("apps.rollwise.dev/v1alpha1", cr["metadata"]["uid"])
+        assert {c["metadata"]["name"]: c["metadata"]["uid"] for c in get_json(up, "pvc")["items"]} == claims
+        assert get_json(up, "sts")["items"] == []
+        again = _migrate(up, "sts/web")
+        assert again.returncode == 1 and "NotFound" in again.stderr
+
+        up.kubectl("patch", "rsts", "web", "--type=merge", "-p",
+                   json.dumps({"spec": {"template": {"spec": {"containers": [{"name": "app",
+                                                                              "image": "nginx:1.27"}]}}}}))
+        up.kubectl("wait", "--for=condition=Ready", "rsts/web", "--timeout=60s")
+        pods = _pods(up)
+        assert sorted(p["spec"]["containers"][0]["image"] for p in pods) == ["nginx:1.27"] * 3
+        assert {c["metadata"]["name"]: c["metadata"]["uid"] for c in get_json(up, "pvc")["items"]} == claims
+    finally:
+        assert op.stop() == 0

@@ -1,0 +1,108 @@
+"""The operator's kubectl-facing status and its quorum-aware companion against `rollwise up`.
+
+`up` runs with `--controllers=-apps.rollwise.dev,-quorum`: the custom kind and DEP-07's deletions are the
+operator's; `up`'s built-in StatefulSet controller still recreates the pods of plain `apps/v1` sets, as
+kube-controller-manager does on a real cluster.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubectl_support import Up, find_kubectl, start_up, statefulset, stop_up
+from operator_support import Operator, audit_entries, get_json
+
+ROOT = Path(__file__).resolve().parents[2]
+WEB = """\
+apiVersion: apps.rollwise.dev/v1alpha1
+kind: StatefulSet
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: "nginx:1.27"}]}
+"""
+
+pytestmark = pytest.mark.kubectl
+
+
+@pytest.fixture
+def up(tmp_path: Path) -> Iterator[Up]:
+    kubectl = find_kubectl()
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")
+    server = start_up(tmp_path, kubectl, "--controllers=-apps.rollwise.dev,-quorum", "--any-token")
+    try:
+        yield server
+    finally:
+        stop_up(server.proc)
+
+
+@pytest.fixture
+def operator(up: Up, tmp_path: Path) -> Iterator[Operator]:
+    up.kubectl("apply", "-k", str(ROOT / "deploy"))
+    op = Operator(up, tmp_path, "op-a")
+    try:
+        op.wait_for(r"op-a started leading")
+        yield op
+    finally:
+        assert op.stop() == 0
+
+
+def _images(up: Up, app: str) -> list[str]:
+    return sorted(p["spec"]["containers"][0]["image"] for p in get_json(up, "pods", "-l", f"app={app}")["items"])
+
+
+def test_kubectl_wait_for_ready_returns_only_once_the_rollout_is_done(up: Up, operator: Operator) -> None:
+    up.apply(WEB)
+    up.kubectl("wait", "--for=condition=Ready", "rsts/web", "--timeout=60s")
+    assert _images(up, "web") == ["nginx:1.27"] * 3
+    status = get_json(up, "rsts", "web")["status"]
+    assert status["labelSelector"] == "app=web"
+    scale = json.loads(up.kubectl("get", "--raw",
+                                  "/apis/apps.rollwise.dev/v1alpha1/namespaces/default/statefulsets/web/scale").stdout)
+    assert scale["status"]["selector"] == "app=web"
+    # Right after the change the old Ready=True still stands, but for the previous generation: kubectl skips it.
+    up.kubectl("patch", "rsts", "web", "--type=merge", "-p",
+               '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}')
+    up.kubectl("wait", "--for=condition=Ready", "rsts/web", "--timeout=60s")
+    sts = get_json(up, "rsts", "web")
+    assert _images(up, "web") == ["nginx:1.28"] * 3
+    assert sts["status"]["currentRevision"] == sts["status"]["updateRevision"]
+    ready = [c for c in sts["status"]["conditions"] if c["type"] == "Ready"]
+    assert ready[0]["observedGeneration"] == sts["metadata"]["generation"]
+
+
+def test_the_companion_rolls_an_apps_v1_set_with_deletes_events_and_its_annotation_only(
+        up: Up, operator: Operator) -> None:
+    manifest = statefulset("qa", replicas=3, claims=False, image="nginx:1.26", strategy="{type: OnDelete}").replace(
+        "metadata:\n  name: qa", "metadata:\n  name: qa\n  annotations: {rollwise.dev/update-policy: QuorumAware}")
+    up.apply(manifest)
+    up.kubectl("wait", "sts/qa", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
+    up.kubectl("set", "image", "sts/qa", "app=nginx:1.27")
+    up.until(lambda: _images(up, "qa") == ["nginx:1.27"] * 3, "the companion replaced every member")
+
+    def settled() -> bool:
+        notes = get_json(up, "sts", "qa")["metadata"].get("annotations") or {}
+        stored = json.loads(notes.get("rollwise.dev/quorum-status") or "[]")
+        return any(c["type"] == "AllMembersUpdated" and c["status"] == "True" for c in stored)
+
+    up.until(settled, "the companion records AllMembersUpdated in its annotation")
+    status = get_json(up, "sts", "qa")["status"]
+    assert all(c["type"] != "AllMembersUpdated" for c in status.get("conditions") or [])
+    events = up.kubectl("get", "events", "--field-selector", "involvedObject.name=qa").stdout
+    assert "QuorumAwareDelete" in events
+    ours = [e for e in audit_entries(up) if e["user"] == "op-a" and e["verb"] in ("create", "update", "patch",
+                                                                                  "delete")]
+    pod_deletes = [e for e in ours if e["resource"] == "pods" and e["verb"] == "delete"]
+    assert len(pod_deletes) == 3
+    touched = {(e["resource"], e["verb"]) for e in ours} - {("events", "create"), ("events", "patch"),
+                                                            ("leases.coordination.k8s.io", "create"),
+                                                            ("leases.coordination.k8s.io", "update")}
+    assert touched == {("pods", "delete"), ("statefulsets.apps", "patch")}, "never apps/v1 status, never a create"

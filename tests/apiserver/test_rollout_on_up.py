@@ -1,0 +1,118 @@
+"""`rollwise rollout status|history|undo|restart` against `rollwise up`, through kubectl's plugin mechanism
+(`kubectl rollwise ...` runs `kubectl-rollwise` from PATH), on the custom kind that `kubectl rollout` refuses."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubectl_support import DEADLINE, Up, find_kubectl, start_up, stop_up
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN_DIR = Path(sys.executable).parent
+WEB = """\
+apiVersion: apps.rollwise.dev/v1alpha1
+kind: StatefulSet
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: "nginx:1.27"}]}
+"""
+
+pytestmark = pytest.mark.kubectl
+
+
+@pytest.fixture
+def up(tmp_path: Path) -> Iterator[Up]:
+    kubectl = find_kubectl()
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")
+    if not (PLUGIN_DIR / "kubectl-rollwise").exists():
+        pytest.skip("the kubectl-rollwise entry point is not installed (run `make setup`)")
+    server = start_up(tmp_path, kubectl)
+    server.env = {**server.env, "PATH": f"{PLUGIN_DIR}{os.pathsep}{server.env.get('PATH', os.environ['PATH'])}"}
+    try:
+        yield server
+    finally:
+        stop_up(server.proc)
+
+
+def _plugin(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([up.kubectl_path, "rollwise", *args], env=up.env, capture_output=True, text=True,
+                          timeout=DEADLINE * 2, check=False)
+
+
+def _pods(up: Up) -> list[dict[str, Any]]:
+    return json.loads(up.kubectl("get", "pods", "-l", "app=web", "-o", "json").stdout)["items"]
+
+
+def _images(up: Up) -> list[str]:
+    return sorted(p["spec"]["containers"][0]["image"] for p in _pods(up))
+
+
+def _set_image(up: Up, image: str) -> None:
+    up.kubectl("patch", "rsts", "web", "--type=merge", "-p",
+               json.dumps({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": image}]}}}}))
+
+
+def test_the_plugin_follows_a_rollout_lists_history_undoes_and_restarts(up: Up) -> None:
+    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crd.yaml"))
+    up.apply(WEB)
+    first = _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[-1].startswith("statefulset rolling update complete 3 pods at revision web-")
+
+    _set_image(up, "nginx:1.28")
+    rolled = _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s")
+    assert rolled.returncode == 0, rolled.stderr
+    lines = rolled.stdout.splitlines()
+    assert lines[-1].startswith("statefulset rolling update complete 3 pods")  # the rollout may beat the plugin
+    assert all(line.startswith(("Waiting for", "waiting for statefulset rolling update")) for line in lines[:-1])
+    assert _images(up) == ["nginx:1.28"] * 3
+
+    history = _plugin(up, "rollout", "history", "rsts/web")
+    assert history.returncode == 0
+    assert history.stdout.splitlines()[:4] == ["statefulset.apps.rollwise.dev/web", "REVISION  CHANGE-CAUSE",
+                                               "1         <none>", "2         <none>"]
+    shown = _plugin(up, "rollout", "history", "rsts/web", "--revision=1")
+    assert "image: nginx:1.27" in shown.stdout
+
+    undo = _plugin(up, "rollout", "undo", "rsts/web")
+    assert undo.stdout.strip() == "statefulset.apps.rollwise.dev/web rolled back", undo.stderr
+    assert _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
+    assert _images(up) == ["nginx:1.27"] * 3
+    again = _plugin(up, "rollout", "undo", "rsts/web", "--to-revision=3")
+    assert "skipped rollback (current template already matches revision 3)" in again.stdout, again.stderr
+
+    before = {p["metadata"]["uid"] for p in _pods(up)}
+    restart = _plugin(up, "rollout", "restart", "rsts/web")
+    assert restart.stdout.strip() == "statefulset.apps.rollwise.dev/web restarted"
+    assert _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
+    pods = _pods(up)
+    assert not before & {p["metadata"]["uid"] for p in pods}, "every pod was replaced"
+    assert all("kubectl.kubernetes.io/restartedAt" in p["metadata"]["annotations"] for p in pods)
+
+
+def test_status_exits_1_on_timeout_and_errors_are_reported(up: Up) -> None:
+    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crd.yaml"))
+    up.apply(WEB)
+    assert _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
+    _set_image(up, "nginx:typo")  # never pulls: the rollout cannot finish
+    stuck = _plugin(up, "rollout", "status", "rsts/web", "--timeout=2s")
+    assert stuck.returncode == 1
+    assert "error: timed out waiting for the condition" in stuck.stderr
+    assert stuck.stdout.splitlines()[-1] in ("Waiting for 1 pods to be ready...", "Waiting for 2 pods to be ready...")
+    missing = _plugin(up, "rollout", "status", "rsts/nope", "--timeout=2s")
+    assert missing.returncode == 1 and "NotFound" in missing.stderr
+    bad = _plugin(up, "rollout", "status", "deploy/web")
+    assert bad.returncode == 2 and bad.stdout == ""

@@ -1,0 +1,54 @@
+"""The operator's companion on plain apps/v1 sets (operator-plan §2): the same decisions as the pure controller,
+but its condition lives in its own set annotation, never in the status kube-controller-manager owns."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from quorum_views import NEW, NOW, leases_for, member, quorum_set, view_of
+
+from rollwise.controllers.plan import DeletePod, EmitEvent, PatchSet, WriteStatus
+from rollwise.controllers.quorum import ALL_MEMBERS_UPDATED, WAITING_EVENT, reconcile_quorum
+from rollwise.drivers.runtime.companion import STATUS_ANNOTATION, reconcile_companion
+
+
+def _annotated(sts: dict[str, Any], plan_actions: tuple[Any, ...]) -> dict[str, Any]:
+    (patch,) = [a for a in plan_actions if isinstance(a, PatchSet)]
+    notes = {**sts["metadata"].get("annotations", {}), **patch.merge["metadata"]["annotations"]}
+    return {**sts, "metadata": {**sts["metadata"], "annotations": notes}}
+
+
+def test_companion_deletes_as_the_pure_controller_and_writes_no_status() -> None:
+    view = view_of(quorum_set(), [member(0), member(1), member(2)], leases_for(3, 0))
+    pure = reconcile_quorum(view)
+    plan = reconcile_companion(view)
+    assert [a.name for a in plan.of_type(DeletePod)] == [a.name for a in pure.of_type(DeletePod)] == ["etcd-2"]
+    assert not plan.of_type(WriteStatus)
+    (patch,) = plan.of_type(PatchSet)
+    assert set(patch.merge) == {"metadata"}, "only its own annotation"
+    (stored,) = json.loads(patch.merge["metadata"]["annotations"][STATUS_ANNOTATION])
+    assert (stored["type"], stored["status"]) == (ALL_MEMBERS_UPDATED, "False")
+
+
+def test_companion_remembers_a_wait_in_its_annotation_so_a_long_hold_is_one_event() -> None:
+    pods = [member(0), member(1), member(2, "unready", rev=NEW)]
+    sts = quorum_set()
+    first = reconcile_companion(view_of(sts, pods))
+    assert [e.event_reason for e in first.of_type(EmitEvent)] == [WAITING_EVENT]
+    sts = _annotated(sts, first.actions)
+    again = reconcile_companion(view_of(sts, pods, now=NOW + 30))
+    assert again.actions == ()
+
+
+def test_companion_keeps_other_conditions_in_the_status_untouched() -> None:
+    sts = quorum_set()
+    before = json.dumps(sts["status"], sort_keys=True)
+    reconcile_companion(view_of(sts, [member(o, rev=NEW) for o in range(3)]))
+    assert json.dumps(sts["status"], sort_keys=True) == before
+
+
+def test_a_hand_edited_annotation_is_ignored_not_fatal() -> None:
+    sts = quorum_set(notes={STATUS_ANNOTATION: "{not json"})
+    plan = reconcile_companion(view_of(sts, [member(0), member(1), member(2)], leases_for(3, 0)))
+    assert [a.name for a in plan.of_type(DeletePod)] == ["etcd-2"]
