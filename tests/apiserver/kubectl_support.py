@@ -6,6 +6,7 @@ fresh HOME and KUBECACHEDIR, so discovery, the OpenAPI cache and the version dis
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -13,10 +14,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty, Queue
+
+import pytest
 
 KUBECTL_132 = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32"
 DEADLINE = 60.0
@@ -136,6 +139,19 @@ def stop_up(proc: subprocess.Popen[str]) -> int:
         except subprocess.TimeoutExpired:
             os.kill(proc.pid, signal.SIGKILL)
     return proc.wait()
+
+
+@contextlib.contextmanager
+def running_up(tmp: Path, *extra: str) -> Iterator[Up]:
+    """``rollwise up`` for one test (skipped, saying why, where no kubectl is installed), stopped by pid after it."""
+    kubectl = find_kubectl()
+    if kubectl is None:
+        pytest.skip("kubectl is not installed")
+    server = start_up(tmp, kubectl, *extra)
+    try:
+        yield server
+    finally:
+        stop_up(server.proc)
 
 
 def namespace(up: Up, name: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import DEADLINE, Up, find_kubectl, start_up, statefulset, stop_up
+from kubectl_support import DEADLINE, Up, running_up, statefulset
 from operator_support import Operator, get_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,14 +21,8 @@ pytestmark = pytest.mark.kubectl
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    server = start_up(tmp_path, kubectl, "--controllers=-apps.rollwise.dev", "--any-token")
-    try:
+    with running_up(tmp_path, "--controllers=-apps.rollwise.dev", "--any-token") as server:
         yield server
-    finally:
-        stop_up(server.proc)
 
 
 def _migrate(up: Up, *args: str) -> subprocess.CompletedProcess[str]:

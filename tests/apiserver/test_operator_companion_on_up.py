@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, find_kubectl, start_up, statefulset, stop_up
+from kubectl_support import Up, running_up, statefulset
 from operator_support import Operator, audit_entries, get_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,14 +34,8 @@ pytestmark = pytest.mark.kubectl
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    server = start_up(tmp_path, kubectl, "--controllers=-apps.rollwise.dev,-quorum", "--any-token")
-    try:
+    with running_up(tmp_path, "--controllers=-apps.rollwise.dev,-quorum", "--any-token") as server:
         yield server
-    finally:
-        stop_up(server.proc)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import DEADLINE, Up, find_kubectl, start_up, stop_up
+from kubectl_support import DEADLINE, Up, running_up
 from operator_support import Operator, audit_entries, get_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,14 +37,8 @@ pytestmark = pytest.mark.kubectl
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    server = start_up(tmp_path, kubectl, "--controllers", "*,-apps.rollwise.dev", "--any-token")
-    try:
+    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as server:
         yield server
-    finally:
-        stop_up(server.proc)
 
 
 def _rolled_out(up: Up, image: str) -> bool:
@@ -141,15 +135,9 @@ def test_a_standby_takes_over_from_a_killed_leader_and_a_paused_leader_writes_no
 
 @pytest.fixture
 def faulty_up(tmp_path: Path) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
     faults = "compact-every=0.7,drop-watches-every=1.1,conflict-rate=0.1,error-rate=0.1,watch-delay=0.05,seed=5"
-    server = start_up(tmp_path, kubectl, "--controllers", "*,-apps.rollwise.dev", "--any-token", "--faults", faults)
-    try:
+    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token", "--faults", faults) as server:
         yield server
-    finally:
-        stop_up(server.proc)
 
 
 def test_the_operator_finishes_a_rollout_through_410s_dropped_watches_409s_and_500s(

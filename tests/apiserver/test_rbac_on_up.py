@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, find_kubectl, start_up, stop_up
+from kubectl_support import Up, running_up
 from operator_support import Operator, audit_entries, get_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,14 +40,8 @@ spec:
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    server = start_up(tmp_path, kubectl, "--controllers=-apps.rollwise.dev", "--any-token", "--authz", "rbac")
-    try:
+    with running_up(tmp_path, "--controllers=-apps.rollwise.dev", "--any-token", "--authz", "rbac") as server:
         yield server
-    finally:
-        stop_up(server.proc)
 
 
 def _forbidden(up: Up) -> list[dict[str, object]]:
