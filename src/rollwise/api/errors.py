@@ -6,12 +6,15 @@
     ├── InvalidObject(ValueError)      bad input: carries every FieldError found
     └── ApiStatusError                 a Kubernetes API failure, with HTTP code and Status reason
         ├── BadRequest          400  BadRequest      (a malformed request: a selector that does not parse)
+        ├── Forbidden           403  Forbidden       (not allowed: RBAC, or a namespace that may not go)
         ├── NotFound            404  NotFound
         ├── AlreadyExists       409  AlreadyExists
         ├── Conflict            409  Conflict        (stale resourceVersion)
         ├── Gone                410  Gone            (a watch position too old)
+        ├── UnsupportedMediaType 415 UnsupportedMediaType (a body or patch type the server does not take)
         ├── Invalid             422  Invalid         (the API server's validation refused the object)
-        └── InternalError       500  InternalError   (injected by tests, or a server fault)
+        ├── InternalError       500  InternalError   (injected by tests, or a server fault)
+        └── ServerTimeout       504  Timeout         (injected by tests: no answer in time)
 """
 
 from __future__ import annotations
@@ -26,12 +29,15 @@ __all__ = [
     "BadRequest",
     "Conflict",
     "FieldError",
+    "Forbidden",
     "Gone",
     "InternalError",
     "Invalid",
     "InvalidObject",
     "NotFound",
     "RollwiseError",
+    "ServerTimeout",
+    "UnsupportedMediaType",
 ]
 
 
@@ -104,6 +110,11 @@ class BadRequest(ApiStatusError):
     reason = "BadRequest"
 
 
+class Forbidden(ApiStatusError):
+    code = 403
+    reason = "Forbidden"
+
+
 class NotFound(ApiStatusError):
     code = 404
     reason = "NotFound"
@@ -124,6 +135,11 @@ class Gone(ApiStatusError):
     reason = "Gone"
 
 
+class UnsupportedMediaType(ApiStatusError):
+    code = 415
+    reason = "UnsupportedMediaType"
+
+
 class Invalid(ApiStatusError):
     code = 422
     reason = "Invalid"
@@ -136,3 +152,8 @@ class Invalid(ApiStatusError):
 class InternalError(ApiStatusError):
     code = 500
     reason = "InternalError"
+
+
+class ServerTimeout(ApiStatusError):
+    code = 504
+    reason = "Timeout"

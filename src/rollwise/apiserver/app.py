@@ -15,10 +15,10 @@ from typing import Any
 
 from aiohttp import web
 
-from rollwise.api.errors import ApiStatusError, Conflict, InternalError, Invalid, NotFound
+from rollwise.api.errors import ApiStatusError, Conflict, Forbidden, InternalError, Invalid, NotFound, ServerTimeout
 from rollwise.apiserver import authz
 from rollwise.apiserver import discovery as disc
-from rollwise.apiserver.config import ServerConfig, ServerTimeout
+from rollwise.apiserver.config import ServerConfig
 from rollwise.apiserver.field_validation import fields_checked, warning_header
 from rollwise.apiserver.http import (
     BodyError,
@@ -341,7 +341,7 @@ class _Api:
                             namespace=t.namespace, name=t.name)
         if not self.cfg.authorizer.allowed(req):
             self._audit(request, t, req.verb, {}, 403)
-            raise authz.Forbidden(authz.forbidden_message(req))
+            raise Forbidden(authz.forbidden_message(req))
 
     def _maybe_fail(self) -> None:
         f = self.cfg.faults

@@ -18,21 +18,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj
 
-__all__ = ["Forbidden", "RbacAuthorizer", "Request", "forbidden_message", "verb_of"]
+__all__ = ["RbacAuthorizer", "Request", "forbidden_message", "verb_of"]
 
 SUPERUSERS = frozenset({"admin"})
 SA_PREFIX = "system:serviceaccount:"
 
 Lister = Callable[[str, str | None], list[Obj]]
 """(plural in rbac.authorization.k8s.io, namespace or None) -> objects."""
-
-
-class Forbidden(ApiStatusError):
-    code = 403
-    reason = "Forbidden"
 
 
 def verb_of(method: str, *, named: bool, watch: bool) -> str:

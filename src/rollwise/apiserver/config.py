@@ -7,9 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollwise.api.errors import ApiStatusError
-
-__all__ = ["Faults", "ServerConfig", "ServerTimeout"]
+__all__ = ["Faults", "ServerConfig"]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -33,8 +31,3 @@ class ServerConfig:
     debug_endpoints: bool = False
     server_address: str = "127.0.0.1:0"
     authorizer: Any = None  # apiserver.authz.RbacAuthorizer with `up --authz rbac`; None: every user may do anything
-
-
-class ServerTimeout(ApiStatusError):
-    code = 504
-    reason = "Timeout"

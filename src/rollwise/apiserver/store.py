@@ -18,7 +18,16 @@ from typing import Any
 
 import jsonpatch
 
-from rollwise.api.errors import AlreadyExists, ApiStatusError, BadRequest, Conflict, FieldError, Invalid, NotFound
+from rollwise.api.errors import (
+    AlreadyExists,
+    BadRequest,
+    Conflict,
+    FieldError,
+    Forbidden,
+    Invalid,
+    NotFound,
+    UnsupportedMediaType,
+)
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.validation_objects import check_object_references
@@ -45,16 +54,6 @@ PATCH_TYPES = {
 }
 _INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NODE = GroupKind("", "Node")
-
-
-class UnsupportedMediaType(ApiStatusError):
-    code = 415
-    reason = "UnsupportedMediaType"
-
-
-class Forbidden(ApiStatusError):
-    code = 403
-    reason = "Forbidden"
 
 
 class ApiStore:
