@@ -4,13 +4,17 @@ the client (lightkube, loaded only by these commands), and ``TYPE/NAME`` as kube
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rollwise.api.errors import ApiStatusError
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
 
-__all__ = ["SetTarget", "add_connection_flags", "connect", "parse_target"]
+__all__ = ["ClusterCommandError", "SetTarget", "add_connection_flags", "connect", "parse_target", "run_on_cluster"]
 
 _TYPES = {
     **dict.fromkeys(("rsts", "statefulset.apps.rollwise.dev", "statefulsets.apps.rollwise.dev"),
@@ -57,3 +61,32 @@ def connect(args: argparse.Namespace) -> tuple[Any, str]:
         raise ValueError(f"{path}: no current context; pass --context")
     client = AsyncClient(config, trust_env=False)
     return KubeCluster(client), args.namespace or config.namespace or "default"
+
+
+class ClusterCommandError(Exception):
+    """A command refused or failed on the cluster: its message is printed as kubectl prints errors, exit 1."""
+
+
+def run_on_cluster(args: argparse.Namespace, action: Callable[[Any, str], Awaitable[int]]) -> int:
+    """Connect with the connection flags, run ``action(cluster, namespace)`` to its exit status and close the
+    client; an unusable kubeconfig, a ``ClusterCommandError`` or an API error is printed and gives exit 1."""
+    try:
+        kube, ns = connect(args)
+    except (OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+
+    async def go() -> int:
+        try:
+            return await action(kube, ns)
+        finally:
+            await kube.client.close()
+
+    try:
+        return asyncio.run(go())
+    except ClusterCommandError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except ApiStatusError as err:
+        print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)
+        return 1

@@ -28,7 +28,7 @@ from typing import Any
 
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
-from rollwise.cli.kubetarget import add_connection_flags, connect, parse_target
+from rollwise.cli.kubetarget import ClusterCommandError, add_connection_flags, parse_target, run_on_cluster
 from rollwise.cluster.resources import CONTROLLER_REVISION, POD, ROLLWISE_STATEFULSET, STATEFULSET
 
 __all__ = ["add_migrate"]
@@ -39,7 +39,7 @@ _COPIED_STATUS = ("currentRevision", "updateRevision", "collisionCount")
 _POLL_SECONDS = 0.5
 
 
-class MigrateError(Exception):
+class MigrateError(ClusterCommandError):
     pass
 
 
@@ -122,26 +122,7 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    try:
-        kube, ns = connect(args)
-    except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-
-    async def go() -> int:
-        try:
-            return await _migrate(kube, ns, target.name, args.timeout)
-        finally:
-            await kube.client.close()
-
-    try:
-        return asyncio.run(go())
-    except MigrateError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    except ApiStatusError as err:
-        print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)
-        return 1
+    return run_on_cluster(args, lambda kube, ns: _migrate(kube, ns, target.name, args.timeout))
 
 
 def add_migrate(sub: Any) -> None:

@@ -19,10 +19,9 @@ from typing import Any
 
 import yaml
 
-from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj, controller_of, uid_of
 from rollwise.api.revisions import revision_number, template_of
-from rollwise.cli.kubetarget import SetTarget, add_connection_flags, connect, parse_target
+from rollwise.cli.kubetarget import ClusterCommandError, SetTarget, add_connection_flags, parse_target, run_on_cluster
 from rollwise.cluster.resources import CONTROLLER_REVISION
 from rollwise.cluster.wire import format_time
 
@@ -33,7 +32,7 @@ CHANGE_CAUSE = "kubernetes.io/change-cause"
 _POLL_SECONDS = 0.5
 
 
-class RolloutError(Exception):
+class RolloutError(ClusterCommandError):
     """Refused or failed: the message is printed as kubectl prints its errors, exit 1."""
 
 
@@ -161,26 +160,7 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    try:
-        kube, ns = connect(args)
-    except (OSError, ValueError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-
-    async def go() -> int:
-        try:
-            return await _ACTIONS[args.action](kube, ns, target, args)
-        finally:
-            await kube.client.close()
-
-    try:
-        return asyncio.run(go())
-    except RolloutError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    except ApiStatusError as err:
-        print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)
-        return 1
+    return run_on_cluster(args, lambda kube, ns: _ACTIONS[args.action](kube, ns, target, args))
 
 
 def add_rollout(sub: Any) -> None:
