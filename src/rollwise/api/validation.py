@@ -31,7 +31,8 @@ from rollwise.api.validation_rules import (
     type_error,
 )
 
-__all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "check_container", "validate_statefulset"]
+__all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "check_container", "check_containers",
+           "validate_statefulset"]
 
 API_VERSIONS = ("apps/v1", "apps.rollwise.dev/v1alpha1")
 
@@ -278,6 +279,13 @@ def _check_pod_spec(pod_spec: object) -> list[FieldError]:
                                  rule="activeDeadlineSeconds is not supported for StatefulSet pods"))
     # Upstream leaves the rest of the pod spec to pod creation (FailedCreate events); rollwise has no later pod
     # validation, so it checks here the container fields every driver relies on.
+    return errors + check_containers(pod_spec, path)
+
+
+def check_containers(pod_spec: Mapping[str, Any], path: str) -> list[FieldError]:
+    """The containers and init containers of a pod spec: at least one container, each well formed, names unique
+    across both lists."""
+    errors: list[FieldError] = []
     seen: set[str] = set()
     for key in ("initContainers", "containers"):
         containers = pod_spec.get(key)

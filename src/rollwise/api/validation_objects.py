@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rollwise.api.errors import FieldError
-from rollwise.api.validation import check_container
+from rollwise.api.validation import check_containers
 from rollwise.api.validation_rules import (
     check_annotation_keys,
     check_dns_label,
@@ -160,17 +160,4 @@ def validate_pod_spec(spec: object, path: str) -> list[FieldError]:
         errors += check_int(spec["activeDeadlineSeconds"], f"{path}.activeDeadlineSeconds", minimum=1)
     if spec.get("restartPolicy") is not None:
         errors += check_enum(spec["restartPolicy"], f"{path}.restartPolicy", _RESTART_POLICIES)
-    seen: set[str] = set()
-    for key in ("initContainers", "containers"):
-        containers = spec.get(key)
-        if containers is None or containers == []:
-            if key == "containers":
-                errors.append(FieldError(path=f"{path}.containers", kind="Required value",
-                                         rule="at least one container is required"))
-            continue
-        if not isinstance(containers, list):
-            errors.append(type_error(f"{path}.{key}", containers, "a list"))
-            continue
-        for i, container in enumerate(containers):
-            errors += check_container(container, f"{path}.{key}[{i}]", seen)
-    return errors
+    return errors + check_containers(spec, path)
