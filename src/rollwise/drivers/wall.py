@@ -29,21 +29,18 @@ from rollwise.api.errors import ApiStatusError, NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import (
     Obj,
-    controller_of,
-    labels,
     name_of,
     namespace_of,
-    selector_matches,
     uid_of,
 )
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD, STATEFULSET_KINDS, GroupKind
 from rollwise.drivers.core import AsyncioScheduler, EventRecorder, SetController, WorkQueue
-from rollwise.drivers.core.controller import CONTROLLERS
+from rollwise.drivers.core.routing import sets_to_wake
 from rollwise.drivers.execute import ControllerEvent
 from rollwise.drivers.processes import ProcessKubelet
-from rollwise.drivers.sets import SetKey, set_key, set_resource
+from rollwise.drivers.sets import SetKey, set_key
 from rollwise.kubelet.agent import Note, PodRuntime, advance
 from rollwise.kubelet.profiles import KubeletProfile
 
@@ -163,34 +160,10 @@ class WallDriver:
                         state.wake.cancel()
                 elif ch.actor != KUBELET:
                     self._kubelet_soon(ch.obj)
-            for key in self._owners_of(ch.obj, ch.old):
+        # Which sets a change wakes is the controller core's rule, the same for every driver.
+        for key in sets_to_wake(self.cluster, ch):
+            if key[0] in self.kinds:
                 self._mark_dirty(key)
-        elif ch.resource in self.kinds and not (ch.actor in CONTROLLERS
-                                            and ch.old is not None and ch.old.get("spec") == ch.obj.get("spec")
-                                            and ch.type == "MODIFIED"):
-            self._mark_dirty((ch.resource, ch.namespace, ch.name))
-        elif ch.kind == "Lease":
-            owner = labels(ch.obj).get("rollwise.dev/member-of")
-            if owner:
-                for kind in self.kinds:
-                    self._mark_dirty((kind, ch.namespace, owner))
-
-    def _owners_of(self, pod: Obj, old: Obj | None) -> set[SetKey]:
-        keys: set[SetKey] = set()
-        ns = namespace_of(pod)
-        for obj in (pod, old):
-            if obj is None:
-                continue
-            ref = controller_of(obj)
-            if ref is not None and ref.get("kind") == "StatefulSet":
-                if set_resource(ref) in self.kinds:
-                    keys.add((set_resource(ref), ns, str(ref.get("name"))))
-            elif ref is None:
-                for kind in self.kinds:
-                    for sts in self.cluster.list(kind, ns):
-                        if selector_matches((sts.get("spec") or {}).get("selector"), labels(obj)):
-                            keys.add(set_key(sts))
-        return keys
 
     # -- the kubelet -----------------------------------------------------------------------------------------
 
