@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollwise.cluster.resources import GroupKind, ResourceTable
+from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS, GroupKind, ResourceTable
 from rollwise.cluster.resources import Resource as WorldResource
 
 __all__ = ["ALL_VERBS", "BUILTINS", "Registry", "Resource", "crd_resources"]
@@ -94,17 +94,7 @@ BUILTINS: tuple[Resource, ...] = (
     # The project's own kind, served from the start (operator-plan.md §2: shortName rsts, its printer columns).
     Resource(group="apps.rollwise.dev", version="v1alpha1", kind="StatefulSet", plural="statefulsets",
              singular="statefulset", short_names=("rsts",), categories=("all", "rollwise"), status=True, scale=True,
-             printer_columns=(
-                 {"name": "Desired", "type": "integer", "jsonPath": ".spec.replicas"},
-                 {"name": "Current", "type": "integer", "jsonPath": ".status.replicas"},
-                 {"name": "Updated", "type": "integer", "jsonPath": ".status.updatedReplicas"},
-                 {"name": "Ready", "type": "integer", "jsonPath": ".status.readyReplicas"},
-                 {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-                 {"name": "Strategy", "type": "string", "jsonPath": ".spec.updateStrategy.type", "priority": 1},
-                 {"name": "Containers", "type": "string", "jsonPath": ".spec.template.spec.containers[*].name",
-                  "priority": 1},
-                 {"name": "Images", "type": "string", "jsonPath": ".spec.template.spec.containers[*].image",
-                  "priority": 1})),
+             printer_columns=ROLLWISE_PRINTER_COLUMNS),
     _r("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False,
        short_names=("crd", "crds"), status=True),
 )

@@ -18,6 +18,7 @@ from rollwise.api.defaults import (
     STRATEGY_RECREATE,
     STRATEGY_ROLLING_UPDATE,
 )
+from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
 __all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "crd"]
 
@@ -124,16 +125,7 @@ def status_schema() -> dict[str, Any]:
     return {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "properties": props}
 
 
-PRINTER_COLUMNS: list[dict[str, Any]] = [
-    {"name": "Desired", "type": "integer", "jsonPath": ".spec.replicas"},
-    {"name": "Current", "type": "integer", "jsonPath": ".status.replicas"},
-    {"name": "Updated", "type": "integer", "jsonPath": ".status.updatedReplicas"},
-    {"name": "Ready", "type": "integer", "jsonPath": ".status.readyReplicas"},
-    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
-    {"name": "Strategy", "type": "string", "jsonPath": ".spec.updateStrategy.type", "priority": 1},
-    {"name": "Containers", "type": "string", "jsonPath": ".spec.template.spec.containers[*].name", "priority": 1},
-    {"name": "Images", "type": "string", "jsonPath": ".spec.template.spec.containers[*].image", "priority": 1},
-]
+PRINTER_COLUMNS: list[dict[str, Any]] = [dict(column) for column in ROLLWISE_PRINTER_COLUMNS]
 
 
 def crd() -> dict[str, Any]:

@@ -24,6 +24,7 @@ __all__ = [
     "LEASE",
     "POD",
     "PVC",
+    "ROLLWISE_PRINTER_COLUMNS",
     "ROLLWISE_STATEFULSET",
     "STATEFULSET",
     "STATEFULSET_KINDS",
@@ -150,6 +151,18 @@ ROLLWISE_STATEFULSET = GroupKind("apps.rollwise.dev", "StatefulSet")
 CONTROLLER_REVISION = GroupKind("apps", "ControllerRevision")
 STATEFULSET_KINDS = (STATEFULSET, ROLLWISE_STATEFULSET)
 """The resources rollwise's StatefulSet controller runs: the built-in kind and the project's CRD."""
+
+ROLLWISE_PRINTER_COLUMNS: tuple[dict[str, Any], ...] = (
+    {"name": "Desired", "type": "integer", "jsonPath": ".spec.replicas"},
+    {"name": "Current", "type": "integer", "jsonPath": ".status.replicas"},
+    {"name": "Updated", "type": "integer", "jsonPath": ".status.updatedReplicas"},
+    {"name": "Ready", "type": "integer", "jsonPath": ".status.readyReplicas"},
+    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+    {"name": "Strategy", "type": "string", "jsonPath": ".spec.updateStrategy.type", "priority": 1},
+    {"name": "Containers", "type": "string", "jsonPath": ".spec.template.spec.containers[*].name", "priority": 1},
+    {"name": "Images", "type": "string", "jsonPath": ".spec.template.spec.containers[*].image", "priority": 1},
+)
+"""The custom kind's columns in `kubectl get rsts` (operator-plan.md §2), served by `up` and written into the CRD."""
 
 
 @dataclass(slots=True)
