@@ -18,7 +18,21 @@ from typing import Any
 import yaml
 from kubectl_support import DEADLINE, Up
 
-__all__ = ["Operator", "audit_entries", "get_json"]
+__all__ = ["WEB", "Operator", "audit_entries", "get_json"]
+
+WEB = """\
+apiVersion: apps.rollwise.dev/v1alpha1
+kind: StatefulSet
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: app, image: "nginx:1.27"}]}
+"""
+"""A three-replica set of the custom kind rolling two at a time: what the operator tests apply."""
 
 
 class Operator:

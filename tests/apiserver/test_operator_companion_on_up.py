@@ -13,21 +13,9 @@ from pathlib import Path
 
 import pytest
 from kubectl_support import Up, running_up, statefulset
-from operator_support import Operator, audit_entries, get_json
+from operator_support import WEB, Operator, audit_entries, get_json
 
 ROOT = Path(__file__).resolve().parents[2]
-WEB = """\
-apiVersion: apps.rollwise.dev/v1alpha1
-kind: StatefulSet
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: app, image: "nginx:1.27"}]}
-"""
 
 pytestmark = pytest.mark.kubectl
 

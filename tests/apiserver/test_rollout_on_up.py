@@ -13,21 +13,10 @@ from typing import Any
 
 import pytest
 from kubectl_support import DEADLINE, Up, find_kubectl, start_up, stop_up
+from operator_support import WEB
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_DIR = Path(sys.executable).parent
-WEB = """\
-apiVersion: apps.rollwise.dev/v1alpha1
-kind: StatefulSet
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: app, image: "nginx:1.27"}]}
-"""
 
 pytestmark = pytest.mark.kubectl
 
