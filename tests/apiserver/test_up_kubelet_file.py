@@ -17,6 +17,9 @@ CASES = [
     ("a duplicate key", b"startSeconds: 1\nstartSeconds: 2\n", "duplicate key"),
     ("two documents", b"startSeconds: 1\n---\nstartSeconds: 2\n", "expected one document"),
     ("nesting 10,000 deep", b"images: " + b"[" * 10_000 + b"]" * 10_000, "MAX_NESTING_DEPTH"),
+    ("an unknown application model", b"apps: {etcd: {model: raft}}\n", "kubelet.apps.etcd.model: Unsupported"),
+    ("a quorum model's bad timing", b"apps: {etcd: {model: quorum, probePeriodSeconds: 0}}\n",
+     "kubelet.apps.etcd.probePeriodSeconds: Invalid value"),
 ]
 
 

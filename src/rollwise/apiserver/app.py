@@ -19,6 +19,7 @@ from rollwise.api.errors import ApiStatusError, Conflict, Forbidden, InternalErr
 from rollwise.apiserver import authz
 from rollwise.apiserver import discovery as disc
 from rollwise.apiserver.config import ServerConfig
+from rollwise.apiserver.debug import add_debug_routes
 from rollwise.apiserver.field_validation import fields_checked, warning_header
 from rollwise.apiserver.http import (
     BodyError,
@@ -84,8 +85,7 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     r.add_route("*", "/apis/{group}/{version}/", api.group_version)
     r.add_route("*", "/apis/{group}/{version}/{tail:.*}", api.resource)
     if cfg.debug_endpoints:
-        r.add_post("/debug/rollwise/compact", api.debug_compact)
-        r.add_post("/debug/rollwise/drop-watches", api.debug_drop_watches)
+        add_debug_routes(r, store, cfg, api)
     return app
 
 
@@ -197,13 +197,15 @@ class _Api:
             raise NotFound("the server could not find the requested resource")
         return json_reply(doc)
 
-    async def debug_compact(self, _request: web.Request) -> web.Response:
-        self.store.cluster.compact_history()
-        return json_reply({"compactedAt": str(self.store.resource_version)})
+    # -- the guard of a write outside the resource paths (apiserver/debug.py) ---------------------------------
 
-    async def debug_drop_watches(self, _request: web.Request) -> web.Response:
-        self.store.cluster.drop_watches()
-        return json_reply({"dropped": True})
+    def authorize_write(self, request: web.Request, resource: Resource, namespace: str, name: str,
+                        sub: str) -> None:
+        self._authorize(request, _Target(resource, namespace, name, sub))
+
+    def audit_write(self, request: web.Request, resource: Resource, namespace: str, name: str, sub: str, obj: Any,
+                    code: int) -> None:
+        self._audit(request, _Target(resource, namespace, name, sub), "create", obj, code)
 
     # -- resources -------------------------------------------------------------------------------------------
 

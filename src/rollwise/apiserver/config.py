@@ -31,3 +31,5 @@ class ServerConfig:
     debug_endpoints: bool = False
     server_address: str = "127.0.0.1:0"
     authorizer: Any = None  # apiserver.authz.RbacAuthorizer with `up --authz rbac`; None: every user may do anything
+    pod_fault: Callable[[str, str, str, str | None], Any] | None = None
+    """(namespace, pod, fault, container or None) -> the pod: the kubelet takes a fault (apiserver/debug.py)."""

@@ -31,9 +31,11 @@ from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.drivers.processes import ProcessKubelet
+from rollwise.drivers.sim.scenario import parse_apps
 from rollwise.drivers.wall import WallDriver, scaled_profile
 from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
+from rollwise.kubelet.quorum_probe import QuorumParams
 
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
 
@@ -63,8 +65,9 @@ def add_up(sub: Any) -> None:
                    help="kube-controller-manager-style list: '*' (default), or names with '-' to disable, e.g. "
                         f"'*,-kubelet'; names: {', '.join(CONTROLLERS)}")
     p.add_argument("--kubelet", type=Path, metavar="FILE",
-                   help="the simulated kubelet's timings and per-image behaviours, as a scenario's `kubelet:` "
-                        "block (YAML), e.g. `images: {\"app:typo\": {fail: ErrImagePull}}`")
+                   help="the simulated kubelet's timings, per-image behaviours and application models, as a "
+                        "scenario's `kubelet:` block (YAML), e.g. `images: {\"app:typo\": {fail: ErrImagePull}}` "
+                        "or `apps: {etcd: {model: quorum}}`")
     p.add_argument("--process-images", default=DEFAULT_PATTERN, metavar="PATTERN",
                    help=f"pods of a StatefulSet whose container image matches this shell-style pattern run as real "
                         f"local etcd members (default {DEFAULT_PATTERN!r}; '' runs every pod in the simulated "
@@ -74,9 +77,12 @@ def add_up(sub: Any) -> None:
                         "drop-watches-every=SECONDS, watch-delay=SECONDS, conflict-rate=P, error-rate=P, "
                         "timeout-rate=P (P: the chance per write, 0 to 1), seed=N")
     p.add_argument("--debug-endpoints", action="store_true",
-                   help="serve POST /debug/rollwise/compact and /debug/rollwise/drop-watches")
+                   help="serve POST /debug/rollwise/compact, /debug/rollwise/drop-watches and "
+                        "/debug/rollwise/namespaces/NS/pods/NAME/fault (body {\"fault\": \"crash\"}: one of the "
+                        "simulator's pod faults crash, unready, recover, fail, kill, in the kubelet)")
     p.add_argument("--audit-log", type=Path, help="append one JSON line per write (time, user, verb, resource, "
-                                                   "name, resourceVersion)")
+                                                   "name, resourceVersion, code); the built-in controllers' writes "
+                                                   "too, as system:serviceaccount:kube-system:<controller>")
     p.add_argument("--authz", choices=("none", "rbac"), default="none",
                    help="rbac: authorize every request by the (Cluster)Roles bound to its user, as a cluster would "
                         "(`up`'s own credentials are a superuser); none (default): allow everything")
@@ -129,7 +135,7 @@ def run_up(args: argparse.Namespace) -> int:
         print(f"rollwise up: {err}", file=sys.stderr)
         return 2
     try:
-        profile = _load_profile(args.kubelet)
+        profile, apps = _load_profile(args.kubelet)
     except InvalidObject as err:
         print("rollwise up: --kubelet:", file=sys.stderr)
         print_invalid(err)
@@ -137,7 +143,7 @@ def run_up(args: argparse.Namespace) -> int:
     temp = tempfile.mkdtemp(prefix="rollwise-up-") if args.ephemeral else None
     data_dir = Path(temp) if temp else (args.data_dir or DEFAULT_DATA_DIR)
     try:
-        return asyncio.run(_serve(args, data_dir, controllers, faults, profile))
+        return asyncio.run(_serve(args, data_dir, controllers, faults, profile, apps))
     except OSError as err:
         print(f"rollwise up: {err}", file=sys.stderr)
         return 1
@@ -146,22 +152,26 @@ def run_up(args: argparse.Namespace) -> int:
             shutil.rmtree(temp, ignore_errors=True)
 
 
-def _load_profile(path: Path | None) -> KubeletProfile:
+def _load_profile(path: Path | None) -> tuple[KubeletProfile, dict[str, QuorumParams]]:
+    """The kubelet's profile and the sets bound to a quorum model (``apps.<set>: {model: quorum}``), from a
+    scenario's ``kubelet:`` block."""
     if path is None:
-        return KubeletProfile()
+        return KubeletProfile(), {}
     # The one loader every file goes through (size, depth, encoding, aliases, duplicate keys, numbers).
     docs = read_documents(path)
     if len(docs) > 1:
         raise InvalidObject([FieldError(path="<file>", rule=f"expected one document, found {len(docs)}")],
                             source=str(path))
-    profile, errors = parse_kubelet(docs[0] if docs else {}, path="kubelet")
+    raw = docs[0] if docs else {}
+    profile, errors = parse_kubelet(raw, path="kubelet")
+    apps = parse_apps(raw.get("apps") if isinstance(raw, dict) else None, errors)
     if errors:
         raise InvalidObject(errors, source=str(path))
-    return profile
+    return profile, {name: app.params for name, app in apps.items() if app.model == "quorum"}
 
 
 async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str], faults: dict[str, float],
-                 profile: KubeletProfile) -> int:
+                 profile: KubeletProfile, apps: dict[str, QuorumParams]) -> int:
     creds = load_or_create(data_dir / "pki")
     store = ApiStore(data_dir=None if args.ephemeral else data_dir / "state")
     audit_file: TextIO | None = args.audit_log.open("a", encoding="utf-8") if args.audit_log else None
@@ -180,11 +190,12 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                       rng=random.Random(int(faults.get("seed", 0)))))
     processes = _processes(args, data_dir, store, controllers, profile)
     driver = WallDriver(store.cluster, listen=store.feed.listen, pump=store.feed.pump, speed=args.speed,
-                        profile=profile, processes=processes,
+                        profile=profile, apps=apps, processes=processes, audit=audit if audit_file else None,
                         gates=store.gates, kubelet="kubelet" in controllers, quorum="quorum" in controllers,
                         statefulset_kinds=tuple(gk for gk, name in ((STATEFULSET, "statefulset"),
                                                                      (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
                                                 if name in controllers))
+    config.pod_fault = driver.pod_fault
     runner = web.AppRunner(make_app(store, config), handle_signals=False, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port, ssl_context=server_ssl_context(creds), shutdown_timeout=1)

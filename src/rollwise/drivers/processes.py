@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rollwise.api.errors import ApiStatusError, NotFound
+from rollwise.api.errors import ApiStatusError, Conflict, FieldError, Invalid, NotFound
 from rollwise.api.meta import (
     Obj,
     annotations_of,
@@ -40,6 +40,7 @@ from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD
 from rollwise.controllers.quorum.settings import DEFAULT_LEASE_TEMPLATE, LEASE_TEMPLATE
 from rollwise.drivers.sets import set_resource
+from rollwise.kubelet.process.runtime import FAULTS as RUNTIME_FAULTS
 from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime
 from rollwise.kubelet.status import Note, status_notes
 
@@ -78,6 +79,8 @@ class ProcessKubelet:
         # The Events a kubelet writes about a pod (Started, Killing, BackOff, Unhealthy): the driver's, so that
         # `kubectl describe pod` reads the same for a process as for a simulated container.
         self.notes: Callable[[Obj, tuple[Note, ...]], None] | None = None
+        # Pods left to the simulated kubelet whatever their image (the members of a set bound to a quorum model).
+        self.excluded: Callable[[Obj], bool] = lambda _pod: False
 
     # -- the driver's interface --------------------------------------------------------------------------------
 
@@ -85,7 +88,8 @@ class ProcessKubelet:
         if uid_of(pod) in self._pods:
             return True
         ref = controller_of(pod)
-        return ref is not None and ref.get("kind") == "StatefulSet" and self.runtime.matches(pod)
+        return ref is not None and ref.get("kind") == "StatefulSet" and self.runtime.matches(pod) \
+            and not self.excluded(pod)
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -113,6 +117,22 @@ class ProcessKubelet:
                     self.runtime.pod_removed(ch.obj)
             elif ch.actor != KUBELET and self.matches(ch.obj) and self._adopt(ch.obj) and self._loop is not None:
                 self._loop.call_soon(self._sync, uid)
+
+    def fault(self, pod: Obj, fault: str) -> None:
+        """A pod fault for a member process (``kubelet.process.runtime.FAULTS``: SIGKILL once, crash-loop, fail,
+        recover), then a sync so its status shows it. Invalid for a fault a process cannot take."""
+        uid = uid_of(pod)
+        if fault not in RUNTIME_FAULTS:
+            raise Invalid(f"unknown pod fault {fault!r} for a pod run as a process", errors=[FieldError(
+                path="fault", kind="Unsupported value", value=fault,
+                rule="supported values: " + ", ".join(f'"{f}"' for f in RUNTIME_FAULTS))])
+        if uid not in self._pods and not self._adopt(pod):
+            raise Conflict(f"pod {name_of(pod)}: no StatefulSet controls it, so no process runs it")
+        try:
+            self.runtime.fault(pod, fault, self.clock())
+        except KeyError as err:  # adopted, but its process was never started (the kubelet has not synced it)
+            raise Conflict(f"pod {name_of(pod)}: its process is not running yet") from err
+        self._sync(uid)
 
     # -- the kubelet loop --------------------------------------------------------------------------------------
 

@@ -10,6 +10,9 @@ because kubectl computes AGE from it and an external operator's ``minReadySecond
 The driver writes through the store and then calls ``pump`` so watchers (and the driver itself, through ``listen``)
 see the change.
 
+With ``audit``, the controllers' writes go to the audit log too, as a cluster's controller-manager requests do
+(``drivers/audited.py``).
+
 With ``processes`` (``drivers/processes.py``), pods whose image matches its pattern run as real local processes
 instead: the driver routes their changes, and every claim deletion, to it, and stops it with itself.
 """
@@ -21,11 +24,11 @@ import dataclasses
 import itertools
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollwise.api.errors import ApiStatusError, NotFound
+from rollwise.api.errors import ApiStatusError, Conflict, FieldError, Invalid, NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import (
     Obj,
@@ -36,13 +39,16 @@ from rollwise.api.meta import (
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD, STATEFULSET_KINDS, GroupKind
+from rollwise.drivers.audited import AuditedCluster
 from rollwise.drivers.core import AsyncioScheduler, EventRecorder, SetController, WorkQueue
 from rollwise.drivers.core.routing import sets_to_wake
 from rollwise.drivers.execute import ControllerEvent
 from rollwise.drivers.processes import ProcessKubelet
 from rollwise.drivers.sets import SetKey, set_key
-from rollwise.kubelet.agent import Note, PodRuntime, advance
+from rollwise.drivers.wall_quorum import LEASE_WRITER, QuorumModels, scaled_params
+from rollwise.kubelet.agent import FAULTS, Note, PodRuntime, advance, apply_fault
 from rollwise.kubelet.profiles import KubeletProfile
+from rollwise.kubelet.quorum_probe import QuorumParams
 
 __all__ = ["WallDriver", "WallEventRecorder", "WallScheduler", "scaled_profile"]
 
@@ -83,8 +89,11 @@ class WallDriver:
                  pump: Callable[[], None], profile: KubeletProfile | None = None, speed: float = 1.0,
                  gates: FeatureGates | None = None, clock: Callable[[], float] = time.time,
                  statefulset_kinds: tuple[GroupKind, ...] = STATEFULSET_KINDS, kubelet: bool = True,
-                 quorum: bool = True, processes: ProcessKubelet | None = None) -> None:
+                 quorum: bool = True, processes: ProcessKubelet | None = None,
+                 audit: Callable[[dict[str, Any]], None] | None = None,
+                 apps: Mapping[str, QuorumParams] | None = None) -> None:
         self.cluster = cluster
+        self.audit = audit
         self.pump = pump
         self.profile = scaled_profile(profile or KubeletProfile(), speed)
         self.gates = gates or FeatureGates()
@@ -101,13 +110,19 @@ class WallDriver:
         self._controller: SetController | None = None
         self._recorder: WallEventRecorder | None = None
         self._stopped = False
+        self.models = QuorumModels(cluster, {name: scaled_params(p, speed) for name, p in (apps or {}).items()},
+                                   clock=clock, pump=pump, poke_pod=self._kubelet_poke, record=self._model_event)
+        if processes is not None:
+            processes.excluded = self.models.binds  # a set bound to a model runs in the simulated kubelet
         listen(self._on_change)
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._scheduler = WallScheduler(self._loop, self.clock)
         self._recorder = WallEventRecorder(self.cluster, clock=self.clock)
-        self._controller = SetController(self.cluster, scheduler=self._scheduler, gates=self.gates,
+        # The controllers' writes are audited as a real cluster's controller-manager requests are (drivers/audited).
+        writes = self.cluster if self.audit is None else AuditedCluster(self.cluster, self.audit, clock=self.clock)
+        self._controller = SetController(writes, scheduler=self._scheduler, gates=self.gates,
                                          recorder=self._recorder, quorum=self.quorum_on)
         # Wall-clock instants never repeat, so the per-instant settle guard does not apply; writes still pump.
         self._controller.queue = WorkQueue(self._scheduler, self._reconcile, backoff_max=_BACKOFF_MAX,
@@ -115,6 +130,7 @@ class WallDriver:
         for kind in self.kinds:
             for sts in self.cluster.list(kind):
                 self._mark_dirty(set_key(sts))
+        self.models.start(self._loop)
         if self.processes is not None:
             self.processes.notes = self._process_notes
             self.processes.start()
@@ -138,6 +154,7 @@ class WallDriver:
         for state in self._pods.values():
             if state.wake is not None:
                 state.wake.cancel()
+        self.models.stop()
         if self.processes is not None:
             self.processes.stop()
 
@@ -149,6 +166,7 @@ class WallDriver:
         if ch.kind == "PersistentVolumeClaim" and self.processes is not None:
             self.processes.on_change(ch)
         if ch.kind == "Pod":
+            self.models.pod_changed(ch.obj)
             if self.processes is not None and self.processes.matches(ch.obj):
                 self.processes.on_change(ch)
                 if ch.type == "DELETED":
@@ -186,7 +204,7 @@ class WallDriver:
         if uid_of(pod) != uid:
             return
         now = self.clock()
-        step = advance(pod, state.runtime, self.profile, now)
+        step = advance(pod, state.runtime, self.profile, now, readiness=self.models.readiness_for(pod))
         state.runtime = step.runtime
         self._kubelet_events(pod, state, step.notes)
         try:
@@ -257,6 +275,40 @@ class WallDriver:
     def _process_notes(self, pod: Obj, notes: tuple[Note, ...]) -> None:
         self._kubelet_events(pod, self._process_pods.setdefault(uid_of(pod), _PodState()), notes)
 
+    def pod_fault(self, namespace: str, name: str, fault: str, container: str | None = None) -> Obj:
+        """Apply one of the simulator's pod faults (``kubelet.agent.FAULTS``) to the pod now, as a scenario's
+        ``podFault`` step does; the pod as it is afterwards. NotFound: no such pod; Invalid: an unknown fault or
+        container, or a fault a process pod cannot take; Conflict: no kubelet runs the pod here."""
+        pod = self.cluster.get(POD, namespace, name)
+        containers = [str(c.get("name")) for c in (pod.get("spec") or {}).get("containers") or ()]
+        if container is not None and container not in containers:
+            raise Invalid(f"container {container!r} is not in pod {name}",
+                          errors=[FieldError(path="container", kind="Unsupported value", value=container,
+                                             rule=_supported(containers))])
+        if self.processes is not None and self.processes.matches(pod):
+            self.processes.fault(pod, fault)
+        elif not self.kubelet_on or self._loop is None or self._stopped:
+            raise Conflict(f"pod {name}: no kubelet runs here (--controllers turned it off) to take the fault")
+        else:
+            if fault not in FAULTS:
+                raise Invalid(f"unknown pod fault {fault!r}", errors=[FieldError(
+                    path="fault", kind="Unsupported value", value=fault, rule=_supported(FAULTS))])
+            uid = uid_of(pod)
+            state = self._pods.setdefault(uid, _PodState())
+            state.where = (namespace, name)
+            state.runtime = apply_fault(pod, state.runtime, fault, self.clock(), container=container)
+            self._kubelet_tick(uid)
+        return self.cluster.get(POD, namespace, name)
+
+    def _kubelet_poke(self, uid: str) -> None:
+        """Look at a pod again soon (an application model changed its readiness)."""
+        if uid in self._pods and self._loop is not None and not self._stopped:
+            self._loop.call_soon(self._kubelet_tick, uid)
+
+    def _model_event(self, sts: Obj, event: ControllerEvent) -> None:
+        if self._recorder is not None:
+            self._recorder.record(sts, event, LEASE_WRITER)
+
     def _kubelet_wake(self, uid: str) -> None:
         state = self._pods.get(uid)
         if state is not None:
@@ -269,6 +321,10 @@ class WallDriver:
     def _mark_dirty(self, key: SetKey) -> None:
         if self._controller is not None and not self._stopped:
             self._controller.queue.add(key)
+
+
+def _supported(values: Any) -> str:
+    return "supported values: " + ", ".join(f'"{v}"' for v in values)
 
 
 class WallScheduler(AsyncioScheduler):

@@ -25,7 +25,7 @@ from rollwise.drivers.sim.strategy_override import StrategyOverride
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams, parse_quorum_params
 
-__all__ = ["STEP_KINDS", "AppModel", "Scenario", "Step", "load_scenario", "parse_scenario"]
+__all__ = ["STEP_KINDS", "AppModel", "Scenario", "Step", "load_scenario", "parse_apps", "parse_scenario"]
 
 TOP_LEVEL = ("name", "description", "kubelet", "objects", "steps", "featureGates", "expect", "limitSeconds")
 APP_MODELS = ("quorum",)
@@ -116,7 +116,7 @@ def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario"
         description = ""
     profile, kubelet_errors = parse_kubelet(raw.get("kubelet") or {}, path="kubelet")
     errors += kubelet_errors
-    apps = _parse_apps((raw.get("kubelet") or {}).get("apps") if isinstance(raw.get("kubelet"), Mapping) else None,
+    apps = parse_apps((raw.get("kubelet") or {}).get("apps") if isinstance(raw.get("kubelet"), Mapping) else None,
                        errors)
     overrides, gate_errors = parse_gate_overrides(raw.get("featureGates") or {}, path="featureGates")
     errors += gate_errors
@@ -140,7 +140,8 @@ def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario"
                     limit_seconds=float(limit), source=source, ambiguous_sets=ambiguous)
 
 
-def _parse_apps(raw: Any, errors: list[FieldError]) -> dict[str, AppModel]:
+def parse_apps(raw: Any, errors: list[FieldError]) -> dict[str, AppModel]:
+    """``kubelet.apps``: StatefulSet name -> its application model (``rollwise up --kubelet`` reads it too)."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
