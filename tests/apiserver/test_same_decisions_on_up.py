@@ -1,98 +1,234 @@
-"""The same decisions in both worlds: a bundled scenario replayed against `rollwise up` through the operator gives,
-per set, the same sequence of pod creates and deletes as the simulator (operator-plan §4; times are not compared).
+"""The same decisions in both worlds: every bundled scenario replayed against `rollwise up` through the operator gives,
+per set, the same sequence of controller actions (who, create or delete, which pod) as the simulator
+(operator-plan §4; times are not compared).
 
-Replayed: scenarios whose steps `up` can express with kubectl (waitFor, patch, scale, after) and whose kubelet needs
-no application model; a representative subset, for CI time: an OrderedReady rolling update, EnforcedRollingUpdate's
-safety halt through two broken templates, and a scale down and up with claim retention. Their plain sets become the
-custom kind, in both worlds, so the operator (not `up`'s built-in controller) decides.
+The worlds: `up --controllers=-apps.rollwise.dev,-quorum` runs the scenario's kubelet block (timings, image
+behaviours, the quorum model) in its kubelet, divided by `--speed`; the operator (`rollwise run`) decides. A plain set
+becomes the custom kind in both worlds, so the operator's StatefulSet controller decides; a set handed to DEP-07's
+quorum-aware controller (OnDelete and the annotation) stays `apps/v1`: `up`'s built-in StatefulSet controller creates
+its pods, as kube-controller-manager would, and the operator's quorum companion deletes them. The operator runs one
+controller per StatefulSet resource, so its writes on a custom-kind set are its StatefulSet controller's and those on
+an `apps/v1` set its companion's; `up`'s audit log names its own controllers by their service accounts.
+
+Steps are replayed as a user would (kubectl apply, patch, scale, delete; a pod fault through `up`'s debug endpoint)
+on the simulator's timeline: `after` waits its time divided by the speed, a `waitFor` waits for the simulator's own
+predicate on `up`'s objects (and, where the simulator's wait timed out, its whole timeout). The simulator's
+controller reacts in zero virtual time, `up`'s operator in milliseconds: so that a user's step never lands between
+a state and the decision it calls for, each step runs once `up` has taken as many decisions on every set as the
+simulator had before that step.
 """
 
 from __future__ import annotations
 
+import base64
+import http.client
 import json
+import ssl
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from kubectl_support import Up, find_kubectl, start_up, stop_up
-from operator_support import Operator, audit_entries, get_json
+from operator_support import Operator, audit_entries
 
 from rollwise.cli.options import load_with_overrides
+from rollwise.drivers.audited import SERVICE_ACCOUNT_PREFIX
+from rollwise.drivers.core.controller import CONTROLLERS, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.drivers.sim import run_scenario
+from rollwise.drivers.sim.record import rollout_complete
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "src" / "rollwise" / "examples"
-SCENARIOS = [EXAMPLES / "rolling-update.yaml", EXAMPLES / "enforced-second-broken-template.yaml",
-             ROOT / "tests" / "scenarios" / "scale-and-retention.yaml"]
-SPEED = 20.0  # kubectl_support.start_up's --speed
+BUNDLED = sorted(p for p in EXAMPLES.glob("*.yaml") if "steps" in (yaml.safe_load(p.read_text()) or {}))
+SCENARIOS = [*BUNDLED, ROOT / "tests" / "scenarios" / "scale-and-retention.yaml"]
+SPEED = {"image-typo-fixed": 100.0, "stuck-image-ordered-ready": 100.0}  # long waits that time out
+DEFAULT_SPEED = 40.0
 OPERATOR = "op-replay"
+SYNC_DEADLINE = 60.0
+CUSTOM = "apps.rollwise.dev/v1alpha1"
+
+Action = tuple[str, str, str]  # (controller, create | delete, pod)
 
 pytestmark = pytest.mark.kubectl
+
+
+def _quorum_aware(obj: dict[str, Any]) -> bool:
+    return ((obj.get("metadata") or {}).get("annotations") or {}).get("rollwise.dev/update-policy") is not None
 
 
 def _as_custom(doc: dict[str, Any]) -> dict[str, Any]:
     for obj in doc["objects"]:
         if obj["kind"] == "StatefulSet":
-            obj["apiVersion"] = "apps.rollwise.dev/v1alpha1"
             obj["metadata"].setdefault("namespace", "default")
+            if not _quorum_aware(obj):
+                obj["apiVersion"] = CUSTOM
     return doc
 
 
-def _simulated(doc: dict[str, Any], tmp: Path) -> dict[str, list[tuple[str, str]]]:
+@dataclass
+class Simulated:
+    actions: dict[str, list[Action]]
+    instants: dict[str, list[float]]  # the virtual time of each action
+    before_step: list[dict[str, int]]  # per step index: how many actions per set came before it ran
+    timed_out: set[int]  # indices of the waitFor steps whose timeout expired
+
+
+def _simulate(doc: dict[str, Any], tmp: Path) -> Simulated:
     path = tmp / "scenario.yaml"
     path.write_text(yaml.safe_dump(doc))
     result = run_scenario(load_with_overrides(str(path), strategy=None))
-    out: dict[str, list[tuple[str, str]]] = {}
+    actions: dict[str, list[Action]] = {}
+    instants: dict[str, list[float]] = {}
+    before: list[dict[str, int]] = []
+    timed_out = set()
     for e in result["events"]:
-        if e["type"] in ("PodCreated", "PodDeleteRequested") and e.get("by") == "statefulset-controller":
+        if e["type"] == "Step":
+            assert e["index"] == len(before)
+            before.append({name: len(seq) for name, seq in actions.items()})
+        elif e["type"] == "WaitTimedOut":
+            timed_out.add(e["index"])
+        elif e["type"] in ("PodCreated", "PodDeleteRequested") and e.get("by") in CONTROLLERS:
             verb = "create" if e["type"] == "PodCreated" else "delete"
-            out.setdefault(e["pod"].rsplit("-", 1)[0], []).append((verb, e["pod"]))
+            actions.setdefault(e["pod"].rsplit("-", 1)[0], []).append((e["by"], verb, e["pod"]))
+            instants.setdefault(e["pod"].rsplit("-", 1)[0], []).append(e["t"])
+    return Simulated(actions=actions, instants=instants, before_step=before, timed_out=timed_out)
+
+
+def _in_instants(actions: list[Action], instants: list[float]) -> list[frozenset[Action]]:
+    """The simulator's actions on a set as a sequence of groups, one per virtual instant, controller and verb."""
+    out: list[frozenset[Action]] = []
+    last: tuple[float, str, str] | None = None
+    for action, t in zip(actions, instants, strict=True):
+        out.append(out.pop() | {action} if last == (t, *action[:2]) else frozenset({action}))
+        last = (t, *action[:2])
     return out
 
 
-def _on_up(up: Up) -> dict[str, list[tuple[str, str]]]:
-    out: dict[str, list[tuple[str, str]]] = {}
+def _grouped_as(actions: list[Action], model: list[frozenset[Action]]) -> list[frozenset[Action]]:
+    """``up``'s actions cut into consecutive runs of the sizes of ``model``'s groups (what is left, one by one)."""
+    out, i = [], 0
+    for group in model:
+        if i < len(actions):
+            out.append(frozenset(actions[i:i + len(group)]))
+        i += len(group)
+    return out + [frozenset({a}) for a in actions[i:]]
+
+
+def _on_up(up: Up, custom: set[str]) -> dict[str, list[Action]]:
+    out: dict[str, list[Action]] = {}
     for e in audit_entries(up):
-        if e["user"] == OPERATOR and e["resource"] == "pods" and e["verb"] in ("create", "delete") \
-                and e["code"] < 300:
-            out.setdefault(e["name"].rsplit("-", 1)[0], []).append((e["verb"], e["name"]))
+        if e["resource"] != "pods" or e["verb"] not in ("create", "delete") or e["code"] >= 300:
+            continue
+        set_name = e["name"].rsplit("-", 1)[0]
+        if e["user"] == OPERATOR:
+            who = STATEFULSET_CONTROLLER if set_name in custom else QUORUM_CONTROLLER
+        elif e["user"].startswith(SERVICE_ACCOUNT_PREFIX):
+            who = e["user"].removeprefix(SERVICE_ACCOUNT_PREFIX)
+        else:
+            continue  # a user's own delete (the scenario's deletePod)
+        out.setdefault(set_name, []).append((who, e["verb"], e["name"]))
     return out
 
 
-def _ready(up: Up, name: str) -> bool:
-    sts = get_json(up, "rsts", name)
-    status = sts.get("status") or {}
-    return status.get("observedGeneration") == sts["metadata"]["generation"] and \
-        status.get("readyReplicas") == sts["spec"]["replicas"] == status.get("replicas")
+class Reader:
+    """GETs against `up` on one kept-alive connection: the replay polls often, and a kubectl per poll would cost
+    more CPU than the worlds under test."""
+
+    def __init__(self, up: Up) -> None:
+        config = yaml.safe_load(up.kubeconfig.read_text())
+        cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
+        context = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+        host, port = cluster["server"].removeprefix("https://").rsplit(":", 1)
+        self.conn = http.client.HTTPSConnection(host, int(port), context=context, timeout=30)
+        self.headers = {"Authorization": f"Bearer {user['token']}", "Accept": "application/json"}
+
+    def get(self, path: str) -> Any:
+        self.conn.request("GET", path, headers=self.headers)
+        resp = self.conn.getresponse()
+        data = resp.read()
+        return json.loads(data) if resp.status == 200 else None
+
+    def set_and_pods(self, name: str, custom: bool) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        group = "apis/apps.rollwise.dev/v1alpha1" if custom else "apis/apps/v1"
+        sts = self.get(f"/{group}/namespaces/default/statefulsets/{name}")
+        if sts is None:
+            return None, []
+        uid = sts["metadata"]["uid"]
+        pods = [p for p in self.get("/api/v1/namespaces/default/pods")["items"]
+                if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or ())]
+        return sts, pods
+
+    def close(self) -> None:
+        self.conn.close()
 
 
-def _complete(up: Up, name: str) -> bool:
-    sts = get_json(up, "rsts", name)
-    return any(c["type"] == "Ready" and c["status"] == "True" and c.get("observedGeneration") ==
-               sts["metadata"]["generation"] for c in (sts.get("status") or {}).get("conditions") or [])
+def _satisfied(reader: Reader, args: dict[str, Any], custom: set[str]) -> bool:
+    """The simulator's waitFor predicates (drivers/sim/steps.py) on `up`'s objects."""
+    name = str(args.get("rolloutComplete") or args.get("ready"))
+    sts, pods = reader.set_and_pods(name, name in custom)
+    if sts is None:
+        return False
+    if "rolloutComplete" in args:
+        return rollout_complete(sts, pods, time.time())
+    status, want = sts.get("status") or {}, int(sts["spec"].get("replicas", 1))
+    return status.get("observedGeneration") == sts["metadata"].get("generation") \
+        and status.get("readyReplicas") == want and status.get("replicas") == want
 
 
-def _replay(up: Up, doc: dict[str, Any]) -> None:
-    for obj in doc["objects"]:
-        up.apply(json.dumps(obj))
-    for step in doc["steps"]:
-        (kind, arg), = step.items()
-        if kind == "waitFor":
-            name = arg.get("ready") or arg.get("rolloutComplete")
-            check = _ready if "ready" in arg else _complete
-            up.until(lambda: check(up, name), f"waitFor {arg}")  # noqa: B023 - used at once
-        elif kind == "scale":
-            up.kubectl("scale", f"rsts/{arg['name']}", f"--replicas={arg['replicas']}")
-        elif kind == "patch":
-            up.kubectl("patch", "rsts", arg["name"], "--type=merge", "-p", json.dumps(arg["merge"]))
-        elif kind == "after":
-            end = time.monotonic() + float(arg) / SPEED
-            up.until(lambda: time.monotonic() >= end, f"after {arg}")  # noqa: B023 - used at once
+def _caught_up(up: Up, custom: set[str], counts: dict[str, int]) -> bool:
+    seen = _on_up(up, custom)
+    return all(len(seen.get(name, ())) >= n for name, n in counts.items())
+
+
+def _replay(up: Up, doc: dict[str, Any], sim: Simulated, speed: float) -> None:
+    custom = {o["metadata"]["name"] for o in doc["objects"] if o["apiVersion"] == CUSTOM}
+    reader = Reader(up)
+    try:
+        for obj in doc["objects"]:
+            up.apply(json.dumps(obj))
+        for index, step in enumerate(doc["steps"]):
+            counts = sim.before_step[index]
+            up.until(lambda: _caught_up(up, custom, counts), f"up's decisions before step {index}: "  # noqa: B023
+                     f"{counts}, so far {_on_up(up, custom)}", deadline=SYNC_DEADLINE)
+            (kind, arg), = step.items()
+            _run_step(up, reader, kind, arg, index in sim.timed_out, custom, speed)
+        up.until(lambda: _caught_up(up, custom, {k: len(v) for k, v in sim.actions.items()}),
+                 f"up's decisions after the last step: {_on_up(up, custom)}", deadline=SYNC_DEADLINE)
+    finally:
+        reader.close()
+
+
+def _run_step(up: Up, reader: Reader, kind: str, arg: Any, times_out: bool, custom: set[str], speed: float) -> None:
+    if kind == "waitFor":
+        end = time.monotonic() + float(arg.get("timeout", 86400)) / speed
+        done = lambda: _satisfied(reader, arg, custom)  # noqa: E731
+        if times_out:  # the simulator waited out the whole timeout: so must up, and not see it satisfied
+            up.until(lambda: done() or time.monotonic() >= end, f"waitFor {arg}", deadline=end - time.monotonic() + 5)
+            assert not done(), f"waitFor {arg}: satisfied on up, timed out in the simulator"
         else:
-            raise AssertionError(f"step {kind} cannot be replayed against up")
+            up.until(done, f"waitFor {arg}", deadline=SYNC_DEADLINE)
+        return
+    if kind == "after":
+        end = time.monotonic() + float(arg) / speed
+        up.until(lambda: time.monotonic() >= end, f"after {arg}")
+        return
+    if kind == "deletePod":
+        up.kubectl("delete", "pod", arg, "--wait=false")
+        return
+    resource = "rsts" if arg.get("name") in custom else "sts"
+    if kind == "patch":
+        up.kubectl("patch", resource, arg["name"], "--type=merge", "-p", json.dumps(arg["merge"]))
+    elif kind == "scale":
+        up.kubectl("scale", f"{resource}/{arg['name']}", f"--replicas={arg['replicas']}")
+    elif kind == "podFault":
+        up.kubectl("create", "--raw", f"/debug/rollwise/namespaces/default/pods/{arg['pod']}/fault", "-f", "-",
+                   stdin=json.dumps({"fault": arg["fault"]}))
+    else:
+        raise AssertionError(f"step {kind} is not replayed against up")
 
 
 @pytest.fixture
@@ -106,19 +242,25 @@ def kubectl() -> Iterator[str]:
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.stem)
 def test_the_operator_against_up_decides_as_the_simulator(scenario: Path, kubectl: str, tmp_path: Path) -> None:
     doc = _as_custom(yaml.safe_load(scenario.read_text()))
-    expected = _simulated(doc, tmp_path)
-    assert any(verb == "delete" for seq in expected.values() for verb, _ in seq), "a scenario with decisions"
+    sim = _simulate(doc, tmp_path)
+    assert any(verb == "delete" for seq in sim.actions.values() for _, verb, _ in seq), "a scenario with decisions"
+    speed = SPEED.get(scenario.stem, DEFAULT_SPEED)
     kubelet = tmp_path / "scenario-kubelet.yaml"
     kubelet.write_text(yaml.safe_dump(doc.get("kubelet") or {}))
-    up = start_up(tmp_path, kubectl, "--controllers=-apps.rollwise.dev", "--any-token", "--kubelet", str(kubelet))
+    up = start_up(tmp_path, kubectl, "--controllers=-apps.rollwise.dev,-quorum", "--any-token", "--debug-endpoints",
+                  "--kubelet", str(kubelet), "--speed", str(speed))
     try:
         up.kubectl("apply", "-k", str(ROOT / "deploy"))
         op = Operator(up, tmp_path, OPERATOR)
         try:
             op.wait_for(r"started leading")
-            _replay(up, doc)
+            _replay(up, doc, sim, speed)
         finally:
             assert op.stop() == 0
-        assert _on_up(up) == expected
+        seen = _on_up(up, {o["metadata"]["name"] for o in doc["objects"] if o["apiVersion"] == CUSTOM})
+        for name in sorted({*seen, *sim.actions}):
+            expected = _in_instants(sim.actions.get(name, []), sim.instants.get(name, []))
+            assert _grouped_as(seen.get(name, []), expected) == expected, \
+                f"set {name}\n  on up:     {seen.get(name)}\n  simulated: {sim.actions.get(name)}"
     finally:
         stop_up(up.proc)
