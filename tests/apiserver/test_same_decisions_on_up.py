@@ -16,6 +16,12 @@ predicate on `up`'s objects (and, where the simulator's wait timed out, its whol
 controller reacts in zero virtual time, `up`'s operator in milliseconds: so that a user's step never lands between
 a state and the decision it calls for, each step runs once `up` has taken as many decisions on every set as the
 simulator had before that step.
+
+Actions the simulator takes on one set at one virtual instant (a Parallel batch: three pods deleted together end
+together, and one reconcile recreates them in ordinal order) have no order in wall-clock time: on `up` the three
+deletes go out milliseconds apart, so the pods end milliseconds apart and are recreated as each one goes. Such a
+batch must be the same actions, one after the other with nothing between, in any order (upstream creates a batch
+concurrently, in no defined order either); every other action keeps its exact place.
 """
 
 from __future__ import annotations
