@@ -10,14 +10,18 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from server_support import AUTH, TOKEN, body, run, sts
 
+from rollwise.api.errors import Invalid
 from rollwise.apiserver.app import make_app
 from rollwise.apiserver.authz import RbacAuthorizer
 from rollwise.apiserver.config import ServerConfig
 from rollwise.apiserver.store import ApiStore
+from rollwise.drivers.processes import ProcessKubelet
 from rollwise.drivers.wall import WallDriver
+from rollwise.kubelet.process import ProcessRuntime
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum_probe import QuorumParams
 
@@ -228,3 +232,30 @@ async def _leader(c: TestClient[Any, Any], not_: str = "") -> str | None:
         if lease["spec"].get("holderIdentity", "").endswith(":Leader") and lease["metadata"]["name"] != not_:
             return str(lease["metadata"]["name"])
     return None
+
+
+def test_a_process_pod_takes_only_a_process_fault_and_a_model_bound_set_is_never_a_process(tmp_path: Any) -> None:
+    store = ApiStore()
+    cluster = store.cluster
+    runtime = ProcessRuntime(tmp_path, binary="/bin/true")
+    processes = ProcessKubelet(runtime, cluster, pump=store.feed.pump, clock=time.time)
+    driver = WallDriver(cluster, listen=store.feed.listen, pump=store.feed.pump, processes=processes,
+                        apps={"etcd": QUORUM})
+    owner = cluster.create(quorum_set("db"), actor="user")
+    bound = cluster.create(quorum_set("etcd"), actor="user")
+
+    def member(set_obj: dict[str, Any], name: str) -> dict[str, Any]:
+        ref = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": set_obj["metadata"]["name"],
+               "uid": set_obj["metadata"]["uid"], "controller": True}
+        return cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": name, "namespace": "default", "ownerReferences": [ref]},
+            "spec": {"containers": [{"name": "app", "image": "etcd:3.5"}]}}, actor="statefulset-controller")
+
+    db0, etcd0 = member(owner, "db-0"), member(bound, "etcd-0")
+    assert processes.matches(db0) and not processes.matches(etcd0)
+    with pytest.raises(Invalid) as refused:
+        driver.pod_fault("default", "db-0", "unready")
+    assert [(e.path, e.rule) for e in refused.value.errors] == [
+        ("fault", 'supported values: "crash", "kill", "fail", "recover"')]
+    del driver
+    runtime.close()
