@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from rollwise.api.defaults import apply_defaults, default_image_pull_policy
@@ -307,6 +307,7 @@ _json = st.recursive(
 
 @given(obj=st.dictionaries(st.sampled_from(["metadata", "spec", "kind"]), _json, max_size=3),
        gate=st.booleans())
+@example(obj={"spec": {"template": {"spec": []}}}, gate=False)  # an empty pod spec of the wrong type, dropped once
 def test_defaulting_arbitrary_shapes_never_raises_and_is_idempotent(obj: dict[str, Any], gate: bool) -> None:
     gates = FeatureGates().with_overrides({MAX_UNAVAILABLE: gate})
     once = apply_defaults(obj, gates=gates)

@@ -108,7 +108,9 @@ def stored_template(template: dict[str, Any]) -> Obj:
     """A copy of a pod template as the API server stores it: defaulted, then in stored form (``api/stored.py``).
 
     Idempotent. The revision hash is taken over this, so templates that are stored alike share one revision."""
-    out = copy.deepcopy(template)
+    # The stored form first too: an empty value where the pod spec belongs (``spec: []``) is dropped by it, as Go's
+    # decoder leaves a nil struct, and then defaulted now rather than on the next pass.
+    out = stored_pod_template(template)
     pod_spec = _child(out, "spec")
     if pod_spec is not None:
         _default_pod_spec(pod_spec)
