@@ -51,7 +51,7 @@ def ordered_rollout(replicas: int) -> dict[str, Any]:
     return {
         "name": f"ordered-ready-{replicas}",
         "kubelet": {"startSeconds": 5, "readySeconds": 2, "terminationSeconds": 3},
-        "limitSeconds": 10_000_000,
+        "limitSeconds": 2_592_000,
         "objects": [_set("web", replicas)],
         "steps": [{"waitFor": {"ready": "web", "timeout": 1_000_000}}, _image("web"),
                   {"waitFor": {"rolloutComplete": "web", "timeout": 1_000_000}}],

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj
+from rollwise.controllers.census import Census
 
 __all__ = ["SetView"]
 
@@ -31,3 +32,6 @@ class SetView:
     leases: Mapping[str, Obj] = field(default_factory=dict)
     now: float = 0.0
     gates: FeatureGates = field(default_factory=FeatureGates)
+    census: Census | None = None
+    """Optional: which pods are quiet, kept up to date by a driver that follows the change feed. Used only when its
+    context is the one the reconcile derives (controllers/statefulset/census.py); a census over ``pods`` otherwise."""

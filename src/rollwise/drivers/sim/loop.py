@@ -38,6 +38,7 @@ from rollwise.drivers.sim.quorum_app import QuorumApp
 from rollwise.drivers.sim.record import Recorder
 from rollwise.drivers.sim.scenario import Scenario
 from rollwise.drivers.sim.steps import StepRunner
+from rollwise.drivers.sim.tally import Tallies
 from rollwise.kubelet.agent import PodRuntime, advance, apply_fault
 
 __all__ = ["STATEFULSET_CONTROLLER", "Simulation"]
@@ -82,13 +83,16 @@ class Simulation:
                                      history_limit=1)
         self.recorder = Recorder(controllers=frozenset(CONTROLLERS), ambiguous=scenario.ambiguous_sets)
         self.kubelet = _Kubelet()
+        self.tallies = Tallies(self.cluster)
+        """The record's per-set figures as counters fed by the change feed (tally.py)."""
         self._cursor = 0
         self.steps = StepRunner(self)
         self.apps = {name: QuorumApp(self, name, app.params) for name, app in scenario.apps.items()
                      if app.model == "quorum"}
         self.metrics = MetricsRegistry()
         self.controller = SetController(self.cluster, scheduler=_EngineScheduler(self.engine), gates=scenario.gates,
-                                        recorder=EventRecorder(self.cluster, clock=self.clock), metrics=self.metrics)
+                                        recorder=EventRecorder(self.cluster, clock=self.clock), metrics=self.metrics,
+                                        census=True)
         self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
@@ -128,18 +132,8 @@ class Simulation:
         return self._result(end)
 
     def _end_of_instant(self) -> None:
-        sets = all_sets(self.cluster)
-        self.recorder.sample(self.clock.now, sets, self._pods_by_set(sets))
+        self.recorder.sample(self.clock.now, all_sets(self.cluster), self.tallies)
         self.steps.check_wait()
-
-    def _pods_by_set(self, sets: list[Obj]) -> dict[str, list[Obj]]:
-        uid_to_name = {uid_of(s): self.recorder.label(namespace_of(s), name_of(s)) for s in sets}
-        out: dict[str, list[Obj]] = {key: [] for key in uid_to_name.values()}
-        for pod in self.cluster.list("Pod"):
-            ref = controller_of(pod)
-            if ref is not None and ref.get("uid") in uid_to_name:
-                out[uid_to_name[ref["uid"]]].append(pod)
-        return out
 
     # -- the change feed -------------------------------------------------------------------------------------
 
@@ -148,6 +142,8 @@ class Simulation:
         queue see them; the consumed feed is compacted."""
         changes, self._cursor = self.cluster.changes_since(self._cursor)
         for ch in changes:
+            self.controller.seen(ch)
+            self.tallies.on_change(ch)
             self.recorder.on_change(ch)
             if ch.kind == "Pod":
                 self._pod_changed(ch)
