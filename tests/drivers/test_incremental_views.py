@@ -21,7 +21,6 @@ from rollwise.drivers.sim import Simulation, parse_scenario
 from rollwise.drivers.sim.record import rollout_complete, unavailable_ordinals
 from rollwise.drivers.views import set_view
 
-
 ordinals = st.integers(0, 4)
 # What else moves a pod's quietness: its claims (deleted, or stripped of the set's reference), its labels (the
 # selector no longer matches: released), the set's minReadySeconds (the context).
@@ -75,7 +74,7 @@ def test_views_and_figures_kept_from_the_feed_match_the_store(raw: dict[str, Any
         nonlocal censuses
         fresh = set_view(sim.cluster, view.set, now=view.now, gates=view.gates)
         where = f"t={view.now}"
-        if view.pods != fresh.pods:
+        if tuple(view.pods) != fresh.pods:
             problems.append(f"{where}: pods {_names(view.pods)} != {_names(fresh.pods)}")
         if dict(view.claims) != dict(fresh.claims) or view.revisions != fresh.revisions \
                 or dict(view.leases) != dict(fresh.leases):

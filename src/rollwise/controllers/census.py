@@ -22,8 +22,9 @@ upstream does, which is the oracle the equivalence tests compare against.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import (
@@ -42,6 +43,7 @@ __all__ = [
     "REQUEUE_EPSILON",
     "Census",
     "QuietContext",
+    "Slots",
     "census_of",
     "is_quiet",
     "loud_census",
@@ -140,6 +142,39 @@ def is_quiet(ctx: QuietContext, sts: Obj, pod: Obj, claims: Mapping[str, Obj], n
     return True
 
 
+class Slots(Sequence["Obj | None"]):
+    """The in-range slots of one reconcile: the census' quiet slots with the loud pods laid over them, without
+    copying the quiet ones (a copy per reconcile is O(replicas), which the census exists to avoid)."""
+
+    __slots__ = ("_base", "_over")
+
+    def __init__(self, base: Sequence[Obj | None], over: dict[int, Obj]) -> None:
+        self._base = base
+        self._over = over
+
+    def __len__(self) -> int:
+        return len(self._base)
+
+    @overload
+    def __getitem__(self, index: int) -> Obj | None: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Obj | None]: ...
+
+    def __getitem__(self, index: int | slice) -> Obj | list[Obj | None] | None:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self._base)))]
+        if index < 0:
+            index += len(self._base)
+        pod = self._over.get(index)
+        return pod if pod is not None else self._base[index]
+
+    def __iter__(self) -> Iterator[Obj | None]:
+        over = self._over
+        for index, pod in enumerate(self._base):
+            yield over.get(index, pod)
+
+
 @dataclass(frozen=True, slots=True)
 class Census:
     """The set's in-range ordinals split into quiet pods and the rest, for one ``QuietContext``.
@@ -148,12 +183,15 @@ class Census:
     ascending order, the indexes with no quiet pod (missing, or a pod some phase must look at); ``quiet_outdated``
     the indexes of quiet pods at the current revision when it is not the update revision, ascending;
     ``quiet_updated`` counts quiet pods at the update revision; ``others`` are the candidate pods that are not
-    quiet (loud owned pods, condemned ones, orphans), in the order the view gave them."""
+    quiet (loud owned pods, condemned ones, orphans), in the order the view gave them.
+
+    A driver may hand over its own live sequences rather than copies: a census, like its view, is read during the
+    reconcile it was made for, before the driver takes in the next change."""
 
     ctx: QuietContext
-    slots: list[Obj | None]
-    loud: list[int]
-    quiet_outdated: list[int]
+    slots: Sequence[Obj | None]
+    loud: Sequence[int]
+    quiet_outdated: Sequence[int]
     quiet_updated: int
     others: tuple[Obj, ...]
 

@@ -6,7 +6,7 @@ so a restart at any moment resumes correctly (level-triggered, like upstream and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rollwise.api.features import FeatureGates
@@ -23,10 +23,11 @@ class SetView:
     ``pods``: the pods it may own — those it controls and orphans whose labels match its selector (the driver
     may pass more; the controller filters). ``claims``: PersistentVolumeClaims by name. ``revisions``: every
     ControllerRevision in the namespace (names collide namespace-wide). ``leases``: coordination Leases by name.
+    A driver may share its own live collections with the view: it is read during the reconcile it was built for.
     """
 
     set: Obj
-    pods: tuple[Obj, ...] = ()
+    pods: Sequence[Obj] = ()
     claims: Mapping[str, Obj] = field(default_factory=dict)
     revisions: tuple[Obj, ...] = ()
     leases: Mapping[str, Obj] = field(default_factory=dict)

@@ -52,12 +52,13 @@ def set_view(cluster: Cluster, sts: Obj, *, now: float, gates: FeatureGates) -> 
             or (ref is None and selector_matches(selector, labels(pod)))
         )
     claims = {name_of(c): c for c in cluster.list("PersistentVolumeClaim", ns)}
-    revisions, leases = namespace_reads(cluster, sts)
-    return SetView(set=sts, pods=pods, claims=claims, revisions=revisions, leases=leases, now=now, gates=gates)
+    leases = {name_of(x): x for x in cluster.list("Lease", ns)}
+    return SetView(set=sts, pods=pods, claims=claims, revisions=set_revisions(cluster, sts), leases=leases, now=now,
+                   gates=gates)
 
 
-def namespace_reads(cluster: Cluster, sts: Obj) -> tuple[tuple[Obj, ...], dict[str, Obj]]:
-    """The set's candidate revisions (controlled, or orphans it may adopt) and the namespace's Leases by name."""
+def set_revisions(cluster: Cluster, sts: Obj) -> tuple[Obj, ...]:
+    """The set's candidate revisions: those it controls, or orphans it may adopt."""
     ns = namespace_of(sts)
     if _indexed(cluster):
         set_uid = uid_of(sts)
@@ -70,5 +71,4 @@ def namespace_reads(cluster: Cluster, sts: Obj) -> tuple[tuple[Obj, ...], dict[s
         )
     else:
         revisions = tuple(cluster.list("ControllerRevision", ns))
-    leases = {name_of(x): x for x in cluster.list("Lease", ns)}
-    return revisions, leases
+    return revisions

@@ -8,6 +8,8 @@ recomputed; an invalid set gets a condition and an event, and no pod is touched.
 
 from __future__ import annotations
 
+from collections import ChainMap
+
 from rollwise.api import predicates as p
 from rollwise.api.conditions import merge_conditions
 from rollwise.api.errors import FieldError
@@ -20,6 +22,7 @@ from rollwise.controllers.census import (
     REQUEUE_EPSILON,
     Census,
     QuietContext,
+    Slots,
     census_of,
     loud_census,
     quiet_context,
@@ -147,20 +150,19 @@ def _build_sync(view: SetView, census: Census, pods: list[Obj], current: Obj, up
     """Quiet pods sit in their slots already; the pods the ownership phase kept are placed by ordinal."""
     sts = view.set
     span = ordinal_range(sts)
-    replicas: list[Obj | None] = list(census.slots)
+    placed: dict[int, Obj] = {}
     condemned: list[Obj] = []
-    present: set[int] = set()
     for pod in pods:
         ordinal = ordinal_of(pod)
         if ordinal in span:
-            replicas[ordinal - span.start] = pod
-            present.add(ordinal - span.start)
+            placed[ordinal - span.start] = pod
         elif ordinal >= 0:
             condemned.append(pod)
     condemned.sort(key=ordinal_of, reverse=True)
+    replicas = Slots(census.slots, placed)
     return Sync(sts=sts, now=view.now, gates=view.gates, start=span.start, replicas=replicas, condemned=condemned,
-                current_revision=current, update_revision=update, collision_count=cc, claims=dict(view.claims),
-                census=census, present=sorted(present), update_type=effective_type(sts, view.gates))
+                current_revision=current, update_revision=update, collision_count=cc, claims=ChainMap({}, view.claims),  # type: ignore[arg-type]
+                census=census, present=sorted(placed), update_type=effective_type(sts, view.gates))
 
 
 def _announce_rollout(sync: Sync, old_status: dict[str, object]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -28,14 +28,15 @@ class Sync:
     now: float
     gates: FeatureGates
     start: int
-    replicas: list[Obj | None]
+    replicas: Sequence[Obj | None]
     """Index i holds the pod for ordinal start+i, or None while it is missing (upstream's placeholder)."""
     condemned: list[Obj]
     """Pods with an ordinal outside the range, highest ordinal first (reference §5.3)."""
     current_revision: Obj
     update_revision: Obj
     collision_count: int
-    claims: dict[str, Obj]
+    claims: MutableMapping[str, Obj]
+    """The namespace's claims by name; what this plan creates or repairs is written here (over the view's)."""
     census: Census = None  # type: ignore[assignment]  # set in __post_init__ when not given
     """Which in-range pods are quiet (census.py): phases walk ``census.loud`` and count the rest. Not given: none
     is quiet, and every phase walks every pod."""
@@ -185,7 +186,7 @@ class Sync:
         found = (quiet_at(self.census, name) for name in self.deleted)
         return sorted(i for i in found if i is not None)
 
-    def touched(self) -> list[int]:
+    def touched(self) -> Sequence[int]:
         """In-range indexes a phase must look at, ascending: the loud ones and the quiet pods deleted so far.
         Every other index holds a quiet pod that no phase acts on, waits for or stops at."""
         deleted = self.quiet_deleted()
@@ -193,7 +194,7 @@ class Sync:
             return self.census.loud
         return sorted({*self.census.loud, *deleted})
 
-    def pod_indexes(self) -> list[int]:
+    def pod_indexes(self) -> Sequence[int]:
         """The touched indexes that hold a pod, ascending (``touched`` without the missing ordinals)."""
         deleted = self.quiet_deleted()
         return sorted({*self.present, *deleted}) if deleted else self.present
@@ -225,7 +226,7 @@ class Sync:
                 last = index
                 yield index
 
-    def _at(self, indexes: list[int]) -> list[Obj]:
+    def _at(self, indexes: Sequence[int]) -> list[Obj]:
         return [pod for i in indexes if (pod := self.replicas[i]) is not None]
 
     def _quiet(self, index: int) -> Obj:

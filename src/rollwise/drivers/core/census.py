@@ -26,7 +26,7 @@ from rollwise.cluster.protocol import Change, Cluster
 from rollwise.cluster.resources import STATEFULSET_KINDS
 from rollwise.controllers.census import Census, QuietContext, is_quiet, quiet_context
 from rollwise.controllers.view import SetView
-from rollwise.drivers.views import IndexedReads, namespace_reads, set_view
+from rollwise.drivers.views import IndexedReads, set_revisions, set_view
 
 __all__ = ["CensusIndex"]
 
@@ -67,11 +67,14 @@ class CensusIndex:
         self._reads: IndexedReads = cluster
         self._sets: dict[str, _SetPods] = {}
         self._claims: dict[str, dict[str, Obj]] = {}
+        self._leases: dict[str, dict[str, Obj]] = {}
         self._claim_pods: dict[tuple[str, str], tuple[str, str]] = {}
         """(namespace, claim name) -> (set uid, pod name) of the pod whose quietness reads that claim."""
         self._now = 0.0
         for claim in cluster.list("PersistentVolumeClaim"):
             self._claims.setdefault(namespace_of(claim), {})[name_of(claim)] = claim
+        for lease in cluster.list("Lease"):
+            self._leases.setdefault(namespace_of(lease), {})[name_of(lease)] = lease
         for resource in STATEFULSET_KINDS:
             for sts in cluster.list(resource):
                 self._set_seen(sts)
@@ -84,6 +87,12 @@ class CensusIndex:
             self._pod_changed(ch)
         elif ch.kind == "PersistentVolumeClaim":
             self._claim_changed(ch)
+        elif ch.kind == "Lease":
+            leases = self._leases.setdefault(ch.namespace, {})
+            if ch.type == "DELETED":
+                leases.pop(ch.name, None)
+            else:
+                leases[ch.name] = ch.obj
         elif ch.resource in STATEFULSET_KINDS:
             if ch.type == "DELETED":
                 self._sets.pop(uid_of(ch.obj), None)
@@ -230,12 +239,12 @@ class CensusIndex:
         orphans = [p for p in self._reads.uncontrolled("Pod", ns)
                    if selector_matches(sts["spec"].get("selector"), labels(p))]
         loud_owned = [entry.pods[entry.position(name)] for name in sorted(entry.loud_names)]
-        census = Census(ctx=entry.ctx, slots=list(entry.slots), loud=list(entry.loud),
-                        quiet_outdated=list(entry.quiet_outdated), quiet_updated=entry.quiet_updated,
-                        others=(*loud_owned, *orphans))
-        revisions, leases = namespace_reads(self._cluster, sts)
-        return SetView(set=sts, pods=(*entry.pods, *orphans), claims=dict(self._claims.get(ns, {})),
-                       revisions=revisions, leases=leases, now=now, gates=gates, census=census)
+        # The index's own lists, not copies (census.py): the reconcile reads them before the next change comes in.
+        census = Census(ctx=entry.ctx, slots=entry.slots, loud=entry.loud, quiet_outdated=entry.quiet_outdated,
+                        quiet_updated=entry.quiet_updated, others=(*loud_owned, *orphans))
+        return SetView(set=sts, pods=entry.pods if not orphans else (*entry.pods, *orphans),
+                       claims=self._claims.get(ns, {}), revisions=set_revisions(self._cluster, sts),
+                       leases=self._leases.get(ns, {}), now=now, gates=gates, census=census)
 
 
 def _context(sts: Obj) -> QuietContext | None:
