@@ -7,8 +7,7 @@
 from __future__ import annotations
 
 import bisect
-import heapq
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -213,18 +212,24 @@ class Sync:
         missing = len(self.census.loud) - len(self.present)
         return missing + sum(1 for i in self.pod_indexes() if self.unavailable(self.replicas[i]))
 
-    def walk_down(self, floor: int) -> Iterator[int]:
+    def walk_down(self, floor: int, *, quiet: Callable[[], bool] = lambda: True) -> Iterator[int]:
         """Indexes from the top down to ``floor`` an update may act on: the touched ones and the quiet outdated ones
         (lazily, so an update that stops after its budget does not walk the rest). Skipped: quiet pods at the update
-        revision, which no update step acts on or waits for."""
-        merged = heapq.merge(reversed(self.touched()), reversed(self.census.quiet_outdated), reverse=True)
-        last = -1
-        for index in merged:
-            if index < floor:
+        revision, which no update step acts on or waits for; and quiet outdated ones whenever ``quiet()`` says the
+        caller could not act on one now (it is asked before each step)."""
+        touched, outdated = self.touched(), self.census.quiet_outdated
+        i, j = len(touched) - 1, len(outdated) - 1
+        while True:
+            a = touched[i] if i >= 0 else -1
+            b = outdated[j] if j >= 0 and quiet() else -1
+            index = max(a, b)
+            if index < floor or index < 0:
                 return
-            if index != last:
-                last = index
-                yield index
+            if a == index:
+                i -= 1
+            if b == index:
+                j -= 1
+            yield index
 
     def _at(self, indexes: Sequence[int]) -> list[Obj]:
         return [pod for i in indexes if (pod := self.replicas[i]) is not None]
