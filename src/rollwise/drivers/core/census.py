@@ -28,7 +28,19 @@ from rollwise.controllers.census import Census, QuietContext, is_quiet, quiet_co
 from rollwise.controllers.view import SetView
 from rollwise.drivers.views import IndexedReads, set_revisions, set_view
 
-__all__ = ["CensusIndex"]
+__all__ = ["CensusIndex", "before_and_after", "controlled_pods"]
+
+
+def before_and_after(ch: Change) -> tuple[Obj | None, Obj | None]:
+    """The object as a follower of the feed last knew it (None for a creation) and as it is now (None once gone)."""
+    before = ch.old if ch.old is not None else (ch.obj if ch.type == "DELETED" else None)
+    return before, None if ch.type == "DELETED" else ch.obj
+
+
+def controlled_pods(reads: IndexedReads, uid: str) -> list[Obj]:
+    """Pods whose controller reference names ``uid``: what a follower of the feed takes in when it first meets the
+    set (pods may come before their set, for adoption)."""
+    return [pod for pod in reads.controlled_by("Pod", uid) if (controller_of(pod) or {}).get("uid") == uid]
 
 
 @dataclass(slots=True)
@@ -104,9 +116,8 @@ class CensusIndex:
         entry = self._sets.get(uid)
         if entry is None:
             entry = self._sets[uid] = _SetPods(sts=sts)
-            for pod in self._reads.controlled_by("Pod", uid):  # pods that came before the set (adoption)
-                if (controller_of(pod) or {}).get("uid") == uid:
-                    self._insert(entry, pod)
+            for pod in controlled_pods(self._reads, uid):
+                self._insert(entry, pod)
         entry.sts = sts
         ctx = _context(sts)
         if ctx != entry.ctx:
@@ -126,8 +137,7 @@ class CensusIndex:
                 self._classify(entry, entry.pods[at])
 
     def _pod_changed(self, ch: Change) -> None:
-        before = ch.old if ch.old is not None else (ch.obj if ch.type == "DELETED" else None)
-        after = None if ch.type == "DELETED" else ch.obj
+        before, after = before_and_after(ch)
         old_entry = self._entry_of(before)
         new_entry = self._entry_of(after)
         if old_entry is not None and before is not None and (

@@ -22,6 +22,7 @@ from rollwise.api.meta import Obj, controller_of, name_of, namespace_of, uid_of
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import STATEFULSET_KINDS
+from rollwise.drivers.core.census import before_and_after, controlled_pods
 
 __all__ = ["Tallies"]
 
@@ -110,8 +111,7 @@ class Tallies:
 
     def on_change(self, ch: Change) -> None:
         if ch.kind == "Pod":
-            before = ch.old if ch.old is not None else (ch.obj if ch.type == "DELETED" else None)
-            after = None if ch.type == "DELETED" else ch.obj
+            before, after = before_and_after(ch)
             if before is not None and (tally := self._tally_of(before)) is not None:
                 self._forget(tally, before)
             if after is not None and (tally := self._tally_of(after)) is not None:
@@ -127,9 +127,8 @@ class Tallies:
         tally = self._sets.get(uid)
         if tally is None:
             tally = self._sets[uid] = _Tally(sts=sts, facts=_facts(sts))
-            for pod in self._cluster.controlled_by("Pod", uid):
-                if (controller_of(pod) or {}).get("uid") == uid:
-                    self._remember(tally, pod)
+            for pod in controlled_pods(self._cluster, uid):
+                self._remember(tally, pod)
             return
         tally.sts = sts
         facts = _facts(sts)
