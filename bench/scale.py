@@ -4,6 +4,7 @@
   start, 10 s to become ready, 30 s to terminate), from creation to the completed update;
 - one OrderedReady set (the default policy) rolling one pod at a time at 100, 300 and 1,000 replicas (start 5 s,
   ready 2 s, termination 3 s), from creation to the completed update: every pod is its own instant, twice;
+- the OrderedReady rollout under EnforcedRollingUpdate and Recreate at 1,000 and 10,000 replicas;
 - 200 sets of 5 replicas rolling at once;
 - a 5-member quorum set rolled by the quorum-aware controller while two members fail.
 
@@ -51,11 +52,19 @@ def ordered_rollout(replicas: int) -> dict[str, Any]:
     return {
         "name": f"ordered-ready-{replicas}",
         "kubelet": {"startSeconds": 5, "readySeconds": 2, "terminationSeconds": 3},
-        "limitSeconds": 10_000_000,
+        "limitSeconds": 2_592_000,
         "objects": [_set("web", replicas)],
         "steps": [{"waitFor": {"ready": "web", "timeout": 1_000_000}}, _image("web"),
                   {"waitFor": {"rolloutComplete": "web", "timeout": 1_000_000}}],
     }
+
+
+def strategy_rollout(replicas: int, strategy: str) -> dict[str, Any]:
+    """``ordered_rollout`` under another update strategy (OrderedReady still)."""
+    doc = ordered_rollout(replicas)
+    doc["name"] = f"{strategy}-{replicas}"
+    doc["objects"][0]["spec"]["updateStrategy"] = {"type": strategy}
+    return doc
 
 
 def many_sets(count: int = 200, replicas: int = 5) -> dict[str, Any]:
@@ -110,9 +119,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="stop at 1,000 replicas")
-    parser.add_argument("--ordered-max", type=int, default=1000, metavar="N",
-                        help="largest OrderedReady set to run (default %(default)s; 3,000 takes minutes today)")
+    parser.add_argument("--ordered-max", type=int, default=10000, metavar="N",
+                        help="largest OrderedReady set to run (default %(default)s)")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.ordered_max = min(args.ordered_max, 1000)
     command = " ".join(["bench/scale.py", *(argv if argv is not None else sys.argv[1:])])
     print(f"python {sys.version.split()[0]}; command: .venv/bin/python {command}")
     print("| case | wall s | cpu s | virtual s | virtual/cpu | events/cpu s | completed |")
@@ -125,10 +136,18 @@ def main(argv: list[str] | None = None) -> int:
     for n in [k for k in (100, 300, 1000, 3000, 10000) if k <= args.ordered_max]:
         ordered[n] = measure(f"{n:,} replicas, OrderedReady, one at a time", lambda n=n: ordered_rollout(n),
                              args.repeat)
+    strategies: dict[str, dict[int, float]] = {}
+    for strategy in ("EnforcedRollingUpdate", "Recreate"):
+        for n in [k for k in (1000, 10000) if k <= args.ordered_max]:
+            strategies.setdefault(strategy, {})[n] = measure(
+                f"{n:,} replicas, OrderedReady, {strategy}", lambda n=n, s=strategy: strategy_rollout(n, s),
+                args.repeat)
     measure("200 sets x 5 replicas rolling at once", many_sets, args.repeat)
     measure("5-member quorum set, QuorumAware, 2 faults", quorum_with_faults, args.repeat)
     print(f"growth (cpu), Parallel: {_growth(parallel)}")
     print(f"growth (cpu), OrderedReady: {_growth(ordered)}")
+    for strategy, walls in strategies.items():
+        print(f"growth (cpu), OrderedReady {strategy}: {_growth(walls)}")
     return 0
 
 

@@ -96,10 +96,12 @@ class GarbageCollector:
     at the end of each API call. ``run`` is not re-entrant: writes it makes only queue more work for the same run.
     """
 
-    __slots__ = ("_dependents", "_queue", "_running")
+    __slots__ = ("_by_kind", "_dependents", "_queue", "_running")
 
     def __init__(self) -> None:
         self._dependents: dict[str, dict[Key, None]] = {}
+        self._by_kind: dict[tuple[str, Any], dict[Key, None]] = {}
+        """The same index split by resource (a key's first part): a set's revisions without walking its pods."""
         self._queue: deque[tuple[int, Any]] = deque()
         self._running = False
 
@@ -107,11 +109,16 @@ class GarbageCollector:
         """A collector with a copy of this one's owner index and nothing queued (``MemoryCluster.fork``)."""
         twin = GarbageCollector()
         twin._dependents = {uid: dict(keys) for uid, keys in self._dependents.items()}
+        twin._by_kind = {at: dict(keys) for at, keys in self._by_kind.items()}
         return twin
 
     def dependents(self, uid: str) -> list[Key]:
         """The keys of the objects that have an owner reference to ``uid``, in the order they gained it."""
         return list(self._dependents.get(uid, ()))
+
+    def dependents_of_kind(self, uid: str, resource: object) -> list[Key]:
+        """``dependents(uid)`` of one resource only (keys whose first part is ``resource``), in the same order."""
+        return list(self._by_kind.get((uid, resource), ()))
 
     def observe(self, key: Key, old: Obj | None, new: Obj | None) -> None:
         """Keep the index current after a write and queue the checks it calls for."""
@@ -126,6 +133,7 @@ class GarbageCollector:
             for uid in new_uids:
                 if uid not in old_uids:
                     self._dependents.setdefault(uid, {})[key] = None
+                    self._by_kind.setdefault((uid, key[0]), {})[key] = None
             if new is not None and new_uids:
                 # Created or re-pointed: an owner named here may not exist (reference §6.3's stale claim).
                 self._queue.append((_DEPENDENT, key))
@@ -161,6 +169,11 @@ class GarbageCollector:
             deps.pop(key, None)
             if not deps:
                 del self._dependents[uid]
+        same_kind = self._by_kind.get((uid, key[0]))
+        if same_kind is not None:
+            same_kind.pop(key, None)
+            if not same_kind:
+                del self._by_kind[(uid, key[0])]
 
     def _check_dependent(self, host: GcHost, key: Key) -> None:
         obj = host.by_key(key)

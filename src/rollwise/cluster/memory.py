@@ -227,7 +227,7 @@ class MemoryCluster:
         """Objects of a resource with an owner reference to ``owner_uid`` (from the collector's index, not a scan),
         sorted by name. A controller's informer would index its cache the same way."""
         gk = self.resources.resolve(kind)
-        found = [obj for k in self._gc.dependents(owner_uid) if k[0] == gk and (obj := self._lookup(k)) is not None]
+        found = [obj for k in self._gc.dependents_of_kind(owner_uid, gk) if (obj := self._lookup(k)) is not None]
         return sorted(found, key=lambda o: o["metadata"]["name"])
 
     def uncontrolled(self, kind: ResourceRef, namespace: str) -> builtins.list[Obj]:

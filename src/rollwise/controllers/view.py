@@ -6,11 +6,12 @@ so a restart at any moment resumes correctly (level-triggered, like upstream and
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj
+from rollwise.controllers.census import Census
 
 __all__ = ["SetView"]
 
@@ -22,12 +23,16 @@ class SetView:
     ``pods``: the pods it may own — those it controls and orphans whose labels match its selector (the driver
     may pass more; the controller filters). ``claims``: PersistentVolumeClaims by name. ``revisions``: every
     ControllerRevision in the namespace (names collide namespace-wide). ``leases``: coordination Leases by name.
+    A driver may share its own live collections with the view: it is read during the reconcile it was built for.
     """
 
     set: Obj
-    pods: tuple[Obj, ...] = ()
+    pods: Sequence[Obj] = ()
     claims: Mapping[str, Obj] = field(default_factory=dict)
     revisions: tuple[Obj, ...] = ()
     leases: Mapping[str, Obj] = field(default_factory=dict)
     now: float = 0.0
     gates: FeatureGates = field(default_factory=FeatureGates)
+    census: Census | None = None
+    """Optional: which pods are quiet, kept up to date by a driver that follows the change feed. Used only when its
+    context is the one the reconcile derives (controllers/statefulset/census.py); a census over ``pods`` otherwise."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard, runtime_checkable
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
@@ -22,22 +22,28 @@ class IndexedReads(Protocol):
     def uncontrolled(self, kind: str, namespace: str) -> builtins.list[Obj]: ...
 
 
+_INDEXED: dict[type, bool] = {}
+
+
+def _indexed(cluster: Cluster) -> TypeGuard[IndexedReads]:
+    """``isinstance(cluster, IndexedReads)``, once per type (a runtime protocol check is slow on a hot path)."""
+    kind = type(cluster)
+    found = _INDEXED.get(kind)
+    if found is None:
+        found = _INDEXED[kind] = isinstance(cluster, IndexedReads)
+    return found
+
+
 def set_view(cluster: Cluster, sts: Obj, *, now: float, gates: FeatureGates) -> SetView:
     """The set plus what its controller reads: pods it controls or could adopt, claims, revisions and leases."""
     ns = namespace_of(sts)
     set_uid = uid_of(sts)
     selector = sts["spec"].get("selector")
-    if isinstance(cluster, IndexedReads):
+    if _indexed(cluster):
         # Indexed reads: what the set controls plus orphans, as an informer's indexer would serve them.
         pods = tuple(
             [p for p in cluster.controlled_by("Pod", set_uid) if (controller_of(p) or {}).get("uid") == set_uid]
             + [p for p in cluster.uncontrolled("Pod", ns) if selector_matches(selector, labels(p))]
-        )
-        prefix = f"{name_of(sts)}-"
-        revisions = tuple(
-            list(cluster.controlled_by("ControllerRevision", set_uid))
-            + [r for r in cluster.uncontrolled("ControllerRevision", ns) if name_of(r).startswith(prefix)
-               or selector_matches(selector, labels(r))]
         )
     else:
         pods = tuple(
@@ -45,7 +51,24 @@ def set_view(cluster: Cluster, sts: Obj, *, now: float, gates: FeatureGates) -> 
             if ((ref := controller_of(pod)) is not None and ref.get("uid") == set_uid)
             or (ref is None and selector_matches(selector, labels(pod)))
         )
-        revisions = tuple(cluster.list("ControllerRevision", ns))
     claims = {name_of(c): c for c in cluster.list("PersistentVolumeClaim", ns)}
     leases = {name_of(x): x for x in cluster.list("Lease", ns)}
-    return SetView(set=sts, pods=pods, claims=claims, revisions=revisions, leases=leases, now=now, gates=gates)
+    return SetView(set=sts, pods=pods, claims=claims, revisions=set_revisions(cluster, sts), leases=leases, now=now,
+                   gates=gates)
+
+
+def set_revisions(cluster: Cluster, sts: Obj) -> tuple[Obj, ...]:
+    """The set's candidate revisions: those it controls, or orphans it may adopt."""
+    ns = namespace_of(sts)
+    if _indexed(cluster):
+        set_uid = uid_of(sts)
+        selector = sts["spec"].get("selector")
+        prefix = f"{name_of(sts)}-"
+        revisions = tuple(
+            list(cluster.controlled_by("ControllerRevision", set_uid))
+            + [r for r in cluster.uncontrolled("ControllerRevision", ns) if name_of(r).startswith(prefix)
+               or selector_matches(selector, labels(r))]
+        )
+    else:
+        revisions = tuple(cluster.list("ControllerRevision", ns))
+    return revisions

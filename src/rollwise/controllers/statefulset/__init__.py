@@ -8,6 +8,9 @@ recomputed; an invalid set gets a condition and an event, and no pod is touched.
 
 from __future__ import annotations
 
+from collections import ChainMap
+from collections.abc import Sequence
+
 from rollwise.api import predicates as p
 from rollwise.api.conditions import merge_conditions
 from rollwise.api.errors import FieldError
@@ -16,6 +19,15 @@ from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
 from rollwise.api.validation import validate_statefulset
+from rollwise.controllers.census import (
+    REQUEUE_EPSILON,
+    Census,
+    QuietContext,
+    Slots,
+    census_of,
+    loud_census,
+    quiet_context,
+)
 from rollwise.controllers.plan import Action, EmitEvent, Plan, WriteStatus
 from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
@@ -39,13 +51,12 @@ __all__ = ["OWNED_CONDITIONS", "reconcile"]
 OWNED_CONDITIONS = frozenset({"Progressing", "Available", READY})
 """Condition types this controller owns; others (say, the quorum-aware controller's) are kept as they are."""
 
-_REQUEUE_EPSILON = 1e-3
-"""Availability is strict (Ready for *longer than* minReadySeconds), so look just after the instant it flips."""
-
 _ALL_GATES = FeatureGates()
 
 
-def reconcile(view: SetView) -> Plan:
+def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
+    """The plan for the set in ``view``. ``walk_all``: let no pod count as quiet, so every phase walks every pod as
+    upstream's controller does (the full computation the tests hold the census to; census.py)."""
     sts = view.set
     # Structural validity only: what the API server's gates allow is admission's business. With a gate off here,
     # the controller falls back as the KEPs' skew sections say instead of refusing the set.
@@ -53,10 +64,15 @@ def reconcile(view: SetView) -> Plan:
     if errors:
         return _invalid(view, errors)
 
-    pods, ownership = claim_pods(sts, view.pods)
     owned_revisions, revision_adoption = claim_revisions(sts, view.revisions)
     current, update, cc, revision_actions = choose_revisions(sts, owned_revisions, view.revisions)
-    sync = _build_sync(view, pods, current, update, cc)
+    ctx = quiet_context(sts, update_revision=name_of(update), current_revision=name_of(current))
+    census = loud_census(ctx, view.pods) if walk_all else _census(view, ctx)
+    pods, ownership = claim_pods(sts, census.others)
+    if _collides(census, pods):
+        census = loud_census(census.ctx, view.pods)
+        pods, ownership = claim_pods(sts, census.others)
+    sync = _build_sync(view, census, pods, current, update, cc)
     sync.actions.extend(ownership)
     sync.actions.extend(revision_adoption)
     sync.actions.extend(revision_actions)
@@ -116,21 +132,49 @@ def _validity(sts: Obj) -> list[FieldError]:
     return errors
 
 
-def _build_sync(view: SetView, pods: list[Obj], current: Obj, update: Obj, cc: int) -> Sync:
+_COPY_SLOTS_UP_TO = 2048
+"""Up to this many ordinals a reconcile copies the census' slots into a plain list (a copy costs a few ns per slot,
+an overlaid read a few hundred); above it, the overlay saves the copy."""
+
+
+def _census(view: SetView, ctx: QuietContext) -> Census:
+    """The view's census when the driver kept one for this very context, else one taken over the view's pods."""
+    given = view.census
+    if given is not None and given.ctx == ctx:
+        return given
+    return census_of(ctx, view.set, view.pods, view.claims, view.now)
+
+
+def _collides(census: Census, owned: list[Obj]) -> bool:
+    """A pod the ownership phase kept claims the ordinal of a quiet pod (a non-canonical name such as ``web-03``):
+    which of the two a slot holds then depends on the view's order, so the phases walk everything."""
+    start, slots = census.ctx.start, census.slots
+    return any(0 <= (i := ordinal_of(pod) - start) < len(slots) and slots[i] is not None for pod in owned)
+
+
+def _build_sync(view: SetView, census: Census, pods: list[Obj], current: Obj, update: Obj, cc: int) -> Sync:
+    """Quiet pods sit in their slots already; the pods the ownership phase kept are placed by ordinal."""
     sts = view.set
     span = ordinal_range(sts)
-    replicas: list[Obj | None] = [None] * len(span)
+    placed: dict[int, Obj] = {}
     condemned: list[Obj] = []
     for pod in pods:
         ordinal = ordinal_of(pod)
         if ordinal in span:
-            replicas[ordinal - span.start] = pod
+            placed[ordinal - span.start] = pod
         elif ordinal >= 0:
             condemned.append(pod)
     condemned.sort(key=ordinal_of, reverse=True)
+    replicas: Sequence[Obj | None]
+    if len(census.slots) <= _COPY_SLOTS_UP_TO:
+        replicas = list(census.slots)
+        for index, pod in placed.items():
+            replicas[index] = pod
+    else:
+        replicas = Slots(census.slots, placed)
     return Sync(sts=sts, now=view.now, gates=view.gates, start=span.start, replicas=replicas, condemned=condemned,
-                current_revision=current, update_revision=update, collision_count=cc, claims=dict(view.claims),
-                update_type=effective_type(sts, view.gates))
+                current_revision=current, update_revision=update, collision_count=cc, claims=ChainMap({}, view.claims),  # type: ignore[arg-type]
+                census=census, present=sorted(placed), update_type=effective_type(sts, view.gates))
 
 
 def _announce_rollout(sync: Sync, old_status: dict[str, object]) -> None:
@@ -138,7 +182,8 @@ def _announce_rollout(sync: Sync, old_status: dict[str, object]) -> None:
     previous = old_status.get("updateRevision")
     if sync.update_type != "EnforcedRollingUpdate" or not previous or previous == sync.update_name:
         return
-    if any(pod is not None and sync.outdated(pod) for pod in sync.replicas):
+    in_range = (sync.replicas[i] for i in sync.present)
+    if sync.census.quiet_outdated or any(pod is not None and sync.outdated(pod) for pod in in_range):
         sync.event("EnforcedRollingUpdateStarted", f"Enforced rolling update to revision {sync.update_name} started")
         sync.metric("statefulset_enforced_rolling_updates_total", 1, kind="counter")
 
@@ -150,7 +195,7 @@ def _report_metrics(sync: Sync, status: Obj, old_status: dict[str, object]) -> N
     budget = 1
     if sync.gates.max_unavailable and block is not None:
         budget = resolve_max_unavailable(block.get("maxUnavailable"), replicas)
-    unavailable = sum(1 for pod in sync.replicas if sync.unavailable(pod))
+    unavailable = sync.unavailable_count()
     if sync.gates.max_unavailable:
         sync.metric("statefulset_max_unavailable", budget)
         sync.metric("statefulset_unavailable_replicas", unavailable)
@@ -167,9 +212,9 @@ def _requeue(sync: Sync) -> float | None:
     times = list(sync.wake_times)
     if mrs > 0:
         times += [
-            at + _REQUEUE_EPSILON
-            for pod in sync.pods()
-            if (at := p.available_at(pod, mrs)) is not None and at + _REQUEUE_EPSILON > sync.now
+            at + REQUEUE_EPSILON
+            for pod in sync.loud_pods()  # a quiet pod's instant is behind it (census.py)
+            if (at := p.available_at(pod, mrs)) is not None and at + REQUEUE_EPSILON > sync.now
         ]
     times = [t for t in times if t > sync.now]
     if not times:

@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -13,6 +15,7 @@ from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision_of
 from rollwise.api.meta import Obj, name_of
+from rollwise.controllers.census import Census, loud_census, quiet_at, quiet_context
 from rollwise.controllers.plan import Action, Blocked, DeletePod, EmitEvent, MetricSample
 
 __all__ = ["Sync"]
@@ -24,14 +27,20 @@ class Sync:
     now: float
     gates: FeatureGates
     start: int
-    replicas: list[Obj | None]
+    replicas: Sequence[Obj | None]
     """Index i holds the pod for ordinal start+i, or None while it is missing (upstream's placeholder)."""
     condemned: list[Obj]
     """Pods with an ordinal outside the range, highest ordinal first (reference §5.3)."""
     current_revision: Obj
     update_revision: Obj
     collision_count: int
-    claims: dict[str, Obj]
+    claims: MutableMapping[str, Obj]
+    """The namespace's claims by name; what this plan creates or repairs is written here (over the view's)."""
+    census: Census = None  # type: ignore[assignment]  # set in __post_init__ when not given
+    """Which in-range pods are quiet (census.py): phases walk ``census.loud`` and count the rest. Not given: none
+    is quiet, and every phase walks every pod."""
+    present: list[int] = None  # type: ignore[assignment]  # set in __post_init__ when not given
+    """In-range indexes holding a pod that is not quiet, ascending (the other loud indexes are missing)."""
     actions: list[Action] = field(default_factory=list)
     blocked: list[Blocked] = field(default_factory=list)
     deleted: set[str] = field(default_factory=set)
@@ -73,6 +82,11 @@ class Sync:
         self.update_name = name_of(self.update_revision)
         self.current_name = name_of(self.current_revision)
         self.min_ready_seconds = float(self.spec.get("minReadySeconds") or 0)
+        if self.census is None:
+            ctx = quiet_context(self.sts, update_revision=self.update_name, current_revision=self.current_name)
+            self.census = loud_census(ctx, ())
+        if self.present is None:
+            self.present = [i for i in self.census.loud if self.replicas[i] is not None]
 
     @property
     def tolerates_broken_outdated(self) -> bool:
@@ -161,6 +175,80 @@ class Sync:
     def pods(self) -> list[Obj]:
         """Every existing pod the set owns: in range, then condemned."""
         return [x for x in self.replicas if x is not None] + self.condemned
+
+    # -- the census: what a phase must walk, and what it may count ----------------------------------------------
+
+    def quiet_deleted(self) -> list[int]:
+        """Indexes of quiet pods this plan deletes (from then on they are terminating, no longer quiet)."""
+        if not self.deleted:
+            return []
+        found = (quiet_at(self.census, name) for name in self.deleted)
+        return sorted(i for i in found if i is not None)
+
+    def touched(self) -> Sequence[int]:
+        """In-range indexes a phase must look at, ascending: the loud ones and the quiet pods deleted so far.
+        Every other index holds a quiet pod that no phase acts on, waits for or stops at."""
+        deleted = self.quiet_deleted()
+        if not deleted:
+            return self.census.loud
+        return sorted({*self.census.loud, *deleted})
+
+    def pod_indexes(self) -> Sequence[int]:
+        """The touched indexes that hold a pod, ascending (``touched`` without the missing ordinals)."""
+        deleted = self.quiet_deleted()
+        return sorted({*self.present, *deleted}) if deleted else self.present
+
+    def unquiet_pods(self) -> list[Obj]:
+        """The pods the census does not count: loud in-range pods, then the condemned (quiet deleted ones are
+        counted by the census, so a caller adding the census' counts must not walk them again)."""
+        return self._at(self.present) + self.condemned
+
+    def loud_pods(self) -> list[Obj]:
+        """The pods a phase must look at one by one: touched in-range pods, then the condemned."""
+        return self._at(self.pod_indexes()) + self.condemned
+
+    def unavailable_count(self) -> int:
+        """In-range ordinals that are missing, terminating (or deleted by this plan) or not available."""
+        missing = len(self.census.loud) - len(self.present)
+        return missing + sum(1 for i in self.pod_indexes() if self.unavailable(self.replicas[i]))
+
+    def walk_down(self, floor: int, *, quiet: Callable[[], bool] = lambda: True) -> Iterator[int]:
+        """Indexes from the top down to ``floor`` an update may act on: the touched ones and the quiet outdated ones
+        (lazily, so an update that stops after its budget does not walk the rest). Skipped: quiet pods at the update
+        revision, which no update step acts on or waits for; and quiet outdated ones whenever ``quiet()`` says the
+        caller could not act on one now (it is asked before each step)."""
+        touched, outdated = self.touched(), self.census.quiet_outdated
+        i, j = len(touched) - 1, len(outdated) - 1
+        while True:
+            a = touched[i] if i >= 0 else -1
+            b = outdated[j] if j >= 0 and quiet() else -1
+            index = max(a, b)
+            if index < floor or index < 0:
+                return
+            if a == index:
+                i -= 1
+            if b == index:
+                j -= 1
+            yield index
+
+    def _at(self, indexes: Sequence[int]) -> list[Obj]:
+        return [pod for i in indexes if (pod := self.replicas[i]) is not None]
+
+    def _quiet(self, index: int) -> Obj:
+        pod = self.census.slots[index]
+        assert pod is not None, "a quiet index holds a pod"
+        return pod
+
+    def quiet_outdated_alive(self, floor: int = 0) -> int:
+        """Quiet outdated pods at index ``floor`` or above that this plan has not deleted."""
+        outdated = self.census.quiet_outdated
+        above = len(outdated) - bisect.bisect_left(outdated, floor)
+        return above - sum(1 for i in self.quiet_deleted() if i >= floor and self.outdated(self._quiet(i)))
+
+    def quiet_updated_alive(self) -> int:
+        """Quiet pods at the update revision that this plan has not deleted."""
+        return self.census.quiet_updated - sum(1 for i in self.quiet_deleted()
+                                               if not self.outdated(self._quiet(i)))
 
 
 def ordinal_sorted(pods: list[Obj], *, descending: bool) -> list[Obj]:

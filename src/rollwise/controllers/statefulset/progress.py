@@ -35,9 +35,11 @@ def rollout_complete(sync: Sync) -> bool:
     """The shared rule (``api/rollout.py``) over this reconcile's slots, counting this plan's deletions."""
     block = sync.strategy_block
     floor = int(block.get("partition") or 0) if block is not None else 0
+    if sync.quiet_deleted() or sync.quiet_outdated_alive(floor):
+        return False  # a quiet pod being deleted, or one at the current revision the update must still replace
     return is_rollout_complete(sync.replicas, outside_range=len(sync.condemned), floor=floor,
                                update_revision=sync.update_name, min_ready_seconds=sync.min_ready_seconds,
-                               now=sync.now, deleting=sync.deleted)
+                               now=sync.now, deleting=sync.deleted, indexes=sync.census.loud)
 
 
 def _budget(sync: Sync) -> int:

@@ -67,8 +67,11 @@ def replacement_is_outdated(sync: Sync, pod: Obj) -> bool:
         return False
     if sync.current_name == sync.update_name:
         return False
-    remaining = sum(1 for other in sync.pods()
-                    if other is not pod and not sync.terminating(other) and revision_of(other) == sync.current_name)
+    quiet = sync.quiet_outdated_alive()  # quiet pods at the current revision, not deleted by this plan
+    remaining = quiet + sum(1 for other in sync.loud_pods()
+                            if not sync.terminating(other) and revision_of(other) == sync.current_name)
+    if not sync.terminating(pod) and revision_of(pod) == sync.current_name:
+        remaining -= 1  # the pod itself, counted above whether quiet or loud
     return ordinal_of(pod) < sync.start + remaining
 
 
@@ -77,7 +80,8 @@ def first_unavailable(sync: Sync) -> Obj | None:
 
     One notion of "unavailable" for both the choice and the block check: bug #123918 came from mixing two.
     """
-    for pod in sync.replicas:
+    for index in sync.touched():  # quiet pods are available
+        pod = sync.replicas[index]
         if sync.unavailable(pod):
             return pod
     for pod in reversed(sync.condemned):
@@ -88,8 +92,8 @@ def first_unavailable(sync: Sync) -> Obj | None:
 
 def process_replicas(sync: Sync) -> bool:
     """Phase A over in-range ordinals, ascending. Returns True when a monotonic set must stop this reconcile."""
-    for index, pod in enumerate(sync.replicas):
-        stop = _process_replica(sync, index, pod)
+    for index in sync.touched():  # a quiet pod passes without an action or a stop (census.py)
+        stop = _process_replica(sync, index, sync.replicas[index])
         if stop and sync.monotonic:
             return True
     return False

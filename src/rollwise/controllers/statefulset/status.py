@@ -34,8 +34,14 @@ def compute_status(sync: Sync, conditions: list[Obj]) -> Obj:
     placeholders. ``currentRevision`` is promoted once every replica is updated, Ready *and available* — the
     correct behaviour of open bug #136831 — for every strategy, OnDelete included (#136833).
     """
-    counts = {"replicas": 0, "readyReplicas": 0, "availableReplicas": 0, "currentReplicas": 0, "updatedReplicas": 0}
-    for pod in sync.pods():
+    # Quiet pods are created, Ready and available; those this plan deletes are terminating (census.py).
+    quiet = len(sync.census.slots) - len(sync.census.loud)
+    updated = sync.quiet_updated_alive()
+    outdated = sync.quiet_outdated_alive()
+    both = sync.current_name == sync.update_name
+    counts = {"replicas": quiet, "readyReplicas": quiet, "availableReplicas": quiet,
+              "currentReplicas": updated if both else outdated, "updatedReplicas": updated}
+    for pod in sync.unquiet_pods():
         if not p.is_created(pod):
             continue
         counts["replicas"] += 1

@@ -13,12 +13,13 @@ from collections.abc import Callable
 from rollwise.api.errors import NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, annotations_of
-from rollwise.cluster.protocol import Cluster
+from rollwise.cluster.protocol import Change, Cluster
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.quorum.settings import UPDATE_POLICY
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
+from rollwise.drivers.core.census import CensusIndex
 from rollwise.drivers.core.events import EventRecorder
 from rollwise.drivers.core.queue import Scheduler, WorkQueue
 from rollwise.drivers.execute import Outcome, execute
@@ -43,7 +44,8 @@ class SetController:
     ``quorum_observers`` are called with every view and the plan decided from it, before execution."""
 
     def __init__(self, cluster: Cluster, *, scheduler: Scheduler, gates: FeatureGates,
-                 recorder: EventRecorder, metrics: MetricsRegistry | None = None, quorum: bool = True) -> None:
+                 recorder: EventRecorder, metrics: MetricsRegistry | None = None, quorum: bool = True,
+                 census: bool = False) -> None:
         self.cluster = cluster
         self.quorum = quorum
         """False: the quorum-aware controller is left to an external operator (``up --controllers=-quorum``)."""
@@ -52,6 +54,9 @@ class SetController:
         self.metrics = metrics if metrics is not None else MetricsRegistry()
         self._scheduler = scheduler
         self.queue: WorkQueue[SetKey] = WorkQueue(scheduler, self.reconcile, rounds_for=self._rounds_for)
+        self.census = CensusIndex(cluster) if census else None
+        """With ``census``, views come from an index the driver feeds every change (``seen``): a reconcile then
+        costs what changed, not the set's size (census.py). The driver must drain the feed before each reconcile."""
         self.observers: list[Observer] = []
         self.quorum_observers: list[Observer] = []
 
@@ -65,6 +70,11 @@ class SetController:
             return 0
         return _ROUNDS_PER_ORDINAL * (replicas if isinstance(replicas, int) and replicas > 0 else 1)
 
+    def seen(self, change: Change) -> None:
+        """A change the driver read from the feed (feeds the census index, when there is one)."""
+        if self.census is not None:
+            self.census.on_change(change)
+
     def view(self, sts: Obj) -> SetView:
         return set_view(self.cluster, sts, now=self._scheduler.now(), gates=self.gates)
 
@@ -73,7 +83,8 @@ class SetController:
             sts = self.cluster.get(*key)
         except NotFound:
             return
-        view = self.view(sts)
+        now = self._scheduler.now()
+        view = self.census.view(sts, now=now, gates=self.gates) if self.census is not None else self.view(sts)
         plan = reconcile(view)
         for observe in self.observers:
             observe(view, plan)

@@ -26,7 +26,7 @@ from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.pump import FeedPump
 from rollwise.drivers.core.controller import CONTROLLERS
 from rollwise.drivers.processes import ProcessKubelet
-from rollwise.drivers.sim.record import Recorder
+from rollwise.drivers.sim.record import PodLists, Recorder
 from rollwise.drivers.wall import WallDriver
 from rollwise.kubelet.process.runtime import ProcessRuntime
 
@@ -95,4 +95,6 @@ class LabPlane:
 
     def _sample(self) -> None:
         sets = self.cluster.list("StatefulSet")
-        self.recorder.sample(self.clock(), sets, {name_of(s): self.pods_of(s) for s in sets})
+        now = self.clock()
+        pods = PodLists({name_of(s): self.pods_of(s) for s in sets}, label=lambda _ns, name: name, now=now)
+        self.recorder.sample(now, sets, pods)

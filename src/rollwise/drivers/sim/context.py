@@ -12,6 +12,7 @@ from rollwise.cluster.memory import MemoryCluster
 from rollwise.drivers.sim.engine import Engine, VirtualClock
 from rollwise.drivers.sim.record import Recorder
 from rollwise.drivers.sim.scenario import Scenario
+from rollwise.drivers.sim.tally import Tallies
 
 __all__ = ["SimContext"]
 
@@ -22,6 +23,7 @@ class SimContext(Protocol):
     clock: VirtualClock
     cluster: MemoryCluster
     recorder: Recorder
+    tallies: Tallies
 
     def drain(self) -> None:
         """Deliver the changes written so far to the simulation's consumers (the controllers, the kubelet)."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import claim_ordinal, ordinal_of, ordinal_range, pod_name, revision_of
@@ -13,7 +13,7 @@ from rollwise.api.retention import retention_policy
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.cluster.protocol import Change
 
-__all__ = ["Recorder", "SetFigures", "set_label"]
+__all__ = ["PodLists", "Recorder", "SetFigureSource", "SetFigures", "set_label"]
 
 
 def set_label(namespace: str, name: str, ambiguous: frozenset[str]) -> str:
@@ -188,16 +188,14 @@ class Recorder:
         fig.last_sample = t
         fig.restarted = True
 
-    def sample(self, t: float, sets: list[Obj], pods_by_set: Mapping[str, list[Obj]]) -> None:
-        """At the end of an instant: integrate unavailability since the last sample, and check completion.
-        ``pods_by_set`` is keyed as the summary is (``label``)."""
+    def sample(self, t: float, sets: list[Obj], figures: SetFigureSource) -> None:
+        """At the end of an instant: integrate unavailability since the last sample, and check completion."""
         for sts in sets:
             name = self.label(namespace_of(sts), name_of(sts))
             fig = self._figures(name)
             if fig.last_sample is not None:
                 fig.unavailable_pod_seconds += fig.last_unavailable * (t - fig.last_sample)
-            pods = pods_by_set.get(name, [])
-            unavailable = unavailable_ordinals(sts, pods, t)
+            unavailable = figures.unavailable(sts, t)
             if fig.restarted:  # the first value that counts gets a step of its own, even if the count is unchanged
                 fig.measured_step = len(fig.unavailable_steps)
                 fig.unavailable_steps.append((round(t, 6), unavailable))
@@ -210,7 +208,7 @@ class Recorder:
             fig.last_unavailable = unavailable
             fig.last_sample = t
             fig.max_unavailable = max(fig.max_unavailable, unavailable)
-            done = rollout_complete(sts, pods, t)
+            done = figures.complete(sts)
             if done and not fig.completed:
                 fig.completed_at = t
             fig.completed = done
@@ -245,6 +243,33 @@ class Recorder:
                        "unavailable": [[t, n] for t, n in fig.unavailable_steps],
                        "ordinals": [[t, a, b] for t, a, b in fig.range_steps]}
                 for name, fig in self.figures.items()}
+
+
+class SetFigureSource(Protocol):
+    """Where a sample's two figures come from: counted over the pods (``PodLists``) or kept as counters
+    (``tally.Tallies``)."""
+
+    def unavailable(self, sts: Obj, now: float) -> int: ...
+
+    def complete(self, sts: Obj) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PodLists:
+    """The figures counted over each set's controlled pods, keyed as the summary is (``Recorder.label``)."""
+
+    pods: Mapping[str, list[Obj]]
+    label: Callable[[str, str], str]
+    now: float
+
+    def _pods(self, sts: Obj) -> list[Obj]:
+        return self.pods.get(self.label(namespace_of(sts), name_of(sts)), [])
+
+    def unavailable(self, sts: Obj, now: float) -> int:
+        return unavailable_ordinals(sts, self._pods(sts), now)
+
+    def complete(self, sts: Obj) -> bool:
+        return rollout_complete(sts, self._pods(sts), self.now)
 
 
 def _round(x: float) -> float:

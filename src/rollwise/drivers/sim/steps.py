@@ -19,7 +19,6 @@ from rollwise.drivers.manifests import check_manifest
 from rollwise.drivers.sets import find_set, set_resource
 from rollwise.drivers.sim.context import SimContext
 from rollwise.drivers.sim.engine import STEP
-from rollwise.drivers.sim.record import rollout_complete
 from rollwise.drivers.sim.step_schema import Step
 
 __all__ = ["StepRunner"]
@@ -81,10 +80,8 @@ class StepRunner:
             sts = find_set(self.sim.cluster, args.get("namespace", "default"), target)
         except NotFound:
             return False
-        pods = [pod for pod in self.sim.cluster.list("Pod", namespace_of(sts))
-                if any(r.get("uid") == sts["metadata"]["uid"] for r in pod["metadata"].get("ownerReferences") or ())]
         if "rolloutComplete" in args:
-            return rollout_complete(sts, pods, self.sim.clock.now)
+            return self.sim.tallies.complete(sts)
         status = sts.get("status") or {}
         want = int(sts["spec"].get("replicas", 1))
         return (status.get("observedGeneration") == sts["metadata"].get("generation")

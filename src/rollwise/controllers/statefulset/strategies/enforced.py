@@ -15,6 +15,8 @@ its state, so a broken rollout recovers once a fixed template is applied.
 
 from __future__ import annotations
 
+import bisect
+
 from rollwise.api import predicates as p
 from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import name_of
@@ -56,17 +58,25 @@ class EnforcedRollingUpdate:
             return
         budget = _budget(sync)
         # Availability budget, as KEP-961 counts it: every unavailable ordinal in range.
-        unavailable = sum(1 for pod in sync.replicas if sync.unavailable(pod))
+        unavailable = sync.unavailable_count()
         # What is in flight besides broken outdated pods (their replacement costs no availability). An ordinal
         # whose creation waits for a broken outdated pod below it to be replaced (OrderedReady, ``broken_below``)
         # is not in flight: counting it would make the replacement wait for the creation that waits for it.
+        # Quiet pods (census.py) are neither missing, terminating nor unavailable: only touched ones count.
         held = _held_for_replacement(sync)
-        in_flight = sum(
-            1 for i, pod in enumerate(sync.replicas)
-            if (pod is None and i not in held) or (pod is not None and sync.terminating(pod))
-            or (pod is not None and sync.unavailable(pod) and (not sync.outdated(pod) or i < floor))
-        )
-        for index in range(n - 1, floor - 1, -1):
+        in_flight = 0
+        for i in sync.touched():
+            pod = sync.replicas[i]
+            if (pod is None and i not in held) or (pod is not None and sync.terminating(pod)) \
+                    or (pod is not None and sync.unavailable(pod) and (not sync.outdated(pod) or i < floor)):
+                in_flight += 1
+
+        def healthy_replaceable() -> bool:
+            """Whether a healthy outdated pod could be deleted now: else the walk skips the quiet ones (a healthy
+            pod past the budget is passed over, and under OrderedReady nothing after the budget is acted on)."""
+            return unavailable < budget and not (sync.monotonic and in_flight >= budget)
+
+        for index in sync.walk_down(floor, quiet=healthy_replaceable):
             pod = sync.replicas[index]
             if pod is None or sync.terminating(pod) or not sync.outdated(pod) or replacement_is_outdated(sync, pod):
                 continue
@@ -87,9 +97,11 @@ class EnforcedRollingUpdate:
                 sync.delete(pod, f"EnforcedRollingUpdate: {name} runs an older revision")
                 unavailable += 1
             in_flight += 1
-        if any(pod is not None and sync.outdated(pod) and not sync.terminating(pod)
-               for pod in sync.replicas[floor:]):
-            for index, pod in enumerate(sync.replicas):
+        if sync.quiet_outdated_alive(floor) or any(
+                sync.outdated(pod) and not sync.terminating(pod)
+                for i in sync.pod_indexes() if i >= floor and (pod := sync.replicas[i]) is not None):
+            for index in sync.touched():
+                pod = sync.replicas[index]
                 if pod is None or sync.terminating(pod) or (sync.unavailable(pod) and not sync.outdated(pod)):
                     sync.wait_for_unavailable(index, pod)
 
@@ -98,12 +110,16 @@ class EnforcedRollingUpdate:
         top = sync.replicas[-1]
         if top is None or sync.outdated(top) or sync.terminating(top) or not p.is_failing(top):
             return False
-        lower_outdated = [pod for pod in sync.replicas[floor:-1] if pod is not None and sync.outdated(pod)]
+        # Outdated pods from the partition up, below the top: quiet ones counted, the others looked at.
+        quiet = sync.census.quiet_outdated
+        lower_outdated = bisect.bisect_left(quiet, len(sync.replicas) - 1) - bisect.bisect_left(quiet, floor) + sum(
+            1 for i in sync.present if floor <= i < len(sync.replicas) - 1
+            and (pod := sync.replicas[i]) is not None and sync.outdated(pod))
         if not lower_outdated:
             return False
         cause = p.unavailable_cause(top, sync.min_ready_seconds, sync.now)
         message = (f"safety halt: {name_of(top)}, the first pod at revision {sync.update_name}, is failing "
-                   f"({cause}); {len(lower_outdated)} lower ordinals are left at their revision")
+                   f"({cause}); {lower_outdated} lower ordinals are left at their revision")
         sync.halted = message
         sync.wait(name_of(top), f"to become Ready ({cause}); safety halt keeps lower ordinals untouched")
         if sync.old_condition_reason("Progressing") != "SafetyHalt":
@@ -116,8 +132,7 @@ def _held_for_replacement(sync: Sync) -> set[int]:
     """Indexes of missing ordinals above the broken outdated pod that ordered creation went past (replicas.py)."""
     if sync.broken_below is None:
         return set()
-    names = [None if pod is None else name_of(pod) for pod in sync.replicas]
-    if sync.broken_below not in names:
+    first = next((i for i in sync.present if name_of(sync.replicas[i] or {}) == sync.broken_below), None)
+    if first is None:
         return set()
-    first = names.index(sync.broken_below)
-    return {i for i, pod in enumerate(sync.replicas) if pod is None and i > first}
+    return {i for i in sync.census.loud if i > first and sync.replicas[i] is None}

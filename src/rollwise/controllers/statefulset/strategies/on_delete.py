@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
+
 from rollwise.controllers.statefulset.context import Sync
 
 __all__ = ["OnDelete"]
@@ -14,8 +17,13 @@ class OnDelete:
         return False
 
     def update(self, sync: Sync) -> None:
-        outdated = [pod for pod in sync.replicas if pod is not None and sync.outdated(pod)]
-        if outdated:
-            names = ", ".join(pod["metadata"]["name"] for pod in outdated[:3])
-            more = f" and {len(outdated) - 3} more" if len(outdated) > 3 else ""
+        # Every outdated pod, terminating or not: the loud ones and the quiet ones (census.py, two disjoint sets of
+        # indexes) merge by index; only the first three are named.
+        loud = [i for i in sync.present if (pod := sync.replicas[i]) is not None and sync.outdated(pod)]
+        quiet = sync.census.quiet_outdated
+        count = len(loud) + len(quiet)
+        first = list(itertools.islice(heapq.merge(loud, quiet), 3))
+        if count:
+            names = ", ".join(sync.replicas[i]["metadata"]["name"] for i in first)  # type: ignore[index]
+            more = f" and {count - 3} more" if count > 3 else ""
             sync.wait("", f"OnDelete: {names}{more} run an older revision until deleted")

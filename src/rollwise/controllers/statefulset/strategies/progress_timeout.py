@@ -15,6 +15,7 @@ from typing import Any
 
 from rollwise.api import predicates as p
 from rollwise.api.meta import annotations_of, name_of
+from rollwise.controllers.census import quiet_at
 from rollwise.controllers.plan import PatchSet
 from rollwise.controllers.statefulset.context import Sync
 
@@ -58,7 +59,14 @@ def replace_timed_out_pods(sync: Sync) -> None:
     kept = {name: r for name, r in records.items()
             if isinstance(r, dict) and r.get("revision") == sync.update_name}
     floor = int(block.get("partition") or 0)
-    for index, pod in enumerate(sync.replicas):
+    for name in list(kept):
+        # A quiet pod is Ready: its record goes. The walk below covers the rest (census.py).
+        index = quiet_at(sync.census, name)
+        quiet = sync.replicas[index] if index is not None and index >= floor else None
+        if quiet is not None and not sync.outdated(quiet) and not sync.terminating(quiet):
+            kept.pop(name)
+    for index in sync.touched():
+        pod = sync.replicas[index]
         if pod is None or index < floor or sync.outdated(pod) or sync.terminating(pod):
             continue
         name = name_of(pod)

@@ -29,8 +29,12 @@ COMPLETE = "Complete"
 
 def recreate_phase(sync: Sync) -> str:
     """seed 000 determine_phase(): from the revision labels and deletion timestamps of all the set's pods."""
-    old_active = old_terminating = new = 0
-    for pod in sync.pods():
+    # Quiet pods (census.py) are counted, not walked: outdated or not, alive unless this plan deletes them.
+    alive_outdated = sync.quiet_outdated_alive()
+    old_active = alive_outdated
+    old_terminating = len(sync.census.quiet_outdated) - alive_outdated
+    new = sync.quiet_updated_alive()
+    for pod in sync.unquiet_pods():
         if sync.outdated(pod):
             if sync.terminating(pod):
                 old_terminating += 1
@@ -53,7 +57,7 @@ class Recreate:
     def prepare(self, sync: Sync) -> bool:
         phase = recreate_phase(sync)
         if phase == NEEDS_DELETION:
-            old = [pod for pod in sync.pods() if sync.outdated(pod) and not sync.terminating(pod)]
+            old = [pod for pod in sync.pods() if sync.outdated(pod) and not sync.terminating(pod)]  # once per rollout
             if sync.old_condition_reason("Progressing") != "RecreateInProgress":
                 sync.event("RecreateStarted", f"Deleting all {len(old)} pods for Recreate update to revision "
                                               f"{sync.update_name}")
@@ -63,7 +67,7 @@ class Recreate:
             sync.wait("", f"Recreate: deleting {len(old)} old-revision pods before creating any new one")
             return True
         if phase == WAITING_TERMINATION:
-            left = sorted(name_of(pod) for pod in sync.pods() if sync.outdated(pod))
+            left = sorted(name_of(pod) for pod in sync.pods() if sync.outdated(pod))  # short: all terminating
             sync.wait("", f"Recreate: waiting for {len(left)} old-revision pods to terminate: {_names(left)}")
             return True
         if phase == READY_FOR_CREATION and not any(pod is not None for pod in sync.replicas) and (

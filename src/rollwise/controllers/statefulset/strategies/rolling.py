@@ -47,7 +47,7 @@ class RollingUpdate:
 
 def legacy(sync: Sync, *, floor: int) -> None:
     """Variant A: delete the highest outdated pod; stop at the first pod above it that is not available."""
-    for index in range(len(sync.replicas) - 1, floor - 1, -1):
+    for index in sync.walk_down(floor):
         pod = sync.replicas[index]
         if pod is not None and sync.outdated(pod) and not sync.terminating(pod) \
                 and not replacement_is_outdated(sync, pod):
@@ -62,19 +62,21 @@ def with_budget(sync: Sync, *, floor: int, budget: int) -> None:
     """Variant C (1.37+, #137666); the OrderedReady branch is variant B, unchanged upstream.
 
     Every in-range ordinal that is missing, terminating or not available counts against the budget, below the
-    partition too; condemned pods do not.
+    partition too; condemned pods do not. Quiet pods are available and, at the update revision, never replaced, so
+    the walks skip them (census.py).
     """
-    n = len(sync.replicas)
-    unavailable = [i for i in range(n) if sync.unavailable(sync.replicas[i])]
+    unavailable = sync.unavailable_count()
     if not sync.monotonic:
         # Phase 1: outdated pods that are already unavailable: replacing them costs no availability.
-        for index in range(n - 1, floor - 1, -1):
+        for index in reversed(sync.touched()):
+            if index < floor:
+                break
             pod = sync.replicas[index]
             if pod is not None and sync.outdated(pod) and not sync.terminating(pod) and not sync.available(pod) \
                     and not replacement_is_outdated(sync, pod):
                 sync.delete(pod, f"rolling update: {pod['metadata']['name']} is outdated and already unavailable")
-    spend = budget - len(unavailable)
-    for index in range(n - 1, floor - 1, -1):
+    spend = budget - unavailable
+    for index in sync.walk_down(floor):
         if spend <= 0:
             break
         pod = sync.replicas[index]
@@ -84,10 +86,10 @@ def with_budget(sync: Sync, *, floor: int, budget: int) -> None:
             continue  # handled by phase 1
         sync.delete(pod, f"rolling update: {pod['metadata']['name']} runs an older revision")
         spend -= 1
-    still_outdated = [
-        pod for pod in sync.replicas[floor:] if pod is not None and sync.outdated(pod) and not sync.terminating(pod)
-    ]
+    still_outdated = sync.quiet_outdated_alive(floor) or any(
+        pod is not None and sync.outdated(pod) and not sync.terminating(pod)
+        for i in sync.pod_indexes() if i >= floor and (pod := sync.replicas[i]) is not None)
     if still_outdated:
-        for index in range(n):
+        for index in sync.touched():
             if sync.unavailable(sync.replicas[index]):
                 sync.wait_for_unavailable(index, sync.replicas[index])

@@ -1,0 +1,266 @@
+"""Views kept up to date from the change feed: each set's pods and census without walking them per reconcile.
+
+``set_view`` builds a view from the store on every reconcile: it lists the set's pods, and ``reconcile`` then
+classifies every one of them (controllers/census.py). That is O(replicas) per reconcile, and an OrderedReady
+rollout is O(replicas) reconciles. ``CensusIndex`` follows the change feed instead and keeps, per set, its owned
+pods in the order ``set_view`` gives them (by name) and which of them are quiet, reclassifying a pod only when it,
+one of its claims or the set's ``QuietContext`` changes; a pod that is loud only because ``minReadySeconds`` has
+not passed yet is looked at again when a census is asked for. Quietness is monotone in time, so a pod found quiet
+earlier is quiet now.
+
+The index is exact, never approximate: ``view`` gives what ``set_view`` would, plus the census that ``census_of``
+would compute over those pods (tests/drivers/core/test_census_index.py holds it to both after random changes);
+where it cannot be sure (the set object it saw is not the one asked about, two owned pods share a name), it hands
+back ``set_view``'s view without a census and the reconcile computes everything.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from rollwise.api.features import FeatureGates
+from rollwise.api.identity import claim_name, ordinal_of, revision_of
+from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.cluster.protocol import Change, Cluster
+from rollwise.cluster.resources import STATEFULSET_KINDS
+from rollwise.controllers.census import Census, QuietContext, is_quiet, quiet_context
+from rollwise.controllers.view import SetView
+from rollwise.drivers.views import IndexedReads, set_revisions, set_view
+
+__all__ = ["CensusIndex", "before_and_after", "controlled_pods"]
+
+
+def before_and_after(ch: Change) -> tuple[Obj | None, Obj | None]:
+    """The object as a follower of the feed last knew it (None for a creation) and as it is now (None once gone)."""
+    before = ch.old if ch.old is not None else (ch.obj if ch.type == "DELETED" else None)
+    return before, None if ch.type == "DELETED" else ch.obj
+
+
+def controlled_pods(reads: IndexedReads, uid: str) -> list[Obj]:
+    """Pods whose controller reference names ``uid``: what a follower of the feed takes in when it first meets the
+    set (pods may come before their set, for adoption)."""
+    return [pod for pod in reads.controlled_by("Pod", uid) if (controller_of(pod) or {}).get("uid") == uid]
+
+
+@dataclass(slots=True)
+class _SetPods:
+    """One set's owned pods (controller reference to its uid), by name, and which of them are quiet."""
+
+    sts: Obj
+    ctx: QuietContext | None = None
+    names: list[str] = field(default_factory=list)
+    pods: list[Obj] = field(default_factory=list)
+    """Parallel to ``names``, sorted by name: ``tuple(pods)`` is the owned part of ``set_view``'s pods."""
+    clash: bool = False
+    """Two owned pods of one name (in two namespaces): which comes first would be ``set_view``'s business."""
+    slots: list[Obj | None] = field(default_factory=list)
+    loud: list[int] = field(default_factory=list)
+    quiet_outdated: list[int] = field(default_factory=list)
+    quiet_updated: int = 0
+    quiet_index: dict[str, int] = field(default_factory=dict)
+    """Name of a quiet pod -> its index."""
+    loud_names: set[str] = field(default_factory=set)
+    """Names of the owned pods that are not quiet (in range or not)."""
+
+    def position(self, name: str) -> int:
+        i = bisect.bisect_left(self.names, name)
+        return i if i < len(self.names) and self.names[i] == name else -1
+
+
+class CensusIndex:
+    """Per-set pods and census, fed with every ``Change`` (``on_change``) and read with ``view``. It must see the
+    store from its start: what is stored when it is made is read once, then only changes."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        if not isinstance(cluster, IndexedReads):
+            raise TypeError("a census index reads pods by owner: the cluster must serve indexed reads")
+        self._cluster = cluster
+        self._reads: IndexedReads = cluster
+        self._sets: dict[str, _SetPods] = {}
+        self._claims: dict[str, dict[str, Obj]] = {}
+        self._leases: dict[str, dict[str, Obj]] = {}
+        self._claim_pods: dict[tuple[str, str], tuple[str, str]] = {}
+        """(namespace, claim name) -> (set uid, pod name) of the pod whose quietness reads that claim."""
+        self._now = 0.0
+        for claim in cluster.list("PersistentVolumeClaim"):
+            self._claims.setdefault(namespace_of(claim), {})[name_of(claim)] = claim
+        for lease in cluster.list("Lease"):
+            self._leases.setdefault(namespace_of(lease), {})[name_of(lease)] = lease
+        for resource in STATEFULSET_KINDS:
+            for sts in cluster.list(resource):
+                self._set_seen(sts)
+
+    # -- following the feed --------------------------------------------------------------------------------
+
+    def on_change(self, ch: Change) -> None:
+        self._now = max(self._now, ch.at)
+        if ch.kind == "Pod":
+            self._pod_changed(ch)
+        elif ch.kind == "PersistentVolumeClaim":
+            self._claim_changed(ch)
+        elif ch.kind == "Lease":
+            leases = self._leases.setdefault(ch.namespace, {})
+            if ch.type == "DELETED":
+                leases.pop(ch.name, None)
+            else:
+                leases[ch.name] = ch.obj
+        elif ch.resource in STATEFULSET_KINDS:
+            if ch.type == "DELETED":
+                self._sets.pop(uid_of(ch.obj), None)
+            else:
+                self._set_seen(ch.obj)
+
+    def _set_seen(self, sts: Obj) -> None:
+        uid = uid_of(sts)
+        entry = self._sets.get(uid)
+        if entry is None:
+            entry = self._sets[uid] = _SetPods(sts=sts)
+            for pod in controlled_pods(self._reads, uid):
+                self._insert(entry, pod)
+        entry.sts = sts
+        ctx = _context(sts)
+        if ctx != entry.ctx:
+            entry.ctx = ctx
+            self._reclassify_all(entry)
+
+    def _claim_changed(self, ch: Change) -> None:
+        claims = self._claims.setdefault(ch.namespace, {})
+        if ch.type == "DELETED":
+            claims.pop(ch.name, None)
+        else:
+            claims[ch.name] = ch.obj
+        owner = self._claim_pods.get((ch.namespace, ch.name))
+        if owner is not None and (entry := self._sets.get(owner[0])) is not None:
+            at = entry.position(owner[1])
+            if at >= 0:
+                self._classify(entry, entry.pods[at])
+
+    def _pod_changed(self, ch: Change) -> None:
+        before, after = before_and_after(ch)
+        old_entry = self._entry_of(before)
+        new_entry = self._entry_of(after)
+        if old_entry is not None and before is not None and (
+                old_entry is not new_entry or after is None or name_of(after) != name_of(before)):
+            self._remove(old_entry, before)
+        if new_entry is not None and after is not None:
+            self._insert(new_entry, after)
+
+    def _entry_of(self, pod: Obj | None) -> _SetPods | None:
+        if pod is None:
+            return None
+        ref = controller_of(pod)
+        return None if ref is None else self._sets.get(str(ref.get("uid")))
+
+    def _insert(self, entry: _SetPods, pod: Obj) -> None:
+        name = name_of(pod)
+        i = bisect.bisect_left(entry.names, name)
+        if i < len(entry.names) and entry.names[i] == name:
+            if namespace_of(entry.pods[i]) != namespace_of(pod):
+                entry.clash = True
+            entry.pods[i] = pod
+        else:
+            entry.names.insert(i, name)
+            entry.pods.insert(i, pod)
+        self._classify(entry, pod)
+
+    def _remove(self, entry: _SetPods, pod: Obj) -> None:
+        name = name_of(pod)
+        i = entry.position(name)
+        if i >= 0:
+            self._unclassify(entry, name)
+            entry.loud_names.discard(name)
+            del entry.names[i]
+            del entry.pods[i]
+
+    # -- quietness -----------------------------------------------------------------------------------------
+
+    def _reclassify_all(self, entry: _SetPods) -> None:
+        n = entry.ctx.replicas if entry.ctx is not None else 0
+        entry.slots = [None] * n
+        entry.loud = list(range(n))
+        entry.quiet_outdated = []
+        entry.quiet_updated = 0
+        entry.quiet_index = {}
+        entry.loud_names = set(entry.names)
+        for pod in entry.pods:
+            self._classify(entry, pod)
+
+    def _classify(self, entry: _SetPods, pod: Obj) -> None:
+        """Forget what was recorded about the pod's name, then record the pod as quiet if it is."""
+        name = name_of(pod)
+        self._unclassify(entry, name)
+        entry.loud_names.add(name)
+        ctx = entry.ctx
+        if ctx is None:
+            return
+        ns = namespace_of(pod)
+        ordinal = ordinal_of(pod)
+        for template in ctx.templates:
+            self._claim_pods[(ns, claim_name(template, ctx.name, ordinal))] = (ctx.uid, name)
+        if not is_quiet(ctx, entry.sts, pod, self._claims.get(ns, {}), self._now):
+            return
+        index = ordinal - ctx.start
+        if entry.slots[index] is not None:
+            entry.clash = True
+            return
+        entry.slots[index] = pod
+        entry.quiet_index[name] = index
+        entry.loud_names.discard(name)
+        del entry.loud[bisect.bisect_left(entry.loud, index)]
+        if revision_of(pod) == ctx.update_revision:
+            entry.quiet_updated += 1
+        else:
+            bisect.insort(entry.quiet_outdated, index)
+
+    def _unclassify(self, entry: _SetPods, name: str) -> None:
+        index = entry.quiet_index.pop(name, None)
+        if index is None or entry.ctx is None:
+            return
+        quiet = entry.slots[index]
+        entry.slots[index] = None
+        entry.loud_names.add(name)
+        bisect.insort(entry.loud, index)
+        if quiet is not None and revision_of(quiet) == entry.ctx.update_revision:
+            entry.quiet_updated -= 1
+        else:
+            del entry.quiet_outdated[bisect.bisect_left(entry.quiet_outdated, index)]
+
+    def _refresh(self, entry: _SetPods, now: float) -> None:
+        """Pods that only time may make quiet (minReadySeconds not yet passed) get another look at ``now``."""
+        ctx = entry.ctx
+        self._now = max(self._now, now)
+        if ctx is None or ctx.min_ready_seconds <= 0:
+            return
+        for name in sorted(entry.loud_names):
+            at = entry.position(name)
+            if at >= 0:
+                self._classify(entry, entry.pods[at])
+
+    # -- reading ---------------------------------------------------------------------------------------------
+
+    def view(self, sts: Obj, *, now: float, gates: FeatureGates) -> SetView:
+        """``set_view``'s view of the set, with the census when the index can vouch for it."""
+        entry = self._sets.get(uid_of(sts))
+        if entry is None or entry.sts is not sts or entry.clash or entry.ctx is None:
+            return set_view(self._cluster, sts, now=now, gates=gates)
+        self._refresh(entry, now)
+        ns = namespace_of(sts)
+        orphans = [p for p in self._reads.uncontrolled("Pod", ns)
+                   if selector_matches(sts["spec"].get("selector"), labels(p))]
+        loud_owned = [entry.pods[entry.position(name)] for name in sorted(entry.loud_names)]
+        # The index's own lists, not copies (census.py): the reconcile reads them before the next change comes in.
+        census = Census(ctx=entry.ctx, slots=entry.slots, loud=entry.loud, quiet_outdated=entry.quiet_outdated,
+                        quiet_updated=entry.quiet_updated, others=(*loud_owned, *orphans))
+        return SetView(set=sts, pods=entry.pods if not orphans else (*entry.pods, *orphans),
+                       claims=self._claims.get(ns, {}), revisions=set_revisions(self._cluster, sts),
+                       leases=self._leases.get(ns, {}), now=now, gates=gates, census=census)
+
+
+def _context(sts: Obj) -> QuietContext | None:
+    """The context the set's next reconcile will most likely derive: the revisions its status names."""
+    status = sts.get("status") or {}
+    update, current = status.get("updateRevision"), status.get("currentRevision")
+    if not isinstance(update, str) or not isinstance(current, str) or not update or not current:
+        return None
+    return quiet_context(sts, update_revision=update, current_revision=current)
