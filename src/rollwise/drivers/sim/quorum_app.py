@@ -14,17 +14,17 @@ from rollwise.api.errors import NotFound
 from rollwise.api.identity import ordinal_range, pod_name
 from rollwise.api.leases import cluster_id, member_id
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
+from rollwise.controllers.quorum.settings import read_settings
 from rollwise.drivers.sets import find_set
 from rollwise.drivers.sim.context import SimContext
 from rollwise.drivers.sim.engine import KUBELET
 from rollwise.kubelet.quorum import QuorumState, figures, observe_pod, step
 from rollwise.kubelet.quorum_probe import QuorumParams
 
-__all__ = ["LEASE_WRITER", "MEMBER_CONTAINER_ANNOTATION", "MEMBER_LEASE_ANNOTATION", "QuorumApp"]
+__all__ = ["LEASE_WRITER", "MEMBER_LEASE_ANNOTATION", "QuorumApp"]
 
 LEASE_WRITER = "member-heartbeat"
 """The actor that writes member Leases (etcd-backup-restore's role); its writes are not controller writes."""
-MEMBER_CONTAINER_ANNOTATION = "rollwise.dev/member-container"
 MEMBER_LEASE_ANNOTATION = "rollwise.dev/member-lease-template"
 
 
@@ -45,11 +45,8 @@ class QuorumApp:
         sts = sts or self._set()
         if sts is None:
             return None
-        named = annotations_of(sts).get(MEMBER_CONTAINER_ANNOTATION)
-        if named:
-            return named
-        containers = sts["spec"]["template"]["spec"].get("containers") or ()
-        return str(containers[0]["name"]) if containers else None
+        # The quorum-aware controller's own rule (the annotation when it names a container, else the first).
+        return read_settings(sts)[0].container or None
 
     def readiness_for(self, pod: Obj) -> dict[str, tuple[bool, float]] | None:
         """The member container's readiness as the model decides it (not ready until the model says so)."""
