@@ -213,10 +213,15 @@ def _report(args: Any, phases: list[Phase], requests: Counter[str], metrics: str
           f"reconcile errors: {_counter(metrics, 'controller_runtime_reconcile_errors_total'):.0f}, "
           f"stale-cache skips: {_counter(metrics, 'rollwise_stale_sync_skips_total'):.0f}")
     print("  API requests per replaced pod during the rollout, ours against upstream's StatefulSet controller:")
+    # Upstream writes status once per sync in which a count changed (inconsistentStatus): per replaced pod when it
+    # is gone, when its replacement is seen created, when that is Ready; once per set at the template change (each
+    # later wave's deletes share the write of the previous wave's last Ready). +1 where the kubelet turns a
+    # terminating pod unready, as a real one does (up's keeps it Ready until it is gone).
     upstream = {"delete pods": "1", "create pods": "1",
-                "update statefulsets.apps.rollwise.dev/status": f"3 + 1/{BUDGET} (one per sync that changes a count)",
+                "update statefulsets.apps.rollwise.dev/status": f"3 + 1/{args.replicas} (a write per count change)",
                 "create controllerrevisions.apps": f"1/{args.replicas} (one per set)",
-                "create events": "2 (SuccessfulDelete, SuccessfulCreate)"}
+                "create events": "2, with patches (SuccessfulDelete, SuccessfulCreate; 25 per set in 5 min)",
+                "patch events": "(a repeated event: count + 1)"}
     for key in sorted(set(requests) | set(upstream)):
         print(f"    {key:46s} {requests.get(key, 0) / pods:6.2f}   upstream {upstream.get(key, '-')}")
     workers = f" --workers {args.workers}" if args.workers != 5 else ""
