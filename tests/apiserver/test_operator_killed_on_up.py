@@ -78,8 +78,9 @@ def test_an_operator_killed_mid_rollout_is_replaced_and_the_rollout_resumes_with
         up.until(lambda: _rolled_out(up, "db:1"), "the set comes up through op-a")
         claims = _claims(up)
         assert sorted(claims) == [f"data-db-{i}" for i in range(REPLICAS)]
+        up.until(lambda: unavailable_counts(history.events(), "db", REPLICAS)[-1:] == [0],
+                 "the watch has seen every pod Ready")
         up_at = len(history.events())
-        assert unavailable_counts(history.events(), "db", REPLICAS)[-1] == 0
 
         up.kubectl("patch", "rsts", "db", "--type=merge", "-p",
                    '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"db:2"}]}}}}')
