@@ -18,6 +18,7 @@ The paths (reference operator-plan.md §1.4): ``metadata.{creation,deletion}Time
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -68,7 +69,13 @@ def time_paths(gk: GroupKind) -> tuple[tuple[Path, str], ...]:
 
 def format_time(t: float) -> str:
     """``metav1.Time``: RFC 3339, whole seconds (the fraction is dropped, as upstream marshals it)."""
-    return datetime.fromtimestamp(math.floor(t), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _format_seconds(math.floor(t))
+
+
+@functools.lru_cache(maxsize=4096)
+def _format_seconds(seconds: int) -> str:
+    # Many objects written in the same second carry the same times: every watch event of a pod repeats them.
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def format_micro_time(t: float) -> str:
@@ -93,18 +100,49 @@ def parse_time(text: str) -> float:
     return (seconds * 1_000_000 + stamp.microsecond) / 1_000_000
 
 
-def _convert(obj: Any, path: Path, at: int, fn: Callable[[Any, str], Any], where: str) -> Any:
-    """A copy of ``obj`` with ``fn`` applied at ``path`` (only the containers on the path are copied)."""
-    if at == len(path):
-        return fn(obj, where)
-    key = path[at]
-    if key == "[]":
+_Trie = dict[str, Any]
+"""The time paths of one resource as a tree: a key maps to the subtree below it, or to the wire type at a leaf."""
+
+
+@functools.cache
+def _trie(gk: GroupKind) -> _Trie:
+    root: _Trie = {}
+    for path, wire in time_paths(gk):
+        node = root
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = wire
+    return root
+
+
+_parse_text = functools.lru_cache(maxsize=4096)(parse_time)
+"""``parse_time`` for strings, remembered: the same few times come back in every watch event of an object."""
+
+
+def _convert(obj: Any, node: _Trie, fn: Callable[[Any, str, tuple[str, ...]], Any], where: tuple[str, ...]) -> Any:
+    """A copy of ``obj`` with ``fn(value, wire type, where)`` applied at every time path under ``node``, in one walk
+    (only the containers on a path are copied, each once)."""
+    if "[]" in node:
         if not isinstance(obj, list):
             return obj
-        return [_convert(item, path, at + 1, fn, f"{where}[{i}]") for i, item in enumerate(obj)]
-    if not isinstance(obj, Mapping) or obj.get(key) is None:
+        below = node["[]"]
+        return [_convert(item, below, fn, (*where, f"[{i}]")) for i, item in enumerate(obj)]
+    if not isinstance(obj, Mapping):
         return obj
-    return {**obj, key: _convert(obj[key], path, at + 1, fn, f"{where}.{key}" if where else key)}
+    out = None
+    for key, below in node.items():
+        value = obj.get(key)
+        if value is None:
+            continue
+        if out is None:
+            out = dict(obj)
+        out[key] = fn(value, below, (*where, key)) if isinstance(below, str) else _convert(value, below, fn,
+                                                                                           (*where, key))
+    return obj if out is None else out
+
+
+def _where(parts: tuple[str, ...]) -> str:
+    return "".join(p if p.startswith("[") or i == 0 else f".{p}" for i, p in enumerate(parts))
 
 
 def _resource(obj: Mapping[str, Any], gk: GroupKind | None) -> GroupKind:
@@ -114,13 +152,12 @@ def _resource(obj: Mapping[str, Any], gk: GroupKind | None) -> GroupKind:
 def encode(obj: Obj, gk: GroupKind | None = None) -> Obj:
     """The wire form of an internal object (a copy; ``obj`` is unchanged): float times become RFC 3339 strings.
     ``gk`` is the object's resource (read from ``apiVersion``/``kind`` if not given)."""
-    def formatter(fmt: Callable[[float], str]) -> Callable[[Any, str], Any]:
-        return lambda value, _where: fmt(float(value)) if _is_number(value) else value
+    def formatted(value: Any, wire: str, _where: tuple[str, ...]) -> Any:
+        if not _is_number(value):
+            return value
+        return format_micro_time(float(value)) if wire == MICRO else format_time(float(value))
 
-    out: Any = obj
-    for path, wire in time_paths(_resource(obj, gk)):
-        out = _convert(out, path, 0, formatter(format_micro_time if wire == MICRO else format_time), "")
-    return dict(out)
+    return dict(_convert(obj, _trie(_resource(obj, gk)), formatted, ()))
 
 
 def decode(obj: Obj, gk: GroupKind | None = None) -> Obj:
@@ -128,20 +165,18 @@ def decode(obj: Obj, gk: GroupKind | None = None) -> Obj:
     decoding twice is harmless. Raises Invalid, naming every field, for a time that does not parse."""
     errors: list[FieldError] = []
 
-    def parse(value: Any, where: str) -> Any:
+    def parse(value: Any, _wire: str, where: tuple[str, ...]) -> Any:
         try:
             if _is_number(value):
                 if not _EARLIEST <= value <= _LATEST:  # also refuses NaN
                     raise ValueError(value)
                 return float(value)
-            return parse_time(value)
+            return _parse_text(value) if isinstance(value, str) else parse_time(value)
         except (ValueError, TypeError, OverflowError):
-            errors.append(FieldError(path=where, value=value, rule="must be an RFC 3339 time"))
+            errors.append(FieldError(path=_where(where), value=value, rule="must be an RFC 3339 time"))
             return value
 
-    out: Any = obj
-    for path, _wire in time_paths(_resource(obj, gk)):
-        out = _convert(out, path, 0, parse, "")
+    out = _convert(obj, _trie(_resource(obj, gk)), parse, ())
     if errors:
         raise Invalid(errors=errors)
     return dict(out)
