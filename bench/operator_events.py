@@ -10,22 +10,18 @@ action, so it holds the operator's watch delivery, its queue wait, its reconcile
 
 from __future__ import annotations
 
-import base64
 import bisect
 import contextlib
 import http.client
 import json
-import ssl
-import tempfile
 import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-import yaml
+from rollwise.apiserver.tls import read_endpoint
 
 __all__ = ["PodEvents", "PodRecord", "event_to_action"]
 
@@ -50,15 +46,10 @@ class PodEvents:
     server ends it; ``gaps`` counts resumes the server refused (the record is then incomplete)."""
 
     def __init__(self, kubeconfig: Path, namespace: str) -> None:
-        config = yaml.safe_load(kubeconfig.read_text())
-        cluster = config["clusters"][0]["cluster"]
-        server = urlsplit(cluster["server"])
-        self._addr = (server.hostname or "127.0.0.1", server.port or 443)
-        self._token = config["users"][0]["user"]["token"]
-        with tempfile.NamedTemporaryFile("w", suffix=".crt", delete=False) as ca:
-            ca.write(base64.b64decode(cluster["certificate-authority-data"]).decode())
-        self._tls = ssl.create_default_context(cafile=ca.name)
-        Path(ca.name).unlink()
+        endpoint = read_endpoint(kubeconfig)
+        self._addr = (endpoint.host, endpoint.port)
+        self._token = endpoint.token
+        self._tls = endpoint.tls
         self._path = f"/api/v1/namespaces/{namespace}/pods?watch=1&allowWatchBookmarks=true"
         self.records: list[PodRecord] = []
         self.pods: dict[str, PodRecord] = {}

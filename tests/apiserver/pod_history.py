@@ -7,20 +7,17 @@ in the record, and ``events()`` then fails rather than answer from a partial his
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import http.client
 import json
-import ssl
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
-import yaml
+from rollwise.apiserver.tls import read_endpoint
 
 __all__ = ["PodEvent", "PodHistory", "unavailable_counts"]
 
@@ -37,15 +34,10 @@ class PodHistory:
     """Watches the pods matching ``selector`` in ``namespace`` from the current state on, in a background thread."""
 
     def __init__(self, kubeconfig: Path, namespace: str, selector: str) -> None:
-        config = yaml.safe_load(kubeconfig.read_text())
-        cluster = config["clusters"][0]["cluster"]
-        server = urlsplit(cluster["server"])
-        self._host, self._port = server.hostname or "127.0.0.1", server.port or 443
-        self._token = config["users"][0]["user"]["token"]
-        with tempfile.NamedTemporaryFile("w", suffix=".crt", delete=False) as ca:
-            ca.write(base64.b64decode(cluster["certificate-authority-data"]).decode())
-        self._tls = ssl.create_default_context(cafile=ca.name)
-        Path(ca.name).unlink()
+        endpoint = read_endpoint(kubeconfig)
+        self._host, self._port = endpoint.host, endpoint.port
+        self._token = endpoint.token
+        self._tls = endpoint.tls
         self._path = f"/api/v1/namespaces/{namespace}/pods"
         self._selector = selector
         self._events: list[PodEvent] = []

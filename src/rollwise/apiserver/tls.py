@@ -13,6 +13,7 @@ import secrets
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import yaml
 from cryptography import x509
@@ -20,7 +21,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-__all__ = ["Credentials", "load_or_create", "merge_kubeconfig", "server_ssl_context", "write_kubeconfig"]
+__all__ = ["Credentials", "Endpoint", "load_or_create", "merge_kubeconfig", "read_endpoint", "server_ssl_context",
+           "write_kubeconfig"]
 
 CONTEXT = "rollwise"
 
@@ -93,6 +95,27 @@ def _kubeconfig(url: str, creds: Credentials) -> dict[str, object]:
         "users": [{"name": CONTEXT, "user": {"token": creds.token}}],
         "contexts": [{"name": CONTEXT, "context": {"cluster": CONTEXT, "user": CONTEXT, "namespace": "default"}}],
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where a kubeconfig ``up`` wrote points, for a client that speaks HTTP itself (a test's or a benchmark's raw
+    watch): host, port, bearer token and a TLS context that trusts the kubeconfig's CA."""
+
+    host: str
+    port: int
+    token: str
+    tls: ssl.SSLContext
+
+
+def read_endpoint(path: Path) -> Endpoint:
+    """The first cluster and user of a kubeconfig written by ``write_kubeconfig``."""
+    config = yaml.safe_load(path.read_text())
+    cluster = config["clusters"][0]["cluster"]
+    server = urlsplit(cluster["server"])
+    tls = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+    return Endpoint(host=server.hostname or "127.0.0.1", port=server.port or 443,
+                    token=config["users"][0]["user"]["token"], tls=tls)
 
 
 def write_kubeconfig(path: Path, url: str, creds: Credentials) -> None:
