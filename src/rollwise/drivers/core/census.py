@@ -9,9 +9,9 @@ not passed yet is looked at again when a census is asked for. Quietness is monot
 earlier is quiet now.
 
 The index is exact, never approximate: ``view`` gives what ``set_view`` would, plus the census that ``census_of``
-would compute over those pods (tests/drivers/core/test_census_index.py holds it to both after random changes);
-where it cannot be sure (the set object it saw is not the one asked about, two owned pods share a name), it hands
-back ``set_view``'s view without a census and the reconcile computes everything.
+would compute over those pods (tests/drivers/test_incremental_views.py holds it to both at every reconcile of
+random runs); where it cannot be sure (the set object it saw is not the one asked about, two owned pods share a
+name), it hands back ``set_view``'s view without a census and the reconcile computes everything.
 """
 
 from __future__ import annotations
