@@ -151,19 +151,19 @@ class _Api:
 
     # -- discovery and OpenAPI -------------------------------------------------------------------------------
 
-    async def core_root(self, request: web.Request) -> web.Response:
+    def _root(self, request: web.Request, *, core: bool, legacy: Callable[[], dict[str, Any]]) -> web.Response:
+        """A discovery root: the aggregated document when the client asks for it, else the legacy one."""
         if disc.wants_aggregated(request.headers.get("Accept", "")):
-            resp = json_reply(disc.aggregated(self.store.registry, core=True))
+            resp = json_reply(disc.aggregated(self.store.registry, core=core))
             resp.headers["Content-Type"] = disc.AGGREGATED_CONTENT_TYPE
             return resp
-        return json_reply(disc.api_versions(self.cfg.server_address))
+        return json_reply(legacy())
+
+    async def core_root(self, request: web.Request) -> web.Response:
+        return self._root(request, core=True, legacy=lambda: disc.api_versions(self.cfg.server_address))
 
     async def groups_root(self, request: web.Request) -> web.Response:
-        if disc.wants_aggregated(request.headers.get("Accept", "")):
-            resp = json_reply(disc.aggregated(self.store.registry, core=False))
-            resp.headers["Content-Type"] = disc.AGGREGATED_CONTENT_TYPE
-            return resp
-        return json_reply(disc.api_group_list(self.store.registry))
+        return self._root(request, core=False, legacy=lambda: disc.api_group_list(self.store.registry))
 
     async def core_version(self, request: web.Request) -> web.Response:
         doc = disc.api_resource_list(self.store.registry, "", request.match_info["version"])

@@ -88,16 +88,21 @@ async def _history_of(kube: Any, ns: str, sts: Obj) -> list[Obj]:
     return sorted(owned, key=revision_number)
 
 
+def _numbered(history: list[Obj], number: int) -> Obj | None:
+    """The revision of that ``.revision`` number (kubectl's ``--revision`` and ``--to-revision``), if kept."""
+    return next((r for r in history if revision_number(r) == number), None)
+
+
 async def _history(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) -> int:
     sts = await kube.get(target.kind, ns, target.name)
     history = await _history_of(kube, ns, sts)
     if args.revision:
-        chosen = [r for r in history if revision_number(r) == args.revision]
-        if not chosen:
+        chosen = _numbered(history, args.revision)
+        if chosen is None:
             raise RolloutError(f"unable to find the specified revision {args.revision}")
         print(f"{target.display} with revision #{args.revision}")
         print("Pod Template:")
-        print("  " + yaml.safe_dump(template_of(chosen[0]), sort_keys=True).rstrip().replace("\n", "\n  "))
+        print("  " + yaml.safe_dump(template_of(chosen), sort_keys=True).rstrip().replace("\n", "\n  "))
         return 0
     print(target.display)
     print("REVISION  CHANGE-CAUSE")
@@ -114,10 +119,10 @@ async def _undo(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace)
     sts = await kube.get(target.kind, ns, target.name)
     history = await _history_of(kube, ns, sts)
     if args.to_revision:
-        chosen = [r for r in history if revision_number(r) == args.to_revision]
-        if not chosen:
+        found = _numbered(history, args.to_revision)
+        if found is None:
             raise RolloutError(f"unable to find specified revision {args.to_revision} in history")
-        to = chosen[0]
+        to = found
     elif len(history) < 2:
         raise RolloutError("no last revision to roll back to")
     else:
