@@ -116,10 +116,13 @@ def claims_for_pod(sts: Mapping[str, Any], ordinal: int) -> list[Obj]:
 
 
 def new_pod(sts: Mapping[str, Any], template: Mapping[str, Any], ordinal: int, revision: str) -> Obj:
-    """The pod for ``ordinal`` built from ``template`` at ``revision``: identity, storage and owner (reference §4.2)."""
+    """The pod for ``ordinal`` built from ``template`` at ``revision``: identity, storage and owner (reference §4.2).
+
+    The pod shares the template's nested parts (a stored revision's, which never change): only the spec's own
+    fields are set here, and a store copies what it keeps."""
     tmeta = template.get("metadata") or {}
     name = pod_name(name_of(sts), ordinal)
-    spec = copy.deepcopy(dict(template.get("spec") or {}))
+    spec = dict(template.get("spec") or {})
     spec["hostname"] = name
     service = sts["spec"].get("serviceName")
     if service:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rollwise.api.defaults import stored_template
+from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, annotations_of, name_of, namespace_of, owner_reference
 
 __all__ = [
@@ -60,22 +61,16 @@ def hash_revision_data(raw: str, collision_count: int) -> str:
     return safe_encode(str(fnv1_32(raw.encode() + str(collision_count).encode())))
 
 
-_STORED: dict[int, tuple[Any, Obj]] = {}
-_STORED_LIMIT = 4096
+_STORED: IdentityMemo[Obj] = IdentityMemo()
 
 
 def _stored(template: Any) -> Obj:
     """The template as stored (defaults applied, canonical quantities, omitempty fields dropped), memoised on the
-    identity of the template object: stores never change a stored dict, so a set reconciled on every pod event
-    computes it once per spec version. The entry holds the template, so its id cannot be reused while cached."""
-    hit = _STORED.get(id(template))
-    if hit is not None and hit[0] is template:
-        return hit[1]
-    if len(_STORED) >= _STORED_LIMIT:
-        _STORED.clear()
-    stored = stored_template(template) if isinstance(template, dict) else template
-    _STORED[id(template)] = (template, stored)
-    return stored
+    identity of the template object (api/memo.py): a set reconciled on every pod event computes it once per spec
+    version."""
+    if not isinstance(template, dict):
+        return template  # type: ignore[no-any-return]
+    return _STORED.cached((template,), None, lambda: stored_template(template))
 
 
 def revision_data(sts: Mapping[str, Any], *, copy_template: bool = True) -> Obj:

@@ -341,8 +341,12 @@ class MemoryCluster:
                 new["status"] = old["status"] if gk not in self._admit else clone(old["status"])
         return self._replace(key, old, new, actor)
 
-    def update_status(self, obj: Obj, *, actor: str = "user") -> Obj:
-        """Replace only ``status``; see ``Cluster.update_status``. Admission does not run on status writes."""
+    def update_status(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
+        """Replace only ``status``; see ``Cluster.update_status``. Admission does not run on status writes.
+
+        ``handed_over``: the caller built the status for this write and keeps no reference to it (the simulated
+        kubelet), so it is stored without a copy; parts it shares with stored objects are safe, as those never
+        change."""
         gk = self.resource_of(obj)
         self._faults.check("update_status", gk)
         key = self._key_of(gk, obj)
@@ -352,7 +356,7 @@ class MemoryCluster:
         if obj.get("status") is None:
             new.pop("status", None)
         else:
-            new["status"] = clone(obj["status"])
+            new["status"] = obj["status"] if handed_over else clone(obj["status"])
         self._write(key, old, new, actor)
         return new
 

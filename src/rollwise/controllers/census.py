@@ -36,6 +36,7 @@ from rollwise.api.identity import (
     revision_of,
     storage_matches,
 )
+from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
 from rollwise.api.retention import claim_owners_up_to_date
 
@@ -75,24 +76,15 @@ class QuietContext:
     current_revision: str
 
 
-_CONTEXTS: dict[tuple[int, str, str, str], tuple[object, QuietContext]] = {}
-_CONTEXTS_LIMIT = 4096
+_CONTEXTS: IdentityMemo[QuietContext] = IdentityMemo()
 
 
 def quiet_context(sts: Obj, *, update_revision: str, current_revision: str) -> QuietContext:
-    """The set's context, memoised on the identity of its spec: stores never change a stored dict, and a status
-    write shares the spec, so a set reconciled on every pod event builds its context once per spec version."""
-    spec = sts["spec"]
+    """The set's context, memoised on the identity of its spec (api/memo.py): a status write shares the spec, so a
+    set reconciled on every pod event builds its context once per spec version."""
     meta = sts.get("metadata") or {}
-    key = (id(spec), str(meta.get("uid", "")), update_revision, current_revision)
-    hit = _CONTEXTS.get(key)
-    if hit is not None and hit[0] is spec and hit[1].name == name_of(sts) and hit[1].kind == sts.get("kind", ""):
-        return hit[1]
-    if len(_CONTEXTS) >= _CONTEXTS_LIMIT:
-        _CONTEXTS.clear()
-    ctx = _context(sts, update_revision, current_revision)
-    _CONTEXTS[key] = (spec, ctx)  # holds the spec, so its id cannot be reused while cached
-    return ctx
+    extra = (str(meta.get("uid", "")), name_of(sts), str(sts.get("kind", "")), update_revision, current_revision)
+    return _CONTEXTS.cached((sts["spec"],), extra, lambda: _context(sts, update_revision, current_revision))
 
 
 def _context(sts: Obj, update_revision: str, current_revision: str) -> QuietContext:

@@ -95,7 +95,13 @@ class KubeletStep:
     runtime: PodRuntime
     wake_at: float | None
     remove: bool = False
-    notes: tuple[Note, ...] = ()
+    old_status: Obj | None = None
+    """The status ``status`` replaces (what ``notes`` compares it with)."""
+
+    @property
+    def notes(self) -> tuple[Note, ...]:
+        """What the write changes, as kubelet events (only a driver that emits them asks)."""
+        return () if self.status is None else status_notes(self.old_status, self.status)
 
 
 def _for_pod(pod: Mapping[str, Any], runtime: PodRuntime) -> PodRuntime:
@@ -257,4 +263,4 @@ def advance(pod: Obj, runtime: PodRuntime, profile: KubeletProfile, now: float, 
     old = pod.get("status")
     if status == old:
         return KubeletStep(status=None, runtime=rt, wake_at=wake_at)
-    return KubeletStep(status=status, runtime=rt, wake_at=wake_at, notes=status_notes(old, status))
+    return KubeletStep(status=status, runtime=rt, wake_at=wake_at, old_status=old)

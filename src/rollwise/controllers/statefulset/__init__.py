@@ -17,6 +17,7 @@ from rollwise.api.errors import FieldError
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.intstr import resolve_max_unavailable
+from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
 from rollwise.api.validation import validate_statefulset
 from rollwise.controllers.census import (
@@ -107,29 +108,17 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
                 metrics=tuple(sync.metrics))
 
 
-_VALIDITY: dict[int, tuple[tuple[object, ...], list[FieldError]]] = {}
-_VALIDITY_LIMIT = 4096
+_VALIDITY: IdentityMemo[list[FieldError]] = IdentityMemo()
 
 
 def _validity(sts: Obj) -> list[FieldError]:
-    """Validation errors, memoised on the identity of what validation reads.
-
-    Stores never change a stored dict; a status write makes a new object but shares the old ``spec``, labels and
-    annotations. So a set reconciled on every pod event is validated once per spec version. The entry holds the
-    objects it keys on, so their ids cannot be reused while cached."""
+    """Validation errors, memoised on the identity of what validation reads (api/memo.py): a status write makes a
+    new object but shares the old ``spec``, labels and annotations, so a set reconciled on every pod event is
+    validated once per spec version."""
     meta = sts.get("metadata") or {}
-    spec = sts.get("spec")
-    parts: tuple[object, ...] = (spec, meta.get("labels"), meta.get("annotations"), meta.get("name"),
-                                 meta.get("namespace"), sts.get("apiVersion"), sts.get("kind"))
-    hit = _VALIDITY.get(id(spec))
-    if hit is not None and len(hit[0]) == len(parts) and all(a is b or a == b for a, b in zip(hit[0], parts,
-                                                                                              strict=True)):
-        return hit[1]
-    if len(_VALIDITY) >= _VALIDITY_LIMIT:
-        _VALIDITY.clear()
-    errors = validate_statefulset(sts, gates=_ALL_GATES)
-    _VALIDITY[id(spec)] = (parts, errors)
-    return errors
+    anchors = (sts.get("spec"), meta.get("labels"), meta.get("annotations"))
+    extra = (meta.get("name"), meta.get("namespace"), sts.get("apiVersion"), sts.get("kind"))
+    return _VALIDITY.cached(anchors, extra, lambda: validate_statefulset(sts, gates=_ALL_GATES))
 
 
 _COPY_SLOTS_UP_TO = 2048

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.revisions import (
     new_revision,
@@ -17,6 +18,11 @@ from rollwise.controllers.plan import Action, CreateRevision, DeleteRevision, Up
 __all__ = ["choose_revisions", "prune_history"]
 
 
+_UNCHANGED: IdentityMemo[tuple[Obj, Obj, int]] = IdentityMemo()
+"""The outcome for a template its newest revision holds, keyed on the template and the revisions (api/memo.py):
+comparing a template with every revision is a deep comparison, and the answer changes only with one of them."""
+
+
 def choose_revisions(
     sts: Obj, owned: list[Obj], all_in_namespace: Iterable[Obj]
 ) -> tuple[Obj, Obj, int, list[Action]]:
@@ -27,13 +33,20 @@ def choose_revisions(
     else creates a revision, stepping the collision count while its name is taken by different data. The
     collision count never decreases.
     """
+    status = sts.get("status") or {}
+    cc = int(status.get("collisionCount") or 0)
+    anchors = (sts["spec"]["template"], *owned)
+    extra = (cc, status.get("currentRevision"))
+    hit = _UNCHANGED.get(anchors, extra)
+    if hit is not None:
+        return (*hit, [])
     revisions = sorted(owned, key=revision_sort_key)
-    cc = int((sts.get("status") or {}).get("collisionCount") or 0)
     next_number = (revision_number(revisions[-1]) + 1) if revisions else 1
     probe = {"data": revision_data(sts, copy_template=False)}
     equal = [r for r in revisions if revisions_equal(r, probe)]
     actions: list[Action] = []
-    if equal and revisions_equal(revisions[-1], equal[-1]):
+    unchanged = bool(equal) and revisions_equal(revisions[-1], equal[-1])
+    if unchanged:
         update = revisions[-1]
     elif equal:
         update = {**equal[-1], "revision": next_number}
@@ -49,6 +62,8 @@ def choose_revisions(
             actions.append(CreateRevision(revision=proposed, reason="the pod template changed"))
     wanted = (sts.get("status") or {}).get("currentRevision")
     current = next((r for r in revisions if name_of(r) == wanted), update)
+    if unchanged:  # the other outcomes write, or read the whole namespace's revisions
+        _UNCHANGED.put(anchors, extra, (current, update, cc))
     return current, update, cc, actions
 
 

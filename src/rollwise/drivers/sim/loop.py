@@ -192,7 +192,7 @@ class Simulation:
         step = advance(pod, runtime, self.scenario.kubelet, self.clock.now, readiness=readiness)
         self.kubelet.runtimes[uid] = step.runtime
         if step.status is not None:
-            self.cluster.update_status({**pod, "status": step.status}, actor="kubelet")
+            self.cluster.update_status({**pod, "status": step.status}, actor="kubelet", handed_over=True)
         if step.remove:
             self.cluster.delete("Pod", *where, grace_period_seconds=0, actor="kubelet")
             return
