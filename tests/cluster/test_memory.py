@@ -11,7 +11,7 @@ import pytest
 from rollwise.api.errors import AlreadyExists, Conflict, Invalid, NotFound
 from rollwise.api.meta import Obj
 from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.patching import clone, merge_patch
+from rollwise.cluster.patching import clone, clone_sharing, merge_patch
 
 
 class Clock:
@@ -574,3 +574,26 @@ def test_clone_is_a_deep_copy(value: Any) -> None:
     if isinstance(value, dict):
         assert copied["a"] is not value["a"]
         assert copied["a"][1] is not value["a"][1]
+
+
+def test_clone_sharing_copies_what_is_new_and_shares_what_the_stored_object_holds() -> None:
+    kept = {"type": "Ready", "status": "True"}
+    stored = {"replicas": 3, "conditions": [kept, {"type": "Available", "status": "False"}], "extra": {"a": 1}}
+    fresh = {"type": "Available", "status": "True"}
+    extra = {"a": 2}
+    written = {"replicas": 4, "conditions": [kept, fresh], "extra": extra}
+    copied = clone_sharing(written, stored)
+    assert copied == written
+    assert copied["conditions"][0] is kept
+    assert copied["conditions"][1] is not fresh
+    assert copied["extra"] is not extra
+    assert copied["conditions"] is not written["conditions"]
+
+
+def test_a_status_written_back_leaves_nothing_the_caller_can_change_in_the_store(cluster: MemoryCluster) -> None:
+    created = cluster.create(pod("web-0"))
+    status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    cluster.update_status({**created, "status": status})
+    status["conditions"][0]["status"] = "False"
+    status["conditions"].append({"type": "Mine"})
+    assert cluster.get("Pod", "default", "web-0")["status"]["conditions"] == [{"type": "Ready", "status": "True"}]

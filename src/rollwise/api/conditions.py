@@ -27,5 +27,6 @@ def merge_conditions(old: list[Obj], wanted: list[Obj], *, now: float, owned: fr
     for want in wanted:
         prev = by_type.get(want["type"])
         since = prev["lastTransitionTime"] if prev is not None and prev.get("status") == want["status"] else now
-        out.append({**want, "lastTransitionTime": since})
+        cond = {**want, "lastTransitionTime": since}
+        out.append(prev if prev == cond else cond)  # the old object when unchanged: a store shares it, not copies
     return sorted(out, key=lambda c: c["type"])

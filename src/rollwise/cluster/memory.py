@@ -41,7 +41,7 @@ from rollwise.cluster.deletion import plan_deletion, without_owner_refs
 from rollwise.cluster.faults import FaultPlan
 from rollwise.cluster.feed import ChangeFeed
 from rollwise.cluster.gc import GC_ACTOR, GarbageCollector, Key
-from rollwise.cluster.patching import clone, merge_patch
+from rollwise.cluster.patching import clone, clone_sharing, merge_patch
 from rollwise.cluster.persistence import DB_FILE, Backing, SqliteBacking, uuid_uids
 from rollwise.cluster.preconditions import check_preconditions
 from rollwise.cluster.protocol import Change, ChangeType, Propagation
@@ -356,7 +356,7 @@ class MemoryCluster:
         if obj.get("status") is None:
             new.pop("status", None)
         else:
-            new["status"] = obj["status"] if handed_over else clone(obj["status"])
+            new["status"] = obj["status"] if handed_over else clone_sharing(obj["status"], old.get("status"))
         self._write(key, old, new, actor)
         return new
 

@@ -10,7 +10,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["clone", "merge_patch"]
+__all__ = ["clone", "clone_sharing", "merge_patch"]
 
 
 def clone(value: Any) -> Any:
@@ -27,6 +27,21 @@ def clone(value: Any) -> Any:
     if t is tuple:
         return [clone(v) for v in value]
     return copy.deepcopy(value)
+
+
+def clone_sharing(value: Any, stored: Any) -> Any:
+    """``clone(value)``, except that the parts of ``value`` that are parts of ``stored`` (the very objects, found by
+    identity) are shared, not copied: ``stored`` is a stored object's, which never changes. A status written back
+    with most of its conditions as they were copies only what is new."""
+    if value is stored:
+        return value
+    t = type(value)
+    if t is dict and type(stored) is dict:
+        return {k: clone_sharing(v, stored.get(k)) for k, v in value.items()}
+    if t is list and type(stored) is list and stored:
+        kept = {id(v) for v in stored}
+        return [v if id(v) in kept else clone(v) for v in value]
+    return clone(value)
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
