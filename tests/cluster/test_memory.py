@@ -10,8 +10,9 @@ import pytest
 
 from rollwise.api.errors import AlreadyExists, Conflict, Invalid, NotFound
 from rollwise.api.meta import Obj
+from rollwise.api.values import clone
 from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.patching import clone, clone_sharing, merge_patch
+from rollwise.cluster.patching import clone_sharing, merge_patch
 
 
 class Clock:

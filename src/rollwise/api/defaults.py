@@ -7,12 +7,12 @@ it is, for validation to report with its path. Where Go would always have a stru
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj
 from rollwise.api.stored import stored_pod_template
+from rollwise.api.values import clone
 
 __all__ = [
     "STRATEGY_BLOCKS",
@@ -42,7 +42,7 @@ _PROBE_DEFAULTS = (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThresh
 
 def apply_defaults(obj: Obj, *, gates: FeatureGates) -> Obj:
     """A defaulted deep copy of a StatefulSet (apps/v1 or apps.rollwise.dev/v1alpha1); idempotent, input untouched."""
-    out = copy.deepcopy(obj)
+    out: Obj = clone(obj)
     if not isinstance(out, dict):
         return out
     meta = _child(out, "metadata")

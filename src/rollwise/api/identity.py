@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from rollwise.api.meta import Obj, labels, name_of, namespace_of, owner_reference
+from rollwise.api.values import clone
 
 __all__ = [
     "POD_INDEX_LABEL",
@@ -99,7 +99,7 @@ def claims_for_pod(sts: Mapping[str, Any], ordinal: int) -> list[Obj]:
     set_name = name_of(sts)
     match_labels = (sts["spec"].get("selector") or {}).get("matchLabels") or {}
     for tmpl in sts["spec"].get("volumeClaimTemplates") or ():
-        claim = copy.deepcopy(dict(tmpl))
+        claim = clone(tmpl)
         meta = dict(claim.get("metadata") or {})
         tname = meta.get("name", "")
         meta["name"] = claim_name(tname, set_name, ordinal)
@@ -199,7 +199,7 @@ def repair_identity(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> Obj:
     Only the label repair can succeed against a real API server (pod volumes are immutable); we keep both, as
     upstream does, and the memory store accepts the volume change.
     """
-    fixed = copy.deepcopy(dict(pod))
+    fixed: Obj = clone(pod)
     ordinal = ordinal_of(fixed)
     meta = fixed.setdefault("metadata", {})
     meta["namespace"] = namespace_of(sts)

@@ -6,11 +6,11 @@ act. These functions decide which references a claim should carry, and repair th
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 from rollwise.api.meta import Obj, name_of, owner_reference, uid_of
+from rollwise.api.values import clone
 
 __all__ = [
     "claim_is_stale",
@@ -97,7 +97,7 @@ def with_claim_owners(
     Other owners survive; a reference without a uid is dropped; with an unexpected controller present, nothing of
     ours is added (reference §8.7 items 52-53).
     """
-    fixed = copy.deepcopy(dict(claim))
+    fixed: Obj = clone(claim)
     ours = [sts] + ([pod] if pod is not None else [])
     kept = [
         r

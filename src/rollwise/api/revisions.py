@@ -7,7 +7,6 @@ names are stable for a given template, which is what rollouts depend on.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from rollwise.api.defaults import stored_template
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, annotations_of, name_of, namespace_of, owner_reference
+from rollwise.api.values import clone
 
 __all__ = [
     "HASH_LABEL",
@@ -83,7 +83,7 @@ def revision_data(sts: Mapping[str, Any], *, copy_template: bool = True) -> Obj:
     ``revisions_equal`` (which never writes), and it spares a deep copy on every reconcile.
     """
     stored = _stored(sts["spec"]["template"])
-    template = copy.deepcopy(stored) if copy_template else stored
+    template = clone(stored) if copy_template else stored
     return {"spec": {"template": {"$patch": "replace", **template}}}
 
 

@@ -13,12 +13,12 @@ one such as ``securityContext: {}`` is kept), and ``false``/``0`` in the non-poi
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from rollwise.api.meta import Obj
 from rollwise.api.quantity import canonical_quantity
+from rollwise.api.values import clone
 
 __all__ = ["stored_pod_template"]
 
@@ -39,7 +39,7 @@ def stored_pod_template(template: Mapping[str, Any]) -> Obj:
 
     Quantities that do not parse are left as written, for validation to report with their path.
     """
-    out: Obj = _without_empty(copy.deepcopy(dict(template)))
+    out: Obj = _without_empty(clone(template))
     spec = out.get("spec")
     if isinstance(spec, dict):
         _canonical_pod_spec(spec)

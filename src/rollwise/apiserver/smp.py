@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rollwise.cluster.patching import clone
+from rollwise.api.values import clone
 
 __all__ = ["MERGE_KEYS", "SET_LISTS", "PatchError", "strategic_merge"]
 

@@ -31,6 +31,7 @@ from rollwise.api.errors import (
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.validation_objects import check_object_references
+from rollwise.api.values import clone
 from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
 from rollwise.apiserver.feed import FeedPump
 from rollwise.apiserver.printers import jsonpath_value
@@ -38,7 +39,7 @@ from rollwise.apiserver.resources import Registry, Resource
 from rollwise.apiserver.schema import prune_and_check
 from rollwise.apiserver.smp import PatchError, strategic_merge
 from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.patching import clone, merge_patch
+from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
 from rollwise.cluster.resources import GroupKind

@@ -37,11 +37,12 @@ from typing import Any
 
 from rollwise.api.errors import AlreadyExists, ApiStatusError, FieldError, InternalError, Invalid, NotFound
 from rollwise.api.meta import Obj, labels
+from rollwise.api.values import clone
 from rollwise.cluster.deletion import plan_deletion, without_owner_refs
 from rollwise.cluster.faults import FaultPlan
 from rollwise.cluster.feed import ChangeFeed
 from rollwise.cluster.gc import GC_ACTOR, GarbageCollector, Key
-from rollwise.cluster.patching import clone, clone_sharing, merge_patch
+from rollwise.cluster.patching import clone_sharing, merge_patch
 from rollwise.cluster.persistence import DB_FILE, Backing, SqliteBacking, uuid_uids
 from rollwise.cluster.preconditions import check_preconditions
 from rollwise.cluster.protocol import Change, ChangeType, Propagation

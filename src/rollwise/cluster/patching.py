@@ -1,32 +1,19 @@
-"""JSON-shaped values for the in-memory store: a fast deep copy and RFC 7386 JSON merge patch.
+"""JSON-shaped values for the in-memory store: a copy that shares what is stored already, and RFC 7386 JSON merge
+patch.
 
-``MemoryCluster`` copies every object it stores (``clone``) and applies ``patch`` calls as a merge patch over the
-whole object (``merge_patch``); strategic merge patch and server-side apply are not modelled.
+``MemoryCluster`` copies every object it stores (``api.values.clone``, or ``clone_sharing`` for a status written
+back) and applies ``patch`` calls as a merge patch over the whole object (``merge_patch``); strategic merge patch
+and server-side apply are not modelled.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["clone", "clone_sharing", "merge_patch"]
+from rollwise.api.values import clone
 
-
-def clone(value: Any) -> Any:
-    """A deep copy of a JSON-shaped value (dicts, lists, scalars); several times faster than copy.deepcopy."""
-    t = type(value)
-    if t is dict:
-        return {k: clone(v) for k, v in value.items()}
-    if t is list:
-        return [clone(v) for v in value]
-    if t in (str, int, float, bool) or value is None:
-        return value
-    if isinstance(value, Mapping):
-        return {k: clone(v) for k, v in value.items()}
-    if t is tuple:
-        return [clone(v) for v in value]
-    return copy.deepcopy(value)
+__all__ = ["clone_sharing", "merge_patch"]
 
 
 def clone_sharing(value: Any, stored: Any) -> Any:

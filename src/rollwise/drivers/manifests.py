@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +23,7 @@ from rollwise.api.numbers import describe_type
 from rollwise.api.validation import validate_statefulset
 from rollwise.api.validation_objects import check_object_references, validate_object
 from rollwise.api.validation_quantities import check_quantities
+from rollwise.api.values import clone
 from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY, read_settings
 
 __all__ = ["CHECKED_KINDS", "check_manifest"]
@@ -32,9 +32,11 @@ CHECKED_KINDS = tuple(KNOWN_KINDS)
 _QUORUM_ANNOTATIONS = "rollwise.dev/"
 
 
-def check_manifest(obj: Any, path: str, gates: FeatureGates, errors: list[FieldError]) -> Obj | None:
+def check_manifest(obj: Any, path: str, gates: FeatureGates, errors: list[FieldError], *,
+                   copy: bool = True) -> Obj | None:
     """Append every problem of one manifest (paths under ``path``) to ``errors``; a copy of it when it has a kind
-    and a name (so later checks, such as duplicates, can use it), else None."""
+    and a name (so later checks, such as duplicates, can use it), else None (always None with ``copy=False``, for
+    a caller that only checks)."""
     if not isinstance(obj, Mapping):
         errors.append(FieldError(path=path or "<root>", value=describe_type(obj),
                                  rule="must be a Kubernetes object (a mapping)"))
@@ -57,7 +59,7 @@ def check_manifest(obj: Any, path: str, gates: FeatureGates, errors: list[FieldE
             _required_string(name, "metadata.name", found)
     errors.extend(e.under(path) if path else e for e in found)
     named = isinstance(name, str) and bool(name) and isinstance(kind, str) and bool(kind)
-    return copy.deepcopy(dict(obj)) if named else None
+    return clone(obj) if named and copy else None
 
 
 def _required_string(value: Any, path: str, errors: list[FieldError]) -> None:
@@ -74,7 +76,7 @@ def _validate(obj: Mapping[str, Any], kind: str, gates: FeatureGates) -> list[Fi
     try:
         defaulted = apply_defaults(dict(obj), gates=gates)
     except (TypeError, AttributeError, ValueError):
-        defaulted = copy.deepcopy(dict(obj))  # validation reports the malformed part by its path
+        defaulted = clone(obj)  # validation reports the malformed part by its path
     errors += validate_statefulset(defaulted, gates=gates)
     meta = obj.get("metadata")
     notes = meta.get("annotations") if isinstance(meta, Mapping) else None

@@ -9,7 +9,6 @@ controller that asks to be requeued (minReadySeconds) or fails (backoff) is woke
 from __future__ import annotations
 
 import contextlib
-import copy
 import gc
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from rollwise.api.meta import (
     namespace_of,
     uid_of,
 )
+from rollwise.api.values import clone
 from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
@@ -112,7 +112,7 @@ class Simulation:
 
     def _run(self, *, until: float | None, progress: Callable[[float], None] | None) -> dict[str, Any]:
         for obj in self.scenario.objects:
-            self.cluster.create(copy.deepcopy(obj), actor="user")
+            self.cluster.create(clone(obj), actor="user")
         self.drain()
         self.engine.at(0.0, STEP, self.steps.resume)
         limit = self.scenario.limit_seconds if until is None else min(until, self.scenario.limit_seconds)

@@ -8,11 +8,11 @@ whose ``kubectl`` command failed.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from rollwise.api.errors import ApiStatusError, FieldError, Invalid, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of
+from rollwise.api.values import clone
 from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.resources import ResourceRef, ref_of
 from rollwise.drivers.manifests import check_manifest
@@ -121,7 +121,7 @@ class StepRunner:
         if patched.get("kind") != current.get("kind"):
             return  # the store refuses a patch that changes what the object is
         errors: list[FieldError] = []
-        check_manifest(patched, "", self.sim.scenario.gates, errors)
+        check_manifest(patched, "", self.sim.scenario.gates, errors, copy=False)
         if errors:
             raise Invalid(f'{kind} "{name}" is invalid: ' + "; ".join(map(str, errors)), errors=errors)
 
@@ -137,7 +137,7 @@ class StepRunner:
     def _apply(self, manifest: Obj) -> None:
         """Create, or replace the spec and metadata of what exists (``kubectl apply`` for a whole manifest)."""
         cluster = self.sim.cluster
-        obj = copy.deepcopy(manifest)
+        obj = clone(manifest)
         try:
             current = cluster.get(ref_of(obj), namespace_of(obj), name_of(obj))
         except NotFound:

@@ -1,0 +1,31 @@
+"""JSON-shaped values (what API objects are made of): a fast deep copy.
+
+Objects here are trees of dicts, lists and scalars, so a copy needs none of ``copy.deepcopy``'s machinery (its memo
+of shared parts, its dispatch on every type); ``clone`` is several times faster and is what every layer uses to
+copy an object before changing it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["clone"]
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of a JSON-shaped value: dicts (and other mappings) and lists are copied, tuples become lists,
+    scalars are shared (they never change); anything else falls back to ``copy.deepcopy``."""
+    t = type(value)
+    if t is dict:
+        return {k: clone(v) for k, v in value.items()}
+    if t is list:
+        return [clone(v) for v in value]
+    if t in (str, int, float, bool) or value is None:
+        return value
+    if isinstance(value, Mapping):
+        return {k: clone(v) for k, v in value.items()}
+    if t is tuple:
+        return [clone(v) for v in value]
+    return copy.deepcopy(value)
