@@ -82,6 +82,8 @@ class CensusIndex:
         self._leases: dict[str, dict[str, Obj]] = {}
         self._claim_pods: dict[tuple[str, str], tuple[str, str]] = {}
         """(namespace, claim name) -> (set uid, pod name) of the pod whose quietness reads that claim."""
+        self._revisions: dict[str, tuple[object, str, tuple[Obj, ...]]] = {}
+        """Set uid -> (its spec, its name, ``set_revisions``): read again after any revision changes."""
         self._now = 0.0
         for claim in cluster.list("PersistentVolumeClaim"):
             self._claims.setdefault(namespace_of(claim), {})[name_of(claim)] = claim
@@ -105,6 +107,8 @@ class CensusIndex:
                 leases.pop(ch.name, None)
             else:
                 leases[ch.name] = ch.obj
+        elif ch.kind == "ControllerRevision":
+            self._revisions.clear()
         elif ch.resource in STATEFULSET_KINDS:
             if ch.type == "DELETED":
                 self._sets.pop(uid_of(ch.obj), None)
@@ -253,8 +257,20 @@ class CensusIndex:
         census = Census(ctx=entry.ctx, slots=entry.slots, loud=entry.loud, quiet_outdated=entry.quiet_outdated,
                         quiet_updated=entry.quiet_updated, others=(*loud_owned, *orphans))
         return SetView(set=sts, pods=entry.pods if not orphans else (*entry.pods, *orphans),
-                       claims=self._claims.get(ns, {}), revisions=set_revisions(self._cluster, sts),
+                       claims=self._claims.get(ns, {}), revisions=self._set_revisions(sts),
                        leases=self._leases.get(ns, {}), now=now, gates=gates, census=census)
+
+
+    def _set_revisions(self, sts: Obj) -> tuple[Obj, ...]:
+        """``set_revisions``, read once per set between revision changes (a set's candidates depend on its uid,
+        name and selector, and on the revisions stored)."""
+        uid, spec, name = uid_of(sts), sts["spec"], name_of(sts)
+        hit = self._revisions.get(uid)
+        if hit is not None and hit[0] is spec and hit[1] == name:
+            return hit[2]
+        revisions = set_revisions(self._cluster, sts)
+        self._revisions[uid] = (spec, name, revisions)
+        return revisions
 
 
 def _context(sts: Obj) -> QuietContext | None:

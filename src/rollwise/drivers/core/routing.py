@@ -42,12 +42,18 @@ def is_own_status_write(ch: Change) -> bool:
     if ch.actor not in CONTROLLERS or ch.type != "MODIFIED" or ch.old is None:
         return False
     old, new = ch.old, ch.obj
-    return old.get("spec") == new.get("spec") and {
-        k: v for k, v in old["metadata"].items() if k != "resourceVersion"} == {
-        k: v for k, v in new["metadata"].items() if k != "resourceVersion"}
+    if old.get("spec") != new.get("spec"):
+        return False
+    before, after = old["metadata"], new["metadata"]
+    return len(before) == len(after) and ("resourceVersion" in before) == ("resourceVersion" in after) and all(
+        k == "resourceVersion" or (k in after and after[k] == v) for k, v in before.items())
 
 
 def _owners_of(cluster: Cluster, pod: Obj, old: Obj | None) -> list[SetKey]:
+    ref = controller_of(pod)
+    if ref is not None and (old is None or controller_of(old) is ref) and ref.get("kind") == "StatefulSet":
+        # The common case: one controller, the very reference before and after (a status write shares it).
+        return [(set_resource(ref), namespace_of(pod), str(ref["name"]))]
     keys: set[SetKey] = set()
     ns = namespace_of(pod)
     for obj in (pod, old):

@@ -126,24 +126,26 @@ class Recorder:
 
     def _pod_change(self, ch: Change) -> None:
         new, old, t = ch.obj, ch.old, ch.at
-        owner = (controller_of(new) or {}).get("name", "")
-        owner = owner and self.label(ch.namespace, owner)
         if ch.type == "ADDED":
             self.emit(t, "PodCreated", pod=self._pod_label(ch), ordinal=ordinal_of(new), revision=revision_of(new),
                       by=ch.actor)
+            owner = self._owner(ch)
             if ch.actor in self.controllers and owner:
                 self._figures(owner).pod_creations += self._started(owner)
             return
         was_terminating = old is not None and p.is_terminating(old)
         if ch.type == "DELETED":
             if not was_terminating and not p.is_terminating(new):
-                self._delete_requested(ch, owner)
+                self._delete_requested(ch)
             self.emit(t, "PodGone", pod=self._pod_label(ch))
             return
         if old is None:
             return
         if p.is_terminating(new) and not was_terminating:
-            self._delete_requested(ch, owner)
+            self._delete_requested(ch)
+        before, after = old.get("status") or {}, new.get("status") or {}
+        if after is before:
+            return  # a write that left the status as it was (metadata, a finalizer): nothing below can differ
         if p.is_running(new) and not p.is_running(old):
             self.emit(t, "PodRunning", pod=self._pod_label(ch))
         if p.is_ready(new) and not p.is_ready(old):
@@ -152,13 +154,19 @@ class Recorder:
             self.emit(t, "PodNotReady", pod=self._pod_label(ch))
         if p.is_failed(new) and not p.is_failed(old):
             self.emit(t, "PodFailed", pod=self._pod_label(ch))
-        before = _waiting(old)
+        waiting = _waiting(old)
         for container, reason in _waiting(new).items():
-            if before.get(container) != reason:
+            if waiting.get(container) != reason:
                 self.emit(t, "ContainerWaiting", pod=self._pod_label(ch), container=container, reason=reason)
 
-    def _delete_requested(self, ch: Change, owner: str) -> None:
+    def _owner(self, ch: Change) -> str:
+        """The label of the set controlling the pod now ("" when none does)."""
+        owner = (controller_of(ch.obj) or {}).get("name", "")
+        return owner and self.label(ch.namespace, owner)
+
+    def _delete_requested(self, ch: Change) -> None:
         self.emit(ch.at, "PodDeleteRequested", pod=self._pod_label(ch), revision=revision_of(ch.obj), by=ch.actor)
+        owner = self._owner(ch)
         if ch.actor in self.controllers and owner:
             self._figures(owner).pod_deletions += self._started(owner)
 

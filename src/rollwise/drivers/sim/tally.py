@@ -112,10 +112,14 @@ class Tallies:
     def on_change(self, ch: Change) -> None:
         if ch.kind == "Pod":
             before, after = before_and_after(ch)
-            if before is not None and (tally := self._tally_of(before)) is not None:
-                self._forget(tally, before)
+            held = None
+            if before is not None and (held := self._tally_of(before)) is not None:
+                self._forget(held, before)
             if after is not None and (tally := self._tally_of(after)) is not None:
-                self._remember(tally, after)
+                if tally is not held:
+                    self._forget(tally, after)  # a pod read when the set was first seen may come again here
+                tally.owned[(ch.namespace, ch.name)] = after
+                tally.add(after, 1)
         elif ch.resource in STATEFULSET_KINDS:
             if ch.type == "DELETED":
                 self._sets.pop(uid_of(ch.obj), None)
