@@ -14,7 +14,6 @@ from typing import Any
 from rollwise.api.defaults import stored_template
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, annotations_of, name_of, namespace_of, owner_reference
-from rollwise.api.values import clone
 
 __all__ = [
     "HASH_LABEL",
@@ -73,18 +72,17 @@ def _stored(template: Any) -> Obj:
     return _STORED.cached((template,), None, lambda: stored_template(template))
 
 
-def revision_data(sts: Mapping[str, Any], *, copy_template: bool = True) -> Obj:
+def revision_data(sts: Mapping[str, Any]) -> Obj:
     """The patch a revision stores: the set's pod template as the API server stores it, marked as a whole-object
     replacement.
 
     Upstream hashes the stored template, so a change that only changes how the manifest is written (``cpu: 0.5``
     for ``500m``, ``env: []`` for no env, a field spelled out at its default) keeps the revision and replaces no pod.
-    ``copy_template=False`` shares the (memoised) stored template's nested objects: enough to compare with
-    ``revisions_equal`` (which never writes), and it spares a deep copy on every reconcile.
+    The template's nested objects are the memoised stored template's, shared and read-only like every object a
+    store holds: a comparison on every reconcile and a revision handed to the store copy nothing.
     """
     stored = _stored(sts["spec"]["template"])
-    template = clone(stored) if copy_template else stored
-    return {"spec": {"template": {"$patch": "replace", **template}}}
+    return {"spec": {"template": {"$patch": "replace", **stored}}}
 
 
 def revision_name(set_name: str, data: Mapping[str, Any], collision_count: int) -> str:

@@ -294,11 +294,12 @@ class MemoryCluster:
 
     # -- writes ------------------------------------------------------------------------------------------------
 
-    def create(self, obj: Obj, *, actor: str = "user") -> Obj:
-        """Store a copy of ``obj`` with server fields set. AlreadyExists if the key is taken (even terminating)."""
+    def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
+        """Store a copy of ``obj`` (its parts, when ``handed_over``) with server fields set. AlreadyExists if the key
+        is taken (even terminating)."""
         gk = self.resource_of(obj)
         self._faults.check("create", gk)
-        new = clone(obj)
+        new = dict(obj) if handed_over else clone(obj)
         meta = new["metadata"] = dict(new.get("metadata") or {})
         if self.resources.get(gk).namespaced:
             meta["namespace"] = meta.get("namespace") or DEFAULT_NAMESPACE
@@ -343,11 +344,8 @@ class MemoryCluster:
         return self._replace(key, old, new, actor)
 
     def update_status(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
-        """Replace only ``status``; see ``Cluster.update_status``. Admission does not run on status writes.
-
-        ``handed_over``: the caller built the status for this write and keeps no reference to it (the simulated
-        kubelet), so it is stored without a copy; parts it shares with stored objects are safe, as those never
-        change."""
+        """Replace only ``status``; see ``Cluster.update_status``. Admission does not run on status writes. A status
+        handed over is stored as it is; another is copied, but for the parts it shares with the stored one."""
         gk = self.resource_of(obj)
         self._faults.check("update_status", gk)
         key = self._key_of(gk, obj)

@@ -74,11 +74,14 @@ class Cluster(Protocol):
         LabelSelector dict; None: no filter; an empty selector matches nothing), sorted by namespace, then name."""
         ...
 
-    def create(self, obj: Obj, *, actor: str = "user") -> Obj:
+    def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
         """Store a new object and return it with uid, resourceVersion, generation 1 and creationTimestamp set.
 
         Raises AlreadyExists if an object with that resource, namespace and name exists (even a terminating one), and
         Invalid if admission refuses it; in both cases nothing is stored.
+
+        ``handed_over``: the caller never changes ``obj`` or its parts afterwards (an object in a plan, which is
+        immutable, or one built for this call), so a store may keep its parts rather than copies.
         """
         ...
 
@@ -92,11 +95,11 @@ class Cluster(Protocol):
         """
         ...
 
-    def update_status(self, obj: Obj, *, actor: str = "user") -> Obj:
+    def update_status(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
         """Replace only the object's ``status`` (the status subresource); everything else in ``obj`` is ignored.
 
         Raises NotFound if the object does not exist; Conflict if ``metadata.resourceVersion`` is given and stale;
-        the object is unchanged on error.
+        the object is unchanged on error. ``handed_over``: as for ``create``, of the status.
         """
         ...
 

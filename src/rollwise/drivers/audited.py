@@ -63,18 +63,19 @@ class AuditedCluster:
 
     # -- writes ------------------------------------------------------------------------------------------------
 
-    def create(self, obj: Obj, *, actor: str = "user") -> Obj:
+    def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
         where = (obj, namespace_of(obj), name_of(obj))
-        return self._write("create", where, "", actor, lambda: self._cluster.create(obj, actor=actor), 201)
+        return self._write("create", where, "", actor,
+                           lambda: self._cluster.create(obj, actor=actor, handed_over=handed_over), 201)
 
     def update(self, obj: Obj, *, actor: str = "user") -> Obj:
         where = (obj, namespace_of(obj), name_of(obj))
         return self._write("update", where, "", actor, lambda: self._cluster.update(obj, actor=actor), 200)
 
-    def update_status(self, obj: Obj, *, actor: str = "user") -> Obj:
+    def update_status(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
         where = (obj, namespace_of(obj), name_of(obj))
-        return self._write("update", where, "status", actor, lambda: self._cluster.update_status(obj, actor=actor),
-                           200)
+        return self._write("update", where, "status", actor,
+                           lambda: self._cluster.update_status(obj, actor=actor, handed_over=handed_over), 200)
 
     def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
               actor: str = "user") -> Obj:

@@ -86,12 +86,13 @@ def execute(plan: Plan, cluster: Cluster, *, sts: Obj, actor: str,
 
 def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: str,
          event: Callable[[str, str, str], None]) -> None:
+    # A plan's objects are immutable: the store may keep their parts (handed_over) instead of copying them.
     if isinstance(action, CreateClaim):
-        cluster.create(action.claim, actor=actor)
+        cluster.create(action.claim, actor=actor, handed_over=True)
         event("Normal", "SuccessfulCreate",
               f"create Claim {name_of(action.claim)} Pod {action.pod_name} in StatefulSet {set_name} success")
     elif isinstance(action, CreatePod):
-        cluster.create(action.pod, actor=actor)
+        cluster.create(action.pod, actor=actor, handed_over=True)
         event("Normal", "SuccessfulCreate", f"create Pod {name_of(action.pod)} in StatefulSet {set_name} successful")
     elif isinstance(action, UpdatePod):
         cluster.update(action.pod, actor=actor)
@@ -116,7 +117,7 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
         except NotFound:
             return
     elif isinstance(action, CreateRevision):
-        cluster.create(action.revision, actor=actor)
+        cluster.create(action.revision, actor=actor, handed_over=True)
     elif isinstance(action, UpdateRevision):
         cluster.update(action.revision, actor=actor)
     elif isinstance(action, DeleteRevision):
@@ -125,7 +126,7 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
         except NotFound:
             return
     elif isinstance(action, WriteStatus):
-        cluster.update_status({**sts, "status": action.status}, actor=actor)
+        cluster.update_status({**sts, "status": action.status}, actor=actor, handed_over=True)
     elif isinstance(action, EmitEvent):
         event(action.event_type, action.event_reason, action.message)
     else:  # pragma: no cover - a new action type must be taught here

@@ -42,7 +42,7 @@ def choose_revisions(
         return (*hit, [])
     revisions = sorted(owned, key=revision_sort_key)
     next_number = (revision_number(revisions[-1]) + 1) if revisions else 1
-    probe = {"data": revision_data(sts, copy_template=False)}
+    probe = {"data": revision_data(sts)}
     equal = [r for r in revisions if revisions_equal(r, probe)]
     actions: list[Action] = []
     unchanged = bool(equal) and revisions_equal(revisions[-1], equal[-1])

@@ -37,4 +37,5 @@ class EventRecorder:
                 "firstTimestamp": self._clock(),
             },
             actor=component,
+            handed_over=True,
         )

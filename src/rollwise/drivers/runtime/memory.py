@@ -152,14 +152,14 @@ class SyncWorld:
              selector: Mapping[str, Any] | None = None) -> builtins.list[Obj]:
         return self.cluster.list(self.world.ref(kind), namespace, selector=selector)
 
-    def create(self, obj: Obj, *, actor: str = "user") -> Obj:
-        return self.world._done(self.cluster.create(obj, actor=self.world.actor))
+    def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
+        return self.world._done(self.cluster.create(obj, actor=self.world.actor, handed_over=handed_over))
 
     def update(self, obj: Obj, *, actor: str = "user") -> Obj:
         return self.world._done(self.cluster.update(obj, actor=self.world.actor))
 
-    def update_status(self, obj: Obj, *, actor: str = "user") -> Obj:
-        return self.world._done(self.cluster.update_status(obj, actor=self.world.actor))
+    def update_status(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
+        return self.world._done(self.cluster.update_status(obj, actor=self.world.actor, handed_over=handed_over))
 
     def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
               actor: str = "user") -> Obj:

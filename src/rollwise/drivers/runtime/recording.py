@@ -42,8 +42,8 @@ class RecordingCluster:
              selector: Mapping[str, Any] | None = None) -> builtins.list[Obj]:
         return self.inner.list(kind, namespace, selector=selector)
 
-    def create(self, obj: Obj, *, actor: str = "user") -> Obj:
-        out = self.inner.create(obj, actor=actor)
+    def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
+        out = self.inner.create(obj, actor=actor, handed_over=handed_over)
         self._note(str(obj.get("kind")), out)
         return out
 
@@ -52,8 +52,8 @@ class RecordingCluster:
         self._note(str(obj.get("kind")), out)
         return out
 
-    def update_status(self, obj: Obj, *, actor: str = "user") -> Obj:
-        out = self.inner.update_status(obj, actor=actor)
+    def update_status(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
+        out = self.inner.update_status(obj, actor=actor, handed_over=handed_over)
         self._note(str(obj.get("kind")), out)
         return out
 

@@ -66,13 +66,13 @@ class BlockingCluster:
              selector: Mapping[str, Any] | None = None) -> builtins.list[Obj]:
         raise NotImplementedError("the operator reads from its informers' caches, never by listing")
 
-    def create(self, obj: Obj, *, actor: str = "user") -> Obj:
+    def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
         return self._call(self.world.create(obj))
 
     def update(self, obj: Obj, *, actor: str = "user") -> Obj:
         return self._call(self.world.update(obj))
 
-    def update_status(self, obj: Obj, *, actor: str = "user") -> Obj:
+    def update_status(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
         return self._call(self.world.update_status(obj))
 
     def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
