@@ -239,13 +239,15 @@ def advance(pod: Obj, runtime: PodRuntime, profile: KubeletProfile, now: float, 
     if not rt.containers:
         created = pod.get("metadata", {}).get("creationTimestamp")
         rt = _sync_images(rt, spec, profile, t if created is None else min(float(created), t))
-    pending = sorted(rt.faults, key=lambda f: f.at)
-    due = [f for f in pending if f.at <= t]
-    later = tuple(f for f in pending if f.at > t and (deleted is None or f.at <= deleted))
-    for f in due:
-        rt = _apply(rt, f, profile)
-    if rt.faults != later:
-        rt = replace(rt, faults=later)
+    later: tuple[PendingFault, ...] = ()
+    if rt.faults:
+        pending = sorted(rt.faults, key=lambda f: f.at)
+        later = tuple(f for f in pending if f.at > t and (deleted is None or f.at <= deleted))
+        for f in pending:
+            if f.at <= t:
+                rt = _apply(rt, f, profile)
+        if rt.faults != later:
+            rt = replace(rt, faults=later)
     rt = _sync_images(rt, spec, profile, t)
 
     remove_at = removal_time(pod, profile)

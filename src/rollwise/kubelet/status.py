@@ -12,6 +12,7 @@ clock from ``since``), ``restart`` (killed at ``since``, running again ``kill_re
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import zlib
 from collections.abc import Mapping, Sequence
@@ -265,6 +266,7 @@ def observe(c: ContainerRuntime, b: ImageBehaviour, p: KubeletProfile, t: float)
                     not_ready_since=c.since)
 
 
+@functools.lru_cache(maxsize=1024)
 def _image_id(image: str) -> str:
     """A stable digest per image name: there is no registry, so the name stands for the content."""
     return "sha256:" + hashlib.sha256(image.encode()).hexdigest()
@@ -284,7 +286,8 @@ def _container_status(c: ContainerRuntime, v: ContainerView) -> Obj:
     }
 
 
-def _condition(kind: str, value: bool, at: float, old: Mapping[str, Obj], reason: str = "", message: str = "") -> Obj:
+def _condition(kind: str, value: bool, at: float, old: Mapping[str, Mapping[str, Any]], reason: str = "",
+               message: str = "") -> Obj:
     """A pod condition; ``lastTransitionTime`` is kept from the old one unless the status changed."""
     status = "True" if value else "False"
     prev = old.get(kind)
@@ -309,8 +312,8 @@ def build_status(pod: Mapping[str, Any], containers: Sequence[tuple[ContainerRun
                  failed: bool, t: float) -> Obj:
     """The complete pod status at ``t`` from container views; unknown status fields and conditions are kept."""
     old: Mapping[str, Any] = pod.get("status") or {}
-    old_conditions: dict[str, Obj] = {
-        str(c.get("type")): dict(c) for c in old.get("conditions") or () if isinstance(c, Mapping)}
+    old_conditions: Mapping[str, Mapping[str, Any]] = {
+        str(c.get("type")): c for c in old.get("conditions") or () if isinstance(c, Mapping)}
     meta = pod.get("metadata", {})
     created = meta.get("creationTimestamp")
     created = t if created is None else float(created)
@@ -345,7 +348,7 @@ def build_status(pod: Mapping[str, Any], containers: Sequence[tuple[ContainerRun
                    "" if containers_ready else "ContainersNotReady", "" if containers_ready else not_ready),
         _condition("PodScheduled", True, created, old_conditions),
     ]
-    conditions += [c for k, c in old_conditions.items() if k not in _OWN_CONDITIONS]
+    conditions += [dict(c) for k, c in old_conditions.items() if k not in _OWN_CONDITIONS]
     if failed:
         phase = "Failed"
     elif all(v.ever_started for v in views):

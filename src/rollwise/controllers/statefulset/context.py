@@ -56,6 +56,7 @@ class Sync:
     """Under EnforcedRollingUpdate and OrderedReady: the first outdated unhealthy pod creation went past."""
     halted: str | None = None
     """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
+    _labels: tuple[tuple[str, str], ...] = ()
     _health: dict[int, tuple[bool, bool]] = field(default_factory=dict)
     """Per pod object (by identity): (running and ready, available at ``now``) — computed once per reconcile,
     since every phase asks again and a 1,000-pod set asks thousands of times."""
@@ -96,9 +97,11 @@ class Sync:
 
     def labels(self) -> tuple[tuple[str, str], ...]:
         """Metric labels: namespace, name and pod management policy (KEP-961)."""
-        return (("namespace", self.sts["metadata"].get("namespace", "default")),
-                ("statefulset", name_of(self.sts)),
-                ("pod_management_policy", self.spec.get("podManagementPolicy", "OrderedReady")))
+        if not self._labels:
+            self._labels = (("namespace", self.sts["metadata"].get("namespace", "default")),
+                            ("statefulset", name_of(self.sts)),
+                            ("pod_management_policy", self.spec.get("podManagementPolicy", "OrderedReady")))
+        return self._labels
 
     def metric(self, name: str, value: float, *, kind: str = "gauge") -> None:
         self.metrics.append(MetricSample(name=name, value=value, kind=kind, labels=self.labels()))
