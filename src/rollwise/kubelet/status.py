@@ -304,7 +304,12 @@ def _condition(kind: str, value: bool, at: float, old: Mapping[str, Mapping[str,
 def _pod_ip(pod: Mapping[str, Any]) -> str:
     """A stable per-pod address in 10.244.0.0/16, derived from the uid (no IPAM is simulated)."""
     meta = pod.get("metadata", {})
-    n = zlib.crc32(str(meta.get("uid") or meta.get("name", "")).encode())
+    return _address(str(meta.get("uid") or meta.get("name", "")))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _address(seed: str) -> str:
+    n = zlib.crc32(seed.encode())
     return f"10.244.{(n >> 8) % 256}.{n % 254 + 1}"
 
 

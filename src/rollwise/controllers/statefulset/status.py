@@ -38,32 +38,28 @@ def compute_status(sync: Sync, conditions: list[Obj]) -> Obj:
     quiet = len(sync.census.slots) - len(sync.census.loud)
     updated = sync.quiet_updated_alive()
     outdated = sync.quiet_outdated_alive()
-    both = sync.current_name == sync.update_name
-    counts = {"replicas": quiet, "readyReplicas": quiet, "availableReplicas": quiet,
-              "currentReplicas": updated if both else outdated, "updatedReplicas": updated}
+    current, update = sync.current_name, sync.update_name
+    replicas = ready_count = available_count = quiet
+    current_count = updated if current == update else outdated
+    updated_count = updated
     for pod in sync.unquiet_pods():
         if not p.is_created(pod):
             continue
-        counts["replicas"] += 1
+        replicas += 1
         ready, available = sync.health(pod)
         if ready:
-            counts["readyReplicas"] += 1
-            if available:
-                counts["availableReplicas"] += 1
+            ready_count += 1
+            available_count += available
         if not sync.terminating(pod):
             rev = revision_of(pod)
-            counts["currentReplicas"] += rev == sync.current_name
-            counts["updatedReplicas"] += rev == sync.update_name
-    current = sync.current_name
+            current_count += rev == current
+            updated_count += rev == update
     want = int(sync.spec.get("replicas", 1))
-    if (
-        counts["updatedReplicas"] == want
-        and counts["readyReplicas"] == want
-        and counts["availableReplicas"] == want
-        and counts["replicas"] == want
-    ):
-        counts["currentReplicas"] = counts["updatedReplicas"]
-        current = sync.update_name
+    if updated_count == want and ready_count == want and available_count == want and replicas == want:
+        current_count = updated_count
+        current = update
+    counts = {"replicas": replicas, "readyReplicas": ready_count, "availableReplicas": available_count,
+              "currentReplicas": current_count, "updatedReplicas": updated_count}
     status: Obj = {
         "observedGeneration": int(sync.sts["metadata"].get("generation", 1)),
         **counts,

@@ -97,11 +97,13 @@ class SetController:
 
     def _reconcile_quorum(self, key: SetKey) -> Outcome | None:
         """The quorum-aware controller (DEP-07) sees the set after the StatefulSet controller's writes."""
+        if not self.quorum:
+            return None
         try:
             sts = self.cluster.get(*key)
         except NotFound:
             return None
-        if not self.quorum or not annotations_of(sts).get(UPDATE_POLICY):
+        if not annotations_of(sts).get(UPDATE_POLICY):
             return None  # not handed to the quorum-aware controller: spare building its view
         view = self.view(sts)
         plan = reconcile_quorum(view)
