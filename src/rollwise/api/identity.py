@@ -168,23 +168,27 @@ def _attach_storage(sts: Mapping[str, Any], pod: Obj, ordinal: int) -> None:
 
 def identity_matches(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     """Name, namespace and pod-name label agree with the ordinal (reference §4.3; hostname is no longer checked)."""
-    parent, ordinal = parent_and_ordinal(name_of(pod))
+    name, set_name = name_of(pod), name_of(sts)
+    parent, ordinal = parent_and_ordinal(name)
     return (
         ordinal >= 0
-        and parent == name_of(sts)
-        and name_of(pod) == pod_name(name_of(sts), ordinal)
+        and parent == set_name
+        and name == pod_name(set_name, ordinal)
         and pod.get("metadata", {}).get("namespace") == namespace_of(sts)
-        and labels(pod).get(POD_NAME_LABEL) == name_of(pod)
+        and labels(pod).get(POD_NAME_LABEL) == name
     )
 
 
 def storage_matches(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     """Every claim template has a pod volume of that name pointing at this ordinal's claim (reference §4.3)."""
+    templates = sts["spec"].get("volumeClaimTemplates")
     ordinal = ordinal_of(pod)
     if ordinal < 0:
         return False
+    if not templates:
+        return True
     volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or ()}
-    for tmpl in sts["spec"].get("volumeClaimTemplates") or ():
+    for tmpl in templates:
         tname = tmpl.get("metadata", {}).get("name", "")
         vol = volumes.get(tname)
         source = (vol or {}).get("persistentVolumeClaim")

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rollwise.api import predicates as p
-from rollwise.api.identity import ordinal_of, ordinal_range, pod_name, revision_of
+from rollwise.api.identity import ordinal_range, parent_and_ordinal, pod_name, revision_of
 from rollwise.api.meta import Obj, controller_of, name_of, namespace_of, uid_of
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
@@ -57,11 +57,12 @@ class _Tally:
 
     def add(self, pod: Obj, sign: int) -> None:
         start, stop, update, floor, mrs = self.facts
-        ordinal = ordinal_of(pod)
+        name = name_of(pod)
+        ordinal = parent_and_ordinal(name)[1]
         if not start <= ordinal < stop:
             self.outside += sign
             return
-        if name_of(pod) != pod_name(name_of(self.sts), ordinal):
+        if name != pod_name(name_of(self.sts), ordinal):
             return
         if sign > 0:
             self.slots[ordinal] = pod
