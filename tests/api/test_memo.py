@@ -33,32 +33,27 @@ def test_an_entry_keeps_its_objects_alive_so_an_id_is_never_reused() -> None:
     assert sorted(d["n"] for d in held) == list(range(100))
 
 
-def test_an_unhashable_extra_is_computed_every_time_and_never_raises() -> None:
+def _computations(extra: object, calls: int) -> int:
+    """How many times ``cached`` computed the value over ``calls`` calls for one spec and ``extra``."""
     memo: IdentityMemo[int] = IdentityMemo()
-    calls: list[int] = []
+    computed: list[int] = []
 
     def compute() -> int:
-        calls.append(1)
+        computed.append(1)
         return 7
 
     spec = {"replicas": 3}
-    for _ in range(2):
-        assert memo.cached((spec,), ["a", "list"], compute) == 7
-    assert len(calls) == 2
+    for _ in range(calls):
+        assert memo.cached((spec,), extra, compute) == 7
+    return len(computed)
 
 
 def test_cached_computes_once() -> None:
-    memo: IdentityMemo[int] = IdentityMemo()
-    calls: list[int] = []
+    assert _computations(None, 3) == 1
 
-    def compute() -> int:
-        calls.append(1)
-        return 7
 
-    spec = {"replicas": 3}
-    for _ in range(3):
-        assert memo.cached((spec,), None, compute) == 7
-    assert len(calls) == 1
+def test_an_unhashable_extra_is_computed_every_time_and_never_raises() -> None:
+    assert _computations(["a", "list"], 2) == 2
 
 
 def test_a_full_memo_starts_over() -> None:
