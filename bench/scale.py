@@ -8,13 +8,16 @@
 - 200 sets of 5 replicas rolling at once;
 - a 5-member quorum set rolled by the quorum-aware controller while two members fail.
 
-Run: `.venv/bin/python bench/scale.py [--quick] [--repeat N] [--ordered-max N]`. Each case keeps the best of N runs
-(one run for the cases over 10 s). `--quick` stops at 1,000 replicas.
+Run: `.venv/bin/python bench/scale.py [--quick] [--repeat N] [--ordered-max N] [--only TEXT]`. Each case keeps the
+best of N runs (one run for the cases over 10 s). `--quick` stops at 1,000 replicas; `--only Parallel` runs the cases
+whose name holds that text (to repeat one growth figure without the rest).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -91,9 +94,12 @@ def quorum_with_faults() -> dict[str, Any]:
     }
 
 
-def measure(name: str, build: Callable[[], dict[str, Any]], repeat: int) -> float:
+def measure(name: str, build: Callable[[], dict[str, Any]], repeat: int, only: str = "") -> float:
     """Best of ``repeat`` runs (one when a run takes over 10 s); wall and CPU seconds are both printed, since on a
-    shared machine the wall time also measures the neighbours. Returns the CPU seconds."""
+    shared machine the wall time also measures the neighbours. Returns the CPU seconds (nan for a case ``only``
+    leaves out)."""
+    if only not in name:
+        return float("nan")
     best, best_cpu = float("inf"), float("inf")
     result: dict[str, Any] = {}
     for i in range(repeat):
@@ -111,7 +117,7 @@ def measure(name: str, build: Callable[[], dict[str, Any]], repeat: int) -> floa
 
 
 def _growth(walls: dict[int, float]) -> str:
-    sizes = sorted(walls)
+    sizes = sorted(n for n, cpu in walls.items() if not math.isnan(cpu))  # nan: a case --only left out
     return "; ".join(f"{a:,} -> {b:,} x{walls[b] / walls[a]:.1f}" for a, b in pairwise(sizes))
 
 
@@ -121,33 +127,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="stop at 1,000 replicas")
     parser.add_argument("--ordered-max", type=int, default=10000, metavar="N",
                         help="largest OrderedReady set to run (default %(default)s)")
+    parser.add_argument("--only", default="", metavar="TEXT", help="run only the cases whose name holds TEXT")
     args = parser.parse_args(argv)
     if args.quick:
         args.ordered_max = min(args.ordered_max, 1000)
-    command = " ".join(["bench/scale.py", *(argv if argv is not None else sys.argv[1:])])
+    command = shlex.join(["bench/scale.py", *(argv if argv is not None else sys.argv[1:])])
     print(f"python {sys.version.split()[0]}; command: .venv/bin/python {command}")
     print("| case | wall s | cpu s | virtual s | virtual/cpu | events/cpu s | completed |")
     print("|---|---|---|---|---|---|---|")
     parallel: dict[int, float] = {}
     for n in [100, 1000] if args.quick else [100, 1000, 5000, 10000]:
         parallel[n] = measure(f"{n:,} replicas, Parallel, maxUnavailable 10%", lambda n=n: big_rollout(n),
-                              args.repeat)
+                              args.repeat, args.only)
     ordered: dict[int, float] = {}
     for n in [k for k in (100, 300, 1000, 3000, 10000) if k <= args.ordered_max]:
         ordered[n] = measure(f"{n:,} replicas, OrderedReady, one at a time", lambda n=n: ordered_rollout(n),
-                             args.repeat)
+                             args.repeat, args.only)
     strategies: dict[str, dict[int, float]] = {}
     for strategy in ("EnforcedRollingUpdate", "Recreate"):
         for n in [k for k in (1000, 10000) if k <= args.ordered_max]:
             strategies.setdefault(strategy, {})[n] = measure(
                 f"{n:,} replicas, OrderedReady, {strategy}", lambda n=n, s=strategy: strategy_rollout(n, s),
-                args.repeat)
-    measure("200 sets x 5 replicas rolling at once", many_sets, args.repeat)
-    measure("5-member quorum set, QuorumAware, 2 faults", quorum_with_faults, args.repeat)
-    print(f"growth (cpu), Parallel: {_growth(parallel)}")
-    print(f"growth (cpu), OrderedReady: {_growth(ordered)}")
-    for strategy, walls in strategies.items():
-        print(f"growth (cpu), OrderedReady {strategy}: {_growth(walls)}")
+                args.repeat, args.only)
+    measure("200 sets x 5 replicas rolling at once", many_sets, args.repeat, args.only)
+    measure("5-member quorum set, QuorumAware, 2 faults", quorum_with_faults, args.repeat, args.only)
+    groups = {"Parallel": parallel, "OrderedReady": ordered,
+              **{f"OrderedReady {strategy}": walls for strategy, walls in strategies.items()}}
+    for group, walls in groups.items():
+        if growth := _growth(walls):
+            print(f"growth (cpu), {group}: {growth}")
     return 0
 
 
