@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import claim_name, ordinal_of, revision_of
@@ -28,7 +29,7 @@ from rollwise.controllers.census import Census, QuietContext, is_quiet, quiet_co
 from rollwise.controllers.view import SetView
 from rollwise.drivers.views import IndexedReads, set_revisions, set_view
 
-__all__ = ["CensusIndex", "before_and_after", "controlled_pods"]
+__all__ = ["CensusIndex", "PerSetFollower", "before_and_after", "controlled_pods"]
 
 
 def before_and_after(ch: Change) -> tuple[Obj | None, Obj | None]:
@@ -41,6 +42,57 @@ def controlled_pods(reads: IndexedReads, uid: str) -> list[Obj]:
     """Pods whose controller reference names ``uid``: what a follower of the feed takes in when it first meets the
     set (pods may come before their set, for adoption)."""
     return [pod for pod in reads.controlled_by("Pod", uid) if (controller_of(pod) or {}).get("uid") == uid]
+
+
+E = TypeVar("E")
+
+
+class PerSetFollower(Generic[E]):
+    """What every per-set follower of the feed shares: one entry per StatefulSet, by uid, made when the set is first
+    seen and given the pods it already controls, refreshed on each change of the set, dropped when the set is
+    deleted; a pod belongs to the entry of its controller. A follower must see the store from its start: what is
+    stored when it is made is read once (``_read_sets``), then only changes."""
+
+    def __init__(self, reads: IndexedReads) -> None:
+        self._reads = reads
+        self._sets: dict[str, E] = {}
+
+    def _new_entry(self, sts: Obj) -> E:
+        raise NotImplementedError
+
+    def _take_pod(self, entry: E, pod: Obj) -> None:
+        """A pod the set controlled when it was first seen."""
+        raise NotImplementedError
+
+    def _update(self, entry: E, sts: Obj) -> None:
+        """The set as it is now (also right after its entry is made)."""
+        raise NotImplementedError
+
+    def _read_sets(self, cluster: Cluster) -> None:
+        for resource in STATEFULSET_KINDS:
+            for sts in cluster.list(resource):
+                self._set_seen(sts)
+
+    def _set_changed(self, ch: Change) -> None:
+        if ch.type == "DELETED":
+            self._sets.pop(uid_of(ch.obj), None)
+        else:
+            self._set_seen(ch.obj)
+
+    def _set_seen(self, sts: Obj) -> None:
+        uid = uid_of(sts)
+        entry = self._sets.get(uid)
+        if entry is None:
+            entry = self._sets[uid] = self._new_entry(sts)
+            for pod in controlled_pods(self._reads, uid):
+                self._take_pod(entry, pod)
+        self._update(entry, sts)
+
+    def _entry_of(self, pod: Obj | None) -> E | None:
+        if pod is None:
+            return None
+        ref = controller_of(pod)
+        return None if ref is None else self._sets.get(str(ref.get("uid")))
 
 
 @dataclass(slots=True)
@@ -68,16 +120,14 @@ class _SetPods:
         return i if i < len(self.names) and self.names[i] == name else -1
 
 
-class CensusIndex:
-    """Per-set pods and census, fed with every ``Change`` (``on_change``) and read with ``view``. It must see the
-    store from its start: what is stored when it is made is read once, then only changes."""
+class CensusIndex(PerSetFollower[_SetPods]):
+    """Per-set pods and census, fed with every ``Change`` (``on_change``) and read with ``view``."""
 
     def __init__(self, cluster: Cluster) -> None:
         if not isinstance(cluster, IndexedReads):
             raise TypeError("a census index reads pods by owner: the cluster must serve indexed reads")
+        super().__init__(cluster)
         self._cluster = cluster
-        self._reads: IndexedReads = cluster
-        self._sets: dict[str, _SetPods] = {}
         self._claims: dict[str, dict[str, Obj]] = {}
         self._leases: dict[str, dict[str, Obj]] = {}
         self._claim_pods: dict[tuple[str, str], tuple[str, str]] = {}
@@ -89,9 +139,7 @@ class CensusIndex:
             self._claims.setdefault(namespace_of(claim), {})[name_of(claim)] = claim
         for lease in cluster.list("Lease"):
             self._leases.setdefault(namespace_of(lease), {})[name_of(lease)] = lease
-        for resource in STATEFULSET_KINDS:
-            for sts in cluster.list(resource):
-                self._set_seen(sts)
+        self._read_sets(cluster)
 
     # -- following the feed --------------------------------------------------------------------------------
 
@@ -110,18 +158,15 @@ class CensusIndex:
         elif ch.kind == "ControllerRevision":
             self._revisions.clear()
         elif ch.resource in STATEFULSET_KINDS:
-            if ch.type == "DELETED":
-                self._sets.pop(uid_of(ch.obj), None)
-            else:
-                self._set_seen(ch.obj)
+            self._set_changed(ch)
 
-    def _set_seen(self, sts: Obj) -> None:
-        uid = uid_of(sts)
-        entry = self._sets.get(uid)
-        if entry is None:
-            entry = self._sets[uid] = _SetPods(sts=sts)
-            for pod in controlled_pods(self._reads, uid):
-                self._insert(entry, pod)
+    def _new_entry(self, sts: Obj) -> _SetPods:
+        return _SetPods(sts=sts)
+
+    def _take_pod(self, entry: _SetPods, pod: Obj) -> None:
+        self._insert(entry, pod)
+
+    def _update(self, entry: _SetPods, sts: Obj) -> None:
         entry.sts = sts
         ctx = _context(sts)
         if ctx != entry.ctx:
@@ -149,12 +194,6 @@ class CensusIndex:
             self._remove(old_entry, before)
         if new_entry is not None and after is not None:
             self._insert(new_entry, after)
-
-    def _entry_of(self, pod: Obj | None) -> _SetPods | None:
-        if pod is None:
-            return None
-        ref = controller_of(pod)
-        return None if ref is None else self._sets.get(str(ref.get("uid")))
 
     def _insert(self, entry: _SetPods, pod: Obj) -> None:
         name = name_of(pod)

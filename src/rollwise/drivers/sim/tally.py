@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_range, parent_and_ordinal, pod_name, revision_of
-from rollwise.api.meta import Obj, controller_of, name_of, namespace_of, uid_of
+from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import STATEFULSET_KINDS
-from rollwise.drivers.core.census import before_and_after, controlled_pods
+from rollwise.drivers.core.census import PerSetFollower, before_and_after
 
 __all__ = ["Tallies"]
 
@@ -99,51 +99,39 @@ class _Tally:
                 and self.wrong_revision == 0)
 
 
-class Tallies:
-    """Per-set counters for the run record, fed every change of the feed (``on_change``). It must see the store
-    from its start: what is stored when it is made is read once, then only changes."""
+class Tallies(PerSetFollower[_Tally]):
+    """Per-set counters for the run record, fed every change of the feed (``on_change``)."""
 
     def __init__(self, cluster: MemoryCluster) -> None:
-        self._cluster = cluster
-        self._sets: dict[str, _Tally] = {}
-        for resource in STATEFULSET_KINDS:
-            for sts in cluster.list(resource):
-                self._set_seen(sts)
+        super().__init__(cluster)
+        self._read_sets(cluster)
 
     def on_change(self, ch: Change) -> None:
         if ch.kind == "Pod":
             before, after = before_and_after(ch)
             held = None
-            if before is not None and (held := self._tally_of(before)) is not None:
+            if before is not None and (held := self._entry_of(before)) is not None:
                 self._forget(held, before)
-            if after is not None and (tally := self._tally_of(after)) is not None:
+            if after is not None and (tally := self._entry_of(after)) is not None:
                 if tally is not held:
                     self._forget(tally, after)  # a pod read when the set was first seen may come again here
                 tally.owned[(ch.namespace, ch.name)] = after
                 tally.add(after, 1)
         elif ch.resource in STATEFULSET_KINDS:
-            if ch.type == "DELETED":
-                self._sets.pop(uid_of(ch.obj), None)
-            else:
-                self._set_seen(ch.obj)
+            self._set_changed(ch)
 
-    def _set_seen(self, sts: Obj) -> None:
-        uid = uid_of(sts)
-        tally = self._sets.get(uid)
-        if tally is None:
-            tally = self._sets[uid] = _Tally(sts=sts, facts=_facts(sts))
-            for pod in controlled_pods(self._cluster, uid):
-                self._remember(tally, pod)
-            return
+    def _new_entry(self, sts: Obj) -> _Tally:
+        return _Tally(sts=sts, facts=_facts(sts))
+
+    def _take_pod(self, entry: _Tally, pod: Obj) -> None:
+        self._remember(entry, pod)
+
+    def _update(self, tally: _Tally, sts: Obj) -> None:
         tally.sts = sts
         facts = _facts(sts)
         if facts != tally.facts:
             tally.facts = facts
             tally.recount()
-
-    def _tally_of(self, pod: Obj) -> _Tally | None:
-        ref = controller_of(pod)
-        return None if ref is None else self._sets.get(str(ref.get("uid")))
 
     def _remember(self, tally: _Tally, pod: Obj) -> None:
         self._forget(tally, pod)  # idempotent: a pod read at the set's creation may come again through the feed
