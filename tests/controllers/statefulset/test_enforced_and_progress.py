@@ -116,14 +116,20 @@ def test_enforced_does_not_hold_scale_down_on_a_broken_outdated_pod() -> None:
     assert deleted == ["foo-2"]
 
 
-def test_pod_progress_timeout_replaces_a_pod_that_never_becomes_ready_with_back_off() -> None:
+def _recreated_pending_under_a_progress_timeout() -> Harness:
+    """One replica, podProgressTimeoutSeconds 60: foo-0 recreated at t=0 at a new image and left Pending."""
     h = Harness(make_set(replicas=1, updateStrategy={
         "type": "RollingUpdate", "rollingUpdate": {"partition": 0, "podProgressTimeoutSeconds": 60}}))
     h.settle()
     h.set_image("nginx:slow")
     h.sync()
     h.finish_termination("foo-0")
-    h.sync()  # foo-0 recreated at t=0, stays Pending
+    h.sync()
+    return h
+
+
+def test_pod_progress_timeout_replaces_a_pod_that_never_becomes_ready_with_back_off() -> None:
+    h = _recreated_pending_under_a_progress_timeout()
     replaced_at = []
     for t in range(0, 1000, 5):
         h.now = float(t)
@@ -212,13 +218,7 @@ _RECORD = '{"foo-0": {"revision": "%s", "count": COUNT}}'
 ], ids=["not JSON", "nested 100,000 deep", "a string count", "NaN", "infinity", "a list", "a huge count",
         "a negative count", "a record that is not an object", "a list of records"])
 def test_a_mangled_progress_record_is_dropped_and_the_back_off_starts_over(records: str) -> None:
-    h = Harness(make_set(replicas=1, updateStrategy={
-        "type": "RollingUpdate", "rollingUpdate": {"partition": 0, "podProgressTimeoutSeconds": 60}}))
-    h.settle()
-    h.set_image("nginx:slow")
-    h.sync()
-    h.finish_termination("foo-0")
-    h.sync()  # foo-0 recreated at t=0, stays Pending
+    h = _recreated_pending_under_a_progress_timeout()
     value = records % h.status()["updateRevision"] if "%s" in records else records
     h.patch_set({"metadata": {"annotations": {"rollwise.dev/progress-timeouts": value}}})
     h.now = 60.0
