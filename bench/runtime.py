@@ -19,13 +19,11 @@ import time
 from collections import Counter
 from typing import Any
 
-from rollwise.api.defaults import apply_defaults
-from rollwise.api.errors import Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
-from rollwise.api.validation import validate_statefulset
+from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET
 from rollwise.drivers.runtime.clock import VirtualClock
@@ -33,14 +31,8 @@ from rollwise.drivers.runtime.memory import Events, Feed, Leases, MemoryWorld
 from rollwise.drivers.runtime.operator import Operator, OperatorConfig
 
 GATES = FeatureGates()
-
-
-def _admit(new: Obj, old: Obj | None) -> Obj:
-    out = apply_defaults(new, gates=GATES)
-    errors = validate_statefulset(out, old=old, gates=GATES)
-    if errors:
-        raise Invalid(errors=errors)
-    return out
+_ADMIT = {ROLLWISE_STATEFULSET: Admission(gates=GATES).hooks()[ROLLWISE_STATEFULSET]}
+"""The store's admission of the project's StatefulSets (defaults, then validation), as the API server's."""
 
 
 def _set(name: str, replicas: int) -> Obj:
@@ -77,7 +69,7 @@ def _done(cluster: MemoryCluster, replicas: int, image: str) -> bool:
 
 async def bench(sets: int, replicas: int) -> dict[str, Any]:
     clock = VirtualClock(start=1000.0)
-    cluster = MemoryCluster(clock=clock.now, admit={ROLLWISE_STATEFULSET: _admit})
+    cluster = MemoryCluster(clock=clock.now, admit=_ADMIT)
     feed = Feed(cluster)
     world = MemoryWorld(feed, actor="op-a")
     op = Operator({"statefulset": world}, config=OperatorConfig(identity="op-a", controllers=("statefulset",),

@@ -12,13 +12,11 @@ from typing import Any
 
 from runtime_fakes import run
 
-from rollwise.api.defaults import apply_defaults
-from rollwise.api.errors import Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import Obj, controller_of, name_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
-from rollwise.api.validation import validate_statefulset
+from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET
 from rollwise.drivers.runtime.clock import VirtualClock
@@ -26,15 +24,9 @@ from rollwise.drivers.runtime.memory import Events, Feed, Leases, MemoryWorld
 from rollwise.drivers.runtime.operator import Operator, OperatorConfig
 
 GATES = FeatureGates()
+_ADMIT = {ROLLWISE_STATEFULSET: Admission(gates=GATES).hooks()[ROLLWISE_STATEFULSET]}
+"""The store's admission of the project's StatefulSets (defaults, then validation), as the API server's."""
 WRITTEN_KINDS = {"Pod", "ControllerRevision", "StatefulSet", "PersistentVolumeClaim"}
-
-
-def _admit(new: Obj, old: Obj | None) -> Obj:
-    out = apply_defaults(new, gates=GATES)
-    errors = validate_statefulset(out, old=old, gates=GATES)
-    if errors:
-        raise Invalid(errors=errors)
-    return out
 
 
 def _cr(replicas: int = 3) -> Obj:
@@ -49,7 +41,7 @@ def _cr(replicas: int = 3) -> Obj:
 class Lab:
     def __init__(self) -> None:
         self.clock = VirtualClock(start=1000.0)
-        self.cluster = MemoryCluster(clock=self.clock.now, admit={ROLLWISE_STATEFULSET: _admit})
+        self.cluster = MemoryCluster(clock=self.clock.now, admit=_ADMIT)
         self.feed = Feed(self.cluster)
         self.user = MemoryWorld(self.feed, actor="user")
 
