@@ -20,7 +20,7 @@ from rollwise.controllers.quorum.settings import UPDATE_POLICY
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 from rollwise.drivers.core.census import CensusIndex
-from rollwise.drivers.core.events import EventRecorder
+from rollwise.drivers.core.events import ControllerEvents
 from rollwise.drivers.core.queue import Scheduler, WorkQueue
 from rollwise.drivers.execute import Outcome, execute
 from rollwise.drivers.metrics import MetricsRegistry
@@ -44,7 +44,7 @@ class SetController:
     ``quorum_observers`` are called with every view and the plan decided from it, before execution."""
 
     def __init__(self, cluster: Cluster, *, scheduler: Scheduler, gates: FeatureGates,
-                 recorder: EventRecorder, metrics: MetricsRegistry | None = None, quorum: bool = True,
+                 recorder: ControllerEvents, metrics: MetricsRegistry | None = None, quorum: bool = True,
                  census: bool = False) -> None:
         self.cluster = cluster
         self.quorum = quorum

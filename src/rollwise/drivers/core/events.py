@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
 from rollwise.cluster.protocol import Cluster
 from rollwise.drivers.execute import ControllerEvent
 
-__all__ = ["EventRecorder"]
+__all__ = ["ControllerEvents", "EventRecorder"]
+
+
+class ControllerEvents(Protocol):
+    """Where a controller's events go: ``EventRecorder`` (the API), or the simulator's run record."""
+
+    def record(self, obj: Obj, ev: ControllerEvent, component: str) -> None: ...
 
 
 class EventRecorder:

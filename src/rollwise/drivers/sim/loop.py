@@ -30,12 +30,13 @@ from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
-from rollwise.drivers.core import EventRecorder, SetController
+from rollwise.drivers.core import SetController
 from rollwise.drivers.core.controller import CONTROLLERS, STATEFULSET_CONTROLLER
 from rollwise.drivers.core.routing import sets_to_wake
 from rollwise.drivers.metrics import MetricsRegistry
 from rollwise.drivers.sets import SetKey, all_sets
 from rollwise.drivers.sim.engine import CONTROLLER, KUBELET, STEP, Engine
+from rollwise.drivers.sim.events import FeedEvents
 from rollwise.drivers.sim.quorum_app import QuorumApp
 from rollwise.drivers.sim.record import Recorder
 from rollwise.drivers.sim.scenario import Scenario
@@ -92,9 +93,10 @@ class Simulation:
         self.apps = {name: QuorumApp(self, name, app.params) for name, app in scenario.apps.items()
                      if app.model == "quorum"}
         self.metrics = MetricsRegistry()
+        self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
+        """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
         self.controller = SetController(self.cluster, scheduler=_EngineScheduler(self.engine), gates=scenario.gates,
-                                        recorder=EventRecorder(self.cluster, clock=self.clock), metrics=self.metrics,
-                                        census=True)
+                                        recorder=self.events, metrics=self.metrics, census=True)
         self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
@@ -145,9 +147,16 @@ class Simulation:
 
     def drain(self) -> None:
         """Deliver the changes written so far: the run record, the kubelet, the application models and the work
-        queue see them; the consumed feed is compacted."""
-        changes, self._cursor = self.cluster.changes_since(self._cursor)
+        queue see them; the consumed feed is compacted. The controllers' events go to the record in between, each
+        before the first change written after it."""
+        changes, cursor = self.cluster.changes_since(self._cursor)
+        events = self.events.take()
+        position, e = self._cursor, 0
         for ch in changes:
+            while e < len(events) and events[e][0] <= position:  # made before this change was written
+                self.recorder.on_change(events[e][1])
+                e += 1
+            position += 1
             self.controller.seen(ch)
             self.tallies.on_change(ch)
             self.recorder.on_change(ch)
@@ -157,7 +166,10 @@ class Simulation:
                 self.metrics.observe_set(ch.old, ch.obj, ch.at)
             for key in sets_to_wake(self.cluster, ch):
                 self._mark_dirty(key)
-        self.cluster.compact(self._cursor)
+        for _, event in events[e:]:
+            self.recorder.on_change(event)
+        self._cursor = cursor
+        self.cluster.compact(cursor)
 
     def _pod_changed(self, ch: Change) -> None:
         uid = uid_of(ch.obj)

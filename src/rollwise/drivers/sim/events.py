@@ -1,0 +1,56 @@
+"""Controller events in the simulator: straight to the run record, at their place in the change feed.
+
+The operator and ``up`` write a controller's events as ``v1`` Events through the API (``drivers/core/events.py``),
+where any client may read them. In a simulated run nothing reads them back from the store: the run record lists
+them, in the order of the writes around them, and that is all. Stored, each one cost a write, an index entry and a
+trip through every follower of the feed, none of which an Event concerns (a twentieth of a run of 200 small sets,
+bench/scale.py). Here an event is kept with the feed position it was made at (the writes before it), and
+``Simulation.drain`` hands it to the record just before the change written after it: the order the record sees is
+the one a stored Event had.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
+from rollwise.cluster.protocol import Change
+from rollwise.drivers.execute import ControllerEvent
+
+__all__ = ["FeedEvents"]
+
+
+class FeedEvents:
+    """The simulator's event recorder (``SetController``'s ``recorder``): events as ``ADDED`` changes of ``v1``
+    Events, each with the feed position it belongs before (``take``)."""
+
+    __slots__ = ("_clock", "_cursor", "_pending", "_seq")
+
+    def __init__(self, *, cursor: Callable[[], int], clock: Callable[[], float]) -> None:
+        self._cursor = cursor
+        self._clock = clock
+        self._pending: list[tuple[int, Change]] = []
+        self._seq = 0
+
+    def record(self, obj: Obj, ev: ControllerEvent, component: str) -> None:
+        self._seq += 1
+        namespace, name, at = namespace_of(obj), f"{name_of(obj)}.{self._seq}", self._clock()
+        event = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": {"apiVersion": obj.get("apiVersion", "apps/v1"), "kind": obj.get("kind", "StatefulSet"),
+                               "name": name_of(obj), "namespace": namespace, "uid": uid_of(obj)},
+            "reason": ev.reason,
+            "message": ev.message,
+            "type": ev.event_type,
+            "source": {"component": component},
+            "firstTimestamp": at,
+        }
+        self._pending.append((self._cursor(), Change(type="ADDED", kind="Event", namespace=namespace, name=name,
+                                                     obj=event, old=None, actor=component, at=at)))
+
+    def take(self) -> list[tuple[int, Change]]:
+        """The events recorded since the last call, oldest first, each with the feed position it comes before."""
+        pending, self._pending = self._pending, []
+        return pending
