@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from rollwise.api.meta import Obj
-from rollwise.cluster.resources import GroupKind, ResourceRef
+from rollwise.cluster.resources import STATEFULSET_KINDS, GroupKind, ResourceRef
 
 __all__ = ["BACKGROUND", "FOREGROUND", "ORPHAN", "Change", "ChangeType", "Cluster", "Propagation"]
 
@@ -26,6 +26,9 @@ Propagation = Literal["Background", "Foreground", "Orphan"]
 BACKGROUND: Propagation = "Background"
 FOREGROUND: Propagation = "Foreground"
 ORPHAN: Propagation = "Orphan"
+
+_SET_KINDS = frozenset(gk.kind for gk in STATEFULSET_KINDS)
+_SET_GROUPS = frozenset(gk.group for gk in STATEFULSET_KINDS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,6 +54,12 @@ class Change:
     @property
     def resource(self) -> GroupKind:
         return GroupKind(self.group, self.kind)
+
+    @property
+    def of_statefulset(self) -> bool:
+        """A change of one of the resources rollwise's StatefulSet controller runs (``STATEFULSET_KINDS``); asked of
+        every change a follower sees, so it builds no ``GroupKind``."""
+        return self.kind in _SET_KINDS and self.group in _SET_GROUPS
 
 
 class Cluster(Protocol):

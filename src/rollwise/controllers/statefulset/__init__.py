@@ -129,7 +129,7 @@ an overlaid read a few hundred); above it, the overlay saves the copy."""
 def _census(view: SetView, ctx: QuietContext) -> Census:
     """The view's census when the driver kept one for this very context, else one taken over the view's pods."""
     given = view.census
-    if given is not None and given.ctx == ctx:
+    if given is not None and (given.ctx is ctx or given.ctx == ctx):
         return given
     return census_of(ctx, view.set, view.pods, view.claims, view.now)
 

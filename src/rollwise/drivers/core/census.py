@@ -157,7 +157,7 @@ class CensusIndex(PerSetFollower[_SetPods]):
                 leases[ch.name] = ch.obj
         elif ch.kind == "ControllerRevision":
             self._revisions.clear()
-        elif ch.resource in STATEFULSET_KINDS:
+        elif ch.of_statefulset:
             self._set_changed(ch)
 
     def _new_entry(self, sts: Obj) -> _SetPods:
@@ -169,7 +169,7 @@ class CensusIndex(PerSetFollower[_SetPods]):
     def _update(self, entry: _SetPods, sts: Obj) -> None:
         entry.sts = sts
         ctx = _context(sts)
-        if ctx != entry.ctx:
+        if ctx is not entry.ctx and ctx != entry.ctx:  # contexts are memoised: mostly the same one
             entry.ctx = ctx
             self._reclassify_all(entry)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from rollwise.api.errors import NotFound
 from rollwise.api.meta import Obj, controller_of, labels, namespace_of, selector_matches
 from rollwise.cluster.protocol import Change, Cluster
-from rollwise.cluster.resources import STATEFULSET, STATEFULSET_KINDS
+from rollwise.cluster.resources import STATEFULSET
 from rollwise.drivers.core.controller import CONTROLLERS
 from rollwise.drivers.sets import SetKey, all_sets, find_set, set_key, set_resource
 
@@ -32,7 +32,7 @@ def sets_to_wake(cluster: Cluster, ch: Change) -> list[SetKey]:
         if owner:
             return [_set_named(cluster, ch.namespace, owner)]
         return [set_key(s) for s in all_sets(cluster, ch.namespace)]
-    if ch.resource in STATEFULSET_KINDS and not is_own_status_write(ch):
+    if ch.of_statefulset and not is_own_status_write(ch):
         return [(ch.resource, ch.namespace, ch.name)]
     return []
 

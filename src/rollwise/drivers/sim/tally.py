@@ -21,7 +21,6 @@ from rollwise.api.identity import ordinal_range, parent_and_ordinal, pod_name, r
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
-from rollwise.cluster.resources import STATEFULSET_KINDS
 from rollwise.drivers.core.census import PerSetFollower, before_and_after
 
 __all__ = ["Tallies"]
@@ -117,7 +116,7 @@ class Tallies(PerSetFollower[_Tally]):
                     self._forget(tally, after)  # a pod read when the set was first seen may come again here
                 tally.owned[(ch.namespace, ch.name)] = after
                 tally.add(after, 1)
-        elif ch.resource in STATEFULSET_KINDS:
+        elif ch.of_statefulset:
             self._set_changed(ch)
 
     def _new_entry(self, sts: Obj) -> _Tally:
