@@ -27,6 +27,7 @@ __all__ = [
     "revision_sort_key",
     "revisions_equal",
     "safe_encode",
+    "stored_as_is",
     "template_of",
 ]
 
@@ -70,6 +71,13 @@ def _stored(template: Any) -> Obj:
     if not isinstance(template, dict):
         return template  # type: ignore[no-any-return]
     return _STORED.cached((template,), None, lambda: stored_template(template))
+
+
+def stored_as_is(template: Obj) -> None:
+    """Note that ``template`` is in its stored form already (admission made it so: ``stored_template`` is
+    idempotent), so ``revision_data`` takes it as it is for as long as that object lives. Only for objects that are
+    never changed afterwards: a store's."""
+    _STORED.put((template,), None, template)
 
 
 def revision_data(sts: Mapping[str, Any]) -> Obj:

@@ -22,6 +22,7 @@ from rollwise.api.values import clone
 
 __all__ = ["stored_pod_template"]
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 _KEEP_EMPTY_LIST = frozenset({"containers"})
 """``PodSpec.Containers`` has no ``omitempty``: ``containers: []`` is stored (and rejected by validation)."""
 _MAP_FIELDS = frozenset({"labels", "annotations", "nodeSelector", "limits", "requests", "overhead"})
@@ -39,7 +40,7 @@ def stored_pod_template(template: Mapping[str, Any]) -> Obj:
 
     Quantities that do not parse are left as written, for validation to report with their path.
     """
-    out: Obj = _without_empty(clone(template))
+    out: Obj = _without_empty(template)
     spec = out.get("spec")
     if isinstance(spec, dict):
         _canonical_pod_spec(spec)
@@ -47,17 +48,19 @@ def stored_pod_template(template: Mapping[str, Any]) -> Obj:
 
 
 def _without_empty(value: Any) -> Any:
-    if isinstance(value, dict):
+    """A deep copy of ``value`` (as ``values.clone`` makes it) without what Go's encoder would drop."""
+    t = type(value)
+    if t is dict or (t is not list and isinstance(value, Mapping)):
         kept: dict[str, Any] = {}
         for key, raw in value.items():
-            item = _without_empty(raw)
+            item = raw if type(raw) in _SCALARS else _without_empty(raw)
             if item is None or _omitted(key, item):
                 continue
             kept[key] = item
         return kept
-    if isinstance(value, list):
+    if t is list or t is tuple:
         return [_without_empty(item) for item in value]
-    return value
+    return value if t in _SCALARS else clone(value)
 
 
 def _omitted(key: str, item: Any) -> bool:

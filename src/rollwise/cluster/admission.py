@@ -23,6 +23,7 @@ from rollwise.api.defaults import apply_defaults
 from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.revisions import stored_as_is
 from rollwise.api.validation import validate_statefulset
 from rollwise.cluster.memory import Admit
 from rollwise.cluster.resources import CONTROLLER_REVISION, POD, STATEFULSET_KINDS, GroupKind
@@ -60,6 +61,9 @@ class Admission:
         if gk in STATEFULSET_KINDS:
             new = apply_defaults(new, gates=self.gates)
             errors = validate_statefulset(new, old=old, gates=self.gates)
+            template = (new.get("spec") or {}).get("template") if isinstance(new.get("spec"), dict) else None
+            if not errors and isinstance(template, dict):
+                stored_as_is(template)  # what the store keeps: the controller hashes it without storing it again
         elif old is not None and gk == CONTROLLER_REVISION:
             errors = _immutable(new, old, ("data",))
         elif old is not None and gk == POD:
