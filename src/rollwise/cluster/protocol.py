@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from rollwise.api.meta import Obj
+from rollwise.api.records import dataclass
 from rollwise.cluster.resources import STATEFULSET_KINDS, GroupKind, ResourceRef
 
 __all__ = ["BACKGROUND", "FOREGROUND", "ORPHAN", "Change", "ChangeType", "Cluster", "Propagation"]

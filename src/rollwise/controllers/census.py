@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import overload
 
 from rollwise.api import predicates as p
@@ -38,6 +37,7 @@ from rollwise.api.identity import (
 )
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.api.records import dataclass
 from rollwise.api.retention import claim_owners_up_to_date
 
 __all__ = [

@@ -6,10 +6,11 @@ why, so the event stream, ``rollwise plan`` and the ``Progressing`` message all 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from rollwise.api.meta import Obj
+from rollwise.api.records import dataclass
 
 __all__ = [
     "Action",

@@ -7,10 +7,11 @@ so a restart at any moment resumes correctly (level-triggered, like upstream and
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj
+from rollwise.api.records import dataclass
 from rollwise.controllers.census import Census
 
 __all__ = ["SetView"]

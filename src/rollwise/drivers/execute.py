@@ -9,11 +9,12 @@ attempted, as upstream always tries them (reference §5.2).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from rollwise.api.errors import AlreadyExists, ApiStatusError, NotFound
 from rollwise.api.leases import LEADER, lease_role
 from rollwise.api.meta import Obj, name_of, namespace_of
+from rollwise.api.records import dataclass
 from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.resources import ref_of
 from rollwise.controllers.plan import (

@@ -28,10 +28,11 @@ contract asks for 10, 20, 40 ... s from the first exit).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from rollwise.api.meta import Obj, deletion_timestamp, uid_of
+from rollwise.api.records import dataclass
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.status import (
     KILLED_EXIT_CODE,

@@ -16,10 +16,10 @@ import functools
 import hashlib
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.meta import Obj
+from rollwise.api.records import dataclass
 from rollwise.kubelet.profiles import (
     CRASH_LOOP_BACK_OFF,
     CREATE_CONTAINER_CONFIG_ERROR,
