@@ -30,11 +30,16 @@ _Facts = tuple[int, int, str, int, float]
 
 
 def _facts(sts: Obj) -> _Facts:
+    """Read from the set's ``spec`` and its status' update revision only."""
     span = ordinal_range(sts)
     strategy = sts["spec"].get("updateStrategy") or {}
     block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate") or {}
-    return (span.start, span.stop, str((sts.get("status") or {}).get("updateRevision") or ""),
-            int(block.get("partition") or 0), float(sts["spec"].get("minReadySeconds") or 0))
+    return (span.start, span.stop, _update_revision(sts), int(block.get("partition") or 0),
+            float(sts["spec"].get("minReadySeconds") or 0))
+
+
+def _update_revision(sts: Obj) -> str:
+    return str((sts.get("status") or {}).get("updateRevision") or "")
 
 
 @dataclass(slots=True)
@@ -56,12 +61,11 @@ class _Tally:
 
     def add(self, pod: Obj, sign: int) -> None:
         start, stop, update, floor, mrs = self.facts
-        name = name_of(pod)
-        ordinal = parent_and_ordinal(name)[1]
+        ordinal = self._slot_of(pod)
+        if ordinal is None:
+            return
         if not start <= ordinal < stop:
             self.outside += sign
-            return
-        if name != pod_name(name_of(self.sts), ordinal):
             return
         if sign > 0:
             self.slots[ordinal] = pod
@@ -75,6 +79,32 @@ class _Tally:
             self.young.add(ordinal)
         if ordinal - start >= floor and revision_of(pod) != update:
             self.wrong_revision += sign
+
+    def replace(self, old: Obj, new: Obj) -> None:
+        """``add(old, -1)`` then ``add(new, 1)`` for two states of one pod (the same name), reading the name
+        once."""
+        start, stop, update, floor, mrs = self.facts
+        ordinal = self._slot_of(new)
+        if ordinal is None or not start <= ordinal < stop:
+            return  # out of range or not of the set's own name: it stays so
+        self.slots[ordinal] = new
+        self.young.discard(ordinal)
+        was_ready = not p.is_terminating(old) and p.is_running_and_ready(old)
+        ready = not p.is_terminating(new) and p.is_running_and_ready(new)
+        self.not_ready += was_ready - ready
+        if ready and mrs > 0:
+            self.young.add(ordinal)
+        if ordinal - start >= floor:
+            self.wrong_revision += (revision_of(new) != update) - (revision_of(old) != update)
+
+    def _slot_of(self, pod: Obj) -> int | None:
+        """The pod's ordinal; None for a pod in range whose name is not the set's own for it (it counts nowhere)."""
+        name = name_of(pod)
+        ordinal = parent_and_ordinal(name)[1]
+        start, stop = self.facts[0], self.facts[1]
+        if start <= ordinal < stop and name != pod_name(name_of(self.sts), ordinal):
+            return None
+        return ordinal
 
     def recount(self) -> None:
         self.slots, self.young = {}, set()
@@ -107,6 +137,8 @@ class Tallies(PerSetFollower[_Tally]):
 
     def on_change(self, ch: Change) -> None:
         if ch.kind == "Pod":
+            if self._restatus(ch):
+                return
             before, after = before_and_after(ch)
             held = None
             if before is not None and (held := self._entry_of(before)) is not None:
@@ -119,6 +151,23 @@ class Tallies(PerSetFollower[_Tally]):
         elif ch.of_statefulset:
             self._set_changed(ch)
 
+    def _restatus(self, ch: Change) -> bool:
+        """A write that kept the pod's owner references as they were (a status write shares them) to a pod its
+        tally holds: the tally swaps the two states instead of forgetting one and adding the other. False: not
+        such a write."""
+        old, new = ch.old, ch.obj
+        if ch.type != "MODIFIED" or old is None:
+            return False
+        if old["metadata"].get("ownerReferences") is not new["metadata"].get("ownerReferences"):
+            return False
+        tally = self._entry_of(new)
+        key = (ch.namespace, ch.name)
+        if tally is None or tally.owned.get(key) is not old:
+            return False
+        tally.owned[key] = new
+        tally.replace(old, new)
+        return True
+
     def _new_entry(self, sts: Obj) -> _Tally:
         return _Tally(sts=sts, facts=_facts(sts))
 
@@ -126,7 +175,9 @@ class Tallies(PerSetFollower[_Tally]):
         self._remember(entry, pod)
 
     def _update(self, tally: _Tally, sts: Obj) -> None:
-        tally.sts = sts
+        before, tally.sts = tally.sts, sts
+        if sts["spec"] is before["spec"] and _update_revision(sts) == _update_revision(before):
+            return  # the facts read nothing else (a status write shares the spec)
         facts = _facts(sts)
         if facts != tally.facts:
             tally.facts = facts
