@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from rollwise.api.identity import is_member_of
+from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, controller_of, deletion_timestamp, labels, name_of, owner_reference, uid_of
 from rollwise.api.meta import selector_matches as matches
 from rollwise.api.predicates import is_terminating
@@ -48,11 +49,28 @@ def claim_pods(sts: Obj, candidates: Iterable[Obj]) -> tuple[list[Obj], list[Act
     return owned, actions
 
 
-def claim_revisions(sts: Obj, revisions: Iterable[Obj]) -> tuple[list[Obj], list[Action]]:
+_OWNED_REVISIONS: IdentityMemo[tuple[Obj, ...]] = IdentityMemo()
+"""The revisions a set owns when it adopts none, keyed on its spec and the revisions (api/memo.py): the answer
+changes only with one of them, and a set is reconciled on every pod event."""
+
+
+def claim_revisions(sts: Obj, revisions: Sequence[Obj]) -> tuple[list[Obj], list[Action]]:
     """The set's revisions; orphans matching the selector are adopted (never released; reference §3.3)."""
-    selector = sts["spec"].get("selector")
     set_uid = uid_of(sts)
     deleting = deletion_timestamp(sts) is not None
+    anchors, extra = (sts["spec"], *revisions), (set_uid, deleting)
+    hit = _OWNED_REVISIONS.get(anchors, extra)
+    if hit is not None:
+        return list(hit), []
+    owned, actions = _claim_revisions(sts, revisions, set_uid=set_uid, deleting=deleting)
+    if not actions:
+        _OWNED_REVISIONS.put(anchors, extra, tuple(owned))
+    return owned, actions
+
+
+def _claim_revisions(sts: Obj, revisions: Iterable[Obj], *, set_uid: str,
+                     deleting: bool) -> tuple[list[Obj], list[Action]]:
+    selector = sts["spec"].get("selector")
     owned: list[Obj] = []
     actions: list[Action] = []
     for rev in revisions:
