@@ -39,11 +39,19 @@ def name_of(obj: Mapping[str, Any]) -> str:
 
 
 def namespace_of(obj: Mapping[str, Any]) -> str:
-    return str(obj.get("metadata", {}).get("namespace") or "default")
+    try:
+        namespace = obj["metadata"]["namespace"]  # the hot path, as for name_of
+    except (KeyError, TypeError):
+        return "default"
+    return namespace if type(namespace) is str and namespace else str(namespace or "default")
 
 
 def uid_of(obj: Mapping[str, Any]) -> str:
-    return str(obj.get("metadata", {}).get("uid", ""))
+    try:
+        uid = obj["metadata"]["uid"]
+    except (KeyError, TypeError):
+        return ""
+    return uid if type(uid) is str else str(uid)
 
 
 def key_of(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -52,7 +60,11 @@ def key_of(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return obj.get("metadata", {}).get("labels") or {}
+    try:
+        found = obj["metadata"]["labels"]
+    except (KeyError, TypeError):
+        return {}
+    return found or {}
 
 
 def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
@@ -80,7 +92,8 @@ def owner_reference(owner: Mapping[str, Any], *, controller: bool = True) -> Obj
 def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The owner reference with ``controller: true``, if any."""
     ref: Mapping[str, Any]
-    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
+    meta = obj.get("metadata")
+    for ref in (meta.get("ownerReferences") if meta else None) or ():
         if ref.get("controller"):
             return ref
     return None

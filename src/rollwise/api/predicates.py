@@ -70,7 +70,8 @@ def is_succeeded(pod: Mapping[str, Any]) -> bool:
 
 def is_terminating(pod: Mapping[str, Any]) -> bool:
     """A deletion has been requested (deletionTimestamp set); the object may linger for its grace period."""
-    return pod.get("metadata", {}).get("deletionTimestamp") is not None
+    meta = pod.get("metadata")
+    return meta is not None and meta.get("deletionTimestamp") is not None
 
 
 def is_ready(pod: Mapping[str, Any]) -> bool:
@@ -81,7 +82,15 @@ def is_ready(pod: Mapping[str, Any]) -> bool:
 
 def is_running_and_ready(pod: Mapping[str, Any]) -> bool:
     """Phase Running and Ready=True (reference §1.2 isRunningAndReady)."""
-    return is_running(pod) and is_ready(pod)
+    # ``is_running(pod) and is_ready(pod)`` reading the status once: asked of every pod on every change.
+    status = pod.get("status")
+    if not status or status.get("phase") != "Running":
+        return False
+    found: Mapping[str, Any]
+    for found in status.get("conditions") or ():
+        if found.get("type") == "Ready":
+            return found.get("status") == "True"
+    return False
 
 
 def ready_since(pod: Mapping[str, Any]) -> float | None:

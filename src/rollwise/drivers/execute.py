@@ -88,7 +88,10 @@ def execute(plan: Plan, cluster: Cluster, *, sts: Obj, actor: str,
 def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: str,
          event: Callable[[str, str, str], None]) -> None:
     # A plan's objects are immutable: the store may keep their parts (handed_over) instead of copying them.
-    if isinstance(action, CreateClaim):
+    # The commonest first: nearly every reconcile writes status.
+    if isinstance(action, WriteStatus):
+        cluster.update_status({**sts, "status": action.status}, actor=actor, handed_over=True)
+    elif isinstance(action, CreateClaim):
         cluster.create(action.claim, actor=actor, handed_over=True)
         event("Normal", "SuccessfulCreate",
               f"create Claim {name_of(action.claim)} Pod {action.pod_name} in StatefulSet {set_name} success")
@@ -126,8 +129,6 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
             cluster.delete("ControllerRevision", action.namespace, action.name, actor=actor)
         except NotFound:
             return
-    elif isinstance(action, WriteStatus):
-        cluster.update_status({**sts, "status": action.status}, actor=actor, handed_over=True)
     elif isinstance(action, EmitEvent):
         event(action.event_type, action.event_reason, action.message)
     else:  # pragma: no cover - a new action type must be taught here

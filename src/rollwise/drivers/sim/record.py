@@ -146,13 +146,15 @@ class Recorder:
         before, after = old.get("status") or {}, new.get("status") or {}
         if after is before:
             return  # a write that left the status as it was (metadata, a finalizer): nothing below can differ
-        if p.is_running(new) and not p.is_running(old):
+        phase, old_phase = after.get("phase"), before.get("phase")
+        if phase == "Running" and old_phase != "Running":
             self.emit(t, "PodRunning", pod=self._pod_label(ch))
-        if p.is_ready(new) and not p.is_ready(old):
+        ready, was_ready = p.is_ready(new), p.is_ready(old)
+        if ready and not was_ready:
             self.emit(t, "PodReady", pod=self._pod_label(ch))
-        elif p.is_ready(old) and not p.is_ready(new):
+        elif was_ready and not ready:
             self.emit(t, "PodNotReady", pod=self._pod_label(ch))
-        if p.is_failed(new) and not p.is_failed(old):
+        if phase == "Failed" and old_phase != "Failed":
             self.emit(t, "PodFailed", pod=self._pod_label(ch))
         waiting = _waiting(old)
         for container, reason in _waiting(new).items():
