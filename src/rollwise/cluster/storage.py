@@ -49,17 +49,26 @@ class ObjectIndex:
 
     def put(self, key: Key, obj: Obj) -> None:
         gk, ns, name = key
-        bucket = self._objects.setdefault(gk, {}).setdefault(ns, {})
+        # get before setdefault: every write comes here, and setdefault would build an empty dict each time.
+        spaces = self._objects.get(gk)
+        if spaces is None:
+            spaces = self._objects[gk] = {}
+        bucket = spaces.get(ns)
+        if bucket is None:
+            bucket = spaces[ns] = {}
         if name not in bucket:
             self._order.pop((gk, ns), None)
             self.uids[str(obj["metadata"]["uid"])] = key
             self.count += 1
         bucket[name] = obj
-        unowned = self._unowned.setdefault((gk, ns), {})
-        if any(r.get("controller") for r in obj["metadata"].get("ownerReferences") or ()):
-            unowned.pop(name, None)
-        else:
-            unowned[name] = None
+        unowned = self._unowned.get((gk, ns))
+        if unowned is None:
+            unowned = self._unowned[(gk, ns)] = {}
+        for ref in obj["metadata"].get("ownerReferences") or ():
+            if ref.get("controller"):
+                unowned.pop(name, None)
+                return
+        unowned[name] = None
 
     def remove(self, key: Key, uid: str) -> None:
         gk, ns, name = key

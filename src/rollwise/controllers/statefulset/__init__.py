@@ -102,8 +102,8 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     if status_changed(old_status, status):
         sync.actions.append(WriteStatus(status=status, reason="status changed"))
 
-    live = {name_of(current), name_of(update)} | {revision_of(pod) for pod in pods}
-    sync.actions.extend(prune_history(sts, owned_revisions, live))
+    sync.actions.extend(prune_history(
+        sts, owned_revisions, lambda: {name_of(current), name_of(update)} | {revision_of(pod) for pod in pods}))
     return Plan(actions=tuple(sync.actions), blocked=tuple(sync.blocked), requeue_after=_requeue(sync),
                 metrics=tuple(sync.metrics))
 

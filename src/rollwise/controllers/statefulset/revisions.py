@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, name_of
@@ -67,14 +67,19 @@ def choose_revisions(
     return current, update, cc, actions
 
 
-def prune_history(sts: Obj, owned: list[Obj], live: set[str]) -> list[Action]:
+def prune_history(sts: Obj, owned: list[Obj], live: Callable[[], set[str]]) -> list[Action]:
     """Delete the oldest revisions beyond revisionHistoryLimit, never a live one (truncateHistory, §3.4).
 
-    Live = the current and update revisions and every revision a pod still carries. A negative limit keeps all.
+    ``live()`` names the current and update revisions and every revision a pod still carries; it is asked only
+    when the set owns more revisions than it keeps (most reconciles need not walk the pods for it). A negative
+    limit keeps all.
     """
     limit = int(sts["spec"].get("revisionHistoryLimit", 10))
-    history = [r for r in sorted(owned, key=revision_sort_key) if name_of(r) not in live]
-    if limit < 0 or len(history) <= limit:
+    if limit < 0 or len(owned) <= limit:
+        return []
+    kept = live()
+    history = [r for r in sorted(owned, key=revision_sort_key) if name_of(r) not in kept]
+    if len(history) <= limit:
         return []
     ns = sts["metadata"].get("namespace", "default")
     return [
