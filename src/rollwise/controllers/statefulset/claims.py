@@ -79,6 +79,8 @@ def keep_in_range_claims(sync: Sync) -> list[Action]:
     phases that may stop the reconcile.
     """
     actions: list[Action] = []
+    if not sync.spec.get("volumeClaimTemplates"):
+        return actions  # no claims to keep in line
     for index in sync.pod_indexes():  # a quiet pod's claims are in line already (census.py)
         pod = sync.replicas[index]
         if pod is not None:
