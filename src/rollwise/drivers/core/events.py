@@ -9,7 +9,7 @@ from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
 from rollwise.cluster.protocol import Cluster
 from rollwise.drivers.execute import ControllerEvent
 
-__all__ = ["ControllerEvents", "EventRecorder"]
+__all__ = ["ControllerEvents", "EventRecorder", "event_object"]
 
 
 class ControllerEvents(Protocol):
@@ -29,20 +29,21 @@ class EventRecorder:
 
     def record(self, obj: Obj, ev: ControllerEvent, component: str) -> None:
         self._seq += 1
-        self._cluster.create(
-            {
-                "apiVersion": "v1",
-                "kind": "Event",
-                "metadata": {"name": f"{name_of(obj)}.{self._seq}", "namespace": namespace_of(obj)},
-                "involvedObject": {"apiVersion": obj.get("apiVersion", "apps/v1"),
-                                   "kind": obj.get("kind", "StatefulSet"), "name": name_of(obj),
-                                   "namespace": namespace_of(obj), "uid": uid_of(obj)},
-                "reason": ev.reason,
-                "message": ev.message,
-                "type": ev.event_type,
-                "source": {"component": component},
-                "firstTimestamp": self._clock(),
-            },
-            actor=component,
-            handed_over=True,
-        )
+        self._cluster.create(event_object(obj, ev, component, seq=self._seq, at=self._clock()), actor=component,
+                             handed_over=True)
+
+
+def event_object(obj: Obj, ev: ControllerEvent, component: str, *, seq: int, at: float) -> Obj:
+    """The ``v1`` Event for ``ev`` about ``obj``, named ``<object>.<seq>``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{name_of(obj)}.{seq}", "namespace": namespace_of(obj)},
+        "involvedObject": {"apiVersion": obj.get("apiVersion", "apps/v1"), "kind": obj.get("kind", "StatefulSet"),
+                           "name": name_of(obj), "namespace": namespace_of(obj), "uid": uid_of(obj)},
+        "reason": ev.reason,
+        "message": ev.message,
+        "type": ev.event_type,
+        "source": {"component": component},
+        "firstTimestamp": at,
+    }

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
+from rollwise.api.meta import Obj
 from rollwise.cluster.protocol import Change
+from rollwise.drivers.core.events import event_object
 from rollwise.drivers.execute import ControllerEvent
 
 __all__ = ["FeedEvents"]
@@ -34,21 +35,11 @@ class FeedEvents:
 
     def record(self, obj: Obj, ev: ControllerEvent, component: str) -> None:
         self._seq += 1
-        namespace, name, at = namespace_of(obj), f"{name_of(obj)}.{self._seq}", self._clock()
-        event = {
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"name": name, "namespace": namespace},
-            "involvedObject": {"apiVersion": obj.get("apiVersion", "apps/v1"), "kind": obj.get("kind", "StatefulSet"),
-                               "name": name_of(obj), "namespace": namespace, "uid": uid_of(obj)},
-            "reason": ev.reason,
-            "message": ev.message,
-            "type": ev.event_type,
-            "source": {"component": component},
-            "firstTimestamp": at,
-        }
-        self._pending.append((self._cursor(), Change(type="ADDED", kind="Event", namespace=namespace, name=name,
-                                                     obj=event, old=None, actor=component, at=at)))
+        at = self._clock()
+        event = event_object(obj, ev, component, seq=self._seq, at=at)
+        meta = event["metadata"]
+        self._pending.append((self._cursor(), Change(type="ADDED", kind="Event", namespace=meta["namespace"],
+                                                     name=meta["name"], obj=event, old=None, actor=component, at=at)))
 
     def take(self) -> list[tuple[int, Change]]:
         """The events recorded since the last call, oldest first, each with the feed position it comes before."""
