@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from kubectl_support import DEADLINE, Up
 
-__all__ = ["WEB", "Operator", "audit_entries", "get_json"]
+__all__ = ["WEB", "Operator", "audit_entries", "get_json", "rolled_out"]
 
 WEB = """\
 apiVersion: apps.rollwise.dev/v1alpha1
@@ -83,6 +83,18 @@ class Operator:
 def get_json(up: Up, *args: str) -> Any:
     return json.loads(up.kubectl("get", *args, "-o", "json").stdout)
 
+
+
+def rolled_out(up: Up, name: str, replicas: int, image: str) -> bool:
+    """The custom-resource set ``name`` (pods labelled ``app=<name>``) observed its latest generation and runs
+    ``replicas`` Ready pods of ``image``, all at the update revision."""
+    sts = get_json(up, "rsts", name)
+    status = sts.get("status") or {}
+    pods = get_json(up, "pods", "-l", f"app={name}")["items"]
+    return (status.get("observedGeneration") == sts["metadata"]["generation"]
+            and status.get("updatedReplicas") == replicas and status.get("readyReplicas") == replicas
+            and status.get("currentRevision") == status.get("updateRevision")
+            and len(pods) == replicas and all(p["spec"]["containers"][0]["image"] == image for p in pods))
 
 
 def audit_entries(up: Up) -> list[dict[str, Any]]:

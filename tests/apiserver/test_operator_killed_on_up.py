@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from kubectl_support import DEADLINE, Up, running_up
-from operator_support import Operator, audit_entries, get_json
+from operator_support import Operator, audit_entries, get_json, rolled_out
 from pod_history import PodHistory, unavailable_counts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,13 +48,7 @@ def up(tmp_path: Path) -> Iterator[Up]:
 
 
 def _rolled_out(up: Up, image: str) -> bool:
-    sts = get_json(up, "rsts", "db")
-    status = sts.get("status") or {}
-    pods = get_json(up, "pods", "-l", "app=db")["items"]
-    return (status.get("observedGeneration") == sts["metadata"]["generation"]
-            and status.get("updatedReplicas") == REPLICAS and status.get("readyReplicas") == REPLICAS
-            and status.get("currentRevision") == status.get("updateRevision")
-            and len(pods) == REPLICAS and all(p["spec"]["containers"][0]["image"] == image for p in pods))
+    return rolled_out(up, "db", REPLICAS, image)
 
 
 def _claims(up: Up) -> dict[str, str]:

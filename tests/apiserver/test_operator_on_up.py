@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from kubectl_support import DEADLINE, Up, running_up
-from operator_support import WEB, Operator, audit_entries, get_json
+from operator_support import WEB, Operator, audit_entries, get_json, rolled_out
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,13 +30,7 @@ def up(tmp_path: Path) -> Iterator[Up]:
 
 
 def _rolled_out(up: Up, image: str) -> bool:
-    sts = get_json(up, "rsts", "web")
-    status = sts.get("status") or {}
-    pods = get_json(up, "pods", "-l", "app=web")["items"]
-    return (status.get("observedGeneration") == sts["metadata"]["generation"]
-            and status.get("updatedReplicas") == 3 and status.get("readyReplicas") == 3
-            and status.get("currentRevision") == status.get("updateRevision")
-            and len(pods) == 3 and all(p["spec"]["containers"][0]["image"] == image for p in pods))
+    return rolled_out(up, "web", 3, image)
 
 
 def test_the_operator_rolls_a_custom_resource_set_and_only_it_writes_pods(up: Up, tmp_path: Path) -> None:
