@@ -203,3 +203,20 @@ def test_unknown_fault_is_refused() -> None:
     with pytest.raises(ValueError, match="supported: crash, unready, recover, fail, kill"):
         apply_fault(make_pod("app:v1"), PodRuntime.initial(), "explode", 1.0)
     assert FAULTS == ("crash", "unready", "recover", "fail", "kill")
+
+
+@pytest.mark.parametrize("fault", ["fail", "unready"])
+def test_a_fault_given_before_the_kubelet_first_sees_the_pod_survives_its_first_look(fault: str) -> None:
+    """The first look makes the containers' runtimes: the fault recorded before it is kept and applied."""
+    pod = make_pod("app:v1")
+    runtime = apply_fault(pod, PodRuntime.initial(), fault, 0.0)
+    step = advance(pod, runtime, PROFILE, 0.0)
+    driver = Driver(pod, PROFILE)
+    driver.runtime = step.runtime
+    driver.pod["status"] = step.status
+    driver.at(10.0)
+    assert step.runtime.uid == "u1"
+    if fault == "fail":
+        assert driver.status["phase"] == "Failed"
+    else:  # started at 5 s, past readySeconds by 10 s, and still not Ready
+        assert driver.snap()[:2] == ("Running", "False")

@@ -110,7 +110,11 @@ def _for_pod(pod: Mapping[str, Any], runtime: PodRuntime) -> PodRuntime:
     uid = uid_of(pod)
     if runtime.uid and uid and runtime.uid != uid:
         return PodRuntime(uid=uid)
-    return runtime if runtime.uid or not uid else replace(runtime, uid=uid)
+    if runtime.uid or not uid:
+        return runtime
+    # Built field by field rather than by ``replace``, which re-reads the class' fields on every call: this and
+    # ``_sync_images`` run once for every pod a run creates.
+    return PodRuntime(uid=uid, containers=runtime.containers, failed_at=runtime.failed_at, faults=runtime.faults)
 
 
 def apply_fault(pod: Mapping[str, Any], runtime: PodRuntime, fault: str, now: float, *,
@@ -206,7 +210,9 @@ def _sync_images(rt: PodRuntime, spec: list[tuple[str, str]], profile: KubeletPr
         else:
             out.append(c)
     containers = tuple(out)
-    return rt if containers == rt.containers else replace(rt, containers=containers)
+    if containers == rt.containers:
+        return rt
+    return PodRuntime(uid=rt.uid, containers=containers, failed_at=rt.failed_at, faults=rt.faults)
 
 
 def _with_readiness(c: ContainerRuntime, v: ContainerView, profile: KubeletProfile,
