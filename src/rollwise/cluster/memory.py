@@ -334,7 +334,7 @@ class MemoryCluster:
         self._faults.check("update", gk)
         key = self._key_of(gk, obj)
         old = self._require(key)
-        check_preconditions(obj.get("metadata"), old, what=_what(key))
+        check_preconditions(obj.get("metadata"), old, kind=key[0].kind, name=key[2])
         new = clone(obj)
         new["metadata"] = dict(new.get("metadata") or {})
         if self.resources.get(gk).status:
@@ -350,7 +350,7 @@ class MemoryCluster:
         self._faults.check("update_status", gk)
         key = self._key_of(gk, obj)
         old = self._require(key)
-        check_preconditions(obj.get("metadata"), old, what=_what(key))
+        check_preconditions(obj.get("metadata"), old, kind=key[0].kind, name=key[2])
         new = {**old, "metadata": dict(old["metadata"])}
         if obj.get("status") is None:
             new.pop("status", None)
@@ -366,7 +366,7 @@ class MemoryCluster:
         self._faults.check("patch", key[0])
         old = self._require(key)
         patch_meta = merge.get("metadata")
-        check_preconditions(patch_meta if isinstance(patch_meta, Mapping) else None, old, what=_what(key))
+        check_preconditions(patch_meta if isinstance(patch_meta, Mapping) else None, old, kind=key[0].kind, name=key[2])
         new = merge_patch(old, merge)
         new["metadata"] = dict(new.get("metadata") or {})
         if not new.get("kind") or self._key_of(self.resources.of(new), new) != key:
@@ -399,7 +399,7 @@ class MemoryCluster:
             raise Invalid(errors=[FieldError(path="gracePeriodSeconds", rule="must be greater than or equal to 0",
                                              value=grace_period_seconds)])
         obj = self._require(key)
-        check_preconditions(preconditions, obj, what=_what(key))
+        check_preconditions(preconditions, obj, kind=key[0].kind, name=key[2])
         uid = obj["metadata"].get("uid")
         if propagation == "Orphan":
             # Upstream's collector strips the references (orphan finalizer) before the owner goes; here at once.
@@ -528,7 +528,4 @@ class MemoryCluster:
         self._hub = WatchHub(limit=self._hub.limit, floor=self._rv, max_pending=self._hub.max_pending)
         self._gc.run(self._gc_host)
 
-
-def _what(key: Key) -> str:
-    return f'{key[0].kind} "{key[2]}"'
 

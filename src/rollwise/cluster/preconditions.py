@@ -16,18 +16,18 @@ from rollwise.api.meta import Obj
 __all__ = ["check_preconditions"]
 
 
-def check_preconditions(given: Mapping[str, Any] | None, stored: Obj, *, what: str) -> None:
+def check_preconditions(given: Mapping[str, Any] | None, stored: Obj, *, kind: str, name: str) -> None:
     """Raise Conflict unless ``given``'s ``resourceVersion`` and ``uid`` (where set) are the stored ones.
 
-    ``given`` is a write's metadata or a DeleteOptions' ``preconditions``; ``what`` names the object in the
-    message (``StatefulSet "web"``)."""
+    ``given`` is a write's metadata or a DeleteOptions' ``preconditions``; ``kind`` and ``name`` name the object in
+    the message (``StatefulSet "web"``), which is built only for a conflict (every write of the store asks)."""
     if not given:
         return
     rv = given.get("resourceVersion")
     if rv not in (None, "") and str(rv) != stored["metadata"]["resourceVersion"]:
-        raise Conflict(f"Operation cannot be fulfilled on {what}: the object has been modified; "
+        raise Conflict(f'Operation cannot be fulfilled on {kind} "{name}": the object has been modified; '
                        "please apply your changes to the latest version and try again")
     uid = given.get("uid")
     if uid and uid != stored["metadata"]["uid"]:
-        raise Conflict(f"Precondition failed on {what}: UID in precondition: {uid}, "
+        raise Conflict(f'Precondition failed on {kind} "{name}": UID in precondition: {uid}, '
                        f"UID in object meta: {stored['metadata']['uid']}")

@@ -41,6 +41,10 @@ class FeedEvents:
         self._pending.append((self._cursor(), Change(type="ADDED", kind="Event", namespace=meta["namespace"],
                                                      name=meta["name"], obj=event, old=None, actor=component, at=at)))
 
+    def __bool__(self) -> bool:
+        """Events wait to be taken."""
+        return bool(self._pending)
+
     def take(self) -> list[tuple[int, Change]]:
         """The events recorded since the last call, oldest first, each with the feed position it comes before."""
         pending, self._pending = self._pending, []

@@ -149,6 +149,8 @@ class Simulation:
         """Deliver the changes written so far: the run record, the kubelet, the application models and the work
         queue see them; the consumed feed is compacted. The controllers' events go to the record in between, each
         before the first change written after it."""
+        if self.cluster.cursor == self._cursor and not self.events:
+            return  # most callbacks of an instant write nothing (a kubelet tick with nothing due, a no-op reconcile)
         changes, cursor = self.cluster.changes_since(self._cursor)
         events = self.events.take()
         position, e = self._cursor, 0
