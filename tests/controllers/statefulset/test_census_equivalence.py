@@ -10,14 +10,17 @@ line or carrying a foreign controller reference.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from builders import make_pod, make_set, revision_for, with_image
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+import rollwise.controllers.statefulset as statefulset_controller
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import POD_NAME_LABEL, claims_for_pod, ordinal_range
 from rollwise.api.meta import Obj, name_of
@@ -145,3 +148,23 @@ def test_a_quiet_pod_stays_quiet_as_time_passes(view: SetView, later: float) -> 
     before = census_of(ctx, view.set, view.pods, view.claims, view.now)
     after = census_of(ctx, view.set, view.pods, view.claims, view.now + later)
     assert set(after.loud) <= set(before.loud)
+
+
+@contextlib.contextmanager
+def _slots_always_overlaid() -> Iterator[None]:
+    """Make every reconcile lay the loud pods over the census' slots, as it does only on large sets."""
+    saved = statefulset_controller._COPY_SLOTS_UP_TO, statefulset_controller._SLOTS_PER_LOUD_FOR_A_COPY
+    statefulset_controller._COPY_SLOTS_UP_TO, statefulset_controller._SLOTS_PER_LOUD_FOR_A_COPY = -1, 0
+    try:
+        yield
+    finally:
+        statefulset_controller._COPY_SLOTS_UP_TO, statefulset_controller._SLOTS_PER_LOUD_FOR_A_COPY = saved
+
+
+@settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(views())
+def test_slots_laid_over_the_census_plan_what_a_copy_plans(view: SetView) -> None:
+    copied = reconcile(view)
+    with _slots_always_overlaid():
+        overlaid = reconcile(view)
+    assert overlaid == copied

@@ -123,7 +123,11 @@ def _validity(sts: Obj) -> list[FieldError]:
 
 _COPY_SLOTS_UP_TO = 2048
 """Up to this many ordinals a reconcile copies the census' slots into a plain list (a copy costs a few ns per slot,
-an overlaid read a few hundred); above it, the overlay saves the copy."""
+an overlaid read a few hundred); above it, the overlay saves the copy, unless many slots are loud."""
+_SLOTS_PER_LOUD_FOR_A_COPY = 64
+"""Above ``_COPY_SLOTS_UP_TO``, a reconcile whose loud slots are at least this fraction of the range copies all the
+same: the phases read every loud slot a few times, so a wave of a large Parallel rollout (a tenth of the set loud)
+reads far more than the copy costs, while an OrderedReady one (a pod or two loud) reads a handful."""
 
 
 def _census(view: SetView, ctx: QuietContext) -> Census:
@@ -155,7 +159,8 @@ def _build_sync(view: SetView, census: Census, pods: list[Obj], current: Obj, up
             condemned.append(pod)
     condemned.sort(key=ordinal_of, reverse=True)
     replicas: Sequence[Obj | None]
-    if len(census.slots) <= _COPY_SLOTS_UP_TO:
+    slots = len(census.slots)
+    if slots <= _COPY_SLOTS_UP_TO or len(census.loud) * _SLOTS_PER_LOUD_FOR_A_COPY >= slots:
         replicas = list(census.slots)
         for index, pod in placed.items():
             replicas[index] = pod
