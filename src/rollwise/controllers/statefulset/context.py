@@ -60,6 +60,8 @@ class Sync:
     _health: dict[int, tuple[bool, bool]] = field(default_factory=dict)
     """Per pod object (by identity): (running and ready, available at ``now``) — computed once per reconcile,
     since every phase asks again and a 1,000-pod set asks thousands of times."""
+    _unavailable: tuple[int, int] = (-1, 0)
+    """``unavailable_count`` as of ``len(deleted)`` (deletions only ever add)."""
     # Derived once per reconcile from the fields above (read thousands of times on large sets):
     spec: dict[str, Any] = field(init=False)
     monotonic: bool = field(init=False)
@@ -211,9 +213,17 @@ class Sync:
         return self._at(self.pod_indexes()) + self.condemned
 
     def unavailable_count(self) -> int:
-        """In-range ordinals that are missing, terminating (or deleted by this plan) or not available."""
+        """In-range ordinals that are missing, terminating (or deleted by this plan) or not available.
+
+        Kept until this plan deletes another pod: nothing else a reconcile does moves it (the slots, the census and
+        ``now`` are fixed for the call), and the update's budget and the metrics each ask."""
+        seen, count = self._unavailable
+        if seen == len(self.deleted):
+            return count
         missing = len(self.census.loud) - len(self.present)
-        return missing + sum(1 for i in self.pod_indexes() if self.unavailable(self.replicas[i]))
+        count = missing + sum(1 for i in self.pod_indexes() if self.unavailable(self.replicas[i]))
+        self._unavailable = (len(self.deleted), count)
+        return count
 
     def walk_down(self, floor: int, *, quiet: Callable[[], bool] = lambda: True) -> Iterator[int]:
         """Indexes from the top down to ``floor`` an update may act on: the touched ones and the quiet outdated ones
