@@ -109,7 +109,7 @@ class Simulation:
         With ``until`` (``rollwise plan``), stop at that virtual time just before the controllers act at it.
 
         ``progress`` is called with the virtual time after each instant (for a progress bar)."""
-        with _fewer_cycle_collections():
+        with _no_cycle_collections():
             return self._run(until=until, progress=progress)
 
     def _run(self, *, until: float | None, progress: Callable[[float], None] | None) -> dict[str, Any]:
@@ -298,26 +298,29 @@ class Simulation:
 
 
 @contextlib.contextmanager
-def _fewer_cycle_collections() -> Iterator[None]:
-    """A run allocates millions of short-lived objects that form no cycles (API objects are JSON trees, freed by
-    reference counting); at the default thresholds the cycle collector scans them every 700 allocations and costs
-    a fifth of a 10,000-replica run (bench/scale.py). During a run the young generation is collected every 50,000
-    allocations and the middle one (everything that survived: the whole store) almost never.
+def _no_cycle_collections() -> Iterator[None]:
+    """A run allocates millions of short-lived objects and makes no reference cycles (API objects are JSON trees,
+    freed by reference counting; tests/drivers/test_run_garbage.py holds a run to that). The cycle collector would
+    only scan the survivors, the store growing under it: at its default thresholds a fifth of a 10,000-replica
+    run, and still a thirtieth with the young generation collected every 50,000 allocations (ten scans of 50,000
+    scattered objects; a 1,000-replica run has none, so the scans were most of the growth from one to the other,
+    bench/scale.py). So the collector is off for the run.
 
     At the end the survivors go straight to the oldest generation (``gc.freeze`` then ``gc.unfreeze``) rather than
-    being scanned by the middle generation's collection that restoring the thresholds would set off at once: they
-    live as long as the run's result, and a later full collection still finds any cycle among them. Skipped when
-    the process keeps frozen objects of its own, which an unfreeze would release."""
-    before = gc.get_threshold()
+    being scanned by the young collection that re-enabling would soon set off: they live as long as the run's
+    result, and a later full collection still finds any cycle among them. Skipped when the process keeps frozen
+    objects of its own, which an unfreeze would release."""
+    enabled = gc.isenabled()
     owned_freeze = gc.get_freeze_count() == 0
-    gc.set_threshold(50_000, 1000, 1000)
+    gc.disable()
     try:
         yield
     finally:
         if owned_freeze:
             gc.freeze()
             gc.unfreeze()
-        gc.set_threshold(*before)
+        if enabled:
+            gc.enable()
 
 
 def _pod_line(pod: Obj) -> Mapping[str, Any]:
