@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from rollwise.api import validation
 from rollwise.api.errors import Conflict, FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.cluster.admission import Admission
@@ -70,3 +71,26 @@ def test_delete_preconditions_on_uid_and_resource_version(store: MemoryCluster) 
     assert store.get("ConfigMap", "default", "c") is cm
     assert store.delete("ConfigMap", "default", "c", preconditions={
         "uid": cm["metadata"]["uid"], "resourceVersion": cm["metadata"]["resourceVersion"]}) is None
+
+
+def test_a_set_admitted_on_create_with_every_gate_on_is_not_validated_again_by_the_controller(
+        store: MemoryCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.create(_sts())
+    stored = store.get("StatefulSet", "default", "web")
+    calls: list[object] = []
+    monkeypatch.setattr(validation, "validate_statefulset", lambda *a, **k: calls.append(a) or [])
+    assert validation.structural_errors({**stored, "status": {"replicas": 0}}) == []  # a status write's copy
+    assert calls == []
+
+
+def test_a_set_admitted_on_update_is_validated_again_by_the_controller(
+        store: MemoryCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update tolerates what a create refuses (the API server's ratcheting): its verdict is not the
+    controller's."""
+    store.create(_sts())
+    store.patch("StatefulSet", "default", "web", {"spec": {"replicas": 3}})
+    stored = store.get("StatefulSet", "default", "web")
+    calls: list[object] = []
+    monkeypatch.setattr(validation, "validate_statefulset", lambda *a, **k: calls.append(a) or [])
+    validation.structural_errors(stored)
+    assert len(calls) == 1

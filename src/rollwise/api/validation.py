@@ -19,6 +19,7 @@ from rollwise.api.defaults import (
 )
 from rollwise.api.errors import FieldError
 from rollwise.api.features import ENFORCED_ROLLING_UPDATE, MAX_UNAVAILABLE, RECREATE, FeatureGates
+from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, selector_matches
 from rollwise.api.validation_rules import (
     check_annotation_keys,
@@ -32,7 +33,7 @@ from rollwise.api.validation_rules import (
 )
 
 __all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "check_container", "check_containers",
-           "validate_statefulset"]
+           "note_admitted", "structural_errors", "validate_statefulset"]
 
 API_VERSIONS = ("apps/v1", "apps.rollwise.dev/v1alpha1")
 
@@ -82,6 +83,36 @@ def validate_statefulset(obj: Obj, *, old: Obj | None = None, gates: FeatureGate
     if old is not None:
         errors += _check_update(obj, _mapping(old))
     return errors
+
+
+_ALL_GATES = FeatureGates()
+_STRUCTURAL: IdentityMemo[list[FieldError]] = IdentityMemo()
+
+
+def _anchors(sts: Obj) -> tuple[tuple[object, ...], tuple[object, ...]]:
+    """What validation reads, by identity (the spec, labels and annotations) and by value (the rest)."""
+    meta = sts.get("metadata") or {}
+    return ((sts.get("spec"), meta.get("labels"), meta.get("annotations")),
+            (meta.get("name"), meta.get("namespace"), sts.get("apiVersion"), sts.get("kind")))
+
+
+def structural_errors(sts: Obj) -> list[FieldError]:
+    """The set's problems as a create with every gate on sees them: what a controller refuses to act on (what the
+    API server's gates allow is admission's business; with a gate off, a controller falls back as the KEPs' skew
+    sections say). Memoised on the identity of what validation reads (api/memo.py): a status write makes a new
+    object but shares the old ``spec``, labels and annotations, so a set reconciled on every pod event is validated
+    once per spec version."""
+    anchors, extra = _anchors(sts)
+    return _STRUCTURAL.cached(anchors, extra, lambda: validate_statefulset(sts, gates=_ALL_GATES))
+
+
+def note_admitted(sts: Obj, *, gates: FeatureGates, old: Obj | None, errors: list[FieldError]) -> None:
+    """Admission validated ``sts`` (the object it hands the store, whose parts the stored one shares): a create
+    with every gate on is the very check ``structural_errors`` makes, so its answer is kept for it. Updates are
+    not (they tolerate what a create refuses), nor are creates under other gates."""
+    if old is None and not errors and gates == _ALL_GATES:
+        anchors, extra = _anchors(sts)
+        _STRUCTURAL.put(anchors, extra, list(errors))
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

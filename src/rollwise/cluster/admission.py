@@ -24,7 +24,7 @@ from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.revisions import stored_as_is
-from rollwise.api.validation import validate_statefulset
+from rollwise.api.validation import note_admitted, validate_statefulset
 from rollwise.cluster.memory import Admit
 from rollwise.cluster.resources import CONTROLLER_REVISION, POD, STATEFULSET_KINDS, GroupKind
 
@@ -61,6 +61,7 @@ class Admission:
         if gk in STATEFULSET_KINDS:
             new = apply_defaults(new, gates=self.gates)
             errors = validate_statefulset(new, old=old, gates=self.gates)
+            note_admitted(new, gates=self.gates, old=old, errors=errors)
             template = (new.get("spec") or {}).get("template") if isinstance(new.get("spec"), dict) else None
             if not errors and isinstance(template, dict):
                 stored_as_is(template)  # what the store keeps: the controller hashes it without storing it again

@@ -14,12 +14,10 @@ from collections.abc import Sequence
 from rollwise.api import predicates as p
 from rollwise.api.conditions import merge_conditions
 from rollwise.api.errors import FieldError
-from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.intstr import resolve_max_unavailable
-from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
-from rollwise.api.validation import validate_statefulset
+from rollwise.api.validation import structural_errors
 from rollwise.controllers.census import (
     REQUEUE_EPSILON,
     Census,
@@ -52,16 +50,12 @@ __all__ = ["OWNED_CONDITIONS", "reconcile"]
 OWNED_CONDITIONS = frozenset({"Progressing", "Available", READY})
 """Condition types this controller owns; others (say, the quorum-aware controller's) are kept as they are."""
 
-_ALL_GATES = FeatureGates()
-
 
 def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     """The plan for the set in ``view``. ``walk_all``: let no pod count as quiet, so every phase walks every pod as
     upstream's controller does (the full computation the tests hold the census to; census.py)."""
     sts = view.set
-    # Structural validity only: what the API server's gates allow is admission's business. With a gate off here,
-    # the controller falls back as the KEPs' skew sections say instead of refusing the set.
-    errors = _validity(sts)
+    errors = structural_errors(sts)
     if errors:
         return _invalid(view, errors)
 
@@ -106,19 +100,6 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
         sts, owned_revisions, lambda: {name_of(current), name_of(update)} | {revision_of(pod) for pod in pods}))
     return Plan(actions=tuple(sync.actions), blocked=tuple(sync.blocked), requeue_after=_requeue(sync),
                 metrics=tuple(sync.metrics))
-
-
-_VALIDITY: IdentityMemo[list[FieldError]] = IdentityMemo()
-
-
-def _validity(sts: Obj) -> list[FieldError]:
-    """Validation errors, memoised on the identity of what validation reads (api/memo.py): a status write makes a
-    new object but shares the old ``spec``, labels and annotations, so a set reconciled on every pod event is
-    validated once per spec version."""
-    meta = sts.get("metadata") or {}
-    anchors = (sts.get("spec"), meta.get("labels"), meta.get("annotations"))
-    extra = (meta.get("name"), meta.get("namespace"), sts.get("apiVersion"), sts.get("kind"))
-    return _VALIDITY.cached(anchors, extra, lambda: validate_statefulset(sts, gates=_ALL_GATES))
 
 
 _COPY_SLOTS_UP_TO = 2048
