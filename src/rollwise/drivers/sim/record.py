@@ -156,8 +156,11 @@ class Recorder:
             self.emit(t, "PodNotReady", pod=self._pod_label(ch))
         if phase == "Failed" and old_phase != "Failed":
             self.emit(t, "PodFailed", pod=self._pod_label(ch))
+        now_waiting = _waiting(new)
+        if not now_waiting:
+            return  # most writes: nothing waits, so nothing started waiting (the old status is not read)
         waiting = _waiting(old)
-        for container, reason in _waiting(new).items():
+        for container, reason in now_waiting.items():
             if waiting.get(container) != reason:
                 self.emit(t, "ContainerWaiting", pod=self._pod_label(ch), container=container, reason=reason)
 
