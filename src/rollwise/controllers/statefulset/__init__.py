@@ -106,9 +106,10 @@ _COPY_SLOTS_UP_TO = 2048
 """Up to this many ordinals a reconcile copies the census' slots into a plain list (a copy costs a few ns per slot,
 an overlaid read a few hundred); above it, the overlay saves the copy, unless many slots are loud."""
 _SLOTS_PER_LOUD_FOR_A_COPY = 64
-"""Above ``_COPY_SLOTS_UP_TO``, a reconcile whose loud slots are at least this fraction of the range copies all the
-same: the phases read every loud slot a few times, so a wave of a large Parallel rollout (a tenth of the set loud)
-reads far more than the copy costs, while an OrderedReady one (a pod or two loud) reads a handful."""
+"""Above ``_COPY_SLOTS_UP_TO``, a Parallel set whose loud slots are at least this fraction of the range copies all
+the same: its phases read every loud slot a few times, so a wave of a large rollout (a tenth of the set loud) reads
+far more than the copy costs. An OrderedReady set stops at its first missing or unhealthy ordinal and reads a
+handful, however many are loud (all of them, while it is first created)."""
 
 
 def _census(view: SetView, ctx: QuietContext) -> Census:
@@ -141,7 +142,8 @@ def _build_sync(view: SetView, census: Census, pods: list[Obj], current: Obj, up
     condemned.sort(key=ordinal_of, reverse=True)
     replicas: Sequence[Obj | None]
     slots = len(census.slots)
-    if slots <= _COPY_SLOTS_UP_TO or len(census.loud) * _SLOTS_PER_LOUD_FOR_A_COPY >= slots:
+    parallel = sts["spec"].get("podManagementPolicy") == "Parallel"
+    if slots <= _COPY_SLOTS_UP_TO or (parallel and len(census.loud) * _SLOTS_PER_LOUD_FOR_A_COPY >= slots):
         replicas = list(census.slots)
         for index, pod in placed.items():
             replicas[index] = pod

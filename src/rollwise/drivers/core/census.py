@@ -108,12 +108,9 @@ class _SetPods:
     clash: bool = False
     """Two owned pods of one name (in two namespaces): which comes first would be ``set_view``'s business."""
     slots: list[Obj | None] = field(default_factory=list)
-    loud_set: set[int] = field(default_factory=set)
-    """Indexes with no quiet pod. A set, sorted into ``loud`` when a view asks: a list kept sorted shifted the rest
-    of it on every pod turning quiet (all of a large set's pods, in ordinal order, as it first becomes ready)."""
     loud: list[int] = field(default_factory=list)
-    """``loud_set`` ascending, as of the last view."""
-    loud_stale: bool = False
+    """Indexes with no quiet pod, ascending. A list kept sorted, unlike ``pods``: each reconcile reads it, and an
+    OrderedReady rollout is a reconcile per pod event, so sorting it there would cost more than the shift."""
     quiet_outdated: list[int] = field(default_factory=list)
     quiet_updated: int = 0
     quiet_index: dict[str, int] = field(default_factory=dict)
@@ -252,8 +249,7 @@ class CensusIndex(PerSetFollower[_SetPods]):
     def _reclassify_all(self, entry: _SetPods) -> None:
         n = entry.ctx.replicas if entry.ctx is not None else 0
         entry.slots = [None] * n
-        entry.loud_set = set(range(n))
-        entry.loud_stale = True
+        entry.loud = list(range(n))
         entry.quiet_outdated = []
         entry.quiet_updated = 0
         entry.quiet_index = {}
@@ -285,8 +281,7 @@ class CensusIndex(PerSetFollower[_SetPods]):
         entry.slots[index] = pod
         entry.quiet_index[name] = index
         entry.loud_names.discard(name)
-        entry.loud_set.discard(index)
-        entry.loud_stale = True
+        del entry.loud[bisect.bisect_left(entry.loud, index)]
         if revision_of(pod) == ctx.update_revision:
             entry.quiet_updated += 1
         elif bulk:
@@ -301,8 +296,7 @@ class CensusIndex(PerSetFollower[_SetPods]):
         quiet = entry.slots[index]
         entry.slots[index] = None
         entry.loud_names.add(name)
-        entry.loud_set.add(index)
-        entry.loud_stale = True
+        bisect.insort(entry.loud, index)
         if quiet is not None and revision_of(quiet) == entry.ctx.update_revision:
             entry.quiet_updated -= 1
         else:
@@ -330,9 +324,6 @@ class CensusIndex(PerSetFollower[_SetPods]):
         ns = namespace_of(sts)
         orphans = [p for p in self._reads.uncontrolled("Pod", ns)
                    if selector_matches(sts["spec"].get("selector"), labels(p))]
-        if entry.loud_stale:
-            entry.loud = sorted(entry.loud_set)
-            entry.loud_stale = False
         pods = entry.pods
         loud_owned = [pods[name] for name in sorted(entry.loud_names) if name in pods]
         # The index's own lists, not copies (census.py): the reconcile reads them before the next change comes in.
