@@ -201,7 +201,9 @@ class CensusIndex(PerSetFollower[_SetPods]):
         self._insert(entry, pod)
 
     def _update(self, entry: _SetPods, sts: Obj) -> None:
-        entry.sts = sts
+        before, entry.sts = entry.sts, sts
+        if entry.ctx is not None and sts["spec"] is before["spec"] and _revisions(sts) == _revisions(before):
+            return  # the context reads nothing else (a status write shares the spec): the controller's own writes
         ctx = _context(sts)
         if ctx is not entry.ctx and ctx != entry.ctx:  # contexts are memoised: mostly the same one
             entry.ctx = ctx
@@ -343,6 +345,11 @@ class CensusIndex(PerSetFollower[_SetPods]):
         revisions = set_revisions(self._cluster, sts)
         self._revisions[uid] = (spec, name, revisions)
         return revisions
+
+
+def _revisions(sts: Obj) -> tuple[object, object]:
+    status = sts.get("status") or {}
+    return status.get("updateRevision"), status.get("currentRevision")
 
 
 def _context(sts: Obj) -> QuietContext | None:
