@@ -15,7 +15,6 @@ from rollwise.api import predicates as p
 from rollwise.api.conditions import merge_conditions
 from rollwise.api.errors import FieldError
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
-from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
 from rollwise.api.validation import structural_errors
 from rollwise.controllers.census import (
@@ -168,10 +167,7 @@ def _announce_rollout(sync: Sync, old_status: dict[str, object]) -> None:
 def _report_metrics(sync: Sync, status: Obj, old_status: dict[str, object]) -> None:
     """KEP-961's gauges, and the count of times unavailability went over the budget."""
     replicas = int(sync.spec.get("replicas", 1))
-    block = sync.strategy_block
-    budget = 1
-    if sync.gates.max_unavailable and block is not None:
-        budget = resolve_max_unavailable(block.get("maxUnavailable"), replicas)
+    budget = sync.budget
     unavailable = sync.unavailable_count()
     if sync.gates.max_unavailable:
         sync.metric("statefulset_max_unavailable", budget)

@@ -14,6 +14,7 @@ from typing import Any, cast
 from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision_of
+from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.census import Census, loud_census, quiet_at, quiet_context
 from rollwise.controllers.plan import Action, Blocked, DeletePod, EmitEvent, MetricSample
@@ -71,6 +72,8 @@ class Sync:
     update_name: str = field(init=False)
     current_name: str = field(init=False)
     min_ready_seconds: float = field(init=False)
+    budget: int = field(init=False)
+    """The resolved maxUnavailable (reference §2, KEP-961): 1 when the gate is off or the strategy has no block."""
 
     def __post_init__(self) -> None:
         self.spec = self.sts["spec"]
@@ -85,6 +88,9 @@ class Sync:
         self.update_name = name_of(self.update_revision)
         self.current_name = name_of(self.current_revision)
         self.min_ready_seconds = float(self.spec.get("minReadySeconds") or 0)
+        block = self.strategy_block
+        self.budget = 1 if block is None or not self.gates.max_unavailable else resolve_max_unavailable(
+            block.get("maxUnavailable"), int(self.spec.get("replicas", 1)))
         if self.census is None:
             ctx = quiet_context(self.sts, update_revision=self.update_name, current_revision=self.current_name)
             self.census = loud_census(ctx, ())

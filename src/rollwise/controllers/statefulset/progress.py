@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import Any
 
 from rollwise.api.conditions import condition_of
-from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import Obj
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.controllers.plan import CreatePod, DeletePod
@@ -42,20 +41,13 @@ def rollout_complete(sync: Sync) -> bool:
                                now=sync.now, deleting=sync.deleted, indexes=sync.census.loud)
 
 
-def _budget(sync: Sync) -> int:
-    block = sync.strategy_block
-    if block is None or not sync.gates.max_unavailable:
-        return 1
-    return resolve_max_unavailable(block.get("maxUnavailable"), int(sync.spec.get("replicas", 1)))
-
-
 def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> list[Obj]:
     """The owned conditions for this reconcile; also records events and the deadline wake-up on ``sync``."""
     now = sync.now
     old = condition_of(old_status.get("conditions") or [], "Progressing")
     recreate = sync.update_type == "Recreate"
     progressed = (
-        any(isinstance(a, CreatePod | DeletePod) for a in sync.actions)
+        any(isinstance(a, (CreatePod, DeletePod)) for a in sync.actions)
         or any(old_status.get(k) != status.get(k) for k in _COUNTERS)
         or old_status.get("updateRevision") != status.get("updateRevision")
     )
@@ -88,7 +80,7 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
             else:
                 sync.requeue_at(float(last) + float(deadline) + 1e-3)
     condition: Obj = {**progressing, "lastUpdateTime": last}
-    budget = _budget(sync)
+    budget = sync.budget
     available = int(status.get("availableReplicas", 0))
     ok = available >= replicas - budget
     available_condition = {

@@ -75,4 +75,7 @@ def compute_status(sync: Sync, conditions: list[Obj]) -> Obj:
 def status_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     """Whether a status write is needed: a newer generation, or any counter, revision or condition differs."""
     old = old or {}
-    return any(old.get(k) != new.get(k) for k in _COMPARED)
+    for k in _COMPARED:  # noqa: SIM110 - a loop, not any() over a generator: asked on every reconcile
+        if old.get(k) != new.get(k):
+            return True
+    return False

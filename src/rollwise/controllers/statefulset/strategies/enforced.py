@@ -18,20 +18,12 @@ from __future__ import annotations
 import bisect
 
 from rollwise.api import predicates as p
-from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import name_of
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.replicas import replacement_is_outdated
 from rollwise.controllers.statefulset.strategies.progress_timeout import replace_timed_out_pods
 
 __all__ = ["EnforcedRollingUpdate"]
-
-
-def _budget(sync: Sync) -> int:
-    block = sync.strategy_block
-    if block is None or not sync.gates.max_unavailable:
-        return 1
-    return resolve_max_unavailable(block.get("maxUnavailable"), int(sync.spec.get("replicas", 1)))
 
 
 def _floor(sync: Sync) -> int:
@@ -56,7 +48,7 @@ class EnforcedRollingUpdate:
         n = len(sync.replicas)
         if n == 0 or sync.halted is not None:
             return
-        budget = _budget(sync)
+        budget = sync.budget
         # Availability budget, as KEP-961 counts it: every unavailable ordinal in range.
         unavailable = sync.unavailable_count()
         # What is in flight besides broken outdated pods (their replacement costs no availability). An ordinal

@@ -9,26 +9,17 @@ delete up to the budget, and let ordered creation bring them back one by one.
 
 from __future__ import annotations
 
-from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.replicas import replacement_is_outdated
 from rollwise.controllers.statefulset.strategies.progress_timeout import replace_timed_out_pods
 
-__all__ = ["RollingUpdate", "max_unavailable", "update_floor"]
+__all__ = ["RollingUpdate", "update_floor"]
 
 
 def update_floor(sync: Sync) -> int:
     """The lowest index the update touches: the partition (relative to ordinals.start), 0 without a block."""
     block = sync.strategy_block
     return int(block.get("partition") or 0) if block is not None else 0
-
-
-def max_unavailable(sync: Sync) -> int:
-    """The resolved budget; 1 when the gate is off or the field is absent (reference §2)."""
-    block = sync.strategy_block
-    if not sync.gates.max_unavailable or block is None:
-        return 1
-    return resolve_max_unavailable(block.get("maxUnavailable"), int(sync.spec.get("replicas", 1)))
 
 
 class RollingUpdate:
@@ -40,7 +31,7 @@ class RollingUpdate:
 
     def update(self, sync: Sync) -> None:
         if sync.gates.max_unavailable:
-            with_budget(sync, floor=update_floor(sync), budget=max_unavailable(sync))
+            with_budget(sync, floor=update_floor(sync), budget=sync.budget)
         else:
             legacy(sync, floor=update_floor(sync))
 
