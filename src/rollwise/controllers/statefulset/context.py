@@ -199,6 +199,8 @@ class Sync:
     def touched(self) -> Sequence[int]:
         """In-range indexes a phase must look at, ascending: the loud ones and the quiet pods deleted so far.
         Every other index holds a quiet pod that no phase acts on, waits for or stops at."""
+        if not self.deleted:  # the common case, without a call (every phase asks)
+            return self.census.loud
         deleted = self.quiet_deleted()
         if not deleted:
             return self.census.loud
@@ -206,6 +208,8 @@ class Sync:
 
     def pod_indexes(self) -> Sequence[int]:
         """The touched indexes that hold a pod, ascending (``touched`` without the missing ordinals)."""
+        if not self.deleted:
+            return self.present
         deleted = self.quiet_deleted()
         return sorted({*self.present, *deleted}) if deleted else self.present
 
@@ -262,10 +266,14 @@ class Sync:
         """Quiet outdated pods at index ``floor`` or above that this plan has not deleted."""
         outdated = self.census.quiet_outdated
         above = len(outdated) - bisect.bisect_left(outdated, floor)
+        if not self.deleted:
+            return above
         return above - sum(1 for i in self.quiet_deleted() if i >= floor and self.outdated(self._quiet(i)))
 
     def quiet_updated_alive(self) -> int:
         """Quiet pods at the update revision that this plan has not deleted."""
+        if not self.deleted:
+            return self.census.quiet_updated
         return self.census.quiet_updated - sum(1 for i in self.quiet_deleted()
                                                if not self.outdated(self._quiet(i)))
 

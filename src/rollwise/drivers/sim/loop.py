@@ -154,22 +154,25 @@ class Simulation:
         changes, cursor = self.cluster.changes_since(self._cursor)
         events = self.events.take()
         position, e = self._cursor, 0
+        # The followers, looked up once per drain rather than once per change.
+        seen, tally, record = self.controller.seen, self.tallies.on_change, self.recorder.on_change
+        wake = self._mark_dirty
         for ch in changes:
             while e < len(events) and events[e][0] <= position:  # made before this change was written
-                self.recorder.on_change(events[e][1])
+                record(events[e][1])
                 e += 1
             position += 1
-            self.controller.seen(ch)
-            self.tallies.on_change(ch)
-            self.recorder.on_change(ch)
+            seen(ch)
+            tally(ch)
+            record(ch)
             if ch.kind == "Pod":
                 self._pod_changed(ch)
             elif ch.kind == "StatefulSet" and ch.type != "DELETED":
                 self.metrics.observe_set(ch.old, ch.obj, ch.at)
             for key in sets_to_wake(self.cluster, ch):
-                self._mark_dirty(key)
+                wake(key)
         for _, event in events[e:]:
-            self.recorder.on_change(event)
+            record(event)
         self._cursor = cursor
         self.cluster.compact(cursor)
 
@@ -201,7 +204,7 @@ class Simulation:
         if uid_of(pod) != uid:
             return
         runtime = self.kubelet.runtimes.get(uid) or PodRuntime.initial()
-        app = next((a for a in self.apps.values() if a.owns(pod)), None)
+        app = next((a for a in self.apps.values() if a.owns(pod)), None) if self.apps else None
         readiness = app.readiness_for(pod) if app is not None else None
         step = advance(pod, runtime, self.scenario.kubelet, self.clock.now, readiness=readiness)
         self.kubelet.runtimes[uid] = step.runtime
