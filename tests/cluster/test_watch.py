@@ -56,6 +56,19 @@ def test_a_version_older_than_the_bounded_history_is_gone(store: MemoryCluster) 
         "p2", "p3", "p4", "p5", "p6"]
 
 
+def test_a_store_without_history_serves_watches_from_now_only() -> None:
+    store = MemoryCluster(clock=lambda: 1.0, history_limit=0)
+    store.create(pod("a"))
+    w = store.watch("Pod", "default")
+    store.create(pod("b"))
+    assert seen(w.drain()) == [("ADDED", "a", "1"), ("ADDED", "b", "2")]
+    with pytest.raises(Gone):
+        store.watch("Pod", since="1")
+    later = store.watch("Pod", since=store.resource_version)
+    store.create(pod("c"))
+    assert seen(later.drain()) == [("ADDED", "c", "3")]
+
+
 def test_compacting_the_history_makes_every_older_watch_gone(store: MemoryCluster) -> None:
     store.create(pod("a"))
     store.create(pod("b"))

@@ -111,9 +111,9 @@ class MemoryCluster:
     ``clock`` gives seconds (virtual or wall). ``admit[resource](new, old)`` runs on create (old None), update and
     patch: it returns the object to store (defaulted) or raises Invalid; it gets a private copy it may change in
     place. ``resources`` is the resource table (the built-in one by default). ``uid`` makes uids (deterministic
-    ``uid-N`` by default; a persistent store passes uuid4). ``history_limit`` bounds each resource's watch history;
-    ``watch_buffer`` each watch's undelivered events; ``feed_limit`` (None: unbounded until ``compact``) bounds
-    the change feed for stores nobody drains.
+    ``uid-N`` by default; a persistent store passes uuid4). ``history_limit`` bounds each resource's watch history
+    (0: none, a watch starts from now); ``watch_buffer`` each watch's undelivered events; ``feed_limit`` (None:
+    unbounded until ``compact``) bounds the change feed for stores nobody drains.
     """
 
     def __init__(

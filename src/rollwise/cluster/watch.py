@@ -149,8 +149,8 @@ class WatchHub:
 
     def __init__(self, *, limit: int = DEFAULT_HISTORY_LIMIT, floor: int = 0,
                  max_pending: int = DEFAULT_MAX_PENDING) -> None:
-        if limit < 1 or max_pending < 1:
-            raise ValueError("the watch history limit and max_pending must be at least 1")
+        if limit < 0 or max_pending < 1:
+            raise ValueError("the watch history limit must not be negative, and max_pending must be at least 1")
         self.limit = limit
         self.max_pending = max_pending
         self._floor = floor  # for resources with no history yet: the store's resourceVersion when it opened
@@ -159,13 +159,16 @@ class WatchHub:
 
     def record(self, gk: GroupKind, rv: int, change: Change) -> None:
         """Keep a committed change and queue it to the matching watches."""
-        history = self._histories.get(gk)
-        if history is None:
-            history = self._histories[gk] = _History(self.limit, self._floor)
-        events = history.events
-        if len(events) == self.limit:
-            history.floor = events[0][0]
-        events.append((rv, change))
+        if self.limit:
+            history = self._histories.get(gk)
+            if history is None:
+                history = self._histories[gk] = _History(self.limit, self._floor)
+            events = history.events
+            if len(events) == self.limit:
+                history.floor = events[0][0]
+            events.append((rv, change))
+        else:  # no history (the simulator reads the change feed, not watches): a watch may start only from now
+            self._floor = rv
         watches = self._watches.get(gk)
         if watches:
             for watch in list(watches):

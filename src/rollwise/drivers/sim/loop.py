@@ -80,10 +80,10 @@ class Simulation:
         self.scenario = scenario
         self.engine = Engine()
         self.clock = self.engine.clock
-        # The simulator reads the change feed, not watches: it keeps no watch history to speak of (a long one
-        # only keeps old objects alive for the garbage collector to walk).
+        # The simulator reads the change feed, not watches: it keeps no watch history (one only keeps old objects
+        # alive, and costs every write a trip through it).
         self.cluster = MemoryCluster(clock=self.clock, admit=Admission(gates=scenario.gates).hooks(),
-                                     history_limit=1)
+                                     history_limit=0)
         self.recorder = Recorder(controllers=frozenset(CONTROLLERS), ambiguous=scenario.ambiguous_sets)
         self.kubelet = _Kubelet()
         self.tallies = Tallies(self.cluster)
