@@ -122,6 +122,11 @@ class GarbageCollector:
 
     def observe(self, key: Key, old: Obj | None, new: Obj | None) -> None:
         """Keep the index current after a write and queue the checks it calls for."""
+        if old is not None and new is not None:
+            meta = new.get("metadata", {})
+            if meta.get("deletionTimestamp") is None and \
+                    meta.get("ownerReferences") is old.get("metadata", {}).get("ownerReferences"):
+                return  # the very references (a status write shares them), and no deletion to wait on: no check
         old_refs, new_refs = _owner_refs(old), _owner_refs(new)
         if old_refs != new_refs:
             old_uids, new_uids = _owner_uids(old_refs), _owner_uids(new_refs)

@@ -56,11 +56,14 @@ class ObjectIndex:
         bucket = spaces.get(ns)
         if bucket is None:
             bucket = spaces[ns] = {}
-        if name not in bucket:
+        held = bucket.get(name)
+        if held is None:
             self._order.pop((gk, ns), None)
             self.uids[str(obj["metadata"]["uid"])] = key
             self.count += 1
         bucket[name] = obj
+        if held is not None and held["metadata"].get("ownerReferences") is obj["metadata"].get("ownerReferences"):
+            return  # the very references (a status write shares them): whether it has a controller stands
         unowned = self._unowned.get((gk, ns))
         if unowned is None:
             unowned = self._unowned[(gk, ns)] = {}
