@@ -90,7 +90,8 @@ class SetController:
             observe(view, plan)
         outcome = execute(plan, self.cluster, sts=sts, actor=STATEFULSET_CONTROLLER,
                           emit=lambda ev: self.recorder.record(sts, ev, STATEFULSET_CONTROLLER))
-        if outcome.error is None:
+        # Only a set handed to the quorum-aware controller (its annotation, which no plan of the first one writes).
+        if outcome.error is None and self.quorum and annotations_of(sts).get(UPDATE_POLICY):
             outcome = self._reconcile_quorum(key) or outcome
         self.metrics.record(plan.metrics)
         self.queue.done(key, requeue_after=plan.requeue_after, failed=outcome.error is not None)
