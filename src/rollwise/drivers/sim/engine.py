@@ -63,14 +63,15 @@ class Engine:
         if t is None:
             return
         self.clock.now = t
+        heap, cancelled = self._heap, self._cancelled
         while True:
-            self._skip_cancelled()
-            if not self._heap or self._heap[0][0] > t:
+            if cancelled:
+                self._skip_cancelled()
+            if not heap or heap[0][0] > t:
                 return
-            if below_phase is not None and self._heap[0][1] >= below_phase:
+            if below_phase is not None and heap[0][1] >= below_phase:
                 return
-            _, _, _, fn = heapq.heappop(self._heap)
-            fn()
+            heapq.heappop(heap)[3]()
             after_each()
 
     def __bool__(self) -> bool:
