@@ -103,12 +103,15 @@ def _context(sts: Obj, update_revision: str, current_revision: str) -> QuietCont
 def is_quiet(ctx: QuietContext, sts: Obj, pod: Obj, claims: Mapping[str, Obj], now: float) -> bool:
     """Every phase of a reconcile at ``now`` (or later, while nothing it reads changes) passes this pod over.
 
-    Each clause names the phase that would otherwise act on or stop at the pod."""
+    Each clause names the phase that would otherwise act on or stop at the pod. The cheap clauses that most pods
+    on their way up fail come first (a pod is asked about on every write the kubelet makes)."""
     meta = pod["metadata"]
     if meta.get("deletionTimestamp") is not None:  # every phase: terminating pods wait or block
         return False
     ref = controller_of(pod)
     if ref is None or ref.get("uid") != ctx.uid:  # ownership: adoption or not ours
+        return False
+    if not p.is_running_and_ready(pod):  # creation, repair, failed pods, the budget, timeouts
         return False
     if not selector_matches(sts["spec"].get("selector"), labels(pod)) or not is_member_of(sts, pod):
         return False  # ownership: released
@@ -116,8 +119,6 @@ def is_quiet(ctx: QuietContext, sts: Obj, pod: Obj, claims: Mapping[str, Obj], n
     if not 0 <= index < ctx.replicas:  # scale-down: condemned
         return False
     if revision_of(pod) not in (ctx.update_revision, ctx.current_revision):  # history and status counters
-        return False
-    if not p.is_running_and_ready(pod):  # creation, repair, failed pods, the budget, timeouts
         return False
     if ctx.min_ready_seconds > 0:
         at = p.available_at(pod, ctx.min_ready_seconds)
