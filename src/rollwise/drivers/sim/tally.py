@@ -84,9 +84,12 @@ class _Tally:
         """``add(old, -1)`` then ``add(new, 1)`` for two states of one pod (the same name), reading the name
         once."""
         start, stop, update, floor, mrs = self.facts
-        ordinal = self._slot_of(new)
-        if ordinal is None or not start <= ordinal < stop:
-            return  # out of range or not of the set's own name: it stays so
+        ordinal = parent_and_ordinal(name_of(new))[1]
+        if self.slots.get(ordinal) is not old:  # else the old state held its slot: in range, of the set's own name
+            slot = self._slot_of(new)
+            if slot is None or not start <= slot < stop:
+                return  # out of range or not of the set's own name: it stays so
+            ordinal = slot
         self.slots[ordinal] = new
         self.young.discard(ordinal)
         was_ready = not p.is_terminating(old) and p.is_running_and_ready(old)
@@ -94,7 +97,7 @@ class _Tally:
         self.not_ready += was_ready - ready
         if ready and mrs > 0:
             self.young.add(ordinal)
-        if ordinal - start >= floor:
+        if ordinal - start >= floor and new["metadata"].get("labels") is not old["metadata"].get("labels"):
             self.wrong_revision += (revision_of(new) != update) - (revision_of(old) != update)
 
     def _slot_of(self, pod: Obj) -> int | None:
