@@ -222,6 +222,14 @@ class CensusIndex(PerSetFollower[_SetPods]):
                 self._classify(entry, pod)
 
     def _pod_changed(self, ch: Change) -> None:
+        old, new = ch.old, ch.obj
+        if ch.type == "MODIFIED" and old is not None and \
+                old["metadata"].get("ownerReferences") is new["metadata"].get("ownerReferences"):
+            # The very references (a status write shares them): the same set holds it under the same name.
+            entry = self._entry_of(new)
+            if entry is not None:
+                self._insert(entry, new, replacing=old)
+            return
         before, after = before_and_after(ch)
         old_entry = self._entry_of(before)
         new_entry = self._entry_of(after)
@@ -231,10 +239,10 @@ class CensusIndex(PerSetFollower[_SetPods]):
         if new_entry is not None and after is not None:
             self._insert(new_entry, after)
 
-    def _insert(self, entry: _SetPods, pod: Obj) -> None:
+    def _insert(self, entry: _SetPods, pod: Obj, *, replacing: Obj | None = None) -> None:
         name = name_of(pod)
         held = entry.pods.get(name)
-        if held is not None and namespace_of(held) != namespace_of(pod):
+        if held is not None and held is not replacing and namespace_of(held) != namespace_of(pod):
             entry.clash = True
         entry.pods[name] = pod
         self._classify(entry, pod)
