@@ -3,10 +3,10 @@
 ``set_view`` builds a view from the store on every reconcile: it lists the set's pods, and ``reconcile`` then
 classifies every one of them (controllers/census.py). That is O(replicas) per reconcile, and an OrderedReady
 rollout is O(replicas) reconciles. ``CensusIndex`` follows the change feed instead and keeps, per set, its owned
-pods in the order ``set_view`` gives them (by name) and which of them are quiet, reclassifying a pod only when it,
-one of its claims or the set's ``QuietContext`` changes; a pod that is loud only because ``minReadySeconds`` has
-not passed yet is looked at again when a census is asked for. Quietness is monotone in time, so a pod found quiet
-earlier is quiet now.
+pods by name (handed out in ``set_view``'s order, sorted only if read) and which of them are quiet, reclassifying a
+pod only when it, one of its claims or the set's ``QuietContext`` changes; a pod that is loud only because
+``minReadySeconds`` has not passed yet is looked at again when a census is asked for. Quietness is monotone in
+time, so a pod found quiet earlier is quiet now.
 
 The index is exact, never approximate: ``view`` gives what ``set_view`` would, plus the census that ``census_of``
 would compute over those pods (tests/drivers/test_incremental_views.py holds it to both at every reconcile of
