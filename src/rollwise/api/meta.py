@@ -24,6 +24,7 @@ __all__ = [
     "namespace_of",
     "owner_reference",
     "selector_matches",
+    "shares_owner_references",
     "uid_of",
 ]
 
@@ -97,6 +98,13 @@ def controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
         if ref.get("controller"):
             return ref
     return None
+
+
+def shares_owner_references(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """``new`` carries the very owner-reference list ``old`` did (or neither has one): a write that left the
+    references alone, as a status write does (it shares them), so whatever was derived from them stands. Identity,
+    not equality: it is asked on every write, and stored objects are never changed in place."""
+    return new["metadata"].get("ownerReferences") is old["metadata"].get("ownerReferences")
 
 
 def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:

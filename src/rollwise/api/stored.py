@@ -18,11 +18,10 @@ from typing import Any
 
 from rollwise.api.meta import Obj
 from rollwise.api.quantity import canonical_quantity
-from rollwise.api.values import clone
+from rollwise.api.values import SCALARS, clone
 
 __all__ = ["stored_pod_template"]
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 _KEEP_EMPTY_LIST = frozenset({"containers"})
 """``PodSpec.Containers`` has no ``omitempty``: ``containers: []`` is stored (and rejected by validation)."""
 _MAP_FIELDS = frozenset({"labels", "annotations", "nodeSelector", "limits", "requests", "overhead"})
@@ -53,14 +52,14 @@ def _without_empty(value: Any) -> Any:
     if t is dict or (t is not list and isinstance(value, Mapping)):
         kept: dict[str, Any] = {}
         for key, raw in value.items():
-            item = raw if type(raw) in _SCALARS else _without_empty(raw)
+            item = raw if type(raw) in SCALARS else _without_empty(raw)
             if item is None or _omitted(key, item):
                 continue
             kept[key] = item
         return kept
     if t is list or t is tuple:
         return [_without_empty(item) for item in value]
-    return value if t in _SCALARS else clone(value)
+    return value if t in SCALARS else clone(value)
 
 
 def _omitted(key: str, item: Any) -> bool:

@@ -11,10 +11,11 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["clone"]
+__all__ = ["SCALARS", "clone"]
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+SCALARS = frozenset({str, int, float, bool, type(None)})
+"""The leaf types of a JSON value: never changed, so a copy shares them."""
 
 
 def clone(value: Any) -> Any:
@@ -23,10 +24,10 @@ def clone(value: Any) -> Any:
     t = type(value)
     if t is dict:
         # Leaves are mostly scalars: testing their type here spares a call per leaf (a copy of a pod is ~3x faster).
-        return {k: v if type(v) in _SCALARS else clone(v) for k, v in value.items()}
+        return {k: v if type(v) in SCALARS else clone(v) for k, v in value.items()}
     if t is list:
-        return [v if type(v) in _SCALARS else clone(v) for v in value]
-    if t in _SCALARS:
+        return [v if type(v) in SCALARS else clone(v) for v in value]
+    if t in SCALARS:
         return value
     if isinstance(value, Mapping):
         return {k: clone(v) for k, v in value.items()}

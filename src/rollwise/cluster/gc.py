@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from rollwise.api.meta import Obj, uid_of
+from rollwise.api.meta import Obj, shares_owner_references, uid_of
 from rollwise.cluster.resources import GroupKind
 
 __all__ = ["FOREGROUND_FINALIZER", "GC_ACTOR", "GarbageCollector", "GcHost", "Key"]
@@ -122,11 +122,9 @@ class GarbageCollector:
 
     def observe(self, key: Key, old: Obj | None, new: Obj | None) -> None:
         """Keep the index current after a write and queue the checks it calls for."""
-        if old is not None and new is not None:
-            meta = new.get("metadata", {})
-            if meta.get("deletionTimestamp") is None and \
-                    meta.get("ownerReferences") is old.get("metadata", {}).get("ownerReferences"):
-                return  # the very references (a status write shares them), and no deletion to wait on: no check
+        if old is not None and new is not None and shares_owner_references(old, new) and \
+                new["metadata"].get("deletionTimestamp") is None:
+            return  # the index stands, and no deletion waits on anything: no check is due
         old_refs, new_refs = _owner_refs(old), _owner_refs(new)
         if old_refs != new_refs:
             old_uids, new_uids = _owner_uids(old_refs), _owner_uids(new_refs)

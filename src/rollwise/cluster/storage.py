@@ -10,7 +10,7 @@ import builtins
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from rollwise.api.meta import Obj, labels, selector_matches
+from rollwise.api.meta import Obj, labels, selector_matches, shares_owner_references
 from rollwise.cluster.gc import Key
 from rollwise.cluster.resources import GroupKind
 
@@ -62,8 +62,8 @@ class ObjectIndex:
             self.uids[str(obj["metadata"]["uid"])] = key
             self.count += 1
         bucket[name] = obj
-        if held is not None and held["metadata"].get("ownerReferences") is obj["metadata"].get("ownerReferences"):
-            return  # the very references (a status write shares them): whether it has a controller stands
+        if held is not None and shares_owner_references(held, obj):
+            return  # whether it has a controller stands
         unowned = self._unowned.get((gk, ns))
         if unowned is None:
             unowned = self._unowned[(gk, ns)] = {}

@@ -23,7 +23,16 @@ from typing import Generic, TypeVar, overload
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import claim_name, ordinal_of, revision_of
-from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.api.meta import (
+    Obj,
+    controller_of,
+    labels,
+    name_of,
+    namespace_of,
+    selector_matches,
+    shares_owner_references,
+    uid_of,
+)
 from rollwise.cluster.protocol import Change, Cluster
 from rollwise.cluster.resources import STATEFULSET_KINDS
 from rollwise.controllers.census import Census, QuietContext, is_quiet, quiet_context
@@ -223,9 +232,8 @@ class CensusIndex(PerSetFollower[_SetPods]):
 
     def _pod_changed(self, ch: Change) -> None:
         old, new = ch.old, ch.obj
-        if ch.type == "MODIFIED" and old is not None and \
-                old["metadata"].get("ownerReferences") is new["metadata"].get("ownerReferences"):
-            # The very references (a status write shares them): the same set holds it under the same name.
+        if ch.type == "MODIFIED" and old is not None and shares_owner_references(old, new):
+            # The same set holds it under the same name (a status write, say).
             entry = self._entry_of(new)
             if entry is not None:
                 self._insert(entry, new, replacing=old)
@@ -362,8 +370,7 @@ def _revisions(sts: Obj) -> tuple[object, object]:
 
 def _context(sts: Obj) -> QuietContext | None:
     """The context the set's next reconcile will most likely derive: the revisions its status names."""
-    status = sts.get("status") or {}
-    update, current = status.get("updateRevision"), status.get("currentRevision")
+    update, current = _revisions(sts)
     if not isinstance(update, str) or not isinstance(current, str) or not update or not current:
         return None
     return quiet_context(sts, update_revision=update, current_revision=current)

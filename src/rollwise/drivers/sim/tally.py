@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_range, parent_and_ordinal, pod_name, revision_of
-from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
+from rollwise.api.meta import Obj, name_of, namespace_of, shares_owner_references, uid_of
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.drivers.core.census import PerSetFollower, before_and_after
@@ -161,7 +161,7 @@ class Tallies(PerSetFollower[_Tally]):
         old, new = ch.old, ch.obj
         if ch.type != "MODIFIED" or old is None:
             return False
-        if old["metadata"].get("ownerReferences") is not new["metadata"].get("ownerReferences"):
+        if not shares_owner_references(old, new):
             return False
         tally = self._entry_of(new)
         key = (ch.namespace, ch.name)
