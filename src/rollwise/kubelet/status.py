@@ -308,8 +308,10 @@ def _pod_ip(pod: Mapping[str, Any]) -> str:
     return _address(str(meta.get("uid") or meta.get("name", "")))
 
 
-@functools.lru_cache(maxsize=1 << 14)
+@functools.lru_cache(maxsize=1 << 16)
 def _address(seed: str) -> str:
+    """Cached for the pods of a large run (a 10,000-replica rollout has 20,000 uids: at 16,384 entries the cache
+    went round and missed on every call)."""
     n = zlib.crc32(seed.encode())
     return f"10.244.{(n >> 8) % 256}.{n % 254 + 1}"
 
