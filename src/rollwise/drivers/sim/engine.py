@@ -45,8 +45,9 @@ class Engine:
     clock: VirtualClock = field(default_factory=VirtualClock)
     _times: list[float] = field(default_factory=list)
     """A heap of the instants ``_due`` holds."""
-    _due: dict[float, tuple[deque[_Timer], ...]] = field(default_factory=dict)
-    """Instant -> one FIFO of timers per phase."""
+    _due: dict[float, list[deque[_Timer] | None]] = field(default_factory=dict)
+    """Instant -> one FIFO of timers per phase (made when the phase first has one: most instants of a small run
+    have a single timer)."""
     _seq: itertools.count[int] = field(default_factory=itertools.count)
     _cancelled: set[int] = field(default_factory=set)
 
@@ -56,21 +57,25 @@ class Engine:
         t = max(t, self.clock.now)
         queues = self._due.get(t)
         if queues is None:
-            queues = self._due[t] = tuple(deque() for _ in range(_PHASES))
+            queues = self._due[t] = [None] * _PHASES
             heapq.heappush(self._times, t)
-        queues[phase].append((seq, fn))
+        queue = queues[phase]
+        if queue is None:
+            queue = queues[phase] = deque()
+        queue.append((seq, fn))
         return seq
 
     def cancel(self, handle: int) -> None:
         self._cancelled.add(handle)
 
-    def _first(self, queues: tuple[deque[_Timer], ...]) -> int | None:
-        """The phase of the instant's next live timer (cancelled ones dropped on the way), or None."""
+    def _next(self, queues: list[deque[_Timer] | None]) -> deque[_Timer] | None:
+        """The queue of the instant's next live timer, cancelled timers dropped on the way; None when none is
+        left."""
         cancelled = self._cancelled
-        for phase, queue in enumerate(queues):
+        for queue in queues:
             while queue:
                 if not cancelled or queue[0][0] not in cancelled:
-                    return phase
+                    return queue
                 cancelled.discard(queue.popleft()[0])
         return None
 
@@ -78,8 +83,8 @@ class Engine:
         times = self._times
         while times:
             t = times[0]
-            if self._first(self._due[t]) is not None:
-                return t
+            if not self._cancelled or self._next(self._due[t]) is not None:
+                return t  # nothing cancelled: an instant on the calendar has a timer (an empty one is dropped)
             heapq.heappop(times)
             del self._due[t]
         return None
@@ -95,16 +100,13 @@ class Engine:
             return
         self.clock.now = t
         queues = self._due[t]
-        while True:
-            phase = self._first(queues)
-            if phase is None:
-                heapq.heappop(self._times)
-                del self._due[t]
+        while (queue := self._next(queues)) is not None:
+            if below_phase is not None and all(queue is not queues[p] for p in range(below_phase)):
                 return
-            if below_phase is not None and phase >= below_phase:
-                return
-            queues[phase].popleft()[1]()
+            queue.popleft()[1]()
             after_each()
+        heapq.heappop(self._times)
+        del self._due[t]
 
     def __bool__(self) -> bool:
         return self.next_time() is not None
