@@ -6,9 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from builders import make_set
 
 from rollwise.api.errors import InternalError, NotFound
-from rollwise.api.meta import Obj
+from rollwise.api.identity import new_pod
+from rollwise.api.meta import Obj, owner_reference
 from rollwise.cluster.gc import FOREGROUND_FINALIZER, GC_ACTOR
 from rollwise.cluster.memory import MemoryCluster
 
@@ -280,3 +282,23 @@ def test_a_terminating_dependent_is_left_to_finish_without_collector_writes(clus
     cluster.delete("ConfigMap", "default", "a")
     assert cluster.write_count(GC_ACTOR) == 0
     assert len(cluster.get("Pod", "default", "web-0")["metadata"]["ownerReferences"]) == 2
+
+
+
+def test_pods_of_a_set_share_one_owner_list_and_releasing_one_pod_keeps_the_others_owned(
+        cluster: MemoryCluster) -> None:
+    sts = cluster.create(make_set("web", claims=False), actor="user")
+    pods = [cluster.create(new_pod(sts, sts["spec"]["template"], i, "rev-1"), actor="statefulset-controller",
+                           handed_over=True) for i in range(3)]
+    refs = pods[0]["metadata"]["ownerReferences"]
+    assert all(p["metadata"]["ownerReferences"] is refs for p in pods)  # one list for the set's pods
+
+    released = cluster.get("Pod", "default", "web-1")
+    cluster.update({**released, "metadata": {k: v for k, v in released["metadata"].items()
+                                             if k != "ownerReferences"}})
+    assert "ownerReferences" not in cluster.get("Pod", "default", "web-1")["metadata"]
+    assert [cluster.get("Pod", "default", n)["metadata"]["ownerReferences"] for n in ("web-0", "web-2")] == [
+        [owner_reference(sts)]] * 2
+    cluster.delete("StatefulSet", "default", "web")
+    assert [exists(cluster, "Pod", n) and not terminating(cluster, "Pod", n) for n in ("web-0", "web-1", "web-2")] == [
+        False, True, False]

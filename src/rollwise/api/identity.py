@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rollwise.api.meta import Obj, labels, name_of, namespace_of, owner_reference
+from rollwise.api.meta import Obj, labels, name_of, namespace_of, owner_reference, uid_of
 from rollwise.api.values import clone
 
 __all__ = [
@@ -140,7 +140,8 @@ def new_pod(sts: Mapping[str, Any], template: Mapping[str, Any], ordinal: int, r
                 REVISION_LABEL: revision,
             },
             "annotations": dict(tmeta.get("annotations") or {}),
-            "ownerReferences": [owner_reference(sts)],
+            "ownerReferences": _controller_references(sts.get("apiVersion", "v1"), sts.get("kind", ""), name_of(sts),
+                                                      uid_of(sts)),
         },
         "spec": spec,
     }
@@ -148,6 +149,15 @@ def new_pod(sts: Mapping[str, Any], template: Mapping[str, Any], ordinal: int, r
         pod["metadata"]["finalizers"] = list(tmeta["finalizers"])
     _attach_storage(sts, pod, ordinal)
     return pod
+
+
+@functools.lru_cache(maxsize=256)
+def _controller_references(api_version: str, kind: str, name: str, uid: str) -> list[Obj]:
+    """One ``ownerReferences`` list for every pod of a set: stored objects are never changed in place (a write
+    replaces the list), so the pods of a set can share it, as they share their template's parts. A pod read anew
+    (the controller, the collector and the run record ask every pod for its owner) then finds it in the caches,
+    where a list of its own had left them at 10,000 replicas (bench/scale.py)."""
+    return [owner_reference({"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "uid": uid}})]
 
 
 def _attach_storage(sts: Mapping[str, Any], pod: Obj, ordinal: int) -> None:
