@@ -233,3 +233,15 @@ def test_recreated_pod_with_a_new_uid_gets_a_fresh_runtime() -> None:
 def test_initial_runtime_is_empty() -> None:
     assert PodRuntime.initial() == PodRuntime()
     assert PodRuntime.initial().containers == ()
+
+
+def test_containers_created_at_one_instant_are_one_runtime_and_a_fault_on_one_pod_leaves_the_other() -> None:
+    a = Driver(make_pod("app:v1", uid="a", name="web-0"))
+    b = Driver(make_pod("app:v1", uid="b", name="web-1"))
+    a.at(0.0)
+    b.at(0.0)
+    assert a.runtime.containers[0] is b.runtime.containers[0]  # frozen: shared, never changed in place
+    a.fault("fail", 50.0)
+    a.at(60.0)
+    b.at(60.0)
+    assert a.snap()[0] == "Failed" and b.snap() == ("Running", "True", "running", 0)
