@@ -20,13 +20,13 @@ class _HeapEngine:
     """The plain model: one heap of (t, phase, seq) with cancelled handles skipped."""
 
     now: float = 0.0
-    heap: list[tuple[float, int, int, Callable[[], None]]] = field(default_factory=list)
+    heap: list[tuple[float, int, int, Callable[..., None], tuple[object, ...]]] = field(default_factory=list)
     seq: int = 0
     cancelled: set[int] = field(default_factory=set)
 
-    def at(self, t: float, phase: int, fn: Callable[[], None]) -> int:
+    def at(self, t: float, phase: int, fn: Callable[..., None], *args: object) -> int:
         self.seq += 1
-        heapq.heappush(self.heap, (max(t, self.now), phase, self.seq, fn))
+        heapq.heappush(self.heap, (max(t, self.now), phase, self.seq, fn, args))
         return self.seq
 
     def cancel(self, handle: int) -> None:
@@ -45,7 +45,8 @@ class _HeapEngine:
         while (nt := self.next_time()) is not None and nt <= t:
             if below_phase is not None and self.heap[0][1] >= below_phase:
                 return
-            heapq.heappop(self.heap)[3]()
+            _, _, _, fn, args = heapq.heappop(self.heap)
+            fn(*args)
             after_each()
 
 
@@ -65,21 +66,19 @@ def test_work_runs_in_time_phase_and_schedule_order_as_one_heap_would(
         ran: list[tuple[float, int]] = []
         handles: list[int] = []
 
-        def job(number: int) -> Callable[[], None]:
-            def run() -> None:
-                ran.append((clock(), number))
-                if len(handles) >= 200:
-                    return
-                follow_ups, cancels = jobs[number % len(jobs)]
-                for k, (delay, phase) in enumerate(follow_ups):
-                    handles.append(engine.at(clock() + delay, phase, job(number * 3 + k + 1)))
-                for i in cancels:
-                    if i < len(handles):
-                        engine.cancel(handles[i])
-            return run
+        def run(number: int) -> None:
+            ran.append((clock(), number))
+            if len(handles) >= 200:
+                return
+            follow_ups, cancels = jobs[number % len(jobs)]
+            for k, (delay, phase) in enumerate(follow_ups):
+                handles.append(engine.at(clock() + delay, phase, run, number * 3 + k + 1))  # work and its argument
+            for i in cancels:
+                if i < len(handles):
+                    engine.cancel(handles[i])
 
         for number, (t, phase) in enumerate(initial):
-            handles.append(engine.at(t, phase, job(number)))
+            handles.append(engine.at(t, phase, lambda n=number: run(n)))  # a closure
         for _ in range(60):
             if engine.next_time() is None:
                 break

@@ -89,6 +89,8 @@ class Simulation:
         self.tallies = Tallies(self.cluster)
         """The record's per-set figures as counters fed by the change feed (tally.py)."""
         self._cursor = 0
+        self._tick, self._wake = self._kubelet_tick, self._kubelet_wake
+        """The kubelet's timers, bound once (a timer holds the method and the pod's uid: engine.py)."""
         self.steps = StepRunner(self)
         self.apps = {name: QuorumApp(self, name, app.params) for name, app in scenario.apps.items()
                      if app.model == "quorum"}
@@ -189,7 +191,7 @@ class Simulation:
                 self.engine.cancel(wake[1])
         elif ch.actor != "kubelet":
             self.kubelet.where[uid] = (ch.namespace, ch.name)
-            self.engine.at(self.clock.now, KUBELET, lambda: self._kubelet_tick(uid))
+            self.engine.at(self.clock.now, KUBELET, self._tick, uid)
 
     # -- the kubelet -----------------------------------------------------------------------------------------
 
@@ -221,7 +223,7 @@ class Simulation:
             del self.kubelet.wake[uid]
             current = None
         if step.wake_at is not None and current is None:
-            handle = self.engine.at(step.wake_at, KUBELET, lambda: self._kubelet_wake(uid))
+            handle = self.engine.at(step.wake_at, KUBELET, self._wake, uid)
             self.kubelet.wake[uid] = (step.wake_at, handle)
 
     def _kubelet_wake(self, uid: str) -> None:
@@ -231,7 +233,7 @@ class Simulation:
     def kubelet_poke(self, uid: str) -> None:
         """Ask the kubelet to look at a pod again now (an application model changed its readiness)."""
         if uid in self.kubelet.where:
-            self.engine.at(self.clock.now, KUBELET, lambda: self._kubelet_tick(uid))
+            self.engine.at(self.clock.now, KUBELET, self._tick, uid)
 
     def pod_fault(self, pod_name: str, fault: str, namespace: str = "default") -> bool:
         """Apply a scenario fault to the pod object of that name now; False if there is no such pod."""
