@@ -51,6 +51,8 @@ _PULL_FAILURES = (ERR_IMAGE_PULL, IMAGE_PULL_BACK_OFF)
 _OWNED = ("phase", "conditions", "containerStatuses", "startTime", "podIP", "podIPs")
 _OWNED_KEYS = frozenset(_OWNED)
 _OWN_CONDITIONS = ("Initialized", "Ready", "ContainersReady", "PodScheduled")
+_SHAREABLE = (float, int, str)
+"""Types of the times a shared status part may hold (anything else someone wrote is built afresh)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -274,17 +276,61 @@ def _image_id(image: str) -> str:
 
 
 def _container_status(c: ContainerRuntime, v: ContainerView) -> Obj:
+    state = v.state
+    if v.last is None and len(state) == 1:
+        running = state.get("running")
+        if (running is not None and len(running) == 1 and type(started := running.get("startedAt")) in _SHAREABLE
+                and not (started == 0 and str(started)[0] == "-")):
+            return _shared_container_status(c.name, c.image, v.ever_started, v.ready, v.running, v.restart_count,
+                                            "running", "startedAt", started)
+        waiting = state.get("waiting")
+        if waiting is not None and len(waiting) == 1 and type(reason := waiting.get("reason")) is str:
+            return _shared_container_status(c.name, c.image, v.ever_started, v.ready, v.running, v.restart_count,
+                                            "waiting", "reason", reason)
+    return _new_container_status(c.name, c.image, v.ever_started, v.ready, v.running, v.restart_count, state,
+                                 v.last.as_state() if v.last is not None else {})
+
+
+def _new_container_status(name: str, image: str, ever_started: bool, ready: bool, running: bool,
+                          restart_count: int, state: Obj, last_state: Obj) -> Obj:
     return {
-        "name": c.name,
-        "image": c.image,
+        "name": name,
+        "image": image,
         # Required by the API (clients such as lightkube reject a status without it): empty until the image ran.
-        "imageID": _image_id(c.image) if v.ever_started else "",
-        "ready": v.ready,
-        "started": v.running,
-        "restartCount": v.restart_count,
-        "state": v.state,
-        "lastState": v.last.as_state() if v.last is not None else {},
+        "imageID": _image_id(image) if ever_started else "",
+        "ready": ready,
+        "started": running,
+        "restartCount": restart_count,
+        "state": state,
+        "lastState": last_state,
     }
+
+
+# Pods that start, become ready or stop at one instant write the very same conditions and container statuses: each
+# is one object for all of them (stored objects are never changed in place, so equal parts can be one). A pod read
+# again after a wave then finds them in the caches, where parts of its own had left them at 10,000 replicas
+# (bench/scale.py); and a kubelet's "did the status change" compares them by identity. The caches are keyed by
+# what the part is built from, ``typed`` so that a time written as 5 and one written as 5.0 (which print
+# differently) stay apart; a key the cache no longer holds only costs the sharing.
+@functools.lru_cache(maxsize=4096, typed=True)
+def _shared_container_status(name: str, image: str, ever_started: bool, ready: bool, running: bool,
+                             restart_count: int, state: str, field: str, value: object) -> Obj:
+    return _new_container_status(name, image, ever_started, ready, running, restart_count, {state: {field: value}},
+                                 {})
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _shared_condition(kind: str, status: str, at: object, reason: str, message: str) -> Obj:
+    return _new_condition(kind, status, at, reason, message)
+
+
+def _new_condition(kind: str, status: str, at: object, reason: str, message: str) -> Obj:
+    cond: Obj = {"type": kind, "status": status, "lastTransitionTime": at}
+    if reason:
+        cond["reason"] = reason
+    if message:
+        cond["message"] = message
+    return cond
 
 
 def _condition(kind: str, value: bool, at: float, old: Mapping[str, Mapping[str, Any]], reason: str = "",
@@ -294,12 +340,9 @@ def _condition(kind: str, value: bool, at: float, old: Mapping[str, Mapping[str,
     prev = old.get(kind)
     if prev is not None and prev.get("status") == status and prev.get("lastTransitionTime") is not None:
         at = prev["lastTransitionTime"]
-    cond: Obj = {"type": kind, "status": status, "lastTransitionTime": at}
-    if reason:
-        cond["reason"] = reason
-    if message:
-        cond["message"] = message
-    return cond
+    if type(at) in _SHAREABLE and not (at == 0 and str(at)[0] == "-"):  # -0.0 is a key equal to 0.0
+        return _shared_condition(kind, status, at, reason, message)
+    return _new_condition(kind, status, at, reason, message)
 
 
 def _pod_ip(pod: Mapping[str, Any]) -> str:
