@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -51,8 +52,6 @@ _PULL_FAILURES = (ERR_IMAGE_PULL, IMAGE_PULL_BACK_OFF)
 _OWNED = ("phase", "conditions", "containerStatuses", "startTime", "podIP", "podIPs")
 _OWNED_KEYS = frozenset(_OWNED)
 _OWN_CONDITIONS = ("Initialized", "Ready", "ContainersReady", "PodScheduled")
-_SHAREABLE = (float, int, str)
-"""Types of the times a shared status part may hold (anything else someone wrote is built afresh)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -279,8 +278,7 @@ def _container_status(c: ContainerRuntime, v: ContainerView) -> Obj:
     state = v.state
     if v.last is None and len(state) == 1:
         running = state.get("running")
-        if (running is not None and len(running) == 1 and type(started := running.get("startedAt")) in _SHAREABLE
-                and not (started == 0 and str(started)[0] == "-")):
+        if running is not None and len(running) == 1 and _shareable(started := running.get("startedAt")):
             return _shared_container_status(c.name, c.image, v.ever_started, v.ready, v.running, v.restart_count,
                                             "running", "startedAt", started)
         waiting = state.get("waiting")
@@ -312,6 +310,14 @@ def _new_container_status(name: str, image: str, ever_started: bool, ready: bool
 # (bench/scale.py); and a kubelet's "did the status change" compares them by identity. The caches are keyed by
 # what the part is built from, ``typed`` so that a time written as 5 and one written as 5.0 (which print
 # differently) stay apart; a key the cache no longer holds only costs the sharing.
+def _shareable(t: object) -> bool:
+    """A time a shared part may hold: a number or a string someone wrote, but not -0.0 (a key equal to 0.0 that
+    prints apart); anything else is built afresh."""
+    if type(t) is float:
+        return t != 0 or math.copysign(1.0, t) > 0
+    return type(t) is int or type(t) is str
+
+
 @functools.lru_cache(maxsize=4096, typed=True)
 def _shared_container_status(name: str, image: str, ever_started: bool, ready: bool, running: bool,
                              restart_count: int, state: str, field: str, value: object) -> Obj:
@@ -340,7 +346,7 @@ def _condition(kind: str, value: bool, at: float, old: Mapping[str, Mapping[str,
     prev = old.get(kind)
     if prev is not None and prev.get("status") == status and prev.get("lastTransitionTime") is not None:
         at = prev["lastTransitionTime"]
-    if type(at) in _SHAREABLE and not (at == 0 and str(at)[0] == "-"):  # -0.0 is a key equal to 0.0
+    if _shareable(at):
         return _shared_condition(kind, status, at, reason, message)
     return _new_condition(kind, status, at, reason, message)
 

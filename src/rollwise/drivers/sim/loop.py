@@ -261,9 +261,10 @@ class Simulation:
             pod = self.cluster.get("Pod", namespace, pod_name)
         except NotFound:
             return False
-        kept = self.kubelet.at(uid_of(pod), namespace, pod_name)
+        uid = uid_of(pod)
+        kept = self.kubelet.at(uid, namespace, pod_name)
         kept.runtime = apply_fault(pod, kept.runtime or PodRuntime.initial(), fault, self.clock.now)
-        self._kubelet_tick(uid_of(pod))
+        self._kubelet_tick(uid)
         return True
 
     # -- the controller --------------------------------------------------------------------------------------
