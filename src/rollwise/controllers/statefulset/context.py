@@ -266,14 +266,10 @@ class Sync:
         """Quiet outdated pods at index ``floor`` or above that this plan has not deleted."""
         outdated = self.census.quiet_outdated
         above = len(outdated) - bisect.bisect_left(outdated, floor)
-        if not self.deleted:
-            return above
         return above - sum(1 for i in self.quiet_deleted() if i >= floor and self.outdated(self._quiet(i)))
 
     def quiet_updated_alive(self) -> int:
         """Quiet pods at the update revision that this plan has not deleted."""
-        if not self.deleted:
-            return self.census.quiet_updated
         return self.census.quiet_updated - sum(1 for i in self.quiet_deleted()
                                                if not self.outdated(self._quiet(i)))
 

@@ -128,7 +128,6 @@ class _SetPods:
     """Names of the owned pods that are not quiet (in range or not)."""
 
 
-
 class _ByName(Sequence[Obj]):
     """A set's owned pods in ``set_view``'s order (by name), then its orphans; sorted only when read. A reconcile
     with the census in hand reads them only on a collision or a context it derived differently (census.py), and
