@@ -43,7 +43,7 @@ from operator_support import Operator, audit_entries
 
 from rollwise.cli.options import load_with_overrides
 from rollwise.local.audited import SERVICE_ACCOUNT_PREFIX
-from rollwise.runtime.reconciler import CONTROLLERS, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
+from rollwise.runtime.actors import CONTROLLERS, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.sim import run_scenario
 from rollwise.sim.record import rollout_complete
 

@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "LEADER",
     "MEMBER",
+    "MEMBER_OF_LABEL",
     "ROLES",
     "Holder",
     "HolderError",
@@ -26,6 +27,8 @@ __all__ = [
 
 LEADER = "Leader"
 MEMBER = "Member"
+MEMBER_OF_LABEL = "rollwise.dev/member-of"
+"""On a member Lease: the name of the set whose member renews it, so a Lease change wakes that set alone."""
 ROLES = frozenset({LEADER, MEMBER})
 
 _FNV64_OFFSET = 0xCBF29CE484222325

@@ -33,8 +33,6 @@ from rollwise.controllers.plan import (
     UpdateRevision,
     WriteStatus,
 )
-from rollwise.controllers.quorum import reconcile_quorum
-from rollwise.controllers.statefulset import reconcile
 from rollwise.runtime.setkeys import all_sets
 from rollwise.sim import Simulation
 
@@ -99,11 +97,7 @@ def preview(sim: Simulation) -> list[dict[str, Any]]:
     """For every set, both controllers' plans from the current state (nothing is executed)."""
     out = []
     for sts in all_sets(sim.cluster):
-        view = sim._view(sts)
-        entries = [_entry("statefulset-controller", reconcile(view))]
-        quorum = reconcile_quorum(view)
-        if quorum.actions or quorum.blocked:
-            entries.append(_entry("quorum-aware-controller", quorum))
+        entries = [_entry(controller, plan) for controller, plan in sim.controller.preview(sts)]
         out.append({"statefulSet": sim.recorder.label(namespace_of(sts), name_of(sts)), "at": sim.clock.now,
                     "controllers": entries})
     return out

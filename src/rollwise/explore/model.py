@@ -23,6 +23,7 @@ from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
 from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY
 from rollwise.explore.pods import image_of, stage_of
+from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.setkeys import set_resource
 
 __all__ = [
@@ -39,8 +40,6 @@ __all__ = [
 ]
 
 NAMESPACE = "default"
-STATEFULSET_CONTROLLER = "statefulset-controller"
-QUORUM_CONTROLLER = "quorum-aware-controller"
 PERTURBATIONS = ("stale", "crash", "burst")
 
 

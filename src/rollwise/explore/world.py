@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from rollwise.api.errors import NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_range
-from rollwise.api.leases import LEADER, MEMBER, cluster_id, format_holder, lease_role, member_id
+from rollwise.api.leases import LEADER, MEMBER, MEMBER_OF_LABEL, cluster_id, format_holder, lease_role, member_id
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
 from rollwise.cluster.admission import Admission
@@ -113,7 +113,7 @@ def _sync_leases(cluster: MemoryCluster, resource: GroupKind, set_name: str) -> 
         if lease is None:
             cluster.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                             "metadata": {"name": name, "namespace": NAMESPACE,
-                                         "labels": {"rollwise.dev/member-of": set_name}},
+                                         "labels": {MEMBER_OF_LABEL: set_name}},
                             "spec": {"holderIdentity": holder, "renewTime": NOW}}, actor=LEASE_WRITER)
         elif (lease.get("spec") or {}).get("holderIdentity") != holder:
             cluster.patch("Lease", NAMESPACE, name, {"spec": {"holderIdentity": holder}}, actor=LEASE_WRITER)

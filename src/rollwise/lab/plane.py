@@ -27,7 +27,7 @@ from rollwise.cluster.pump import FeedPump
 from rollwise.kubelet.process.runtime import ProcessRuntime
 from rollwise.local.driver import WallDriver
 from rollwise.local.processes import ProcessKubelet
-from rollwise.runtime.reconciler import CONTROLLERS
+from rollwise.runtime.actors import CONTROLLERS
 from rollwise.sim.record import PodLists, Recorder
 
 __all__ = ["LabPlane"]

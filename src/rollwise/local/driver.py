@@ -45,14 +45,14 @@ from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.audited import AuditedCluster
 from rollwise.local.processes import ProcessKubelet
 from rollwise.local.quorum_app import LEASE_WRITER, QuorumModels, scaled_params
+from rollwise.runtime.clock import EpochClock
 from rollwise.runtime.events import EventRecorder
 from rollwise.runtime.execute import ControllerEvent
-from rollwise.runtime.instant_queue import AsyncioScheduler, WorkQueue
 from rollwise.runtime.reconciler import SetController
-from rollwise.runtime.routing import sets_to_wake
+from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.setkeys import SetKey, set_key
 
-__all__ = ["WallDriver", "WallEventRecorder", "WallScheduler", "scaled_profile"]
+__all__ = ["WallDriver", "WallEventRecorder", "scaled_profile"]
 
 log = logging.getLogger("rollwise.wall")
 
@@ -95,6 +95,7 @@ class WallDriver:
                  audit: Callable[[dict[str, Any]], None] | None = None,
                  apps: Mapping[str, QuorumParams] | None = None) -> None:
         self.cluster = cluster
+        self._sets = ClusterSets(cluster)
         self.audit = audit
         self.pump = pump
         self.profile = scaled_profile(profile or KubeletProfile(), speed)
@@ -108,7 +109,7 @@ class WallDriver:
         self._process_pods: dict[str, _PodState] = {}  # the Events already written about each process pod
         self._pods: dict[str, _PodState] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._scheduler: WallScheduler | None = None
+        self._scheduler: EpochClock | None = None
         self._controller: SetController | None = None
         self._recorder: WallEventRecorder | None = None
         self._stopped = False
@@ -120,15 +121,15 @@ class WallDriver:
 
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._scheduler = WallScheduler(self._loop, self.clock)
+        self._scheduler = EpochClock(self._loop, self.clock)
         self._recorder = WallEventRecorder(self.cluster, clock=self.clock)
         # The controllers' writes are audited as a real cluster's controller-manager requests are (local/audited).
         writes = self.cluster if self.audit is None else AuditedCluster(self.cluster, self.audit, clock=self.clock)
-        self._controller = SetController(writes, scheduler=self._scheduler, gates=self.gates,
-                                         recorder=self._recorder, quorum=self.quorum_on)
-        # Wall-clock instants never repeat, so the per-instant settle guard does not apply; writes still pump.
-        self._controller.queue = WorkQueue(self._scheduler, self._reconcile, backoff_max=_BACKOFF_MAX,
-                                           max_rounds_per_instant=None)
+        # Wall-clock instants never repeat, so the per-instant settle guard does not apply; after each reconcile
+        # its writes are delivered to the watchers.
+        self._controller = SetController(writes, clock=self._scheduler, gates=self.gates, recorder=self._recorder,
+                                         quorum=self.quorum_on, backoff_max=_BACKOFF_MAX, settle_guard=False,
+                                         after_each=self.pump)
         for kind in self.kinds:
             for sts in self.cluster.list(kind):
                 self._mark_dirty(set_key(sts))
@@ -141,16 +142,10 @@ class WallDriver:
                 if self.processes is None or not self.processes.matches(pod):
                     self._kubelet_soon(pod)
 
-    def _reconcile(self, key: SetKey) -> None:
-        if self._stopped or self._controller is None:
-            return
-        try:
-            self._controller.reconcile(key)
-        finally:
-            self.pump()
-
     def stop(self) -> None:
         self._stopped = True
+        if self._controller is not None:
+            self._controller.queue.shutdown()
         if self._scheduler is not None:
             self._scheduler.cancel_all()
         for state in self._pods.values():
@@ -181,7 +176,7 @@ class WallDriver:
                 elif ch.actor != KUBELET:
                     self._kubelet_soon(ch.obj)
         # Which sets a change wakes is the controller core's rule, the same for every driver.
-        for key in sets_to_wake(self.cluster, ch):
+        for key in sets_to_wake(self._sets, ch):
             if key[0] in self.kinds:
                 self._mark_dirty(key)
 
@@ -327,33 +322,6 @@ class WallDriver:
 
 def _supported(values: Any) -> str:
     return "supported values: " + ", ".join(f'"{v}"' for v in values)
-
-
-class WallScheduler(AsyncioScheduler):
-    """The core's asyncio scheduler on the store's wall clock, remembering its pending calls so that ``stop``
-    cancels every one of them."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, clock: Callable[[], float]) -> None:
-        super().__init__(loop, clock)
-        self._handles: set[asyncio.TimerHandle] = set()
-
-    def at(self, t: float, fn: Callable[[], None]) -> asyncio.TimerHandle:
-        def run() -> None:
-            self._handles.discard(handle)
-            fn()
-
-        handle = super().at(t, run)
-        self._handles.add(handle)
-        return handle
-
-    def cancel(self, handle: Any) -> None:
-        super().cancel(handle)
-        self._handles.discard(handle)
-
-    def cancel_all(self) -> None:
-        for handle in list(self._handles):
-            handle.cancel()
-        self._handles.clear()
 
 
 class WallEventRecorder(EventRecorder):

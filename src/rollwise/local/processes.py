@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.errors import ApiStatusError, Conflict, FieldError, Invalid, NotFound
+from rollwise.api.leases import MEMBER_OF_LABEL
 from rollwise.api.meta import (
     Obj,
     annotations_of,
@@ -44,12 +45,11 @@ from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime
 from rollwise.kubelet.status import Note, status_notes
 from rollwise.runtime.setkeys import set_resource
 
-__all__ = ["KUBELET", "MEMBER_OF_LABEL", "ProcessKubelet"]
+__all__ = ["KUBELET", "ProcessKubelet"]
 
 log = logging.getLogger("rollwise.processes")
 
 KUBELET = "kubelet"
-MEMBER_OF_LABEL = "rollwise.dev/member-of"  # which set a member Lease belongs to (the driver requeues the set)
 LEASE = "Lease"
 
 

@@ -25,14 +25,13 @@ from typing import Any
 
 from rollwise.api.errors import ApiStatusError, NotFound
 from rollwise.api.identity import ordinal_range, pod_name
-from rollwise.api.leases import cluster_id, member_id
+from rollwise.api.leases import MEMBER_OF_LABEL, cluster_id, member_id
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.controllers.quorum.settings import read_settings
 from rollwise.kubelet.quorum import LEADER_CHANGED, QUORUM_LOST, QuorumEvent, QuorumState, observe_pod, step
 from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.runtime.execute import ControllerEvent
-from rollwise.runtime.routing import MEMBER_OF_LABEL
 from rollwise.runtime.setkeys import find_set
 
 __all__ = ["LEASE_WRITER", "QuorumModels", "scaled_params"]

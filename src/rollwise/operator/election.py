@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, NotFound
 from rollwise.api.meta import Obj
-from rollwise.runtime.clock import Clock
+from rollwise.runtime.clock import AsyncClock
 
 __all__ = ["JITTER_FACTOR", "LeaderElector", "LeaseClient", "LeaseTimings"]
 
@@ -62,7 +62,7 @@ class LeaseClient(Protocol):
 
 
 class LeaderElector:
-    def __init__(self, client: LeaseClient, *, namespace: str, name: str, identity: str, clock: Clock,
+    def __init__(self, client: LeaseClient, *, namespace: str, name: str, identity: str, clock: AsyncClock,
                  timings: LeaseTimings | None = None, rng: random.Random | None = None,
                  wall_time: Callable[[], float] = time.time,
                  on_change: Callable[[bool], None] | None = None) -> None:

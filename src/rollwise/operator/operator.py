@@ -16,7 +16,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from rollwise.operator.election import LeaderElector, LeaseClient, LeaseTimings
 from rollwise.operator.sets import SetController
 from rollwise.operator.world import AsyncCluster
 from rollwise.runtime.cache import Store
-from rollwise.runtime.clock import Clock, WallClock
+from rollwise.runtime.clock import AsyncClock, WallClock
 from rollwise.runtime.consistency import ConsistencyStore
 from rollwise.runtime.informer import Informer
 from rollwise.runtime.metrics import RuntimeMetrics
@@ -81,7 +81,7 @@ class Operator:
     ``events`` the Lease and Event clients."""
 
     def __init__(self, worlds: dict[str, AsyncCluster], *, config: OperatorConfig, leases: LeaseClient,
-                 events: EventSink, clock: Clock | None = None, wall_time: Callable[[], float] = time.time,
+                 events: EventSink, clock: AsyncClock | None = None, wall_time: Callable[[], float] = time.time,
                  rng: random.Random | None = None, metrics: RuntimeMetrics | None = None,
                  inline: dict[str, Cluster] | None = None) -> None:
         self.config = config
@@ -108,7 +108,7 @@ class Operator:
                                                            self.clock, rng=self.rng)
             caches = {k: i.store for k, i in self.informers.items()}
             consistency = ConsistencyStore(_latest_seen({**caches, "StatefulSet": informer.store}))
-            queue = WorkQueue(self.clock, metrics=self.metrics.queue_hooks(name))
+            queue: WorkQueue[Hashable] = WorkQueue(self.clock, metrics=self.metrics.queue_hooks(name))
             set_ctl = SetController(name, world=worlds[name], set_api_version=api_version, decide=decide,
                                     sets=informer.store, caches=caches, queue=queue, consistency=consistency,
                                     recorder=self.recorder, gates=config.gates, wall_time=wall_time,
@@ -118,7 +118,6 @@ class Operator:
                              workers=config.workers)
             informer.add_handler(set_ctl.on_set)
             self.informers["Pod"].add_handler(set_ctl.on_owned)
-            self.informers["ControllerRevision"].add_handler(set_ctl.on_owned)
             self.informers["Lease"].add_handler(set_ctl.on_lease)
             self.controllers.append(ctl)
             self.sets.append(set_ctl)

@@ -1,8 +1,8 @@
-"""One StatefulSet controller over the runtime: which events wake which set, and one reconcile of a set.
+"""One StatefulSet controller of the operator: informer events to work-queue keys, and one reconcile of a set.
 
-Event handlers mirror upstream ``stateful_set.go`` (reference upstream-statefulset.md §5.1): a pod or revision
-wakes the set that controls it (by kind, group and name, as controller-runtime's ``OnlyControllerOwner``), an
-orphan wakes every set in its namespace whose selector matches it, a member Lease wakes the sets of its namespace.
+Which change wakes which set is the runtime's one table (``runtime/routing.py``), the same as in the simulator
+and ``up``; this controller keeps the keys of its own resource (the custom kind, or ``apps/v1`` for the quorum
+companion).
 
 One reconcile (``reconcile``):
 1. the set from the cache (gone: forget its consistency record);
@@ -21,8 +21,9 @@ from collections.abc import Callable, Hashable
 from typing import Any, cast
 
 from rollwise.api.features import FeatureGates
-from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
-from rollwise.cluster.protocol import Cluster
+from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
+from rollwise.cluster.protocol import Change, Cluster
+from rollwise.cluster.resources import group_of
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
 from rollwise.operator.recording import RecordingCluster
@@ -32,7 +33,9 @@ from rollwise.runtime.consistency import ConsistencyStore
 from rollwise.runtime.execute import execute
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import EventRecorder
+from rollwise.runtime.routing import sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
+from rollwise.runtime.setkeys import set_resource
 from rollwise.runtime.views import set_view
 from rollwise.runtime.workers import CacheBehind, NotLeader
 
@@ -46,7 +49,7 @@ Decide = Callable[[SetView], Plan]
 
 class SetController:
     def __init__(self, name: str, *, world: AsyncCluster, set_api_version: str, decide: Decide,
-                 sets: Store, caches: dict[str, Store], queue: WorkQueue, consistency: ConsistencyStore,
+                 sets: Store, caches: dict[str, Store], queue: WorkQueue[Hashable], consistency: ConsistencyStore,
                  recorder: EventRecorder | None, gates: FeatureGates, wall_time: Callable[[], float],
                  is_leader: Callable[[], bool], actor: str, samples: MetricsRegistry | None = None,
                  inline: Cluster | None = None) -> None:
@@ -69,43 +72,39 @@ class SetController:
         """An in-process store to execute plans against directly, on the loop (tests, the simulator); None: the
         API, through ``BlockingCluster`` in a worker thread."""
         self.tracked = frozenset(self.reader.stores)
+        self.resource = set_resource({"apiVersion": set_api_version})
+        self._lookup = _CachedSets(sets)
 
     # -- event handlers --------------------------------------------------------------------------------------
 
     def on_set(self, delta: Delta) -> None:
         obj = delta.new if delta.new is not None else delta.old
         assert obj is not None
-        key = (namespace_of(obj), name_of(obj))
         if delta.type == "DELETED":
-            self.consistency.clear(key)
+            self.consistency.clear((namespace_of(obj), name_of(obj)))
         elif self.samples is not None and delta.new is not None:
             # statefulset_update_duration_seconds (seed 003), from status changes as the simulator measures it.
             self.samples.observe_set(delta.old, delta.new, self.wall_time())
-        self.queue.add(key)
+        self._wake("StatefulSet", delta)
 
     def on_owned(self, delta: Delta) -> None:
-        """A pod or revision changed: wake its controlling set, or the sets that could adopt it."""
-        for obj in (delta.old, delta.new):
-            if obj is not None:
-                for key in self._sets_for(obj):
-                    self.queue.add(key)
+        """A pod changed: wake its controlling set, or the sets that could adopt it."""
+        self._wake("Pod", delta)
 
     def on_lease(self, delta: Delta) -> None:
+        """A member Lease changed: wake the set it names."""
+        self._wake("Lease", delta)
+
+    def _wake(self, kind: str, delta: Delta) -> None:
         obj = delta.new if delta.new is not None else delta.old
         assert obj is not None
-        for sts in self.sets.list(namespace_of(obj)):
-            self.queue.add((namespace_of(sts), name_of(sts)))
-
-    def _sets_for(self, obj: Obj) -> list[Key]:
-        ref = controller_of(obj)
-        ns = namespace_of(obj)
-        if ref is not None:
-            if ref.get("kind") != "StatefulSet" or ref.get("apiVersion", self.set_api_version) != self.set_api_version:
-                return []
-            owner = self.sets.get(ns, str(ref.get("name")))
-            return [(ns, name_of(owner))] if owner is not None and uid_of(owner) == ref.get("uid") else []
-        return [(ns, name_of(s)) for s in self.sets.list(ns) if selector_matches(s["spec"].get("selector"),
-                                                                                labels(obj))]
+        # The informer does not say who wrote a change: no write counts as this controller's own status write.
+        change = Change(type=delta.type, kind=kind, namespace=namespace_of(obj), name=name_of(obj), obj=obj,
+                        old=delta.old if delta.new is not None else None, actor="", at=0.0,
+                        group=group_of(str(obj.get("apiVersion") or "")))
+        for resource, ns, name in sets_to_wake(self._lookup, change):
+            if resource == self.resource:
+                self.queue.add((ns, name))
 
     # -- one reconcile ---------------------------------------------------------------------------------------
 
@@ -160,3 +159,18 @@ def _target(action: Any) -> str:
         if isinstance(value, dict):
             return name_of(value)
     return ""
+
+
+class _CachedSets:
+    """The sets of this controller's resource, from its informer's cache (``routing.SetLookup``)."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def sets_in(self, namespace: str) -> list[Obj]:
+        return self._store.list(namespace)
+
+    def find(self, namespace: str, name: str) -> Obj | None:
+        return self._store.get(namespace, name)

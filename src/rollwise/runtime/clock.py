@@ -1,9 +1,18 @@
-"""Time for the runtime, injected: a wall clock for ``rollwise run`` and a virtual one for tests.
+"""Time for the runtime, injected: one clock protocol for virtual and wall time (DESIGN principle 4).
 
-Every timing rule of the runtime (back-off, ``add_after``, lease expiry, renew deadlines) reads ``now()`` and waits
-through ``call_at``/``sleep`` of a ``Clock``, so tests pin them in virtual time without a real sleep (DESIGN
-principle 4). ``now()`` is monotonic seconds: lease expiry is judged on this process's own clock, never on a
-remote timestamp (client-go ``tools/leaderelection/leaderelection.go``, ``observedTime``).
+Every timing rule of the runtime (requeues, back-off, lease expiry, renew deadlines) reads ``now()`` and waits
+through ``call_at``, so the same code runs in the simulator's virtual time and on the wall clock, SimPy-style: only
+``now`` and how a timer fires change. ``AsyncClock`` adds ``sleep`` for the coroutines of a driver over a real API
+(informers, leader election, the event recorder).
+
+- ``WallClock``: the process's monotonic clock on the running asyncio loop (the operator). Lease expiry is judged on
+  this process's own clock, never on a remote timestamp (client-go ``tools/leaderelection``, ``observedTime``).
+- ``EpochClock``: wall time in epoch seconds on an asyncio loop (``rollwise up``): the time base of every timestamp
+  its store writes, so a controller's view compares like with like; a timer for ``t`` waits ``t - now()`` on the
+  loop's own monotonic timer, so a step of the wall clock fires nothing early or late by the step. It remembers
+  its pending timers, so a driver that stops cancels every one (``cancel_all``).
+- ``VirtualClock``: virtual seconds on an asyncio loop that move only when a test says (``advance``).
+- The simulator's engine clock (``sim/loop.py``) puts each timer at its controller phase in the engine's calendar.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
-__all__ = ["Clock", "TimerHandle", "VirtualClock", "WallClock"]
+__all__ = ["AsyncClock", "Clock", "EpochClock", "TimerHandle", "VirtualClock", "WallClock"]
 
 
 class TimerHandle(Protocol):
@@ -24,13 +33,15 @@ class TimerHandle(Protocol):
 
 class Clock(Protocol):
     def now(self) -> float:
-        """Monotonic seconds."""
+        """Seconds; never goes back."""
         ...
 
     def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
-        """Run ``callback`` (on the event loop) once ``now()`` reaches ``when``."""
+        """Run ``callback`` once ``now()`` reaches ``when`` (at once, after what is already due, if it has)."""
         ...
 
+
+class AsyncClock(Clock, Protocol):
     async def sleep(self, seconds: float) -> None: ...
 
 
@@ -46,6 +57,36 @@ class WallClock:
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
+
+
+class EpochClock:
+    """Epoch seconds (``time_source``, ``time.time`` by default) with timers on ``loop``'s own monotonic timer."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, time_source: Callable[[], float] = time.time) -> None:
+        self._loop = loop
+        self._time = time_source
+        self._handles: set[asyncio.TimerHandle] = set()
+
+    def now(self) -> float:
+        return self._time()
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
+        def run() -> None:
+            self._handles.discard(handle)
+            callback()
+
+        handle = self._loop.call_later(max(0.0, when - self._time()), run)
+        self._handles.add(handle)
+        return handle
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(max(0.0, seconds))
+
+    def cancel_all(self) -> None:
+        """Cancel every pending timer (the driver stops)."""
+        for handle in list(self._handles):
+            handle.cancel()
+        self._handles.clear()
 
 
 class _VirtualTimer:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from rollwise.api.errors import Gone
 from rollwise.cluster.listwatch import ListResult, ListWatchSource, WatchEvent
 from rollwise.runtime.cache import Delta, Store
-from rollwise.runtime.clock import Clock
+from rollwise.runtime.clock import AsyncClock
 
 __all__ = ["Informer", "ListResult", "ListWatchSource", "WatchEvent"]
 
@@ -37,7 +37,7 @@ Handler = Callable[[Delta], None]
 
 
 class Informer:
-    def __init__(self, source: ListWatchSource, clock: Clock, *, rng: random.Random | None = None) -> None:
+    def __init__(self, source: ListWatchSource, clock: AsyncClock, *, rng: random.Random | None = None) -> None:
         self.source = source
         self.clock = clock
         self.store = Store(source.kind)

@@ -1,24 +1,29 @@
-"""The controller work queue: de-duplicating, delaying and rate-limited, as client-go's (``util/workqueue``).
+"""The one controller work queue: de-duplicating, delaying and rate-limited, as client-go's (``util/workqueue``).
 
 * ``queue.go``: a key waiting in the queue is held once (``dirty``); a key being processed is never handed out
   again until ``done`` (``processing``); an ``add`` during processing is remembered and queued again at ``done``.
-* ``delaying_queue.go``: ``add_after`` keeps the earliest time per key on a heap, with one timer armed.
+* ``delaying_queue.go``: ``add_after`` keeps the earliest time per key (a later one is ignored, an earlier one
+  replaces it), one timer per waiting key on the injected ``Clock``.
 * ``rate_limiting_queue.go``: ``add_rate_limited`` waits as the limiter says; ``forget`` resets the back-off.
+
+Two ways to take keys out, one per kind of world: ``get()`` for asyncio workers over a real API
+(``runtime/workers.py``), and ``take()`` for a worker that runs on the clock's own timers over an in-process store
+(``runtime/inline.py``: the simulator and ``up``). ``on_ready`` tells such a worker that a key is waiting.
 """
 
 from __future__ import annotations
 
 import asyncio
-import heapq
-import itertools
 from collections import deque
-from collections.abc import Hashable
-from typing import Protocol
+from collections.abc import Callable, Hashable
+from typing import Generic, Protocol, TypeVar
 
 from rollwise.runtime.clock import Clock, TimerHandle
 from rollwise.runtime.limiter import RateLimiter, default_controller_rate_limiter
 
 __all__ = ["QueueMetrics", "QueueShutDown", "WorkQueue"]
+
+K = TypeVar("K", bound=Hashable)
 
 
 class QueueShutDown(Exception):
@@ -37,39 +42,56 @@ class QueueMetrics(Protocol):
     def retried(self) -> None: ...
 
 
-class WorkQueue:
+class WorkQueue(Generic[K]):
     def __init__(self, clock: Clock, *, limiter: RateLimiter | None = None,
                  metrics: QueueMetrics | None = None) -> None:
         self.clock = clock
         self.limiter = limiter if limiter is not None else default_controller_rate_limiter(clock.now)
         self.metrics = metrics
-        self._queue: deque[Hashable] = deque()
-        self._dirty: set[Hashable] = set()
-        self._processing: dict[Hashable, float] = {}  # key -> when its processing started
-        self._added_at: dict[Hashable, float] = {}
+        self.on_ready: Callable[[], None] | None = None
+        """Called each time a key joins the queue, for a worker that runs on the clock's timers."""
+        self._queue: deque[K] = deque()
+        self._dirty: set[K] = set()
+        self._processing: dict[K, float] = {}  # key -> when its processing started
+        self._added_at: dict[K, float] = {}
         self._waiters: deque[asyncio.Future[None]] = deque()
-        self._waiting: list[tuple[float, int, Hashable]] = []  # heap of (ready at, seq, key)
-        self._ready_at: dict[Hashable, float] = {}
-        self._seq = itertools.count()
-        self._timer: TimerHandle | None = None
-        self._timer_at: float | None = None
+        self._delayed: dict[K, tuple[float, TimerHandle]] = {}
         self._shutting_down = False
 
     # -- the basic queue -------------------------------------------------------------------------------------
 
-    def add(self, key: Hashable) -> None:
+    def add(self, key: K) -> None:
         if self._shutting_down or key in self._dirty:
             return
         self._dirty.add(key)
-        self._added_at.setdefault(key, self.clock.now())
+        if self.metrics is not None:
+            self._added_at.setdefault(key, self.clock.now())
         if key in self._processing:
             return  # queued again at done()
+        self._push(key)
+
+    def _push(self, key: K) -> None:
         self._queue.append(key)
         if self.metrics is not None:
             self.metrics.added(len(self._queue))
-        self._wake_one()
+        if self.on_ready is not None:
+            self.on_ready()
+        if self._waiters:
+            self._wake_one()
 
-    async def get(self) -> Hashable:
+    def take(self) -> K | None:
+        """The next key, marked as processing, or None when none waits (a worker on the clock's timers)."""
+        if not self._queue:
+            return None
+        key = self._queue.popleft()
+        self._dirty.discard(key)
+        now = self.clock.now()
+        self._processing[key] = now
+        if self.metrics is not None:
+            self.metrics.started(len(self._queue), now - self._added_at.pop(key, now))
+        return key
+
+    async def get(self) -> K:
         """The next key, marked as processing. Raises QueueShutDown once shut down and drained."""
         while not self._queue:
             if self._shutting_down:
@@ -81,29 +103,25 @@ class WorkQueue:
             finally:
                 if waiter in self._waiters:
                     self._waiters.remove(waiter)
-        key = self._queue.popleft()
-        self._dirty.discard(key)
-        now = self.clock.now()
-        self._processing[key] = now
-        waited = now - self._added_at.pop(key, now)
-        if self.metrics is not None:
-            self.metrics.started(len(self._queue), waited)
+        key = self.take()
+        assert key is not None
         return key
 
-    def done(self, key: Hashable) -> None:
+    def done(self, key: K) -> None:
         started = self._processing.pop(key, None)
         if started is not None and self.metrics is not None:
             self.metrics.finished(self.clock.now() - started)
         if key in self._dirty:
-            self._queue.append(key)
-            if self.metrics is not None:
-                self.metrics.added(len(self._queue))
-            self._wake_one()
+            self._push(key)
 
     def __len__(self) -> int:
         return len(self._queue)
 
-    def is_processing(self, key: Hashable) -> bool:
+    def __contains__(self, key: object) -> bool:
+        """Waiting to be handed out (not merely delayed, nor only in processing)."""
+        return key in self._dirty
+
+    def is_processing(self, key: K) -> bool:
         return key in self._processing
 
     def processing_started(self) -> list[float]:
@@ -113,8 +131,9 @@ class WorkQueue:
     def shutdown(self) -> None:
         """Stop taking keys; workers drain what is queued, then ``get`` raises QueueShutDown."""
         self._shutting_down = True
-        if self._timer is not None:
-            self._timer.cancel()
+        for _, timer in self._delayed.values():
+            timer.cancel()
+        self._delayed.clear()
         while self._waiters:
             waiter = self._waiters.popleft()
             if not waiter.done():
@@ -133,58 +152,43 @@ class WorkQueue:
 
     # -- delaying --------------------------------------------------------------------------------------------
 
-    def add_after(self, key: Hashable, seconds: float) -> None:
+    def add_after(self, key: K, seconds: float) -> None:
         """Add ``key`` once ``seconds`` have passed; an earlier pending time for the same key wins."""
+        if seconds > 0:
+            self.add_at(key, self.clock.now() + seconds)
+        else:
+            self.add(key)
+
+    def add_at(self, key: K, at: float) -> None:
+        """Add ``key`` at ``at``, unless an earlier time is already pending for it (the reconcile then asks
+        again); a pending later time is replaced."""
         if self._shutting_down:
             return
-        if seconds <= 0:
+        pending = self._delayed.get(key)
+        if pending is not None:
+            if self.clock.now() < pending[0] <= at:
+                return
+            pending[1].cancel()
+
+        def fire() -> None:
+            self._delayed.pop(key, None)
             self.add(key)
-            return
-        at = self.clock.now() + seconds
-        pending = self._ready_at.get(key)
-        if pending is not None and pending <= at:
-            return
-        self._ready_at[key] = at
-        heapq.heappush(self._waiting, (at, next(self._seq), key))
-        self._arm()
 
-    def waiting(self) -> dict[Hashable, float]:
+        self._delayed[key] = (at, self.clock.call_at(at, fire))
+
+    def waiting(self) -> dict[K, float]:
         """Keys waiting for their time, and when each becomes ready."""
-        return dict(self._ready_at)
-
-    def _arm(self) -> None:
-        while self._waiting and self._ready_at.get(self._waiting[0][2]) != self._waiting[0][0]:
-            heapq.heappop(self._waiting)  # superseded by an earlier time for the same key
-        if not self._waiting:
-            return
-        at = self._waiting[0][0]
-        if self._timer_at is not None and self._timer_at <= at:
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-        self._timer_at = at
-        self._timer = self.clock.call_at(at, self._fire)
-
-    def _fire(self) -> None:
-        self._timer = None
-        self._timer_at = None
-        now = self.clock.now()
-        while self._waiting and self._waiting[0][0] <= now:
-            at, _, key = heapq.heappop(self._waiting)
-            if self._ready_at.get(key) == at:
-                del self._ready_at[key]
-                self.add(key)
-        self._arm()
+        return {key: at for key, (at, _) in self._delayed.items()}
 
     # -- rate limiting ---------------------------------------------------------------------------------------
 
-    def add_rate_limited(self, key: Hashable) -> None:
+    def add_rate_limited(self, key: K) -> None:
         if self.metrics is not None:
             self.metrics.retried()
         self.add_after(key, self.limiter.when(key))
 
-    def forget(self, key: Hashable) -> None:
+    def forget(self, key: K) -> None:
         self.limiter.forget(key)
 
-    def num_requeues(self, key: Hashable) -> int:
+    def num_requeues(self, key: K) -> int:
         return self.limiter.num_requeues(key)

@@ -19,41 +19,51 @@ from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.quorum.settings import UPDATE_POLICY
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
+from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.census import CensusIndex
+from rollwise.runtime.clock import Clock
 from rollwise.runtime.events import ControllerEvents
 from rollwise.runtime.execute import Outcome, execute
-from rollwise.runtime.instant_queue import Scheduler, WorkQueue
+from rollwise.runtime.inline import InlineWorker
+from rollwise.runtime.limiter import ItemExponentialRateLimiter
+from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import SetKey
 from rollwise.runtime.views import set_view
 
-__all__ = ["CONTROLLERS", "QUORUM_CONTROLLER", "STATEFULSET_CONTROLLER", "SetController"]
+__all__ = ["SetController"]
 
-STATEFULSET_CONTROLLER = "statefulset-controller"
-QUORUM_CONTROLLER = "quorum-aware-controller"
-CONTROLLERS = (STATEFULSET_CONTROLLER, QUORUM_CONTROLLER)
 _ROUNDS_PER_ORDINAL = 8
 
 Observer = Callable[[SetView, Plan], None]
 
 
 class SetController:
-    """Reconciles StatefulSets (``SetKey``s) through a work queue on ``scheduler``.
+    """Reconciles StatefulSets (``SetKey``s) through the work queue, on ``clock``'s timers (``InlineWorker``).
 
     Drivers call ``queue.add(key)`` when a set or something it reads changed. ``observers`` and
-    ``quorum_observers`` are called with every view and the plan decided from it, before execution."""
+    ``quorum_observers`` are called with every view and the plan decided from it, before execution.
+    ``backoff_max``: the cap of a failing key's back-off; ``settle_guard``: raise when a set does not settle in
+    one instant (virtual time, where instants repeat); ``after_each``: called after every reconcile (``up``
+    delivers the reconcile's writes to its watchers then)."""
 
-    def __init__(self, cluster: Cluster, *, scheduler: Scheduler, gates: FeatureGates,
+    def __init__(self, cluster: Cluster, *, clock: Clock, gates: FeatureGates,
                  recorder: ControllerEvents, metrics: MetricsRegistry | None = None, quorum: bool = True,
-                 census: bool = False) -> None:
+                 census: bool = False, backoff_max: float = 1000.0, settle_guard: bool = True,
+                 after_each: Callable[[], None] | None = None) -> None:
         self.cluster = cluster
         self.quorum = quorum
         """False: the quorum-aware controller is left to an external operator (``up --controllers=-quorum``)."""
         self.gates = gates
         self.recorder = recorder
         self.metrics = metrics if metrics is not None else MetricsRegistry()
-        self._scheduler = scheduler
-        self.queue: WorkQueue[SetKey] = WorkQueue(scheduler, self.reconcile, rounds_for=self._rounds_for)
+        self._clock = clock
+        self._after_each = after_each
+        # Per-key back-off only: a token bucket would make a simulated rollout's timing depend on how many other
+        # keys failed, which a reader of one set's timeline cannot see.
+        self.queue: WorkQueue[SetKey] = WorkQueue(clock, limiter=ItemExponentialRateLimiter(0.005, backoff_max))
+        self.worker = InlineWorker(self.queue, self._process, rounds_for=self._rounds_for,
+                                   max_rounds_per_instant=200 if settle_guard else None)
         self.census = CensusIndex(cluster) if census else None
         """With ``census``, views come from an index the driver feeds every change (``seen``): a reconcile then
         costs what changed, not the set's size (census.py). The driver must drain the feed before each reconcile."""
@@ -76,14 +86,33 @@ class SetController:
             self.census.on_change(change)
 
     def view(self, sts: Obj) -> SetView:
-        return set_view(self.cluster, sts, now=self._scheduler.now(), gates=self.gates)
+        return set_view(self.cluster, sts, now=self._clock.now(), gates=self.gates)
 
-    def reconcile(self, key: SetKey) -> None:
+    def preview(self, sts: Obj) -> list[tuple[str, Plan]]:
+        """What each controller would do to ``sts`` now, by controller name, nothing executed (``rollwise plan``):
+        the StatefulSet controller's plan, and the quorum-aware controller's where it has something to do."""
+        view = self.view(sts)
+        plans = [(STATEFULSET_CONTROLLER, reconcile(view))]
+        quorum = reconcile_quorum(view)
+        if quorum.actions or quorum.blocked:
+            plans.append((QUORUM_CONTROLLER, quorum))
+        return plans
+
+    def _process(self, key: SetKey) -> tuple[float | None, bool]:
+        try:
+            return self.reconcile(key)
+        finally:
+            if self._after_each is not None:
+                self._after_each()
+
+    def reconcile(self, key: SetKey) -> tuple[float | None, bool]:
+        """Reconcile one set: the StatefulSet controller's plan, executed, then the quorum-aware controller's for a
+        set handed to it. Returns when to look again (seconds, or None) and whether a write failed."""
         try:
             sts = self.cluster.get(*key)
         except NotFound:
-            return
-        now = self._scheduler.now()
+            return None, False
+        now = self._clock.now()
         view = self.census.view(sts, now=now, gates=self.gates) if self.census is not None else self.view(sts)
         plan = reconcile(view)
         for observe in self.observers:
@@ -94,7 +123,7 @@ class SetController:
         if outcome.error is None and self.quorum and annotations_of(sts).get(UPDATE_POLICY):
             outcome = self._reconcile_quorum(key) or outcome
         self.metrics.record(plan.metrics)
-        self.queue.done(key, requeue_after=plan.requeue_after, failed=outcome.error is not None)
+        return plan.requeue_after, outcome.error is not None
 
     def _reconcile_quorum(self, key: SetKey) -> Outcome | None:
         """The quorum-aware controller (DEP-07) sees the set after the StatefulSet controller's writes."""
@@ -115,5 +144,5 @@ class SetController:
         outcome = execute(plan, self.cluster, sts=sts, actor=QUORUM_CONTROLLER,
                           emit=lambda ev: self.recorder.record(sts, ev, QUORUM_CONTROLLER))
         if plan.requeue_after is not None:
-            self.queue.requeue_at(key, self._scheduler.now() + plan.requeue_after)
+            self.queue.add_at(key, self._clock.now() + plan.requeue_after)
         return outcome

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from rollwise.api.errors import ApiStatusError, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
-from rollwise.runtime.clock import Clock
+from rollwise.runtime.clock import AsyncClock
 
 __all__ = ["EventRecorder", "EventSink"]
 
@@ -61,7 +61,7 @@ class _Bucket:
 
 
 class EventRecorder:
-    def __init__(self, sink: EventSink, *, clock: Clock, component: str, host: str = "",
+    def __init__(self, sink: EventSink, *, clock: AsyncClock, component: str, host: str = "",
                  wall_time: Callable[[], float] = time.time) -> None:
         self.sink = sink
         self.clock = clock

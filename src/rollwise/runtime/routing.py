@@ -1,37 +1,66 @@
-"""Which StatefulSets a change wakes: the mapping from watch events to work-queue keys that every driver shares.
+"""Which StatefulSets a change wakes: the one table of wake rules, for every driver (the simulator, ``up`` and the
+operator) — upstream ``stateful_set.go``'s event handlers (reference upstream-statefulset.md §5.1).
 
-- a pod wakes its controller (before and after the change), or, while it has none, every set whose selector
-  matches it (an orphan a set may adopt, reference §5.1);
-- a member Lease wakes the set its ``rollwise.dev/member-of`` label names (or every set in its namespace);
-- a set wakes itself, except for a controller's own status write: an informer delivers that too, but reconciling
-  on it decides nothing new (the controller wrote what it had just decided).
+| change of      | wakes                                                                                     |
+|----------------|-------------------------------------------------------------------------------------------|
+| a Pod          | its controller, before and after the change (by kind, group and name, as controller-runtime's |
+|                | ``OnlyControllerOwner``); while it has none, every set of its namespace whose selector     |
+|                | matches it (an orphan a set may adopt)                                                     |
+| a member Lease | the set its ``rollwise.dev/member-of`` label names; unlabelled, every set of its namespace |
+| a StatefulSet  | itself, except a controller's own status write: the controller wrote what it had just      |
+|                | decided, and reconciling on it decides nothing new                                         |
+| anything else  | nothing (upstream watches no ControllerRevision; the reconcile lists them)                 |
 
-Keys come sorted, so the order of work never depends on string hashing.
+Keys come sorted, so the order of work never depends on string hashing. The sets are found through a
+``SetLookup``: the store's both resources (``ClusterSets``), or an operator's cache of its one resource.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from rollwise.api.errors import NotFound
+from rollwise.api.leases import MEMBER_OF_LABEL
 from rollwise.api.meta import Obj, controller_of, labels, namespace_of, selector_matches
 from rollwise.cluster.protocol import Change, Cluster
-from rollwise.cluster.resources import STATEFULSET
-from rollwise.runtime.reconciler import CONTROLLERS
+from rollwise.runtime.actors import CONTROLLERS
 from rollwise.runtime.setkeys import SetKey, all_sets, find_set, set_key, set_resource
 
-__all__ = ["MEMBER_OF_LABEL", "is_own_status_write", "sets_to_wake"]
+__all__ = ["ClusterSets", "SetLookup", "is_own_status_write", "sets_to_wake"]
 
-MEMBER_OF_LABEL = "rollwise.dev/member-of"
+class SetLookup(Protocol):
+    def sets_in(self, namespace: str) -> Sequence[Obj]:
+        """Every set the driver runs in ``namespace``, by name."""
+        ...
+
+    def find(self, namespace: str, name: str) -> Obj | None: ...
 
 
-def sets_to_wake(cluster: Cluster, ch: Change) -> list[SetKey]:
+class ClusterSets:
+    """Both StatefulSet resources of a store (``setkeys.all_sets``)."""
+
+    __slots__ = ("_cluster",)
+
+    def __init__(self, cluster: Cluster) -> None:
+        self._cluster = cluster
+
+    def sets_in(self, namespace: str) -> Sequence[Obj]:
+        return all_sets(self._cluster, namespace)
+
+    def find(self, namespace: str, name: str) -> Obj | None:
+        try:
+            return find_set(self._cluster, namespace, name)
+        except NotFound:
+            return None
+
+
+def sets_to_wake(sets: SetLookup, ch: Change) -> list[SetKey]:
     """The sets to reconcile because of ``ch`` (empty for kinds no set reads)."""
     if ch.kind == "Pod":
-        return _owners_of(cluster, ch.obj, ch.old)
+        return _owners_of(sets, ch.obj, ch.old)
     if ch.kind == "Lease":
-        owner = labels(ch.obj).get(MEMBER_OF_LABEL)
-        if owner:
-            return [_set_named(cluster, ch.namespace, owner)]
-        return [set_key(s) for s in all_sets(cluster, ch.namespace)]
+        return _members_of(sets, ch.namespace, ch.obj)
     if ch.of_statefulset and not is_own_status_write(ch):
         return [(ch.resource, ch.namespace, ch.name)]
     return []
@@ -54,7 +83,15 @@ def is_own_status_write(ch: Change) -> bool:
     return True
 
 
-def _owners_of(cluster: Cluster, pod: Obj, old: Obj | None) -> list[SetKey]:
+def _members_of(sets: SetLookup, namespace: str, lease: Obj) -> list[SetKey]:
+    owner = labels(lease).get(MEMBER_OF_LABEL)
+    if not owner:
+        return sorted(set_key(s) for s in sets.sets_in(namespace))
+    found = sets.find(namespace, owner)
+    return [set_key(found)] if found is not None else []
+
+
+def _owners_of(sets: SetLookup, pod: Obj, old: Obj | None) -> list[SetKey]:
     ref = controller_of(pod)
     if ref is not None and (old is None or controller_of(old) is ref) and ref.get("kind") == "StatefulSet":
         # The common case: one controller, the very reference before and after (a status write shares it).
@@ -68,14 +105,7 @@ def _owners_of(cluster: Cluster, pod: Obj, old: Obj | None) -> list[SetKey]:
         if ref is not None and ref.get("kind") == "StatefulSet":
             keys.add((set_resource(ref), ns, str(ref["name"])))
         elif ref is None:
-            for sts in all_sets(cluster, ns):
+            for sts in sets.sets_in(ns):
                 if selector_matches(sts["spec"].get("selector"), labels(obj)):
                     keys.add(set_key(sts))
     return sorted(keys)
-
-
-def _set_named(cluster: Cluster, namespace: str, name: str) -> SetKey:
-    try:
-        return set_key(find_set(cluster, namespace, name))
-    except NotFound:
-        return STATEFULSET, namespace, name

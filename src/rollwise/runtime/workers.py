@@ -1,5 +1,5 @@
-"""Workers over a work queue, with controller-runtime's reconcile-result semantics
-(``pkg/internal/controller/controller.go`` ``reconcileHandler``):
+"""Asyncio workers over the work queue, for a driver whose world is a real API (the operator), with
+controller-runtime's reconcile-result semantics (``inline.finish``, the same rule the simulator and ``up`` follow):
 
 * an exception → ``add_rate_limited`` (back-off per key, bounded by the token bucket);
 * a result of ``requeue_after`` seconds → ``forget`` then ``add_after``;
@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Hashable
 
 from rollwise.api.errors import ApiStatusError
 from rollwise.runtime.clock import Clock
+from rollwise.runtime.inline import finish
 from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.queue import QueueShutDown, WorkQueue
 
@@ -37,7 +38,7 @@ class NotLeader(Exception):
 
 
 class Controller:
-    def __init__(self, name: str, reconcile: Reconcile, *, clock: Clock, queue: WorkQueue | None = None,
+    def __init__(self, name: str, reconcile: Reconcile, *, clock: Clock, queue: WorkQueue[Hashable] | None = None,
                  metrics: RuntimeMetrics | None = None, workers: int = 1) -> None:
         self.name = name
         self.reconcile = reconcile
@@ -63,10 +64,10 @@ class Controller:
             log.debug("%s: %s: cache behind (%s); requeued", self.name, key, why)
             if self.metrics is not None:
                 self.metrics.stale_skips.labels(controller=self.name).inc()
-            self.queue.add_rate_limited(key)
+            finish(self.queue, key, requeue_after=None, failed=True)
         except NotLeader:
             outcome = "requeue"
-            self.queue.add_rate_limited(key)
+            finish(self.queue, key, requeue_after=None, failed=True)
         except asyncio.CancelledError:
             self.queue.add(key)  # not finished: whoever runs next must look at it again
             raise
@@ -77,18 +78,18 @@ class Controller:
                         err.message)
             if self.metrics is not None:
                 self.metrics.reconcile_errors.labels(controller=self.name).inc()
-            self.queue.add_rate_limited(key)
+            finish(self.queue, key, requeue_after=None, failed=True)
         except Exception:
             outcome = "error"
             log.exception("%s: reconciling %s failed", self.name, key)  # a bug: keep the traceback
             if self.metrics is not None:
                 self.metrics.reconcile_errors.labels(controller=self.name).inc()
-            self.queue.add_rate_limited(key)
+            finish(self.queue, key, requeue_after=None, failed=True)
         else:
-            self.queue.forget(key)
-            if requeue_after is not None and requeue_after > 0:
+            wait = requeue_after if requeue_after is not None and requeue_after > 0 else None
+            if wait is not None:
                 outcome = "requeue_after"
-                self.queue.add_after(key, requeue_after)
+            finish(self.queue, key, requeue_after=wait, failed=False)
         finally:
             self.queue.done(key)
             if self.metrics is not None:

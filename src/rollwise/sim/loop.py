@@ -31,8 +31,9 @@ from rollwise.cluster.protocol import Change
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
 from rollwise.kubelet.agent import PodRuntime, advance, apply_fault
-from rollwise.runtime.reconciler import CONTROLLERS, STATEFULSET_CONTROLLER, SetController
-from rollwise.runtime.routing import sets_to_wake
+from rollwise.runtime.actors import CONTROLLERS, STATEFULSET_CONTROLLER
+from rollwise.runtime.reconciler import SetController
+from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import SetKey, all_sets
 from rollwise.scenario.scenario import Scenario
@@ -47,8 +48,19 @@ __all__ = ["STATEFULSET_CONTROLLER", "Simulation"]
 
 
 
-class _EngineScheduler:
-    """The controller core's clock in the simulator: controller work at the CONTROLLER phase of an instant."""
+class _EngineTimer:
+    __slots__ = ("_engine", "_handle")
+
+    def __init__(self, engine: Engine, handle: int) -> None:
+        self._engine = engine
+        self._handle = handle
+
+    def cancel(self) -> None:
+        self._engine.cancel(self._handle)
+
+
+class _EngineClock:
+    """The runtime's clock in the simulator: controller work at the CONTROLLER phase of an instant."""
 
     __slots__ = ("_engine",)
 
@@ -58,11 +70,8 @@ class _EngineScheduler:
     def now(self) -> float:
         return self._engine.clock.now
 
-    def at(self, t: float, fn: Callable[[], None]) -> int:
-        return self._engine.at(t, CONTROLLER, fn)
-
-    def cancel(self, handle: int) -> None:
-        self._engine.cancel(handle)
+    def call_at(self, when: float, callback: Callable[[], None]) -> _EngineTimer:
+        return _EngineTimer(self._engine, self._engine.at(when, CONTROLLER, callback))
 
 
 @dataclass(slots=True)
@@ -106,6 +115,7 @@ class Simulation:
                                      history_limit=0)
         self.recorder = Recorder(controllers=frozenset(CONTROLLERS), ambiguous=scenario.ambiguous_sets)
         self.kubelet = _Kubelet()
+        self._sets = ClusterSets(self.cluster)
         self.tallies = Tallies(self.cluster)
         """The record's per-set figures as counters fed by the change feed (tally.py)."""
         self._cursor = 0
@@ -117,7 +127,7 @@ class Simulation:
         self.metrics = MetricsRegistry()
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
-        self.controller = SetController(self.cluster, scheduler=_EngineScheduler(self.engine), gates=scenario.gates,
+        self.controller = SetController(self.cluster, clock=_EngineClock(self.engine), gates=scenario.gates,
                                         recorder=self.events, metrics=self.metrics, census=True)
         self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
@@ -178,7 +188,7 @@ class Simulation:
         position, e = self._cursor, 0
         # The followers, looked up once per drain rather than once per change.
         seen, tally, record = self.controller.seen, self.tallies.on_change, self.recorder.on_change
-        wake = self._mark_dirty
+        wake, sets = self._mark_dirty, self._sets
         for ch in changes:
             while e < len(events) and events[e][0] <= position:  # made before this change was written
                 record(events[e][1])
@@ -191,7 +201,7 @@ class Simulation:
                 self._pod_changed(ch)
             elif ch.kind == "StatefulSet" and ch.type != "DELETED":
                 self.metrics.observe_set(ch.old, ch.obj, ch.at)
-            for key in sets_to_wake(self.cluster, ch):
+            for key in sets_to_wake(sets, ch):
                 wake(key)
         for _, event in events[e:]:
             record(event)
@@ -270,9 +280,6 @@ class Simulation:
 
     def _mark_dirty(self, key: SetKey) -> None:
         self.controller.queue.add(key)
-
-    def _view(self, sts: Obj) -> SetView:
-        return self.controller.view(sts)
 
     # -- the result ------------------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from rollwise.api.errors import NotFound
 from rollwise.api.identity import ordinal_range, pod_name
-from rollwise.api.leases import cluster_id, member_id
+from rollwise.api.leases import MEMBER_OF_LABEL, cluster_id, member_id
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
 from rollwise.controllers.quorum.settings import read_settings
 from rollwise.kubelet.quorum import QuorumState, figures, observe_pod, step
@@ -131,7 +131,7 @@ class QuorumApp:
         except NotFound:
             cluster.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                             "metadata": {"name": name, "namespace": self.namespace,
-                                         "labels": {"rollwise.dev/member-of": self.set_name}},
+                                         "labels": {MEMBER_OF_LABEL: self.set_name}},
                             "spec": body}, actor=LEASE_WRITER)
             return
         cluster.patch("Lease", self.namespace, name, {"spec": body}, actor=LEASE_WRITER)
