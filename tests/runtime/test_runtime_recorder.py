@@ -10,24 +10,29 @@ from rollwise.api.meta import Obj
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.runtime import recorder as rec
 from rollwise.runtime.clock import VirtualClock
-from rollwise.runtime.recorder import EventRecorder
+from rollwise.runtime.execute import ControllerEvent
+from rollwise.runtime.recorder import AsyncEventRecorder, EventRecorder, StoreEventSink
 
 SET: Obj = {"apiVersion": "apps.rollwise.dev/v1alpha1", "kind": "StatefulSet",
             "metadata": {"name": "web", "namespace": "default", "uid": "u-1", "resourceVersion": "7"}}
 
 
-def _recorder() -> tuple[EventRecorder, MemoryEvents, MemoryCluster, VirtualClock]:
+def _ev(event_type: str, reason: str, message: str) -> ControllerEvent:
+    return ControllerEvent(event_type=event_type, reason=reason, message=message)
+
+
+def _recorder() -> tuple[AsyncEventRecorder, MemoryEvents, MemoryCluster, VirtualClock]:
     clock = VirtualClock()
     cluster = MemoryCluster(clock=clock.now)
     sink = MemoryEvents(cluster)
-    recorder = EventRecorder(sink, clock=clock, component="rollwise", host="op-a",
+    recorder = AsyncEventRecorder(sink, clock=clock, component="rollwise", host="op-a",
                              wall_time=lambda: 1_800_000_000 + clock.now())
     return recorder, sink, cluster, clock
 
 
 def test_an_event_names_the_custom_resource_it_is_about() -> None:
     recorder, _, cluster, _ = _recorder()
-    recorder.record(SET, "Normal", "SuccessfulCreate", "create Pod web-0 in StatefulSet web successful")
+    recorder.record(SET, _ev("Normal", "SuccessfulCreate", "create Pod web-0 in StatefulSet web successful"))
     run(recorder.flush())
     [event] = cluster.list("Event")
     assert event["involvedObject"] == {"apiVersion": "apps.rollwise.dev/v1alpha1", "kind": "StatefulSet",
@@ -41,7 +46,7 @@ def test_a_repeated_event_counts_up_on_one_object() -> None:
 
     async def go() -> None:
         for _ in range(3):
-            recorder.record(SET, "Warning", "FailedCreate", "quota exceeded")
+            recorder.record(SET, _ev("Warning", "FailedCreate", "quota exceeded"))
             await recorder.flush()
             await clock.advance(5.0)
 
@@ -54,7 +59,7 @@ def test_a_repeated_event_counts_up_on_one_object() -> None:
 def test_similar_events_are_combined_after_ten_distinct_messages() -> None:
     recorder, _, cluster, _ = _recorder()
     for i in range(12):
-        recorder.record(SET, "Normal", "SuccessfulDelete", f"delete Pod web-{i} in StatefulSet web successful")
+        recorder.record(SET, _ev("Normal", "SuccessfulDelete", f"delete Pod web-{i} in StatefulSet web successful"))
     run(recorder.flush())
     events = cluster.list("Event")
     assert len(events) == 10  # nine as they are, then one combined event counting the rest
@@ -66,11 +71,11 @@ def test_similar_events_are_combined_after_ten_distinct_messages() -> None:
 def test_spam_is_dropped_past_a_burst_of_25_per_object() -> None:
     recorder, _, cluster, clock = _recorder()
     for _ in range(30):
-        recorder.record(SET, "Normal", "Same", "same")
+        recorder.record(SET, _ev("Normal", "Same", "same"))
     run(recorder.flush())
     assert recorder.dropped == 5 and cluster.list("Event")[0]["count"] == 25
     clock.jump(300.0)  # one token back
-    recorder.record(SET, "Normal", "Same", "same")
+    recorder.record(SET, _ev("Normal", "Same", "same"))
     run(recorder.flush())
     assert cluster.list("Event")[0]["count"] == 26
 
@@ -80,7 +85,7 @@ def test_a_failed_write_is_retried_ten_seconds_later() -> None:
     sink.fail = 2
 
     async def go() -> None:
-        recorder.record(SET, "Normal", "X", "x")
+        recorder.record(SET, _ev("Normal", "X", "x"))
         task = asyncio.create_task(recorder.flush())
         await clock.run_until(19.0)
         assert cluster.list("Event") == []
@@ -94,5 +99,25 @@ def test_a_failed_write_is_retried_ten_seconds_later() -> None:
 def test_the_queue_is_bounded_and_overflow_is_counted() -> None:
     recorder, _, _, _ = _recorder()
     for i in range(rec.QUEUE_SIZE + 7):
-        recorder.record(SET, "Normal", "R", str(i))
+        recorder.record(SET, _ev("Normal", "R", str(i)))
     assert recorder.pending() == rec.QUEUE_SIZE and recorder.dropped == 7
+
+
+def test_up_and_the_operator_correlate_alike_but_up_writes_at_once() -> None:
+    """The synchronous recorder (``up``'s in-process store) counts a repeat onto one Event, as the queued one does."""
+    clock = VirtualClock()
+    cluster = MemoryCluster(clock=clock.now)
+    recorder = EventRecorder(StoreEventSink(cluster), now=clock.now, wall_time=lambda: 1_800_000_000 + clock.now())
+    for _ in range(3):
+        recorder.record(SET, _ev("Warning", "FailedCreate", "quota exceeded"), "statefulset-controller")
+    [event] = cluster.list("Event")
+    assert event["count"] == 3 and event["source"] == {"component": "statefulset-controller"}
+
+
+def test_the_simulators_recorder_keeps_every_event_uncorrelated() -> None:
+    clock = VirtualClock()
+    cluster = MemoryCluster(clock=clock.now)
+    recorder = EventRecorder(StoreEventSink(cluster), now=clock.now, correlate=False)
+    for _ in range(30):
+        recorder.record(SET, _ev("Normal", "Same", "same"), "statefulset-controller")
+    assert len(cluster.list("Event")) == 30 and recorder.dropped == 0

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import itertools
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -46,13 +45,13 @@ from rollwise.local.audited import AuditedCluster
 from rollwise.local.processes import ProcessKubelet
 from rollwise.local.quorum_app import LEASE_WRITER, QuorumModels, scaled_params
 from rollwise.runtime.clock import EpochClock
-from rollwise.runtime.events import EventRecorder
 from rollwise.runtime.execute import ControllerEvent
 from rollwise.runtime.reconciler import SetController
+from rollwise.runtime.recorder import EventRecorder, StoreEventSink
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.setkeys import SetKey, set_key
 
-__all__ = ["WallDriver", "WallEventRecorder", "scaled_profile"]
+__all__ = ["WallDriver", "scaled_profile"]
 
 log = logging.getLogger("rollwise.wall")
 
@@ -111,7 +110,7 @@ class WallDriver:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._scheduler: EpochClock | None = None
         self._controller: SetController | None = None
-        self._recorder: WallEventRecorder | None = None
+        self._recorder: EventRecorder | None = None
         self._stopped = False
         self.models = QuorumModels(cluster, {name: scaled_params(p, speed) for name, p in (apps or {}).items()},
                                    clock=clock, pump=pump, poke_pod=self._kubelet_poke, record=self._model_event)
@@ -122,7 +121,8 @@ class WallDriver:
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._scheduler = EpochClock(self._loop, self.clock)
-        self._recorder = WallEventRecorder(self.cluster, clock=self.clock)
+        # Events as a real cluster's clients write them: correlated (a repeat counts onto the earlier Event).
+        self._recorder = EventRecorder(StoreEventSink(self.cluster), now=self.clock, wall_time=self.clock)
         # The controllers' writes are audited as a real cluster's controller-manager requests are (local/audited).
         writes = self.cluster if self.audit is None else AuditedCluster(self.cluster, self.audit, clock=self.clock)
         # Wall-clock instants never repeat, so the per-instant settle guard does not apply; after each reconcile
@@ -322,31 +322,3 @@ class WallDriver:
 
 def _supported(values: Any) -> str:
     return "supported values: " + ", ".join(f'"{v}"' for v in values)
-
-
-class WallEventRecorder(EventRecorder):
-    """Events as a real API server's clients write them: named uniquely across restarts, with the involved
-    object's apiVersion (``kubectl events --for`` selects on it) and ``lastTimestamp``/``count`` (LAST SEEN)."""
-
-    def __init__(self, cluster: MemoryCluster, *, clock: Callable[[], float]) -> None:
-        super().__init__(cluster, clock=clock)
-        self._cluster_w = cluster
-        self._clock_w = clock
-        self._n = itertools.count(1)
-
-    def record(self, obj: Obj, ev: ControllerEvent, component: str) -> None:
-        now = self._clock_w()
-        ns = namespace_of(obj)
-        try:
-            self._cluster_w.create({
-                "apiVersion": "v1", "kind": "Event",
-                "metadata": {"name": f"{name_of(obj)}.{int(now * 1e6):x}{next(self._n)}", "namespace": ns},
-                "involvedObject": {"apiVersion": obj.get("apiVersion", "apps/v1"), "kind": obj.get("kind"),
-                                   "name": name_of(obj), "namespace": ns, "uid": uid_of(obj),
-                                   "resourceVersion": obj["metadata"].get("resourceVersion", "")},
-                "reason": ev.reason, "message": ev.message, "type": ev.event_type,
-                "source": {"component": component}, "reportingComponent": component,
-                "firstTimestamp": now, "lastTimestamp": now, "count": 1,
-            }, actor=component)
-        except ApiStatusError as err:  # an event is bookkeeping: never fail the write it reports
-            log.debug("event for %s not recorded: %s", name_of(obj), err)

@@ -33,7 +33,7 @@ from rollwise.runtime.consistency import ConsistencyStore
 from rollwise.runtime.informer import Informer
 from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.queue import WorkQueue
-from rollwise.runtime.recorder import EventRecorder, EventSink
+from rollwise.runtime.recorder import AsyncEventRecorder, AsyncEventSink
 from rollwise.runtime.workers import Controller
 
 __all__ = ["CONTROLLERS", "Operator", "OperatorConfig"]
@@ -81,7 +81,7 @@ class Operator:
     ``events`` the Lease and Event clients."""
 
     def __init__(self, worlds: dict[str, AsyncCluster], *, config: OperatorConfig, leases: LeaseClient,
-                 events: EventSink, clock: AsyncClock | None = None, wall_time: Callable[[], float] = time.time,
+                 events: AsyncEventSink, clock: AsyncClock | None = None, wall_time: Callable[[], float] = time.time,
                  rng: random.Random | None = None, metrics: RuntimeMetrics | None = None,
                  inline: dict[str, Cluster] | None = None) -> None:
         self.config = config
@@ -97,7 +97,7 @@ class Operator:
                                      identity=config.identity, clock=self.clock, timings=config.timings,
                                      rng=self.rng, wall_time=wall_time, on_change=self._on_leading) \
             if config.leader_elect else None
-        self.recorder = EventRecorder(events, clock=self.clock, component="rollwise", host=config.identity,
+        self.recorder = AsyncEventRecorder(events, clock=self.clock, component="rollwise", host=config.identity,
                                       wall_time=wall_time)
         self._elected = asyncio.Event()
         self.controllers: list[Controller] = []

@@ -32,7 +32,7 @@ from rollwise.runtime.cache import CacheReader, Delta, Store
 from rollwise.runtime.consistency import ConsistencyStore
 from rollwise.runtime.execute import execute
 from rollwise.runtime.queue import WorkQueue
-from rollwise.runtime.recorder import EventRecorder
+from rollwise.runtime.recorder import AsyncEventRecorder
 from rollwise.runtime.routing import sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import set_resource
@@ -50,7 +50,7 @@ Decide = Callable[[SetView], Plan]
 class SetController:
     def __init__(self, name: str, *, world: AsyncCluster, set_api_version: str, decide: Decide,
                  sets: Store, caches: dict[str, Store], queue: WorkQueue[Hashable], consistency: ConsistencyStore,
-                 recorder: EventRecorder | None, gates: FeatureGates, wall_time: Callable[[], float],
+                 recorder: AsyncEventRecorder | None, gates: FeatureGates, wall_time: Callable[[], float],
                  is_leader: Callable[[], bool], actor: str, samples: MetricsRegistry | None = None,
                  inline: Cluster | None = None) -> None:
         self.name = name
@@ -145,7 +145,7 @@ class SetController:
             outcome = await asyncio.to_thread(execute, plan, recording, sts=sts, actor=self.actor)
         if self.recorder is not None:
             for event in outcome.events:
-                self.recorder.record(sts, event.event_type, event.reason, event.message)
+                self.recorder.record(sts, event)
         if outcome.error is not None:
             raise outcome.error
         return plan.requeue_after

@@ -9,7 +9,7 @@ pod only when it, one of its claims or the set's ``QuietContext`` changes; a pod
 time, so a pod found quiet earlier is quiet now.
 
 The index is exact, never approximate: ``view`` gives what ``set_view`` would, plus the census that ``census_of``
-would compute over those pods (tests/runtime/test_incremental_views.py holds it to both at every reconcile of
+would compute over those pods (tests/sim/test_incremental_views.py holds it to both at every reconcile of
 random runs); where it cannot be sure (the set object it saw is not the one asked about, two owned pods share a
 name), it hands back ``set_view``'s view without a census and the reconcile computes everything.
 """

@@ -22,11 +22,11 @@ from rollwise.controllers.view import SetView
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.census import CensusIndex
 from rollwise.runtime.clock import Clock
-from rollwise.runtime.events import ControllerEvents
 from rollwise.runtime.execute import Outcome, execute
 from rollwise.runtime.inline import InlineWorker
 from rollwise.runtime.limiter import ItemExponentialRateLimiter
 from rollwise.runtime.queue import WorkQueue
+from rollwise.runtime.recorder import ControllerEvents
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import SetKey
 from rollwise.runtime.views import set_view

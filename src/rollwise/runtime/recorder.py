@@ -1,15 +1,18 @@
-"""core/v1 Events with client-go's correlation (``tools/record/events_cache.go``, ``event.go``).
+"""The one event recorder: a controller's events become core/v1 Events on the object they concern, with client-go's
+correlation (``tools/record/events_cache.go``, ``event.go``), for every driver.
 
-``record`` never blocks a reconcile: events go onto a bounded queue (1,000; overflow is dropped and counted) and
-one writer task sends them. Before sending, the correlator:
-
-* drops spam: a token bucket per source and object, burst 25, refilled at 1/300 per second;
-* aggregates similar events (same object, type and reason, differing messages): past 10 within 600 s they
-  become one event whose message starts ``(combined from similar events):``;
-* de-duplicates identical events: a repeat PATCHes the earlier Event's ``count`` and ``lastTimestamp`` instead
-  of creating another.
-
-Each event is tried up to 12 times, 10 s apart, then dropped.
+- ``event_object`` builds the Event (one shape everywhere: the involved object's apiVersion, kind, uid and
+  resourceVersion, so ``kubectl events --for`` selects the built-in and the custom StatefulSet apart; the source
+  component and host; first and last timestamps and a count).
+- ``Correlator`` is client-go's ``EventCorrelator``: it drops spam (a token bucket per source and object, burst 25,
+  refilled at 1/300 per second), aggregates similar events (same object, type and reason, differing messages: past
+  10 within 600 s they become one event whose message starts ``(combined from similar events):``) and turns an
+  identical repeat into a PATCH of the earlier Event's ``count`` and ``lastTimestamp``.
+- ``EventRecorder`` writes through a synchronous sink at once (``up``'s in-process store; the simulator's run
+  record, where nothing reads Events back and every event a controller emitted is kept: ``correlate=False``).
+- ``AsyncEventRecorder`` never blocks a reconcile, as client-go's broadcaster: events go onto a bounded queue
+  (1,000; overflow is dropped and counted) and one writer task correlates and sends them, each tried up to 12 times,
+  10 s apart (the operator, over the API).
 """
 
 from __future__ import annotations
@@ -24,9 +27,12 @@ from typing import Any, Protocol
 
 from rollwise.api.errors import ApiStatusError, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
+from rollwise.cluster.protocol import Cluster
 from rollwise.runtime.clock import AsyncClock
+from rollwise.runtime.execute import ControllerEvent
 
-__all__ = ["EventRecorder", "EventSink"]
+__all__ = ["AsyncEventRecorder", "AsyncEventSink", "ControllerEvents", "Correlator", "EventRecorder", "EventSink",
+           "StoreEventSink", "event_object"]
 
 log = logging.getLogger("rollwise.runtime.events")
 
@@ -41,10 +47,44 @@ CACHE_SIZE = 4096
 AGGREGATE_PREFIX = "(combined from similar events): "
 
 
+class ControllerEvents(Protocol):
+    """Where a controller's events go (``SetController``'s ``recorder``)."""
+
+    def record(self, obj: Obj, ev: ControllerEvent, component: str) -> None: ...
+
+
 class EventSink(Protocol):
+    """Synchronous Event writes: an in-process store, or the simulator's run record."""
+
+    def create(self, event: Obj) -> Obj: ...
+
+    def patch(self, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj: ...
+
+
+class AsyncEventSink(Protocol):
+    """Event writes over an API client."""
+
     async def create(self, event: Obj) -> Obj: ...
 
     async def patch(self, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj: ...
+
+
+def event_object(involved: Obj, ev: ControllerEvent, component: str, *, at: float, seq: int,
+                 host: str = "") -> Obj:
+    """The ``v1`` Event for ``ev`` about ``involved`` at wall time ``at``, named ``<object>.<hex>``, unique per
+    recorder (``seq``) and across restarts (the time)."""
+    meta = involved.get("metadata") or {}
+    return {
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": f"{name_of(involved)}.{int(at * 1e9) + seq:x}", "namespace": namespace_of(involved)},
+        "involvedObject": {"apiVersion": involved.get("apiVersion", "v1"), "kind": involved.get("kind", ""),
+                           "name": name_of(involved), "namespace": namespace_of(involved), "uid": uid_of(involved),
+                           "resourceVersion": str(meta.get("resourceVersion") or "")},
+        "type": ev.event_type, "reason": ev.reason, "message": ev.message,
+        "source": {"component": component, **({"host": host} if host else {})},
+        "reportingComponent": component, "reportingInstance": host,
+        "firstTimestamp": at, "lastTimestamp": at, "count": 1,  # seconds; the wire codec formats them
+    }
 
 
 @dataclass(slots=True)
@@ -60,39 +100,163 @@ class _Bucket:
     at: float
 
 
+@dataclass(frozen=True, slots=True)
+class Correlated:
+    """What to write for one event: the event (its message aggregated or not), and, for a repeat, the earlier
+    Event to count it onto."""
+
+    event: Obj
+    key: tuple[Any, ...]
+    repeat_of: _Sent | None
+
+
+class Correlator:
+    """client-go's ``EventCorrelator`` over an injected clock (``now``, monotonic or virtual seconds)."""
+
+    def __init__(self, now: Callable[[], float]) -> None:
+        self._now = now
+        self._seen: OrderedDict[tuple[Any, ...], _Sent] = OrderedDict()
+        self._similar: OrderedDict[tuple[Any, ...], tuple[float, set[str]]] = OrderedDict()
+        self._spam: dict[tuple[Any, ...], _Bucket] = {}
+
+    def correlate(self, event: Obj) -> Correlated | None:
+        """None: spam, drop it."""
+        if not self._allowed(event):
+            return None
+        event = self._aggregate(event)
+        inv = event["involvedObject"]
+        # Every aggregated event shares one key (client-go's aggregateKey), so they all count onto one Event.
+        combined = event["message"].startswith(AGGREGATE_PREFIX)
+        key = (inv["kind"], inv["namespace"], inv["name"], inv["uid"], event["type"], event["reason"],
+               AGGREGATE_PREFIX if combined else event["message"])
+        return Correlated(event=event, key=key, repeat_of=self._seen.get(key))
+
+    def counted(self, c: Correlated) -> None:
+        """The repeat was counted onto its earlier Event."""
+        assert c.repeat_of is not None
+        c.repeat_of.count += 1
+        self._seen.move_to_end(c.key)
+
+    def created(self, c: Correlated, stored: Obj) -> None:
+        """A new Event was written for ``c``: repeats count onto it from now on."""
+        self._seen[c.key] = _Sent(name=name_of(stored), namespace=namespace_of(stored), count=1)
+        while len(self._seen) > CACHE_SIZE:
+            self._seen.popitem(last=False)
+
+    def expired(self, c: Correlated) -> None:
+        """The earlier Event is gone (its TTL): the repeat starts a new one."""
+        self._seen.pop(c.key, None)
+
+    def _allowed(self, event: Obj) -> bool:
+        inv = event["involvedObject"]
+        key = (event["source"].get("component"), inv["kind"], inv["namespace"], inv["name"], inv["uid"])
+        now = self._now()
+        bucket = self._spam.get(key)
+        if bucket is None:
+            bucket = self._spam[key] = _Bucket(tokens=float(SPAM_BURST), at=now)
+        bucket.tokens = min(float(SPAM_BURST), bucket.tokens + (now - bucket.at) * SPAM_QPS)
+        bucket.at = now
+        if bucket.tokens < 1.0:
+            return False
+        bucket.tokens -= 1.0
+        return True
+
+    def _aggregate(self, event: Obj) -> Obj:
+        inv = event["involvedObject"]
+        key = (inv["kind"], inv["namespace"], inv["name"], inv["uid"], event["type"], event["reason"])
+        now = self._now()
+        first, messages = self._similar.get(key, (now, set()))
+        if now - first > AGGREGATE_WINDOW_SECONDS:
+            first, messages = now, set()
+        messages.add(event["message"])
+        self._similar[key] = (first, messages)
+        self._similar.move_to_end(key)
+        while len(self._similar) > CACHE_SIZE:
+            self._similar.popitem(last=False)
+        if len(messages) >= AGGREGATE_AFTER:
+            return {**event, "message": AGGREGATE_PREFIX + event["message"]}
+        return event
+
+
+def _count_patch(c: Correlated) -> dict[str, Any]:
+    assert c.repeat_of is not None
+    return {"count": c.repeat_of.count + 1, "lastTimestamp": c.event["lastTimestamp"], "message": c.event["message"]}
+
+
+class StoreEventSink:
+    """Events into an in-process store, written under their source component's name."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+
+    def create(self, event: Obj) -> Obj:
+        return self.cluster.create(event, actor=str(event["source"]["component"]), handed_over=True)
+
+    def patch(self, namespace: str, name: str, merge: Mapping[str, Any]) -> Obj:
+        return self.cluster.patch("Event", namespace, name, merge, actor="event-recorder")
+
+
 class EventRecorder:
-    def __init__(self, sink: EventSink, *, clock: AsyncClock, component: str, host: str = "",
+    """Events written at once through a synchronous ``sink``. ``now``: the clock the spam filter and aggregation
+    run on; ``wall_time``: the events' timestamps. ``correlate=False`` writes every event as it comes."""
+
+    def __init__(self, sink: EventSink, *, now: Callable[[], float], wall_time: Callable[[], float] = time.time,
+                 host: str = "", correlate: bool = True) -> None:
+        self.sink = sink
+        self.wall_time = wall_time
+        self.host = host
+        self.correlator = Correlator(now) if correlate else None
+        self.dropped = 0
+        self._seq = 0
+
+    def record(self, obj: Obj, ev: ControllerEvent, component: str) -> None:
+        self._seq += 1
+        event = event_object(obj, ev, component, at=self.wall_time(), seq=self._seq, host=self.host)
+        try:
+            self._write(event)
+        except ApiStatusError as err:  # an event is bookkeeping: never fail the write it reports
+            self.dropped += 1
+            log.debug("event %s about %s not recorded: %s", ev.reason, name_of(obj), err)
+
+    def _write(self, event: Obj) -> None:
+        if self.correlator is None:
+            self.sink.create(event)
+            return
+        c = self.correlator.correlate(event)
+        if c is None:
+            self.dropped += 1
+            return
+        if c.repeat_of is not None:
+            try:
+                self.sink.patch(c.repeat_of.namespace, c.repeat_of.name, _count_patch(c))
+                self.correlator.counted(c)
+                return
+            except NotFound:
+                self.correlator.expired(c)
+        self.correlator.created(c, self.sink.create(c.event))
+
+
+class AsyncEventRecorder:
+    """Events queued by ``record`` (never blocking), correlated and sent by ``run``'s writer task."""
+
+    def __init__(self, sink: AsyncEventSink, *, clock: AsyncClock, component: str, host: str = "",
                  wall_time: Callable[[], float] = time.time) -> None:
         self.sink = sink
         self.clock = clock
         self.component = component
         self.host = host
         self.wall_time = wall_time
+        self.correlator = Correlator(clock.now)
         self.dropped = 0
         self.sent = 0
         self._queue: asyncio.Queue[Obj] = asyncio.Queue(QUEUE_SIZE)
-        self._seen: OrderedDict[tuple[Any, ...], _Sent] = OrderedDict()
-        self._similar: OrderedDict[tuple[Any, ...], tuple[float, set[str]]] = OrderedDict()
-        self._spam: dict[tuple[Any, ...], _Bucket] = {}
         self._seq = 0
 
-    def record(self, involved: Obj, event_type: str, reason: str, message: str) -> None:
-        """Queue an Event about ``involved`` (its apiVersion, kind and uid go into ``involvedObject``)."""
-        now = self.wall_time()
+    def record(self, obj: Obj, ev: ControllerEvent, component: str | None = None) -> None:
+        """Queue an Event about ``obj``; ``component`` defaults to the recorder's own."""
         self._seq += 1
-        event: Obj = {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": f"{name_of(involved)}.{int(now * 1e9) + self._seq:x}",
-                         "namespace": namespace_of(involved)},
-            "involvedObject": {"apiVersion": involved.get("apiVersion", "v1"), "kind": involved.get("kind", ""),
-                               "name": name_of(involved), "namespace": namespace_of(involved),
-                               "uid": uid_of(involved),
-                               "resourceVersion": str(involved.get("metadata", {}).get("resourceVersion") or "")},
-            "type": event_type, "reason": reason, "message": message,
-            "source": {"component": self.component, **({"host": self.host} if self.host else {})},
-            "reportingComponent": self.component, "reportingInstance": self.host,
-            "firstTimestamp": now, "lastTimestamp": now, "count": 1,  # seconds; the wire codec formats them
-        }
+        event = event_object(obj, ev, component or self.component, at=self.wall_time(), seq=self._seq,
+                             host=self.host)
         try:
             self._queue.put_nowait(event)
         except asyncio.QueueFull:
@@ -112,66 +276,23 @@ class EventRecorder:
         while not self._queue.empty():
             await self._send(self._queue.get_nowait())
 
-    # -- correlation -----------------------------------------------------------------------------------------
-
-    def _allowed(self, event: Obj) -> bool:
-        inv = event["involvedObject"]
-        key = (self.component, inv["kind"], inv["namespace"], inv["name"], inv["uid"])
-        now = self.clock.now()
-        bucket = self._spam.get(key)
-        if bucket is None:
-            bucket = self._spam[key] = _Bucket(tokens=float(SPAM_BURST), at=now)
-        bucket.tokens = min(float(SPAM_BURST), bucket.tokens + (now - bucket.at) * SPAM_QPS)
-        bucket.at = now
-        if bucket.tokens < 1.0:
-            return False
-        bucket.tokens -= 1.0
-        return True
-
-    def _aggregate(self, event: Obj) -> Obj:
-        inv = event["involvedObject"]
-        key = (inv["kind"], inv["namespace"], inv["name"], inv["uid"], event["type"], event["reason"])
-        now = self.clock.now()
-        first, messages = self._similar.get(key, (now, set()))
-        if now - first > AGGREGATE_WINDOW_SECONDS:
-            first, messages = now, set()
-        messages.add(event["message"])
-        self._similar[key] = (first, messages)
-        self._similar.move_to_end(key)
-        while len(self._similar) > CACHE_SIZE:
-            self._similar.popitem(last=False)
-        if len(messages) >= AGGREGATE_AFTER:
-            return {**event, "message": AGGREGATE_PREFIX + event["message"]}
-        return event
-
     async def _send(self, event: Obj) -> None:
-        if not self._allowed(event):
+        c = self.correlator.correlate(event)
+        if c is None:
             self.dropped += 1
             return
-        event = self._aggregate(event)
-        inv = event["involvedObject"]
-        # Every aggregated event shares one key (client-go's aggregateKey), so they all count onto one Event.
-        combined = event["message"].startswith(AGGREGATE_PREFIX)
-        key = (inv["kind"], inv["namespace"], inv["name"], inv["uid"], event["type"], event["reason"],
-               AGGREGATE_PREFIX if combined else event["message"])
         for attempt in range(MAX_TRIES):
             try:
-                seen = self._seen.get(key)
-                if seen is not None:
+                if c.repeat_of is not None:
                     try:
-                        await self.sink.patch(seen.namespace, seen.name, {
-                            "count": seen.count + 1, "lastTimestamp": event["lastTimestamp"],
-                            "message": event["message"]})
-                        seen.count += 1
-                        self._seen.move_to_end(key)
+                        await self.sink.patch(c.repeat_of.namespace, c.repeat_of.name, _count_patch(c))
+                        self.correlator.counted(c)
                         self.sent += 1
                         return
                     except NotFound:
-                        del self._seen[key]  # the earlier Event expired (TTL): start a new one
-                created = await self.sink.create(event)
-                self._seen[key] = _Sent(name=name_of(created), namespace=namespace_of(created), count=1)
-                while len(self._seen) > CACHE_SIZE:
-                    self._seen.popitem(last=False)
+                        self.correlator.expired(c)
+                        c = Correlated(event=c.event, key=c.key, repeat_of=None)
+                self.correlator.created(c, await self.sink.create(c.event))
                 self.sent += 1
                 return
             except ApiStatusError as err:

@@ -33,6 +33,7 @@ from rollwise.controllers.view import SetView
 from rollwise.kubelet.agent import PodRuntime, advance, apply_fault
 from rollwise.runtime.actors import CONTROLLERS, STATEFULSET_CONTROLLER
 from rollwise.runtime.reconciler import SetController
+from rollwise.runtime.recorder import EventRecorder
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import SetKey, all_sets
@@ -128,7 +129,9 @@ class Simulation:
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
         self.controller = SetController(self.cluster, clock=_EngineClock(self.engine), gates=scenario.gates,
-                                        recorder=self.events, metrics=self.metrics, census=True)
+                                        recorder=EventRecorder(self.events, now=self.clock, wall_time=self.clock,
+                                                               correlate=False),
+                                        metrics=self.metrics, census=True)
         self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""

@@ -9,7 +9,7 @@ facts recounts the set once. The only thing time changes by itself is availabili
 Ready but not yet for long enough are kept apart and looked at when a figure is asked for.
 
 The figures are ``record.unavailable_ordinals`` and ``record.rollout_complete`` over the pods the set controls;
-tests/runtime/test_incremental_views.py holds the counters to them at every instant of random runs.
+tests/sim/test_incremental_views.py holds the counters to them at every instant of random runs.
 """
 
 from __future__ import annotations
