@@ -48,7 +48,8 @@ def github_slug(heading: str) -> str:
     text = text.lower()
     kept: list[str] = []
     for char in text:
-        if char in " -_" or unicodedata.category(char)[0] in "LN":
+        category = unicodedata.category(char)
+        if char in " -" or category[0] in "LMN" or category == "Pc":  # GitHub keeps letters, marks, digits, _
             kept.append(char)
     return "".join(kept).replace(" ", "-")
 
