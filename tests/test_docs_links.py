@@ -105,6 +105,31 @@ def test_every_relative_link_and_image_resolves(page: Path) -> None:
     assert broken_links(page) == []
 
 
+# A file named in code, `runtime/census.py` or `tests/sim/test_decisions_pinned.py`: relative to the repository or to
+# src/rollwise. The former drivers/ package is named only where a page says where its modules went.
+_NAMED_FILE = re.compile(r"`([\w.*/-]+/[\w.*-]+\.(?:py|yaml|json|md|toml|png))`")
+
+
+def missing_named_files(path: Path, root: Path = ROOT) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    return [name for name in _NAMED_FILE.findall(text) if not name.startswith("drivers/")
+            and not any(any(base.glob(name)) for base in (root, root / "src" / "rollwise"))]
+
+
+@pytest.mark.parametrize("page", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_file_a_page_names_exists(page: Path) -> None:
+    assert missing_named_files(page) == []
+
+
+def test_a_moved_file_named_in_a_page_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "src" / "rollwise" / "sim").mkdir(parents=True)
+    (tmp_path / "src" / "rollwise" / "sim" / "tally.py").write_text("", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text("Counters (`sim/tally.py`), the census (`core/census.py`), history (`drivers/wall.py`).\n",
+                    encoding="utf-8")
+    assert missing_named_files(page, root=tmp_path) == ["core/census.py"]
+
+
 def test_readme_is_at_most_250_lines() -> None:
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; move detail into docs/"
