@@ -1,4 +1,4 @@
-"""API server throughput and latency, as a client sees them over TLS (the figures in README's performance table).
+"""API server throughput and latency, as a client sees them over TLS (the figures in docs/performance.md).
 
 Starts ``rollwise up --ephemeral --port 0`` in a subprocess with the controllers and the kubelet off (only the
 API is measured), creates pods through the API, then measures with ``aiohttp`` clients:

@@ -1,4 +1,4 @@
-"""Simulator throughput at scale (the figures in README's performance table).
+"""Simulator throughput at scale (the figures in docs/performance.md).
 
 - one Parallel set rolling with maxUnavailable 10% at 100, 1,000, 5,000 and 10,000 replicas (pods take 30 s to
   start, 10 s to become ready, 30 s to terminate), from creation to the completed update;
