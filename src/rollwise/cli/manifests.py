@@ -168,7 +168,8 @@ def render(docs: list[dict[str, Any]]) -> str:
 
 
 def chart_templates() -> dict[str, str]:
-    """The chart's templates: each part rendered with placeholders, then Helm's tokens put in their place."""
+    """The chart's files by path under the chart: each part rendered with placeholders, then Helm's tokens in
+    their place."""
     values = {k: v[0] for k, v in HELM_TOKENS.items()}
     out = {}
     for part in PARTS:
@@ -182,26 +183,35 @@ def chart_templates() -> dict[str, str]:
         text = render(docs)
         for placeholder, token in HELM_TOKENS.values():
             text = text.replace(str(placeholder), token)
-        out[f"{part}.yaml"] = text
+        # Helm never deletes (nor upgrades) what is under crds/: uninstalling the chart keeps every custom set.
+        out[f"crds/{part}.yaml" if part == "crd" else f"templates/{part}.yaml"] = text
     return out
 
 
-KUSTOMIZATION = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n" + "".join(
-    f"- {p}.yaml\n" for p in PARTS)
+def kustomization(resources: list[str]) -> str:
+    return "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n" + "".join(
+        f"- {r}\n" for r in resources)
+
+
+# The CRD stands in its own kustomization: deleting the operator's (`kubectl delete -k deploy/`) must never delete
+# the CRD, because the API server then deletes every custom set and the garbage collector every pod they own.
+OPERATOR_PARTS = ("rbac", "operator")
+CRD_DIR = "crds"
 
 
 def _write_deploy(directory: Path, namespace: str, image: str) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    for part in PARTS:
+    (directory / CRD_DIR).mkdir(parents=True, exist_ok=True)
+    (directory / CRD_DIR / "crd.yaml").write_text(render(documents("crd")))
+    (directory / CRD_DIR / "kustomization.yaml").write_text(kustomization(["crd.yaml"]))
+    for part in OPERATOR_PARTS:
         (directory / f"{part}.yaml").write_text(render(documents(part, namespace=namespace, image=image)))
-    (directory / "kustomization.yaml").write_text(KUSTOMIZATION)
+    (directory / "kustomization.yaml").write_text(kustomization([f"{p}.yaml" for p in OPERATOR_PARTS]))
 
 
 def _write_chart(directory: Path) -> None:
-    templates = directory / "templates"
-    templates.mkdir(parents=True, exist_ok=True)
     for name, text in chart_templates().items():
-        (templates / name).write_text(text)
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -223,6 +233,8 @@ def add_manifests(sub: Any) -> None:
     p.add_argument("part", nargs="?", default="all", choices=[*PARTS, "all"])
     p.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=f"where the operator runs ({DEFAULT_NAMESPACE})")
     p.add_argument("--image", default=DEFAULT_IMAGE, help=f"the operator image ({DEFAULT_IMAGE})")
-    p.add_argument("--out-dir", metavar="DIR", help="write every part and a kustomization.yaml into DIR")
-    p.add_argument("--chart-dir", metavar="DIR", help="write the Helm chart's templates into DIR/templates")
+    p.add_argument("--out-dir", metavar="DIR", help="write the operator's parts and a kustomization.yaml into DIR, "
+                                                         "the CRD and its own kustomization.yaml into DIR/crds")
+    p.add_argument("--chart-dir", metavar="DIR", help="write the Helm chart's CRD into DIR/crds and its templates into "
+                                                           "DIR/templates")
     p.set_defaults(run=_run)
