@@ -20,9 +20,7 @@ from rollwise.cli.crd import COUNT_MINIMUMS, ENUMS, crd
 from rollwise.cli.manifests import (
     DEFAULT_IMAGE,
     DEFAULT_NAMESPACE,
-    HELM_DEFAULTS,
-    HELM_TOKENS,
-    chart_templates,
+    chart_files,
     documents,
     render,
 )
@@ -149,25 +147,11 @@ def test_kubectl_kustomize_renders_the_same_documents_as_manifests_all() -> None
     assert sorted(crds + operator, key=_key) == sorted(documents("all"), key=_key)
 
 
-def test_the_chart_templates_are_the_generators_and_render_the_same_objects() -> None:
-    generated = chart_templates()
-    for name, text in generated.items():
-        assert (ROOT / "charts" / "rollwise" / name).read_text() == text, name
-    assert "crds/crd.yaml" in generated, "Helm never deletes a CRD under crds/"
-    values = yaml.safe_load((ROOT / "charts" / "rollwise" / "values.yaml").read_text())
-    assert values["image"] == HELM_DEFAULTS["image"] and values["replicas"] == HELM_DEFAULTS["replicas"]
-    assert values["leaderElection"] == {"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "2s"}
-    docs = []
-    for template in generated.values():
-        text = template
-        for key, (_placeholder, token) in HELM_TOKENS.items():
-            text = text.replace(token, str(HELM_DEFAULTS[key]))
-        docs += list(yaml.safe_load_all(text))
-    expected = [d for d in documents("all") if d["kind"] != "Namespace"]
-    for d in expected:
-        if d["kind"] == "CustomResourceDefinition":
-            d["metadata"]["annotations"] = {"helm.sh/resource-policy": "keep"}
-    assert sorted(docs, key=_key) == sorted(expected, key=_key)
+def test_the_charts_crd_is_the_generators_and_lives_where_helm_never_deletes_it() -> None:
+    generated = chart_files()
+    assert list(generated) == ["crds/crd.yaml"], "Helm never deletes a CRD under crds/"
+    assert (ROOT / "charts" / "rollwise" / "crds" / "crd.yaml").read_text() == generated["crds/crd.yaml"]
+    assert not (ROOT / "charts" / "rollwise" / "templates" / "crd.yaml").exists()
 
 
 def test_manifests_prints_yaml_documents_with_the_namespace_and_image_asked_for(
