@@ -59,7 +59,9 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # the command's own parser says so (`run` in one line), as parse_args would have done
+        getattr(args, "parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.run(args))
     except BrokenPipeError:  # `rollwise simulate ... | head` is fine

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
 import time
 from typing import Any
@@ -31,7 +32,8 @@ from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
 from rollwise.cli.kubetarget import ClusterCommandError, add_connection_flags, parse_target, run_on_cluster
 from rollwise.cli.migrate_back import APPS_V1_STRATEGIES, migrate_back
-from rollwise.cluster.resources import CONTROLLER_REVISION, POD, ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.resources import CONTROLLER_REVISION, POD, PVC, ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.scope import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 __all__ = ["add_migrate"]
 
@@ -39,6 +41,19 @@ CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
 _DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
 _COPIED_STATUS = ("currentRevision", "updateRevision", "collisionCount")
 _POLL_SECONDS = 0.5
+
+
+_OWNED_PATCH = {"metadata": {"labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}}
+
+
+async def _claims_of(kube: Any, ns: str, sts: Obj) -> list[Obj]:
+    """The set's claims: named ``<template>-<set>-<ordinal>`` for one of its volumeClaimTemplates."""
+    templates = [name_of(t) for t in sts["spec"].get("volumeClaimTemplates") or []]
+    if not templates:
+        return []
+    ours = re.compile("|".join(f"{re.escape(t)}-{re.escape(name_of(sts))}-[0-9]+" for t in templates))
+    items, _ = await kube.list(PVC, ns)
+    return [c for c in items if ours.fullmatch(name_of(c))]
 
 
 class MigrateError(ClusterCommandError):
@@ -97,6 +112,11 @@ async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:
         if not selector_matches(selector, labels(rev)):
             await kube.patch(CONTROLLER_REVISION, ns, name_of(rev), {"metadata": {"labels": dict(template_labels)}})
             print(f"controllerrevision.apps/{name_of(rev)} relabelled")
+    # The operator watches only what carries its label (cluster.scope): the pods and claims handed over get it.
+    for pod in pods:
+        await kube.patch(POD, ns, name_of(pod), _OWNED_PATCH)
+    for claim in await _claims_of(kube, ns, sts):
+        await kube.patch(PVC, ns, name_of(claim), _OWNED_PATCH)
     created = await kube.create(custom_set_for(sts))
     await _copy_status(kube, created, {k: v for k, v in old_status.items() if k in _COPIED_STATUS})
     print(f"statefulset.apps.rollwise.dev/{name} created")

@@ -16,6 +16,7 @@ own condition) must be removed from the set first. ``maxUnavailable`` stays: it 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
 from typing import Any
@@ -31,6 +32,7 @@ from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of,
 from rollwise.api.values import clone
 from rollwise.cli.kubetarget import ClusterCommandError
 from rollwise.cluster.resources import CONTROLLER_REVISION, POD, ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.scope import MANAGED_BY_LABEL
 
 __all__ = ["APPS_V1_STRATEGIES", "apps_v1_set_for", "fields_apps_v1_lacks", "migrate_back"]
 
@@ -112,6 +114,14 @@ async def _copy_status(kube: Any, created: Obj, copied: Obj) -> None:
     raise MigrateBackError(f"could not copy the status to statefulset.apps/{name_of(created)}")
 
 
+async def _unlabel(kube: Any, ns: str, pods: list[Obj]) -> None:
+    """The pods are kube-controller-manager's now: rollwise's managed-by label goes (claims keep theirs: the
+    built-in controller never writes a claim's labels, and a label is harmless there)."""
+    for pod in pods:
+        with contextlib.suppress(ApiStatusError):  # gone or changed meanwhile: nothing of ours to remove
+            await kube.patch(POD, ns, name_of(pod), {"metadata": {"labels": {MANAGED_BY_LABEL: None}}})
+
+
 async def migrate_back(kube: Any, ns: str, name: str, strategy: str | None, timeout: float) -> int:
     cr = await kube.get(ROLLWISE_STATEFULSET, ns, name)
     problems = fields_apps_v1_lacks(cr.get("spec") or {}, strategy)
@@ -149,6 +159,7 @@ async def migrate_back(kube: Any, ns: str, name: str, strategy: str | None, time
         adopted = {uid_of(p) for p in await _owned(kube, POD, ns, created)}
         if want <= adopted:
             print(f"statefulset.apps/{name} adopted {len(want)} pods; none restarted")
+            await _unlabel(kube, ns, pods)
             return 0
         if time.monotonic() >= deadline:
             print(f"error: timed out: statefulset.apps/{name} adopted {len(want & adopted)} of {len(want)} pods "
