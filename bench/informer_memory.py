@@ -69,7 +69,6 @@ async def _foreign(kubeconfig: str, pods: int) -> None:
         async with gate:
             await kube.create(obj)
 
-    await kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
     await asyncio.gather(*(create({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": f"web-{i:05d}", "namespace": "team",
@@ -134,6 +133,7 @@ def main() -> None:
 
         k("apply", "-k", str(ROOT / "deploy" / "crds"))
         k("create", "namespace", "rollwise-system")
+        k("create", "namespace", "team")
         t0 = time.monotonic()
         asyncio.run(_foreign(str(kubeconfig), args.foreign_pods))
         print(f"{args.foreign_pods} foreign pods and 200 foreign Leases created in {time.monotonic() - t0:.0f} s",
