@@ -21,6 +21,7 @@ from queue import Empty, Queue
 
 import pytest
 
+ROOT = Path(__file__).resolve().parents[2]
 KUBECTL_132 = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32"
 DEADLINE = 60.0
 
@@ -49,6 +50,11 @@ class Up:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({result.returncode}):\n{result.stdout}\n"
                                  f"{result.stderr}")
         return result
+
+    def install_rollwise(self) -> None:
+        """What docs/install.md says: the CRD from ``deploy/crds`` first, then the operator from ``deploy/``."""
+        self.kubectl("apply", "-k", str(ROOT / "deploy" / "crds"))
+        self.kubectl("apply", "-k", str(ROOT / "deploy"))
 
     def apply(self, manifest: str, *args: str) -> str:
         return self.kubectl("apply", "-f", "-", *args, stdin=manifest).stdout

@@ -35,7 +35,7 @@ def _pods(up: Up) -> list[dict[str, Any]]:
 
 
 def test_migrate_moves_pods_under_the_custom_set_without_restarts_and_it_rolls_next(up: Up, tmp_path: Path) -> None:
-    up.kubectl("apply", "-k", str(ROOT / "deploy"))
+    up.install_rollwise()
     op = Operator(up, tmp_path, "op-a")
     try:
         op.wait_for(r"op-a started leading")

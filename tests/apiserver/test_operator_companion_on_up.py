@@ -28,7 +28,7 @@ def up(tmp_path: Path) -> Iterator[Up]:
 
 @pytest.fixture
 def operator(up: Up, tmp_path: Path) -> Iterator[Operator]:
-    up.kubectl("apply", "-k", str(ROOT / "deploy"))
+    up.install_rollwise()
     op = Operator(up, tmp_path, "op-a")
     try:
         op.wait_for(r"op-a started leading")

@@ -62,7 +62,7 @@ def _pod_deletes(up: Up, user: str) -> list[str]:
 
 def test_an_operator_killed_mid_rollout_is_replaced_and_the_rollout_resumes_within_budget_losing_no_claim(
         up: Up, tmp_path: Path) -> None:
-    up.kubectl("apply", "-k", str(ROOT / "deploy"))
+    up.install_rollwise()
     history = PodHistory(up.kubeconfig, "default", "app=db")
     a = Operator(up, tmp_path, "op-a")
     b: Operator | None = None

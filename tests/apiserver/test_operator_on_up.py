@@ -34,7 +34,7 @@ def _rolled_out(up: Up, image: str) -> bool:
 
 
 def test_the_operator_rolls_a_custom_resource_set_and_only_it_writes_pods(up: Up, tmp_path: Path) -> None:
-    up.kubectl("apply", "-k", str(ROOT / "deploy"))
+    up.install_rollwise()
     op = Operator(up, tmp_path, "op-a")
     try:
         op.wait_for(r"op-a started leading")
@@ -73,7 +73,7 @@ def _set_writes(up: Up, user: str) -> list[float]:
 
 def test_a_standby_takes_over_from_a_killed_leader_and_a_paused_leader_writes_nothing_after(
         up: Up, tmp_path: Path) -> None:
-    up.kubectl("apply", "-k", str(ROOT / "deploy"))
+    up.install_rollwise()
     a = Operator(up, tmp_path, "op-a")
     b: Operator | None = None
     c: Operator | None = None
@@ -131,6 +131,7 @@ def test_the_operator_finishes_a_rollout_through_410s_dropped_watches_409s_and_5
         while up.kubectl(*args, check=False).returncode != 0:
             assert time.monotonic() < end, f"kubectl {args} kept failing"
 
+    kubectl_retrying("apply", "-k", str(ROOT / "deploy" / "crds"))
     kubectl_retrying("apply", "-k", str(ROOT / "deploy"))
     op = Operator(up, tmp_path, "op-a")
     try:

@@ -49,7 +49,7 @@ def _forbidden(up: Up) -> list[dict[str, object]]:
 
 
 def test_the_shipped_rbac_is_enough_and_a_missing_rule_is_a_403_and_a_warning(up: Up, tmp_path: Path) -> None:
-    up.kubectl("apply", "-k", str(ROOT / "deploy"))
+    up.install_rollwise()
     op = Operator(up, tmp_path, SA)
     try:
         op.wait_for(r"started leading")

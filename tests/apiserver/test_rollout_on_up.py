@@ -55,7 +55,7 @@ def _set_image(up: Up, image: str) -> None:
 
 
 def test_the_plugin_follows_a_rollout_lists_history_undoes_and_restarts(up: Up) -> None:
-    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crd.yaml"))
+    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
     up.apply(WEB)
     first = _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s")
     assert first.returncode == 0, first.stderr
@@ -93,7 +93,7 @@ def test_the_plugin_follows_a_rollout_lists_history_undoes_and_restarts(up: Up) 
 
 
 def test_status_exits_1_on_timeout_and_errors_are_reported(up: Up) -> None:
-    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crd.yaml"))
+    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
     up.apply(WEB)
     assert _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
     _set_image(up, "nginx:typo")  # never pulls: the rollout cannot finish

@@ -256,7 +256,7 @@ def test_the_operator_against_up_decides_as_the_simulator(scenario: Path, kubect
     up = start_up(tmp_path, kubectl, "--controllers=-apps.rollwise.dev,-quorum", "--any-token", "--debug-endpoints",
                   "--kubelet", str(kubelet), "--speed", str(speed))
     try:
-        up.kubectl("apply", "-k", str(ROOT / "deploy"))
+        up.install_rollwise()
         op = Operator(up, tmp_path, OPERATOR)
         try:
             op.wait_for(r"started leading")

@@ -20,9 +20,7 @@ from rollwise.cli.crd import COUNT_MINIMUMS, ENUMS, crd
 from rollwise.cli.manifests import (
     DEFAULT_IMAGE,
     DEFAULT_NAMESPACE,
-    HELM_DEFAULTS,
-    HELM_TOKENS,
-    chart_templates,
+    chart_files,
     documents,
     render,
 )
@@ -114,8 +112,19 @@ def test_the_deployment_runs_two_replicas_non_root_and_outlives_the_renew_deadli
 
 
 def test_deploy_holds_exactly_the_generators_output() -> None:
-    for part in ("crd", "rbac", "operator"):
+    assert (ROOT / "deploy" / "crds" / "crd.yaml").read_text() == render(documents("crd"))
+    for part in ("rbac", "operator"):
         assert (ROOT / "deploy" / f"{part}.yaml").read_text() == render(documents(part)), part
+
+
+def test_out_dir_writes_the_crd_apart_from_the_operator(tmp_path: Path) -> None:
+    assert main(["manifests", "--out-dir", str(tmp_path)]) == 0
+    assert (tmp_path / "kustomization.yaml").read_text() == (ROOT / "deploy" / "kustomization.yaml").read_text()
+    assert (tmp_path / "crds" / "kustomization.yaml").read_text() == (
+        ROOT / "deploy" / "crds" / "kustomization.yaml").read_text()
+    top = yaml.safe_load((tmp_path / "kustomization.yaml").read_text())["resources"]
+    assert top == ["rbac.yaml", "operator.yaml"], "deleting the operator's kustomization must never delete the CRD"
+    assert yaml.safe_load((tmp_path / "crds" / "kustomization.yaml").read_text())["resources"] == ["crd.yaml"]
 
 
 def _key(doc: dict[str, Any]) -> tuple[str, str, str]:
@@ -127,30 +136,22 @@ def test_kubectl_kustomize_renders_the_same_documents_as_manifests_all() -> None
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         pytest.skip("kubectl is not installed")
-    out = subprocess.run([kubectl, "kustomize", str(ROOT / "deploy")], capture_output=True, text=True, timeout=120,
-                         check=True, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
-    rendered = sorted(yaml.safe_load_all(out.stdout), key=_key)
-    assert rendered == sorted(documents("all"), key=_key)
+    rendered = []
+    for directory in (ROOT / "deploy" / "crds", ROOT / "deploy"):
+        out = subprocess.run([kubectl, "kustomize", str(directory)], capture_output=True, text=True, timeout=120,
+                             check=True, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
+        rendered.append(list(yaml.safe_load_all(out.stdout)))
+    crds, operator = rendered
+    assert [d["kind"] for d in crds] == ["CustomResourceDefinition"]
+    assert "CustomResourceDefinition" not in [d["kind"] for d in operator]
+    assert sorted(crds + operator, key=_key) == sorted(documents("all"), key=_key)
 
 
-def test_the_chart_templates_are_the_generators_and_render_the_same_objects() -> None:
-    generated = chart_templates()
-    for name, text in generated.items():
-        assert (ROOT / "charts" / "rollwise" / "templates" / name).read_text() == text, name
-    values = yaml.safe_load((ROOT / "charts" / "rollwise" / "values.yaml").read_text())
-    assert values["image"] == HELM_DEFAULTS["image"] and values["replicas"] == HELM_DEFAULTS["replicas"]
-    assert values["leaderElection"] == {"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "2s"}
-    docs = []
-    for template in generated.values():
-        text = template
-        for key, (_placeholder, token) in HELM_TOKENS.items():
-            text = text.replace(token, str(HELM_DEFAULTS[key]))
-        docs += list(yaml.safe_load_all(text))
-    expected = [d for d in documents("all") if d["kind"] != "Namespace"]
-    for d in expected:
-        if d["kind"] == "CustomResourceDefinition":
-            d["metadata"]["annotations"] = {"helm.sh/resource-policy": "keep"}
-    assert sorted(docs, key=_key) == sorted(expected, key=_key)
+def test_the_charts_crd_is_the_generators_and_lives_where_helm_never_deletes_it() -> None:
+    generated = chart_files()
+    assert list(generated) == ["crds/crd.yaml"], "Helm never deletes a CRD under crds/"
+    assert (ROOT / "charts" / "rollwise" / "crds" / "crd.yaml").read_text() == generated["crds/crd.yaml"]
+    assert not (ROOT / "charts" / "rollwise" / "templates" / "crd.yaml").exists()
 
 
 def test_manifests_prints_yaml_documents_with_the_namespace_and_image_asked_for(

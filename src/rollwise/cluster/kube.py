@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import httpx2 as httpx
-from lightkube import ApiError, AsyncClient
+from lightkube import ApiError, AsyncClient, operators
 from lightkube.core.resource_registry import resource_registry
 from lightkube.generic_resource import Generic, create_namespaced_resource
 from lightkube.types import PatchType
@@ -38,6 +38,7 @@ from rollwise.api import errors
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.cluster.listwatch import ListResult, WatchEvent
 from rollwise.cluster.resources import GroupKind, ResourceRef
+from rollwise.cluster.scope import Selector
 from rollwise.cluster.wire import decode, encode
 
 __all__ = ["CR_GROUP", "RESOURCES", "KubeCluster", "KubeListWatch", "Resource", "to_api_error"]
@@ -170,10 +171,11 @@ class KubeCluster:
         except (ApiError, httpx.HTTPError) as err:
             raise to_api_error(err) from err
 
-    async def list(self, kind: ResourceRef, namespace: str | None = None) -> tuple[list[Obj], str]:
-        """Every object (all pages) and the list's resourceVersion (a consistent read)."""
+    async def list(self, kind: ResourceRef, namespace: str | None = None, *,
+                   labels: Selector | None = None) -> tuple[list[Obj], str]:
+        """Every object (all pages) matching ``labels``, and the list's resourceVersion (a consistent read)."""
         res = self.resource(kind)
-        it = self._api.list(self.cls(res), namespace=namespace or "*", chunk_size=500)
+        it = self._api.list(self.cls(res), namespace=namespace or "*", chunk_size=500, labels=_labels(labels))
         try:
             items = [_read(o, res) async for o in it]
             rv = it._resourceVersion or ""
@@ -241,8 +243,17 @@ class KubeCluster:
 
     # -- watches ---------------------------------------------------------------------------------------------
 
-    def list_watch(self, kind: str, namespace: str | None = None) -> KubeListWatch:
-        return KubeListWatch(self, kind, namespace)
+    def list_watch(self, kind: str, namespace: str | None = None, *,
+                   labels: Selector | None = None) -> KubeListWatch:
+        return KubeListWatch(self, kind, namespace, labels)
+
+
+def _labels(selector: Selector | None) -> dict[str, Any] | None:
+    """A label selector in lightkube's terms (``None``: exists, ``False``: absent, a string: equals)."""
+    if not selector:
+        return None
+    return {k: operators.exists() if v is None else operators.not_exists() if v is False else str(v)
+            for k, v in selector.items()}
 
 
 def _with_kind(obj: Mapping[str, Any], res: Resource) -> Obj:
@@ -261,22 +272,24 @@ def _write(obj: Mapping[str, Any], res: Resource) -> Obj:
 class KubeListWatch:
     """``ListWatchSource`` over the API server, for the runtime's informers."""
 
-    def __init__(self, cluster: KubeCluster, kind: str, namespace: str | None) -> None:
+    def __init__(self, cluster: KubeCluster, kind: str, namespace: str | None,
+                 labels: Selector | None = None) -> None:
         self.cluster = cluster
         self.kind = kind
         self.namespace = namespace
+        self.labels = labels
 
     async def list(self, *, resource_version: str) -> ListResult:
         # lightkube's list() cannot pass resourceVersion, so every list is a consistent read: never older than
         # what was already seen, at the cost of a quorum read where "0" would have hit the watch cache.
-        items, rv = await self.cluster.list(self.kind, self.namespace)
+        items, rv = await self.cluster.list(self.kind, self.namespace, labels=self.labels)
         return ListResult(items=items, resource_version=rv)
 
     async def watch(self, *, resource_version: str, timeout_seconds: int) -> AsyncIterator[WatchEvent]:
         res = self.cluster.resource(self.kind)
         stream = self.cluster._api.watch(self.cluster.cls(res), namespace=self.namespace or "*",
                                            resource_version=resource_version or None,
-                                           server_timeout=timeout_seconds)
+                                           server_timeout=timeout_seconds, labels=_labels(self.labels))
         try:
             async for event_type, obj in stream:
                 yield WatchEvent(type=cast(EventType, event_type), obj=_read(obj, res))

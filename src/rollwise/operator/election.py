@@ -32,6 +32,7 @@ __all__ = ["JITTER_FACTOR", "LeaderElector", "LeaseClient", "LeaseTimings"]
 log = logging.getLogger("rollwise.runtime.election")
 
 JITTER_FACTOR = 1.2
+DENIED_BACKOFF_CAP_SECONDS = 60.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,6 +85,10 @@ class LeaderElector:
         self._observed_at = 0.0
         self._leading = False
         self._renewed_at: float | None = None
+        self._waiting_for = ""
+        self._denials = 0
+        """Forbidden or Unauthorized answers in a row: the campaign backs off 2ⁿ retry periods (up to a minute)
+        rather than asking a server that refuses every retryPeriod."""
 
     # -- the fence -------------------------------------------------------------------------------------------
 
@@ -119,7 +124,8 @@ class LeaderElector:
                 log.info("%s acquired lease %s/%s", self.identity, self.namespace, self.name)
                 self._set_leading(True)
                 return
-            await self.clock.sleep(t.retry_period_seconds * (1.0 + self.rng.random() * JITTER_FACTOR))
+            backoff = min(2.0 ** self._denials, DENIED_BACKOFF_CAP_SECONDS / t.retry_period_seconds)
+            await self.clock.sleep(t.retry_period_seconds * backoff * (1.0 + self.rng.random() * JITTER_FACTOR))
 
     async def _renew(self) -> None:
         # client-go opens the renewDeadline window at the first retry after a success; counting it from the
@@ -149,6 +155,8 @@ class LeaderElector:
 
     async def try_acquire_or_renew(self) -> bool:
         ok = await self._try()
+        if ok:
+            self._denials = 0
         self.attempts.append((self.clock.now(), ok, self._observed_at))
         return ok
 
@@ -168,13 +176,13 @@ class LeaderElector:
             except (AlreadyExists, Conflict):
                 return False
             except ApiStatusError as err:
-                log.warning("creating lease %s/%s failed: %s", self.namespace, self.name, err)
+                self._failed("creating", err)
                 return False
             self._observe(created, now)
             self._renewed_at = now
             return True
         except ApiStatusError as err:
-            log.warning("reading lease %s/%s failed: %s", self.namespace, self.name, err)
+            self._failed("reading", err)
             return False
 
         spec = dict(lease.get("spec") or {})
@@ -185,6 +193,11 @@ class LeaderElector:
         if holder and holder != self.identity:
             duration = float(spec.get("leaseDurationSeconds") or t.lease_duration_seconds)
             if self._observed_at + duration > now:
+                self._denials = 0
+                if holder != self._waiting_for:  # a standby says whom it waits for, once per holder
+                    self._waiting_for = holder
+                    log.info("%s waiting for lease %s/%s, held by %s", self.identity, self.namespace, self.name,
+                             holder, extra={"lease": f"{self.namespace}/{self.name}", "holder": holder})
                 return False  # held, and not yet expired by our own clock
         if holder == self.identity:
             mine["acquireTime"] = spec.get("acquireTime") or stamp
@@ -196,11 +209,25 @@ class LeaderElector:
         except Conflict:
             return False  # another candidate wrote first: lost this round
         except ApiStatusError as err:
-            log.warning("updating lease %s/%s failed: %s", self.namespace, self.name, err)
+            self._failed("updating", err)
             return False
         self._observe(updated, now)
         self._renewed_at = now
         return True
+
+    def _failed(self, doing: str, err: ApiStatusError) -> None:
+        if err.code in (401, 403):
+            self._denials += 1
+            # The Status message names the verb, resource and namespace refused (RBAC's wording).
+            log.warning("%s lease %s/%s refused (%s %s): %s; missing permission: %s on leases.coordination.k8s.io "
+                        "in namespace %s; backing off %g s", doing, self.namespace, self.name, err.code, err.reason,
+                        err.message, _VERBS[doing], self.namespace,
+                        self.timings.retry_period_seconds * min(2.0 ** self._denials,
+                                                                DENIED_BACKOFF_CAP_SECONDS
+                                                                / self.timings.retry_period_seconds),
+                        extra={"lease": f"{self.namespace}/{self.name}", "reason": err.reason})
+            return
+        log.warning("%s lease %s/%s failed: %s", doing, self.namespace, self.name, err)
 
     def _observe(self, lease: Obj, now: float) -> None:
         self._observed = dict(lease.get("spec") or {})
@@ -226,6 +253,9 @@ class LeaderElector:
             return False
         self._observe(released, self.clock.now())
         return True
+
+
+_VERBS = {"reading": "get", "creating": "create", "updating": "update"}
 
 
 def _record(spec: dict[str, Any]) -> tuple[Any, ...]:

@@ -19,6 +19,7 @@ from rollwise.cluster.listwatch import ListResult, WatchEvent
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change, Propagation
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, ResourceRef
+from rollwise.cluster.scope import Selector
 
 T = TypeVar("T")
 
@@ -47,14 +48,23 @@ class Feed:
 
 
 class MemoryListWatch:
-    def __init__(self, feed: Feed, kind: str, namespace: str | None, *, ref: ResourceRef | None = None) -> None:
+    """``labels`` selects as the API server does: an object that stops matching is a DELETED event."""
+
+    def __init__(self, feed: Feed, kind: str, namespace: str | None, *, ref: ResourceRef | None = None,
+                 labels: Selector | None = None) -> None:
         self.feed = feed
         self.kind = kind
         self.namespace = namespace
         self.resource = feed.cluster.resources.resolve(ref if ref is not None else kind)
+        self.labels = labels
+
+    def _matches(self, obj: Obj) -> bool:
+        have = (obj.get("metadata") or {}).get("labels") or {}
+        return all((k in have) if v is None else (k not in have) if v is False else have.get(k) == v
+                   for k, v in (self.labels or {}).items())
 
     async def list(self, *, resource_version: str) -> ListResult:
-        return ListResult(items=self.feed.cluster.list(self.resource, self.namespace),
+        return ListResult(items=[o for o in self.feed.cluster.list(self.resource, self.namespace) if self._matches(o)],
                           resource_version=self.feed.last_rv())
 
     async def watch(self, *, resource_version: str, timeout_seconds: int) -> AsyncIterator[WatchEvent]:
@@ -70,7 +80,10 @@ class MemoryListWatch:
                 if self.namespace is not None and change.namespace != self.namespace:
                     continue
                 since = rv
-                yield WatchEvent(change.type, change.obj)
+                if self._matches(change.obj):
+                    yield WatchEvent(change.type, change.obj)
+                elif change.type == "MODIFIED":  # it left the selection (or never was in it: a no-op delete)
+                    yield WatchEvent("DELETED", change.obj)
             async with self.feed.changed:
                 if cursor == cluster.cursor:
                     await self.feed.changed.wait()
@@ -134,8 +147,9 @@ class MemoryWorld:
                                                    grace_period_seconds=grace_period_seconds,
                                                    propagation=cast(Propagation, propagation or "Background")))
 
-    def list_watch(self, kind: str, namespace: str | None = None) -> MemoryListWatch:
-        return MemoryListWatch(self.feed, kind, namespace, ref=self.ref(kind))
+    def list_watch(self, kind: str, namespace: str | None = None, *,
+                   labels: Selector | None = None) -> MemoryListWatch:
+        return MemoryListWatch(self.feed, kind, namespace, ref=self.ref(kind), labels=labels)
 
 
 class SyncWorld:

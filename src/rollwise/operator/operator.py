@@ -21,7 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api.features import FeatureGates
+from rollwise.cluster.listwatch import ListWatchSource
+from rollwise.cluster.namespaces import MultiNamespaceListWatch
 from rollwise.cluster.protocol import Cluster
+from rollwise.cluster.scope import Selector, informer_selectors
 from rollwise.controllers.statefulset import reconcile
 from rollwise.operator.companion import reconcile_companion
 from rollwise.operator.election import LeaderElector, LeaseClient, LeaseTimings
@@ -52,7 +55,8 @@ SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease")
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OperatorConfig:
     identity: str
-    namespace: str | None = None
+    namespaces: tuple[str, ...] = ()
+    """Watch only these namespaces (empty: the whole cluster)."""
     controllers: tuple[str, ...] = ("statefulset", "quorum")
     leader_elect: bool = False
     lease_namespace: str = "rollwise-system"
@@ -68,6 +72,14 @@ class OperatorConfig:
         if unknown or not self.controllers:
             raise ValueError(f"--controllers: unknown {', '.join(unknown) or '(none given)'}; "
                              f"known: {', '.join(CONTROLLERS)}")
+
+
+def _source(world: AsyncCluster, kind: str, namespaces: tuple[str, ...],
+            labels: Selector | None) -> ListWatchSource:
+    """The kind's list/watch: the cluster, one namespace, or several merged (``cluster.namespaces``)."""
+    if len(namespaces) <= 1:
+        return world.list_watch(kind, namespaces[0] if namespaces else None, labels=labels)
+    return MultiNamespaceListWatch([world.list_watch(kind, ns, labels=labels) for ns in namespaces])
 
 
 def _latest_seen(stores: dict[str, Store]) -> Callable[[str], str]:
@@ -90,8 +102,10 @@ class Operator:
         self.metrics = metrics or RuntimeMetrics()
         self.rng = rng or random.Random()
         shared_world = worlds[config.controllers[0]]
-        self.informers = {kind: Informer(shared_world.list_watch(kind, config.namespace), self.clock, rng=self.rng)
-                          for kind in SHARED_KINDS}
+        # Only what rollwise owns (cluster.scope): pods and claims by label, member Leases by label.
+        selectors = informer_selectors(config.controllers)
+        self.informers = {kind: Informer(_source(shared_world, kind, config.namespaces, selectors[kind]), self.clock,
+                                         rng=self.rng) for kind in SHARED_KINDS}
         self.set_informers: dict[str, Informer] = {}
         self.elector = LeaderElector(leases, namespace=config.lease_namespace, name=config.lease_name,
                                      identity=config.identity, clock=self.clock, timings=config.timings,
@@ -104,8 +118,8 @@ class Operator:
         self.sets: list[SetController] = []
         for name in config.controllers:
             api_version, decide = CONTROLLERS[name]
-            informer = self.set_informers[name] = Informer(worlds[name].list_watch("StatefulSet", config.namespace),
-                                                           self.clock, rng=self.rng)
+            informer = self.set_informers[name] = Informer(_source(worlds[name], "StatefulSet", config.namespaces,
+                                                                   None), self.clock, rng=self.rng)
             caches = {k: i.store for k, i in self.informers.items()}
             consistency = ConsistencyStore(_latest_seen({**caches, "StatefulSet": informer.store}))
             queue: WorkQueue[Hashable] = WorkQueue(self.clock, metrics=self.metrics.queue_hooks(name))

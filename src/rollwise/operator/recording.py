@@ -13,6 +13,7 @@ from typing import Any
 from rollwise.api.meta import Obj
 from rollwise.cluster.protocol import Change, Cluster, Propagation
 from rollwise.cluster.resources import GroupKind, ResourceRef
+from rollwise.cluster.scope import stamp
 from rollwise.runtime.consistency import ConsistencyStore
 
 __all__ = ["RecordingCluster"]
@@ -43,7 +44,8 @@ class RecordingCluster:
         return self.inner.list(kind, namespace, selector=selector)
 
     def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
-        out = self.inner.create(obj, actor=actor, handed_over=handed_over)
+        # What the operator creates carries the label its informers select by (cluster.scope).
+        out = self.inner.create(stamp(obj), actor=actor, handed_over=handed_over)
         self._note(str(obj.get("kind")), out)
         return out
 

@@ -137,8 +137,11 @@ class SetController:
         recording = cast(Cluster, RecordingCluster(target, self.consistency, owner=key, owner_uid=uid_of(sts),
                                                    tracked=self.tracked))
         for action in plan.actions:
-            log.info("%s %s/%s: %s %s: %s", self.name, ns, name, type(action).__name__, _target(action),
-                     getattr(action, "reason", "") or getattr(action, "message", ""))
+            kind, obj = type(action).__name__, _target(action)
+            reason = getattr(action, "reason", "") or getattr(action, "message", "")
+            log.info("%s %s/%s: %s%s: %s", self.name, ns, name, kind, f" {obj}" if obj else "", reason,
+                     extra={"controller": self.name, "set": f"{ns}/{name}", "action": kind, "object": obj or None,
+                            "reason": reason})
         if self.inline is not None:
             outcome = execute(plan, recording, sts=sts, actor=self.actor)
         else:

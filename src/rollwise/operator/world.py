@@ -16,6 +16,7 @@ from rollwise.api.meta import Obj
 from rollwise.cluster.listwatch import ListWatchSource
 from rollwise.cluster.protocol import Change, Propagation
 from rollwise.cluster.resources import POD, ResourceRef
+from rollwise.cluster.scope import Selector
 
 __all__ = ["AsyncCluster", "BlockingCluster"]
 
@@ -39,7 +40,8 @@ class AsyncCluster(Protocol):
                      resource_version: str | None = None, grace_period_seconds: int | None = None,
                      propagation: str | None = None) -> Obj | None: ...
 
-    def list_watch(self, kind: str, namespace: str | None = None) -> ListWatchSource: ...
+    def list_watch(self, kind: str, namespace: str | None = None, *,
+                   labels: Selector | None = None) -> ListWatchSource: ...
 
 
 class BlockingCluster:

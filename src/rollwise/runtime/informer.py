@@ -18,7 +18,7 @@ import logging
 import random
 from collections.abc import Callable
 
-from rollwise.api.errors import Gone
+from rollwise.api.errors import ApiStatusError, Gone
 from rollwise.cluster.listwatch import ListResult, ListWatchSource, WatchEvent
 from rollwise.runtime.cache import Delta, Store
 from rollwise.runtime.clock import AsyncClock
@@ -87,7 +87,11 @@ class Informer:
                 delay = min(BACKOFF_INITIAL_SECONDS * 2 ** failures, BACKOFF_CAP_SECONDS)
                 delay *= 1.0 + self.rng.random()  # jitter 1.0, as wait.Backoff
                 failures += 1
-                log.warning("%s: list/watch failed (%s); retrying in %.1f s", self.kind, err, delay)
+                if isinstance(err, ApiStatusError) and err.code in (401, 403):
+                    log.warning("%s: list/watch refused (%s %s): %s; missing permission: list and watch on %s; "
+                                "retrying in %.1f s", self.kind, err.code, err.reason, err.message, self.kind, delay)
+                else:
+                    log.warning("%s: list/watch failed (%s); retrying in %.1f s", self.kind, err, delay)
                 await self.clock.sleep(delay)
                 healthy_since = self.clock.now()
                 if not self._last_rv:

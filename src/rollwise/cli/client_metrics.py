@@ -1,0 +1,51 @@
+"""Process and client-request metrics beside the work queue's, under client-go's and Prometheus' usual names:
+
+* ``process_*`` (CPU seconds, resident memory, open file descriptors, start time) and ``python_gc_*`` /
+  ``python_info``: prometheus-client's own collectors, registered on the operator's registry;
+* ``rest_client_requests_total{code,method,host}`` and ``rest_client_request_duration_seconds{verb,host}``:
+  every request the operator's API client makes (client-go ``tools/metrics``; a watch counts when its headers
+  arrive), so a run of 403s or 429s shows on a dashboard and not only in the log.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.gc_collector import GCCollector
+from prometheus_client.platform_collector import PlatformCollector
+from prometheus_client.process_collector import ProcessCollector
+
+__all__ = ["instrument_client", "register_process_collectors"]
+
+_LATENCY_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)  # client-go's
+_STARTED = "rollwise_started"
+
+
+def register_process_collectors(registry: CollectorRegistry) -> None:
+    ProcessCollector(registry=registry)
+    PlatformCollector(registry=registry)
+    GCCollector(registry=registry)
+
+
+def instrument_client(http: Any, registry: CollectorRegistry) -> None:
+    """Count and time every request of an httpx ``AsyncClient`` (lightkube's transport) through its event hooks."""
+    requests = Counter("rest_client_requests", "HTTP requests to the API server, by status code, method and host.",
+                       ["code", "method", "host"], registry=registry)
+    latency = Histogram("rest_client_request_duration_seconds", "Request latency to the headers, by verb and host.",
+                        ["verb", "host"], buckets=_LATENCY_BUCKETS, registry=registry)
+
+    async def on_request(request: Any) -> None:
+        request.extensions[_STARTED] = time.monotonic()
+
+    async def on_response(response: Any) -> None:
+        request = response.request
+        host = request.url.host or ""
+        requests.labels(code=str(response.status_code), method=request.method, host=host).inc()
+        started = request.extensions.get(_STARTED)
+        if started is not None:
+            latency.labels(verb=request.method, host=host).observe(time.monotonic() - started)
+
+    http.event_hooks["request"].append(on_request)
+    http.event_hooks["response"].append(on_response)

@@ -1,0 +1,168 @@
+"""``rollwise migrate rsts/NAME --to apps/v1``: hand a custom set back to the built-in StatefulSet controller
+without restarting a pod (docs/install.md, "The way back").
+
+The forward procedure (``cli/migrate.py``, PingCAP's order) run the other way: relabel revisions the selector misses,
+create the ``apps/v1`` set with the same spec and revision bookkeeping, delete the custom set with
+``propagationPolicy: Orphan`` (the garbage collector strips its owner references from pods, claims and revisions),
+then wait until kube-controller-manager has adopted every pod. The pods keep their UIDs because the revision name
+hashes only the pod template under the set's name, so every pod is already at the new owner's current revision.
+
+What ``apps/v1`` lacks is refused before anything is written (exit 2, the field named): the strategy types of
+KEP-3541 (``Recreate``, ``EnforcedRollingUpdate``), their ``enforcedRollingUpdate`` block and
+``podProgressTimeoutSeconds`` need ``--strategy`` to say what to use instead; ``progressDeadlineSeconds`` (rollwise's
+own condition) must be removed from the set first. ``maxUnavailable`` stays: it is ``apps/v1``'s own field (KEP-961).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from typing import Any
+
+from rollwise.api.defaults import (
+    STRATEGY_ENFORCED_ROLLING_UPDATE,
+    STRATEGY_ON_DELETE,
+    STRATEGY_RECREATE,
+    STRATEGY_ROLLING_UPDATE,
+)
+from rollwise.api.errors import ApiStatusError
+from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.api.values import clone
+from rollwise.cli.kubetarget import ClusterCommandError
+from rollwise.cluster.resources import CONTROLLER_REVISION, POD, ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.scope import MANAGED_BY_LABEL
+
+__all__ = ["APPS_V1_STRATEGIES", "apps_v1_set_for", "fields_apps_v1_lacks", "migrate_back"]
+
+APPS_V1_STRATEGIES = (STRATEGY_ROLLING_UPDATE, STRATEGY_ON_DELETE)
+_DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",
+                        "rollwise.dev/progress-timeouts")  # the custom controller's own memory
+_COPIED_STATUS = ("currentRevision", "updateRevision", "collisionCount")
+_POLL_SECONDS = 0.5
+_STRATEGY_HINT = f"pass --strategy {STRATEGY_ROLLING_UPDATE} or --strategy {STRATEGY_ON_DELETE}"
+
+
+class MigrateBackError(ClusterCommandError):
+    pass
+
+
+def fields_apps_v1_lacks(spec: Obj, strategy: str | None) -> list[str]:
+    """One line per field of ``spec`` that ``apps/v1`` has no place for, as ``path: rule``; empty when the set
+    can move (``strategy`` replaces the whole update strategy, so it answers every strategy field)."""
+    problems = []
+    if spec.get("progressDeadlineSeconds") is not None:
+        problems.append("spec.progressDeadlineSeconds: apps/v1 has no such field; remove it from the set first "
+                        "(it only sets rollwise's Progressing condition)")
+    if strategy is not None:
+        return problems
+    update = spec.get("updateStrategy") or {}
+    kind = update.get("type")
+    if kind in (STRATEGY_RECREATE, STRATEGY_ENFORCED_ROLLING_UPDATE):
+        problems.append(f"spec.updateStrategy.type: apps/v1 has no strategy {kind}; {_STRATEGY_HINT}")
+    elif update.get("enforcedRollingUpdate") is not None:
+        problems.append(f"spec.updateStrategy.enforcedRollingUpdate: apps/v1 has no such field; {_STRATEGY_HINT}")
+    if (update.get("rollingUpdate") or {}).get("podProgressTimeoutSeconds") is not None:
+        problems.append("spec.updateStrategy.rollingUpdate.podProgressTimeoutSeconds: apps/v1 has no such field; "
+                        f"{_STRATEGY_HINT}")
+    return problems
+
+
+def _strategy(update: Obj, strategy: str) -> Obj:
+    if strategy == STRATEGY_ON_DELETE:
+        return {"type": STRATEGY_ON_DELETE}
+    # The partition and maxUnavailable of whichever block the set used carry over; the progress timeout cannot.
+    block = update.get("rollingUpdate") or update.get("enforcedRollingUpdate") or {}
+    kept = {k: v for k, v in block.items() if k in ("partition", "maxUnavailable")}
+    return {"type": STRATEGY_ROLLING_UPDATE, **({"rollingUpdate": kept} if kept else {})}
+
+
+def apps_v1_set_for(cr: Obj, strategy: str | None) -> Obj:
+    """The ``apps/v1`` twin of a custom set: same name, labels, annotations and spec (``strategy``, when given,
+    in place of the update strategy)."""
+    meta = cr["metadata"]
+    notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in _DROPPED_ANNOTATIONS}
+    out_meta: Obj = {"name": meta["name"], "namespace": meta.get("namespace", "default")}
+    if meta.get("labels"):
+        out_meta["labels"] = dict(meta["labels"])
+    if notes:
+        out_meta["annotations"] = notes
+    spec = clone(cr["spec"])
+    if strategy is not None:
+        spec["updateStrategy"] = _strategy(spec.get("updateStrategy") or {}, strategy)
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": out_meta, "spec": spec}
+
+
+async def _owned(kube: Any, ref: Any, ns: str, owner: Obj) -> list[Obj]:
+    items, _ = await kube.list(ref, ns)
+    return [o for o in items if (c := controller_of(o)) is not None and c.get("uid") == uid_of(owner)]
+
+
+async def _copy_status(kube: Any, created: Obj, copied: Obj) -> None:
+    """The revision bookkeeping (the collision count is part of the revision hash); kube-controller-manager may
+    write the status first: re-read and retry on a conflict."""
+    current = created
+    for _ in range(5):
+        try:
+            await kube.update_status({**current, "status": {**(current.get("status") or {}), **copied}})
+            return
+        except ApiStatusError as err:
+            if err.code != 409:
+                raise
+            current = await kube.get(STATEFULSET, namespace_of(created), name_of(created))
+    raise MigrateBackError(f"could not copy the status to statefulset.apps/{name_of(created)}")
+
+
+async def _unlabel(kube: Any, ns: str, pods: list[Obj]) -> None:
+    """The pods are kube-controller-manager's now: rollwise's managed-by label goes (claims keep theirs: the
+    built-in controller never writes a claim's labels, and a label is harmless there)."""
+    for pod in pods:
+        with contextlib.suppress(ApiStatusError):  # gone or changed meanwhile: nothing of ours to remove
+            await kube.patch(POD, ns, name_of(pod), {"metadata": {"labels": {MANAGED_BY_LABEL: None}}})
+
+
+async def migrate_back(kube: Any, ns: str, name: str, strategy: str | None, timeout: float) -> int:
+    cr = await kube.get(ROLLWISE_STATEFULSET, ns, name)
+    problems = fields_apps_v1_lacks(cr.get("spec") or {}, strategy)
+    if problems:
+        for line in problems:
+            print(f"error: statefulset.apps.rollwise.dev/{name}: {line}", file=sys.stderr)
+        return 2
+    status = cr.get("status") or {}
+    if status.get("currentRevision") != status.get("updateRevision"):
+        raise MigrateBackError(f"statefulset.apps.rollwise.dev/{name} is mid-rollout (revision "
+                               f"{status.get('updateRevision')} is not yet current); let it finish or undo it, "
+                               "then migrate")
+    try:
+        await kube.get(STATEFULSET, ns, name)
+    except ApiStatusError as err:
+        if err.code != 404:
+            raise
+    else:
+        raise MigrateBackError(f"statefulset.apps/{name} already exists; nothing was changed")
+    pods = await _owned(kube, POD, ns, cr)
+    selector = cr["spec"].get("selector")
+    template_labels = ((cr["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
+    for rev in await _owned(kube, CONTROLLER_REVISION, ns, cr):
+        if not selector_matches(selector, labels(rev)):
+            await kube.patch(CONTROLLER_REVISION, ns, name_of(rev), {"metadata": {"labels": dict(template_labels)}})
+            print(f"controllerrevision.apps/{name_of(rev)} relabelled")
+    created = await kube.create(apps_v1_set_for(cr, strategy))
+    await _copy_status(kube, created, {k: v for k, v in status.items() if k in _COPIED_STATUS})
+    print(f"statefulset.apps/{name} created")
+    await kube.delete(ROLLWISE_STATEFULSET, ns, name, uid=uid_of(cr), propagation="Orphan")
+    print(f"statefulset.apps.rollwise.dev/{name} deleted (pods orphaned)")
+    want = {uid_of(p) for p in pods}
+    deadline = time.monotonic() + timeout
+    while True:
+        adopted = {uid_of(p) for p in await _owned(kube, POD, ns, created)}
+        if want <= adopted:
+            print(f"statefulset.apps/{name} adopted {len(want)} pods; none restarted")
+            await _unlabel(kube, ns, pods)
+            return 0
+        if time.monotonic() >= deadline:
+            print(f"error: timed out: statefulset.apps/{name} adopted {len(want & adopted)} of {len(want)} pods "
+                  "(is kube-controller-manager's StatefulSet controller running?)", file=sys.stderr)
+            return 1
+        await asyncio.sleep(_POLL_SECONDS)
