@@ -14,8 +14,8 @@ from runtime_fakes import MemoryLeases, run
 from rollwise.api.errors import Forbidden
 from rollwise.api.meta import Obj
 from rollwise.cluster.memory import MemoryCluster
-from rollwise.runtime.clock import VirtualClock
 from rollwise.operator.election import DENIED_BACKOFF_CAP_SECONDS, JITTER_FACTOR, LeaderElector
+from rollwise.runtime.clock import VirtualClock
 
 EPOCH = 1_700_000_000.0
 

@@ -126,8 +126,8 @@ def _client(config: Any, registry: Any) -> Any:
 async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: Any) -> int:
     from rollwise.cli.client_metrics import register_process_collectors  # noqa: PLC0415
     from rollwise.cluster.kube import CR_GROUP, KubeCluster  # noqa: PLC0415 - lightkube, as above
-    from rollwise.runtime.metrics import RuntimeMetrics  # noqa: PLC0415
     from rollwise.operator.probes import health_app, metrics_app, serve  # noqa: PLC0415 - aiohttp
+    from rollwise.runtime.metrics import RuntimeMetrics  # noqa: PLC0415
 
     runtime_metrics = RuntimeMetrics()
     register_process_collectors(runtime_metrics.registry)
