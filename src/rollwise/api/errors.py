@@ -55,7 +55,7 @@ class FieldError:
     kind: str = "Invalid value"
 
     def __str__(self) -> str:
-        if self.kind in ("Required value", "Forbidden"):
+        if self.kind in ("Required value", "Forbidden", "Too long", "Too many"):
             return f"{self.path}: {self.kind}: {self.rule}"
         return f"{self.path}: {self.kind}: {_render(self.value)}: {self.rule}"
 
