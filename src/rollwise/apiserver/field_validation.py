@@ -41,11 +41,13 @@ _OBJECT_PATCHES = {"merge", "strategic"}
 
 
 def fields_checked(resource: Resource, body: Any, query: Mapping[str, str], *, sub: str = "",
-                   patch_type: str | None = None) -> tuple[Any, list[str]]:
+                   patch_type: str | None = None, more_unknown: list[FieldError] | None = None,
+                   ) -> tuple[Any, list[str]]:
     """The body to use and the warnings to send; raises Invalid (Strict) or BadRequest (an unknown mode).
 
     ``patch_type`` is the kind of patch (``merge``, ``strategic``, ``json``, ``apply``), None for a create or an
-    update."""
+    update. ``more_unknown``: fields the served release does not have though the schema here does (the seeds'
+    proposals under ``up --proposals off``); admission drops them, this reports them as the mode says."""
     mode = query.get("fieldValidation") or _DEFAULT
     if mode not in MODES:
         raise BadRequest(f'fieldValidation: Unsupported value: "{mode}": supported values: '
@@ -54,6 +56,7 @@ def fields_checked(resource: Resource, body: Any, query: Mapping[str, str], *, s
             or resource.group not in _GROUPS.get(resource.kind, ())):
         return body, []
     pruned, unknown = pruned_of_unknown_fields(body, kind=resource.kind, patch=patch_type in _OBJECT_PATCHES)
+    unknown += more_unknown or []
     if not unknown:
         return body, []
     if mode == "Strict":
