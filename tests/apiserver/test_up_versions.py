@@ -48,7 +48,8 @@ def up_136_off(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
 
 def test_a_proposal_on_apps_v1_is_kept_and_kubectl_prints_the_warning_naming_the_release(default_up: Up) -> None:
     created = default_up.kubectl("apply", "-f", "-", stdin=_set("rec", "{type: Recreate}"))
-    again = default_up.kubectl("apply", "-f", "-", stdin=_set("rec", "{type: Recreate}").replace("replicas: 1", "replicas: 2"))
+    scaled = _set("rec", "{type: Recreate}").replace("replicas: 1", "replicas: 2")
+    again = default_up.kubectl("apply", "-f", "-", stdin=scaled)
     assert "created" in created.stdout
     for stderr in (created.stderr, again.stderr):
         assert ("Warning: spec.updateStrategy.type: a Kubernetes 1.37.0 API server refuses it (422): alpha behind "
@@ -64,7 +65,8 @@ def test_fields_no_release_has_are_kept_with_a_warning_each(default_up: Up) -> N
     assert ("Warning: spec.progressDeadlineSeconds: a Kubernetes 1.37.0 API server does not know the field"
             in result.stderr)
     assert "Warning: spec.updateStrategy.rollingUpdate.podProgressTimeoutSeconds: a Kubernetes 1.37.0" in result.stderr
-    assert dict(_strategy(default_up, "ppt")["rollingUpdate"])["podProgressTimeoutSeconds"] == 60  # type: ignore[call-overload]
+    assert json.loads(default_up.kubectl("get", "sts", "ppt", "-o", "json").stdout)["spec"]["updateStrategy"][
+        "rollingUpdate"]["podProgressTimeoutSeconds"] == 60
 
 
 def test_max_unavailable_on_1_37_is_no_proposal_and_gets_no_warning(default_up: Up) -> None:
