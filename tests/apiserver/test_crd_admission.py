@@ -120,3 +120,46 @@ def test_the_custom_kind_is_its_crds_business_defaults_rules_and_immutable_field
             assert resp.status == 422 and status["details"]["causes"][0]["field"] == "spec"
             assert "updates to statefulset spec for fields other than" in status["details"]["causes"][0]["message"]
     run(go)
+
+
+VAPS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+
+
+def _policy(name: str, expression: str, **extra: Any) -> dict[str, Any]:
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name},
+            "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                             "operations": ["CREATE", "UPDATE"],
+                                                             "resources": ["configmaps"]}]},
+                     "validations": [{"expression": expression, **extra}]}}
+
+
+def _binding(name: str, actions: list[str]) -> dict[str, Any]:
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": name}, "spec": {"policyName": name, "validationActions": actions}}
+
+
+def test_an_installed_validating_admission_policy_denies_or_warns_as_its_binding_says() -> None:
+    async def go() -> None:
+        async with api() as (client, _store):
+            await client.post(VAPS, json=_policy("small", "size(object.data) <= 1",
+                                                 message="at most one key"), headers=AUTH)
+            await client.post(BINDINGS, json=_binding("small", ["Deny"]), headers=AUTH)
+            await client.post(VAPS, json=_policy("named", "object.metadata.name.startsWith('cm-')",
+                                                 messageExpression="'name ' + object.metadata.name"), headers=AUTH)
+            await client.post(BINDINGS, json=_binding("named", ["Warn"]), headers=AUTH)
+            cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "1", "b": "2"}}
+            resp = await client.post(CONFIGMAPS, json=cm, headers=AUTH)
+            status = await body(resp)
+            assert resp.status == 422 and status["message"] == (
+                "ValidatingAdmissionPolicy 'small' with binding 'small' denied request: at most one key")
+            cm["data"] = {"a": "1"}
+            resp = await client.post(CONFIGMAPS, json=cm, headers=AUTH)
+            assert resp.status == 201
+            assert resp.headers.getall("Warning") == [
+                '299 - "Validation failed for ValidatingAdmissionPolicy \'named\' with binding \'named\': name x"']
+            bad = await client.post(VAPS, json=_policy("broken", "object.data.("), headers=AUTH)
+            assert bad.status == 422
+    run(go)

@@ -14,8 +14,10 @@ import pytest
 from rollwise.api.features import FeatureGates
 from rollwise.api.validation import validate_statefulset
 from rollwise.api.validation_cel import TWINS
+from rollwise.api.errors import Invalid
+from rollwise.apiserver.policies import PolicyRequest, policy_verdict
 from rollwise.apiserver.schema import admit_custom
-from rollwise.cluster.crd import crd
+from rollwise.cluster.crd import crd, policy
 
 GATES = FeatureGates()
 
@@ -33,6 +35,7 @@ def _validation_tests() -> Any:
 _CASES = _validation_tests()
 CREATE_CASES, IMMUTABLE_CHANGES, MUTABLE_CHANGES = _CASES.CREATE_CASES, _CASES.IMMUTABLE_CHANGES, _CASES.MUTABLE_CHANGES
 changed, valid = _CASES.changed, _CASES.valid
+POLICY = policy()
 SCHEMA = crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
 CUSTOM = "apps.rollwise.dev/v1alpha1"
 
@@ -55,17 +58,32 @@ def _related(a: str, b: str) -> bool:
     return a == b or a.startswith((b + ".", b + "[")) or b.startswith((a + ".", a + "["))
 
 
+def _policy_denies(obj: dict[str, Any], old: dict[str, Any] | None) -> str:
+    """The rollwise ValidatingAdmissionPolicy's denial of a write of ``obj`` ("" when it lets it through)."""
+    req = PolicyRequest(operation="UPDATE" if old else "CREATE", group="apps.rollwise.dev", version="v1alpha1",
+                        resource="statefulsets", kind="StatefulSet", namespace="default", name="web", user="u",
+                        obj=_custom(obj), old=None if old is None else _custom(old))
+    try:
+        policy_verdict(POLICY[:1], POLICY[1:], req)
+    except Invalid as err:
+        return err.message
+    return ""
+
+
 def _crd_refuses_like_validation(obj: dict[str, Any], old: dict[str, Any] | None) -> None:
     expected = validate_statefulset(obj, old=old, gates=GATES)
     _, found = admit_custom(_custom(obj), None if old is None else _custom(old), SCHEMA)
+    denial = _policy_denies(obj, old)
     for error in expected:
         key = twin_key(error.path, error.kind)
         assert key in TWINS, f"no twin for {key}"
         twin = TWINS[key]
         if twin.how in ("schema", "cel"):
             assert any(_related(f.path, error.path) for f in found), (str(error), [str(f) for f in found])
+        elif twin.how == "policy":
+            assert any(_related(f.path, error.path) for f in found) or error.path in denial, (str(error), denial)
     if not expected:
-        assert found == [], [str(f) for f in found]
+        assert found == [] and denial == "", ([str(f) for f in found], denial)
 
 
 @pytest.mark.parametrize("changes", [c[1] for c in CREATE_CASES], ids=[c[0] for c in CREATE_CASES])
@@ -111,7 +129,7 @@ def test_every_cel_twin_names_a_rule_the_crd_holds_and_every_row_says_why() -> N
 
     walk(SCHEMA)
     assert len(rules) >= 12
-    assert all(t.how in ("schema", "cel", "apiserver", "none") and t.where for t in TWINS.values())
+    assert all(t.how in ("schema", "cel", "policy", "apiserver", "none") and t.where for t in TWINS.values())
 
 
 def test_the_crd_schema_is_structural_and_every_field_is_described() -> None:
@@ -137,3 +155,19 @@ def test_a_rule_that_does_not_hold_reports_its_message_at_its_field_path() -> No
     assert [str(f) for f in found] == [
         'spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: "integer-or-string": must be greater '
         "than 0: an integer of at least 1 or a percentage from '1%' to '100%'"]
+
+
+@pytest.mark.parametrize("path", ["spec.template.metadata.labels", "spec.template.metadata.annotations",
+                                  "spec.selector.matchLabels"])
+def test_a_bad_label_key_passes_the_crd_and_is_denied_by_the_policy_beside_it(path: str) -> None:
+    obj = valid()
+    node = obj
+    for key in path.split("."):
+        node = node.setdefault(key, {})
+    node["-bad"] = "x"
+    assert path in [e.path for e in validate_statefulset(obj, gates=GATES)]
+    assert admit_custom(_custom(obj), None, SCHEMA)[1] == [] or path == "spec.selector.matchLabels"
+    assert _policy_denies(obj, None).startswith(
+        f"ValidatingAdmissionPolicy 'rollwise-statefulset-keys' with binding 'rollwise-statefulset-keys' denied "
+        f"request: {path}: keys must be qualified names")
+    assert _policy_denies(valid(), None) == ""

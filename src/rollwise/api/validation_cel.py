@@ -30,6 +30,7 @@ __all__ = [
     "CelRule",
     "Twin",
     "immutable_spec_rule",
+    "key_validations",
     "max_unavailable_rule",
     "qualified_name_rule",
     "selector_matches_template_rule",
@@ -88,7 +89,7 @@ def max_unavailable_rule() -> CelRule:
     """``validation_rules.check_max_unavailable``: an int32 of at least 1, or ``N%`` with 0 < N <= 100."""
     pct = "int(self.substring(0, self.size() - 1))"
     return CelRule(
-        rule=(f"type(self) == int ? (self >= 1 && self <= 2147483647) : (self.matches('^[0-9]{{1,3}}%$')"
+        rule=(f"type(self) == int ? (self >= 1 && self <= 2147483647) : (self.matches('^[0-9]+%$')"
               f" && {pct} >= 1 && {pct} <= 100)"),
         message="must be greater than 0: an integer of at least 1 or a percentage from '1%' to '100%'")
 
@@ -117,11 +118,30 @@ def strategy_block_rules() -> list[CelRule]:
                     field_path=f".{block}") for block, owner in STRATEGY_BLOCKS]
 
 
+# The label and annotation KEYS are checked by a ValidatingAdmissionPolicy, not by the CRD: a map's keys have no
+# maxLength in a structural schema, so kube-apiserver's estimator sizes each key by the request size (3 MiB) and a
+# `matches()` over every key of a map is estimated far above the 10^7 a CRD rule may cost. A policy is limited at
+# run time (10^6 per expression, on the real keys) instead, so the same check fits there.
+KEY_MAPS = (("spec.template.metadata.labels", "object.spec.template.metadata", "labels"),
+            ("spec.template.metadata.annotations", "object.spec.template.metadata", "annotations"),
+            ("spec.selector.matchLabels", "object.spec.selector", "matchLabels"))
+
+
+def key_validations() -> list[dict[str, str]]:
+    """The policy's ``validations``: every key of each map in ``KEY_MAPS`` a qualified name
+    (``validation_rules._check_qualified_name``)."""
+    return [{"expression": f"!has({parent}) || !has({parent}.{key}) || {parent}.{key}.all(k, "
+                           f"{qualified_name_rule('k')})",
+             "message": f"{path}: keys must be qualified names: an optional DNS subdomain prefix (at most 253 "
+                        "characters) and '/', then at most 63 of [-A-Za-z0-9_.], starting and ending alphanumeric",
+             "reason": "Invalid"} for path, parent, key in KEY_MAPS]
+
+
 @dataclass(frozen=True, slots=True)
 class Twin:
-    """What stands for one validation rule in the CRD: ``schema`` (an OpenAPI keyword), ``cel`` (an
-    ``x-kubernetes-validations`` rule), ``apiserver`` (kube-apiserver checks it for every custom resource) or
-    ``none`` (no twin, and why)."""
+    """What stands for one validation rule on a cluster: ``schema`` (an OpenAPI keyword of the CRD), ``cel`` (an
+    ``x-kubernetes-validations`` rule), ``policy`` (the ValidatingAdmissionPolicy beside the CRD), ``apiserver``
+    (kube-apiserver checks it for every custom resource) or ``none`` (no twin, and why)."""
 
     how: str
     where: str
@@ -173,8 +193,8 @@ TWINS: dict[tuple[str, str], Twin] = {
                                                        "acceptable on update"),
     ("spec.selector", "Required value"): Twin("schema", "required: [selector]"),
     ("spec.selector", "Invalid value"): Twin("cel", "selector: matchLabels or matchExpressions not empty"),
-    ("spec.selector.matchLabels", "Invalid value"): Twin("cel", "matchLabels: keys are qualified names; values "
-                                                                "by pattern"),
+    ("spec.selector.matchLabels", "Invalid value"): Twin("policy", "values: pattern in the CRD; keys: the "
+                                                                   "ValidatingAdmissionPolicy (KEY_MAPS)"),
     ("spec.selector.matchExpressions[*].key", "Invalid value"): Twin("cel", "a qualified name"),
     ("spec.selector.matchExpressions[*].operator", "Unsupported value"): Twin("schema", "enum"),
     ("spec.selector.matchExpressions[*].operator", "Required value"): Twin("schema", "required: [key, operator]"),
@@ -186,8 +206,8 @@ TWINS: dict[tuple[str, str], Twin] = {
     ("spec.template", "Invalid value"): Twin("schema", "type: object"),
     ("spec.template.metadata", "Invalid value"): Twin("schema", "type: object"),
     ("spec.template.metadata.labels", "Invalid value"): Twin("cel", "spec: the selector matches the template's "
-                                                                    "labels; labels: keys and values"),
-    ("spec.template.metadata.annotations", "Invalid value"): Twin("cel", "annotations: keys are qualified names"),
+                                                                    "labels; values: pattern; keys: the policy"),
+    ("spec.template.metadata.annotations", "Invalid value"): Twin("policy", "keys are qualified names (KEY_MAPS)"),
     ("spec.template.spec", "Required value"): Twin("schema", "required: [spec] in template"),
     ("spec.template.spec", "Invalid value"): Twin("schema", "type: object"),
     ("spec.template.spec.restartPolicy", "Unsupported value"): Twin("schema", "enum [Always], default Always"),

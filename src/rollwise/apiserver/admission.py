@@ -17,6 +17,7 @@ from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
 from rollwise.apiserver.cel_rules import compile_errors
+from rollwise.apiserver.policies import POLICY, check_policy
 from rollwise.apiserver.versioning import Versioning
 from rollwise.cluster.admission import Admission as WorldAdmission
 from rollwise.cluster.resources import POD, PVC, STATEFULSET, GroupKind
@@ -41,7 +42,8 @@ class Admission:
     def hooks(self) -> dict[GroupKind, Admit]:
         """Resource -> admission hook (``MemoryCluster(admit=...)``): the world's, then the server's."""
         hooks: dict[GroupKind, Admit] = dict(self.world.hooks())
-        for gk, extra in ((PVC, self._claim), (CRD, self._crd), (NAMESPACE, self._namespace)):
+        for gk, extra in ((PVC, self._claim), (CRD, self._crd), (NAMESPACE, self._namespace),
+                          (POLICY, self._policy)):
             hooks[gk] = _chain(hooks.get(gk), extra)
         versioning = self.versioning
         if versioning is not None and STATEFULSET in hooks:
@@ -99,6 +101,13 @@ class Admission:
         if old is None:
             new["status"] = {"phase": "Active"}
         new["spec"] = {"finalizers": ["kubernetes"], **(new.get("spec") or {})}
+        return new
+
+    def _policy(self, new: Obj, old: Obj | None) -> Obj:
+        errors = check_policy(new)
+        if errors:
+            raise Invalid(f'ValidatingAdmissionPolicy.admissionregistration.k8s.io "{name_of(new)}" is invalid: '
+                          + ", ".join(map(str, errors)), errors=errors)
         return new
 
     def _crd(self, new: Obj, old: Obj | None) -> Obj:

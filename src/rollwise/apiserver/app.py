@@ -242,6 +242,7 @@ class _Api:
 
     async def resource(self, request: web.Request) -> web.StreamResponse:
         t = self._target(request)
+        self.store.warnings = []  # the store's handlers are synchronous: what it keeps now is this request's
         try:
             self._authorize(request, t)
             resp = await self._resource(request, t)
@@ -250,6 +251,9 @@ class _Api:
             name = t.name or str(request.get(_BODY_NAME, ""))
             kind = t.resource.kind if isinstance(err, Invalid) else t.resource.plural
             return json_reply(error_status(err, kind=kind, group=t.resource.group, name=name), err.code)
+        if self.store.warnings:  # the policies' Warn bindings (store.py)
+            request[_WARNINGS] = [*request.get(_WARNINGS, ()), *self.store.warnings]
+            self.store.warnings = []
         if not resp.prepared:
             for text in request.get(_WARNINGS, ()):
                 resp.headers.add("Warning", warning_header(text))

@@ -36,7 +36,7 @@ from cel_expr_python.ext import ext_strings  # type: ignore[import-untyped]
 
 from rollwise.api.errors import FieldError
 
-__all__ = ["CelError", "compile_errors", "rule_errors"]
+__all__ = ["RULE_VARIABLES", "CelError", "check_compiles", "compile_errors", "evaluate", "rule_errors"]
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
 _KINDS = {"FieldValueInvalid": "Invalid value", "FieldValueForbidden": "Forbidden",
@@ -47,24 +47,38 @@ class CelError(ValueError):
     """A rule that does not compile."""
 
 
-@lru_cache(maxsize=1)
-def _env() -> Any:
-    return cel.NewEnv(variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
-                      extensions=[ext_strings.ExtStrings()])
+RULE_VARIABLES = ("self", "oldSelf")
+"""What a CRD's rule may name."""
+
+
+@lru_cache(maxsize=8)
+def _env(names: tuple[str, ...]) -> Any:
+    return cel.NewEnv(variables=dict.fromkeys(names, cel.Type.DYN), extensions=[ext_strings.ExtStrings()])
 
 
 @lru_cache(maxsize=4096)
-def _compiled(rule: str) -> Any:
+def _compiled(rule: str, names: tuple[str, ...] = RULE_VARIABLES) -> Any:
     try:
-        return _env().compile(rule)
+        return _env(names).compile(rule)
     except Exception as err:  # the binding raises its own status errors; every one is a compile failure
         raise CelError(str(err)) from None
 
 
-def _evaluate(rule: str, data: Mapping[str, Any]) -> tuple[Any, str | None]:
+def check_compiles(expression: str, names: tuple[str, ...]) -> None:
+    """Raise CelError when ``expression`` does not compile with these variables."""
+    _compiled(expression, names)
+
+
+def evaluate(expression: str, data: Mapping[str, Any],
+             names: tuple[str, ...] = RULE_VARIABLES) -> tuple[Any, str | None]:
+    """(the result as plain Python, None), or (None, why it failed: compilation or evaluation)."""
+    return _evaluate(expression, data, names)
+
+
+def _evaluate(rule: str, data: Mapping[str, Any], names: tuple[str, ...] = RULE_VARIABLES) -> tuple[Any, str | None]:
     """(the result, None) or (None, the evaluation error)."""
     try:
-        value = _compiled(rule).eval(data=dict(data))
+        value = _compiled(rule, names).eval(data=dict(data))
     except CelError as err:
         return None, f"compilation failed: {err}"
     except Exception as err:  # a value the binding cannot convert
@@ -107,8 +121,27 @@ def rule_errors(obj: Mapping[str, Any], old: Mapping[str, Any] | None, schema: M
     """Every failed ``x-kubernetes-validations`` rule of a custom resource (already pruned, defaulted and valid
     against the schema's types), ``old`` being the stored object on an update."""
     errors: list[FieldError] = []
-    _walk(_root_view(obj), None if old is None else _root_view(old), schema, "", errors)
+    _walk(_view(_root_view(obj), schema), None if old is None else _view(_root_view(old), schema), schema, "", errors)
     return errors
+
+
+def _view(value: Any, schema: Mapping[str, Any]) -> Any:
+    """What CEL sees of a value: only what the schema declares. Fields kept by ``x-kubernetes-preserve-unknown-
+    fields`` are not accessible to rules in kube-apiserver (not even to ``==``), and neither are they here."""
+    if isinstance(value, Mapping):
+        props = schema.get("properties")
+        additional = schema.get("additionalProperties")
+        out = {}
+        for key, child in value.items():
+            child_schema = (props or {}).get(key) if isinstance(props, Mapping) and key in props else additional
+            if isinstance(child_schema, Mapping):
+                out[key] = _view(child, child_schema)
+            elif key == "metadata" and props is not None and "metadata" not in props:
+                out[key] = child  # the root's name and generateName (``_root_view``)
+        return out
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [_view(item, schema["items"]) for item in value]
+    return value
 
 
 def _root_view(obj: Mapping[str, Any]) -> dict[str, Any]:

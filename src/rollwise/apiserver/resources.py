@@ -95,6 +95,10 @@ BUILTINS: tuple[Resource, ...] = (
     # validated as a cluster serves it, by its schema and CEL rules.
     _r("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False,
        short_names=("crd", "crds"), status=True),
+    _r("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies",
+       namespaced=False, status=True),
+    _r("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding",
+       "validatingadmissionpolicybindings", namespaced=False),
 )
 
 

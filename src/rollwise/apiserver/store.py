@@ -34,12 +34,14 @@ from rollwise.api.validation_objects import check_object_references
 from rollwise.api.values import clone
 from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
 from rollwise.apiserver.feed import FeedPump
+from rollwise.apiserver.policies import BINDING, POLICY, PolicyRequest, policy_verdict
 from rollwise.apiserver.printers import jsonpath_value
 from rollwise.apiserver.resources import Registry, Resource
 from rollwise.apiserver.schema import admit_custom
 from rollwise.apiserver.smp import PatchError, strategic_merge
 from rollwise.apiserver.versioning import Versioning
 from rollwise.cluster.crd import crd as rollwise_crd
+from rollwise.cluster.crd import policy as rollwise_policy
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.persistence import uuid_uids
@@ -69,6 +71,8 @@ class ApiStore:
         self.gates = gates or self.versioning.gates()
         self.clock = clock
         self.registry = Registry()
+        self.warnings: list[str] = []
+        """Warnings of the last write (``Warn`` policy bindings), for the HTTP layer to send and clear."""
         self.admission = Admission(gates=self.gates, versioning=self.versioning)
         options: dict[str, Any] = {"clock": clock, "admit": self.admission.hooks(), "history_limit": history}
         if data_dir is None:
@@ -94,16 +98,42 @@ class ApiStore:
         self.feed.pump()
 
     def _install_rollwise_crd(self) -> None:
-        """The project's CRD, as ``kubectl apply -f deploy/crd.yaml`` would leave it: created when missing, brought
-        up to this version's schema and rules when an older one is stored (a data directory kept across upgrades)."""
-        wanted = rollwise_crd()
-        try:
-            stored = self.cluster.get(CRD, "", name_of(wanted))
-        except NotFound:
-            self.cluster.create(wanted, actor="system")
+        """The project's CRD and its ValidatingAdmissionPolicy, as ``kubectl apply -f deploy/`` would leave them:
+        created when missing, brought up to this version's schema and rules when older ones are stored (a data
+        directory kept across upgrades)."""
+        for wanted in (rollwise_crd(), *rollwise_policy()):
+            gk = GroupKind(wanted["apiVersion"].rpartition("/")[0], wanted["kind"])
+            try:
+                stored = self.cluster.get(gk, "", name_of(wanted))
+            except NotFound:
+                self.cluster.create(wanted, actor="system")
+                continue
+            if stored.get("spec") != wanted["spec"]:
+                self.cluster.update({**stored, "spec": wanted["spec"]}, actor="system")
+
+    def _policies(self, resource: Resource, operation: str, obj: Obj | None, old: Obj | None, *, actor: str,
+                  sub: str = "") -> None:
+        """The ValidatingAdmissionPolicies bound to this write (``policies.py``): raises a denial; keeps the
+        warnings of ``Warn`` bindings in ``self.warnings`` for the reply."""
+        if resource.group == "admissionregistration.k8s.io":
+            return  # policies never judge the policy resources themselves
+        bindings = self.cluster.list(BINDING)
+        if not bindings:
             return
-        if stored.get("spec") != wanted["spec"]:
-            self.cluster.update({**stored, "spec": wanted["spec"]}, actor="system")
+        meta = (obj or old or {}).get("metadata") or {}
+        namespace = str(meta.get("namespace") or "") if resource.namespaced else ""
+        ns_obj = None
+        if namespace:
+            try:
+                ns_obj = self.cluster.get(NAMESPACE, "", namespace)
+            except NotFound:
+                ns_obj = None
+        req = PolicyRequest(operation=operation, group=resource.group, version=resource.version,
+                            resource=resource.plural + (f"/{sub}" if sub else ""), kind=resource.kind,
+                            namespace=namespace, name=str(meta.get("name") or ""), user=actor,
+                            obj=None if obj is None else self.wire_kind(resource, obj),
+                            old=None if old is None else self.wire_kind(resource, old), namespace_obj=ns_obj)
+        self.warnings += policy_verdict(self.cluster.list(POLICY), bindings, req)
 
     def _exists(self, gk: GroupKind, namespace: str, name: str) -> bool:
         try:
@@ -201,6 +231,7 @@ class ApiStore:
         _check_name(resource, meta.get("name"))
         if resource.status and resource.kind not in ("Pod",):
             obj.pop("status", None)
+        self._policies(resource, "CREATE", obj, None, actor=actor)
         if dry_run:
             return self._dry_create(resource, obj)
         try:
@@ -243,6 +274,7 @@ class ApiStore:
             raise Conflict(f'Operation cannot be fulfilled on {resource.group_resource} "{name_of(old)}": the object '
                            "has been modified; please apply your changes to the latest version and try again")
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        self._policies(resource, "UPDATE", new, old, actor=actor, sub=subresource)
         if subresource == "status":
             if dry_run:
                 return {**old, "status": new.get("status")}
@@ -325,6 +357,7 @@ class ApiStore:
         if options.get("orphanDependents") is True:
             propagation = "Orphan"
         grace = options.get("gracePeriodSeconds")
+        self._policies(resource, "DELETE", None, old, actor=actor)
         if dry_run:
             return old, False
         ns = old["metadata"].get("namespace", "")

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from rollwise.cli.crd import CR_GROUP, crd
+from rollwise.cluster.crd import policy
 
 __all__ = ["add_manifests", "documents", "render"]
 
@@ -28,7 +29,7 @@ DEFAULT_IMAGE = "ghcr.io/rollwise/rollwise:0.1.0"
 METRICS_PORT = 8080
 HEALTH_PORT = 8081
 LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "operator"}
-PARTS = ("crd", "rbac", "operator")
+PARTS = ("crd", "policy", "rbac", "operator")
 
 # Helm tokens: (generator value, template text). The generator renders with the placeholder, then the text is
 # swapped in; the chart test swaps the default values back and compares with `rollwise manifests all`.
@@ -156,6 +157,8 @@ def documents(part: str, *, namespace: str = DEFAULT_NAMESPACE, image: str = DEF
         return sorted(docs, key=lambda d: d["kind"] != "Namespace")
     if part == "crd":
         return [crd()]
+    if part == "policy":
+        return policy()
     if part == "rbac":
         return rbac(namespace)
     if part == "operator":

@@ -24,6 +24,7 @@ from rollwise.api.validation_cel import (
     MAX_LIST,
     CelRule,
     immutable_spec_rule,
+    key_validations,
     max_unavailable_rule,
     qualified_name_rule,
     selector_matches_template_rule,
@@ -31,7 +32,7 @@ from rollwise.api.validation_cel import (
 )
 from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
-__all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "crd"]
+__all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "POLICY_NAME", "crd", "policy"]
 
 CR_GROUP = "apps.rollwise.dev"
 CR_VERSION = "v1alpha1"
@@ -92,18 +93,13 @@ def _object(description: str, properties: dict[str, Any], *, keep: bool = False,
 
 
 def _labels(description: str) -> dict[str, Any]:
-    return {"description": description, "type": "object", "maxProperties": MAX_LIST,
-            "additionalProperties": {"type": "string", "maxLength": 63, "pattern": LABEL_VALUE},
-            **_rules(CelRule(rule=f"self.all(k, {qualified_name_rule('k')})",
-                             message="keys must be qualified names: an optional DNS subdomain prefix and '/', then "
-                                     "at most 63 of [-A-Za-z0-9_.], starting and ending alphanumeric"))}
+    # Keys: the ValidatingAdmissionPolicy (``policy()``), as no CRD rule over a map's keys fits the cost limit.
+    return {"description": description, "type": "object",
+            "additionalProperties": {"type": "string", "maxLength": 63, "pattern": LABEL_VALUE}}
 
 
 def _annotations(description: str) -> dict[str, Any]:
-    return {"description": description, "type": "object", "maxProperties": MAX_LIST,
-            "additionalProperties": {"type": "string"},
-            **_rules(CelRule(rule=f"self.all(k, k.size() <= 316 && {qualified_name_rule('k')})",
-                             message="keys must be qualified names"))}
+    return {"description": description, "type": "object", "additionalProperties": {"type": "string"}}
 
 
 def _quantities(description: str) -> dict[str, Any]:
@@ -167,19 +163,56 @@ def _template() -> dict[str, Any]:
     }, required=["spec"])
 
 
+def _string_map(description: str) -> dict[str, Any]:
+    return {"description": description, "type": "object", "additionalProperties": {"type": "string"}}
+
+
+def _plain_selector(description: str) -> dict[str, Any]:
+    return _object(description, {
+        "matchLabels": _string_map("Labels a volume must have, each with this value."),
+        "matchExpressions": {"description": "Requirements a volume's labels must meet.", "type": "array",
+                             "items": _object("A requirement: a key, an operator and values.", {
+                                 "key": _string("The label key."), "operator": _string("In, NotIn, Exists or "
+                                                                                      "DoesNotExist."),
+                                 "values": {"description": "The values, for In and NotIn.", "type": "array",
+                                            "items": {"type": "string"}}}, required=["key", "operator"])},
+    })
+
+
+def _reference(description: str, *, namespaced: bool = False) -> dict[str, Any]:
+    fields = {"apiGroup": _string("The group of the referenced object (empty: the core group)."),
+              "kind": _string("The kind of the referenced object."),
+              "name": _string("The name of the referenced object.")}
+    if namespaced:
+        fields["namespace"] = _string("The namespace of the referenced object.")
+    return _object(description, fields, required=["kind", "name"])
+
+
 def _claim_template() -> dict[str, Any]:
-    return _object("A PersistentVolumeClaim template: each pod gets a claim <name>-<set>-<ordinal> made from it; "
-                   "fields not listed here are kept as written.", {
-                       "apiVersion": _string("v1."),
-                       "kind": _string("PersistentVolumeClaim."),
-                       "metadata": _object("The claim's name (part of each claim's name) and labels.", {
-                           "name": _string("A DNS-1123 label, unique among the set's claim templates.",
-                                           maxLength=63, pattern=DNS_LABEL),
-                       }, keep=True, required=["name"]),
-                       "spec": _object("The claim's spec; fields not listed here are kept as written.", {
-                           "resources": _resources("claim"),
-                       }, keep=True),
-                   }, keep=True, required=["metadata"])
+    # Declared in full (the PersistentVolumeClaimSpec of 1.37), no preserved unknown fields: the claim templates
+    # are immutable, and a rule sees only declared fields, so `self == oldSelf` must see all of them.
+    return _object("A PersistentVolumeClaim template: each pod gets a claim <name>-<set>-<ordinal> made from it.", {
+        "apiVersion": _string("v1."),
+        "kind": _string("PersistentVolumeClaim."),
+        "metadata": _object("The claim's name (part of each claim's name), labels and annotations.", {
+            "name": _string("A DNS-1123 label, unique among the set's claim templates.", maxLength=63,
+                            pattern=DNS_LABEL),
+            "labels": _string_map("Labels every claim gets."),
+            "annotations": _string_map("Annotations every claim gets."),
+        }, required=["name"]),
+        "spec": _object("The claim's spec.", {
+            "accessModes": {"description": "ReadWriteOnce, ReadOnlyMany, ReadWriteMany or ReadWriteOncePod.",
+                            "type": "array", "items": {"type": "string"}},
+            "storageClassName": _string("The StorageClass that provisions the volume."),
+            "volumeMode": _string("Filesystem or Block.", default="Filesystem"),
+            "volumeName": _string("A PersistentVolume to bind to, by name."),
+            "volumeAttributesClassName": _string("The VolumeAttributesClass of the volume."),
+            "resources": _resources("claim"),
+            "selector": _plain_selector("Which volumes the claim may bind to."),
+            "dataSource": _reference("A snapshot or claim to fill the volume from."),
+            "dataSourceRef": _reference("Any object to fill the volume from.", namespaced=True),
+        }),
+    }, required=["metadata"])
 
 
 def _rolling_block(block: str, owner: str) -> dict[str, Any]:
@@ -188,7 +221,7 @@ def _rolling_block(block: str, owner: str) -> dict[str, Any]:
                           "revision (a canary).", COUNT_MINIMUMS["updateStrategy.{block}.partition"]),
         "maxUnavailable": {"description": "KEP-961: how many pods may be unavailable during the update, an integer "
                                           "of at least 1 or a percentage of replicas ('1%' to '100%').",
-                           "x-kubernetes-int-or-string": True,
+                           "x-kubernetes-int-or-string": True, "maxLength": 64,
                            "anyOf": [{"type": "integer"}, {"type": "string"}], **_rules(max_unavailable_rule())},
         "podProgressTimeoutSeconds": _int(
             "KEP-3541: seconds an updated pod may take to become ready before it counts as failed and the update "
@@ -330,3 +363,24 @@ def crd() -> dict[str, Any]:
             }],
         },
     }
+
+
+POLICY_NAME = "rollwise-statefulset-keys"
+
+
+def policy() -> list[dict[str, Any]]:
+    """The ValidatingAdmissionPolicy and its binding that check what the CRD cannot within its cost limit: the keys
+    of the set's label and annotation maps (``api/validation_cel.KEY_MAPS``)."""
+    labels = {"app.kubernetes.io/name": "rollwise"}
+    return [
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+         "metadata": {"name": POLICY_NAME, "labels": labels},
+         "spec": {"failurePolicy": "Fail",
+                  "matchConstraints": {"resourceRules": [{
+                      "apiGroups": [CR_GROUP], "apiVersions": [CR_VERSION], "operations": ["CREATE", "UPDATE"],
+                      "resources": ["statefulsets"]}]},
+                  "validations": key_validations()}},
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+         "metadata": {"name": POLICY_NAME, "labels": labels},
+         "spec": {"policyName": POLICY_NAME, "validationActions": ["Deny"]}},
+    ]
