@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from rollwise.api.errors import Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.validation import validate_statefulset
 from rollwise.api.validation_cel import TWINS
-from rollwise.api.errors import Invalid
 from rollwise.apiserver.policies import PolicyRequest, policy_verdict
 from rollwise.apiserver.schema import admit_custom
 from rollwise.cluster.crd import crd, policy
