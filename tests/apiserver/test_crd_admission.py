@@ -153,8 +153,12 @@ def test_an_installed_validating_admission_policy_denies_or_warns_as_its_binding
             cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "1", "b": "2"}}
             resp = await client.post(CONFIGMAPS, json=cm, headers=AUTH)
             status = await body(resp)
+            # kube-apiserver's shape: kubectl prints `The ConfigMap "x" is invalid: : ValidatingAdmissionPolicy ...`
             assert resp.status == 422 and status["message"] == (
-                "ValidatingAdmissionPolicy 'small' with binding 'small' denied request: at most one key")
+                "ConfigMap \"x\" is invalid: : ValidatingAdmissionPolicy 'small' with binding 'small' denied request: "
+                "at most one key")
+            assert status["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "", "message": (
+                "ValidatingAdmissionPolicy 'small' with binding 'small' denied request: at most one key")}]
             cm["data"] = {"a": "1"}
             resp = await client.post(CONFIGMAPS, json=cm, headers=AUTH)
             assert resp.status == 201

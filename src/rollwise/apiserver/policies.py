@@ -153,7 +153,11 @@ def policy_verdict(policies: list[Obj], bindings: list[Obj], req: PolicyRequest)
         if "Warn" in actions:
             warnings.append(f"Validation failed for {where}: {message}")
         if "Deny" in actions:
-            raise _CODES.get(reason, Invalid)(f"{where} denied request: {message}")
+            denial = f"{where} denied request: {message}"
+            if reason == "Invalid":
+                # kube-apiserver's shape: one cause with an empty field, so kubectl prints "is invalid: : ..."
+                raise Invalid(denial, errors=[FieldError(path="", kind="", rule=denial)])
+            raise _CODES.get(reason, Invalid)(denial)
     return warnings
 
 
