@@ -5,11 +5,11 @@ PyPI candidates were measured on 24 Kubernetes-style expressions (``has``, ``all
 ``matches``, ``type(x) == int``, ``int()``/``string()``, ``self == oldSelf`` over nested maps and lists, and the
 strings extension kube-apiserver offers: ``substring``, ``lastIndexOf``, ``split``, ``lowerAscii``, ``replace``):
 
-- ``cel-expr-python`` 0.1.3 (cel-cpp): 24/24 correct; 54 us to evaluate a compiled two-comprehension rule;
-- ``common-expression-language`` 0.10.0 (cel-rust): 19/24 (no strings extension); 233 us;
-- ``cel-python`` 0.5.0 (pure Python): 19/24 (no strings extension); 38 ms to compile and evaluate.
+- ``cel-expr-python`` 0.1.3 (cel-cpp): 24/24 correct; 63 us to evaluate a compiled two-comprehension rule;
+- ``common-expression-language`` 0.10.0 (cel-rust): 19/24 (no strings extension); 291 us;
+- ``cel-python`` 0.5.0 (pure Python): 19/24 (no strings extension); 39.9 ms.
 
-(``docs/crd.md`` has the table and the command that reproduces it.) Kubernetes' own libraries (``isSorted``,
+(``bench/cel_runtimes.py`` reproduces the table; ``docs/crd.md`` has it.) Kubernetes' own libraries (``isSorted``,
 ``quantity``, ``url``, ``ip``, ...) are not in cel-cpp: a rule that calls one fails to compile, and the CRD is
 refused with the compiler's message, as kube-apiserver refuses a rule it cannot compile.
 
