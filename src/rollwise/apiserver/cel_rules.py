@@ -9,9 +9,10 @@ strings extension kube-apiserver offers: ``substring``, ``lastIndexOf``, ``split
 - ``common-expression-language`` 0.10.0 (cel-rust): 19/24 (no strings extension); 291 us;
 - ``cel-python`` 0.5.0 (pure Python): 19/24 (no strings extension); 39.9 ms.
 
-(``bench/cel_runtimes.py`` reproduces the table; ``docs/crd.md`` has it.) Kubernetes' own libraries (``isSorted``,
-``quantity``, ``url``, ``ip``, ...) are not in cel-cpp: a rule that calls one fails to compile, and the CRD is
-refused with the compiler's message, as kube-apiserver refuses a rule it cannot compile.
+(``bench/cel_runtimes.py`` reproduces the table; ``docs/crd.md`` has it.) Kubernetes' own libraries that cel-cpp
+lacks are added from ``cel_k8s`` (lists, regex, the IP/CIDR/quantity predicates); a rule calling one that is
+not there (``quantity()``, ``url()``, ...) fails to compile, and the CRD is refused with the compiler's message, as
+kube-apiserver refuses a rule it cannot compile.
 
 Semantics kept from kube-apiserver (``apiextensions-apiserver/pkg/apiserver/schema/cel``):
 
@@ -35,6 +36,7 @@ from cel_expr_python import cel  # type: ignore[import-untyped]
 from cel_expr_python.ext import ext_strings  # type: ignore[import-untyped]
 
 from rollwise.api.errors import FieldError
+from rollwise.apiserver.cel_k8s import kubernetes_functions
 
 __all__ = ["RULE_VARIABLES", "CelError", "check_compiles", "compile_errors", "evaluate", "rule_errors"]
 
@@ -53,7 +55,8 @@ RULE_VARIABLES = ("self", "oldSelf")
 
 @lru_cache(maxsize=8)
 def _env(names: tuple[str, ...]) -> Any:
-    return cel.NewEnv(variables=dict.fromkeys(names, cel.Type.DYN), extensions=[ext_strings.ExtStrings()])
+    return cel.NewEnv(variables=dict.fromkeys(names, cel.Type.DYN), extensions=[ext_strings.ExtStrings()],
+                      functions=kubernetes_functions())
 
 
 @lru_cache(maxsize=4096)
@@ -83,7 +86,7 @@ def _evaluate(rule: str, data: Mapping[str, Any], names: tuple[str, ...] = RULE_
         return None, f"compilation failed: {err}"
     except Exception as err:  # a value the binding cannot convert
         return None, str(err)
-    if value.type().name() == "*error*":
+    if value.type().name() in ("ERROR", "*error*"):  # the name the binding gives an evaluation error
         return None, str(value.value())
     return value.plain_value(), None
 
