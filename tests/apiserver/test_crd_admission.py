@@ -167,3 +167,17 @@ def test_an_installed_validating_admission_policy_denies_or_warns_as_its_binding
             bad = await client.post(VAPS, json=_policy("broken", "object.data.("), headers=AUTH)
             assert bad.status == 422
     run(go)
+
+
+def test_unknown_fields_of_a_custom_resource_follow_field_validation_by_its_crds_schema() -> None:
+    async def go() -> None:
+        async with api() as (client, _store):
+            await client.post(CRDS, json=_crd(SCHEMA), headers=AUTH)
+            obj = _range("s", min=1, max=2, owner="a", junk=True)
+            resp = await client.post(f"{RANGES}?fieldValidation=Strict", json=obj, headers=AUTH)
+            assert resp.status == 422
+            assert 'strict decoding error: unknown field "spec.junk"' in (await body(resp))["message"]
+            resp = await client.post(f"{RANGES}?fieldValidation=Warn", json=obj, headers=AUTH)
+            assert resp.status == 201 and resp.headers.getall("Warning") == ['299 - "unknown field \\"spec.junk\\""']
+            assert "junk" not in (await body(resp))["spec"]
+    run(go)

@@ -21,11 +21,12 @@ from typing import Any
 from rollwise.api.errors import FieldError
 from rollwise.apiserver.cel_rules import rule_errors
 
-__all__ = ["admit_custom", "prune_and_check"]
+__all__ = ["admit_custom", "prune_and_check", "pruned_fields"]
 
 _TYPES: Mapping[str, tuple[type, ...]] = {"object": (dict,), "array": (list,), "string": (str,), "integer": (int,),
                                           "number": (int, float), "boolean": (bool,)}
 _ROOT_KEEP = ("apiVersion", "kind", "metadata")
+_PRUNED = "pruned"
 
 
 def admit_custom(obj: Mapping[str, Any], old: Mapping[str, Any] | None,
@@ -43,6 +44,18 @@ def prune_and_check(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> tuple[
     errors: list[FieldError] = []
     if not schema:
         return dict(obj), errors
+    out, found = _pruned(obj, schema)
+    return out, [e for e in found if e.kind != _PRUNED]
+
+
+def pruned_fields(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> list[FieldError]:
+    """The fields of ``obj`` (an object or a merge patch) its schema would prune: what ``fieldValidation`` calls
+    unknown fields for a custom resource."""
+    return [e for e in _pruned(obj, schema)[1] if e.kind == _PRUNED] if schema else []
+
+
+def _pruned(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[FieldError]]:
+    errors: list[FieldError] = []
     root = {k: obj[k] for k in _ROOT_KEEP if k in obj}
     _check_meta(root.get("metadata"), schema, errors)
     rest = _walk({k: v for k, v in obj.items() if k not in _ROOT_KEEP}, schema, "", errors, root=True)
@@ -169,7 +182,8 @@ def _walk_object(value: dict[str, Any], schema: Mapping[str, Any], path: str, er
             out[key] = _walk(child, additional, _join(path, key), errors)
         elif preserve or additional is True or (props is None and additional is None and stype != "object"):
             out[key] = child
-        # otherwise pruned: the API server drops fields its schema does not declare
+        else:  # pruned: the API server drops fields its schema does not declare (noted for fieldValidation)
+            errors.append(FieldError(path=_join(path, key), kind=_PRUNED, value=key, rule="unknown field"))
     if isinstance(props, Mapping):
         for key, child_schema in props.items():
             if key not in out and isinstance(child_schema, Mapping) and "default" in child_schema:
