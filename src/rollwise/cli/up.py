@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from aiohttp import web
 
 from rollwise.api.errors import FieldError, InvalidObject
-from rollwise.api.features import parse_gate_flags_any
+from rollwise.api.features import MAX_UNAVAILABLE, RECREATE, parse_gate_flags_any
 from rollwise.api.versions import DEFAULT_KUBE_VERSION, parse_kube_version
 from rollwise.apiserver.app import make_app
 from rollwise.apiserver.authz import RbacAuthorizer
@@ -242,6 +242,12 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     print(f"rollwise up: serving {url}", flush=True)
     print(f"kubeconfig: {kubeconfig}", flush=True)
     print(f"export KUBECONFIG={kubeconfig}", flush=True)
+    release = versioning.release
+    print(f"rollwise up: apps/v1 StatefulSets as Kubernetes {release.name} judges them (maxUnavailable "
+          f"{'on' if release.on(MAX_UNAVAILABLE) else 'off'}, Recreate "
+          f"{'on' if release.on(RECREATE) else 'off'}); the seeds' proposals "
+          + ("kept, with a warning on each write that uses one" if versioning.proposals else "refused as that "
+             "release refuses them"), file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
