@@ -218,10 +218,10 @@ def _claim_template() -> dict[str, Any]:
 def _rolling_block(block: str, owner: str) -> dict[str, Any]:
     return _object(f"Parameters of the {owner} strategy; only allowed with type {owner}.", {
         "partition": _int("Pods with an ordinal at or above the partition are updated; the others keep their "
-                          "revision (a canary).", COUNT_MINIMUMS["updateStrategy.{block}.partition"]),
+                          "revision (a canary).", COUNT_MINIMUMS["updateStrategy.{block}.partition"], default=0),
         "maxUnavailable": {"description": "KEP-961: how many pods may be unavailable during the update, an integer "
                                           "of at least 1 or a percentage of replicas ('1%' to '100%').",
-                           "x-kubernetes-int-or-string": True, "maxLength": 64,
+                           "x-kubernetes-int-or-string": True, "maxLength": 64, "default": 1,
                            "anyOf": [{"type": "integer"}, {"type": "string"}], **_rules(max_unavailable_rule())},
         "podProgressTimeoutSeconds": _int(
             "KEP-3541: seconds an updated pod may take to become ready before it counts as failed and the update "
@@ -263,7 +263,7 @@ def _strategy() -> dict[str, Any]:
                         "that moves past a pod that does not become ready; KEP-3541).",
                         ENUMS["updateStrategy.type"], default=STRATEGY_ROLLING_UPDATE),
         **blocks,
-    }, default={"type": STRATEGY_ROLLING_UPDATE}) | _rules(*strategy_block_rules())
+    }, default={"type": STRATEGY_ROLLING_UPDATE, "rollingUpdate": {}}) | _rules(*strategy_block_rules())
 
 
 def spec_schema() -> dict[str, Any]:
