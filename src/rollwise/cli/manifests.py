@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from rollwise.cli.crd import CR_GROUP, crd
+from rollwise.cli.crd import CR_GROUP, CRD_FILE, crd
 from rollwise.cluster.crd import policy
 
 __all__ = ["add_manifests", "documents", "render"]
@@ -185,18 +185,23 @@ def chart_templates() -> dict[str, str]:
         text = render(docs)
         for placeholder, token in HELM_TOKENS.values():
             text = text.replace(str(placeholder), token)
-        out[f"{part}.yaml"] = text
+        out[file_of(part)] = text
     return out
 
 
+def file_of(part: str) -> str:
+    """Where a part lives under ``deploy/`` (and the chart's templates); the CRD's path is ``CRD_FILE``."""
+    return CRD_FILE if part == "crd" else f"{part}.yaml"
+
+
 KUSTOMIZATION = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n" + "".join(
-    f"- {p}.yaml\n" for p in PARTS)
+    f"- {file_of(p)}\n" for p in PARTS)
 
 
 def _write_deploy(directory: Path, namespace: str, image: str) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for part in PARTS:
-        (directory / f"{part}.yaml").write_text(render(documents(part, namespace=namespace, image=image)))
+        (directory / file_of(part)).write_text(render(documents(part, namespace=namespace, image=image)))
     (directory / "kustomization.yaml").write_text(KUSTOMIZATION)
 
 
