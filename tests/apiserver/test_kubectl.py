@@ -35,7 +35,7 @@ def test_up_prints_the_url_and_kubeconfig_first_then_the_export_line(up: Up) -> 
     assert up.output[0].startswith("rollwise up: serving https://127.0.0.1:")
     assert up.output[1] == f"kubeconfig: {up.kubeconfig}"
     assert up.output[2] == f"export KUBECONFIG={up.kubeconfig}"
-    assert "Server Version: v1.32" in up.kubectl("version").stdout
+    assert "Server Version: v1.37" in up.kubectl("version").stdout
     assert up.kubectl("auth", "can-i", "delete", "pods").stdout.strip() == "yes"
     resources = up.kubectl("api-resources").stdout
     assert any(line.split()[:3] == ["statefulsets", "sts", "apps/v1"] for line in resources.splitlines())

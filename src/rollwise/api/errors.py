@@ -55,7 +55,9 @@ class FieldError:
     kind: str = "Invalid value"
 
     def __str__(self) -> str:
-        if self.kind in ("Required value", "Forbidden"):
+        if not self.kind:  # a bare message (an admission policy's denial: kube-apiserver's "<field>: <message>")
+            return f"{self.path}: {self.rule}"
+        if self.kind in ("Required value", "Forbidden", "Too long", "Too many"):
             return f"{self.path}: {self.kind}: {self.rule}"
         return f"{self.path}: {self.kind}: {_render(self.value)}: {self.rule}"
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from rollwise.api.errors import FieldError
 
-__all__ = ["GATE_NAMES", "FeatureGates", "parse_gate_flags", "parse_gate_overrides"]
+__all__ = ["GATE_NAMES", "FeatureGates", "parse_gate_flags", "parse_gate_flags_any", "parse_gate_overrides"]
 
 MAX_UNAVAILABLE = "MaxUnavailableStatefulSet"  # KEP-961
 RECREATE = "StatefulSetRecreateStrategy"  # KEP-3541 (current)
@@ -65,6 +65,20 @@ def parse_gate_overrides(raw: object, *, path: str) -> tuple[dict[str, bool], li
             errors.append(FieldError(path=f"{path}.{name}", value=value, rule="must be true or false"))
         else:
             out[name] = value
+    return out, errors
+
+
+def parse_gate_flags_any(text: str) -> tuple[dict[str, bool], list[FieldError]]:
+    """``--feature-gates=Name=false,Other=true`` as Kubernetes components split it, any names (the caller knows
+    which gates its release has)."""
+    out: dict[str, bool] = {}
+    errors: list[FieldError] = []
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or not name or value.lower() not in ("true", "false"):
+            errors.append(FieldError(path="--feature-gates", value=item, rule="must be Name=true or Name=false"))
+            continue
+        out[name] = value.lower() == "true"
     return out, errors
 
 

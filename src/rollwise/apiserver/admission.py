@@ -16,8 +16,11 @@ from rollwise.api.defaults import default_image_pull_policy
 from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
+from rollwise.apiserver.cel_rules import compile_errors
+from rollwise.apiserver.policies import POLICY, check_policy
+from rollwise.apiserver.versioning import Versioning
 from rollwise.cluster.admission import Admission as WorldAdmission
-from rollwise.cluster.resources import POD, PVC, GroupKind
+from rollwise.cluster.resources import POD, PVC, STATEFULSET, GroupKind
 
 __all__ = ["NODE_NAME", "Admission"]
 
@@ -30,15 +33,23 @@ CRD = GroupKind("apiextensions.k8s.io", "CustomResourceDefinition")
 
 
 class Admission:
-    def __init__(self, *, gates: FeatureGates) -> None:
+    def __init__(self, *, gates: FeatureGates, versioning: Versioning | None = None) -> None:
         self.gates = gates
-        self.world = WorldAdmission(gates=gates)
+        self.versioning = versioning
+        # The custom kind is its CRD's business here, as on a cluster: no rollwise validator at admission.
+        self.world = WorldAdmission(gates=gates, statefulset_kinds=(STATEFULSET,))
 
     def hooks(self) -> dict[GroupKind, Admit]:
         """Resource -> admission hook (``MemoryCluster(admit=...)``): the world's, then the server's."""
         hooks: dict[GroupKind, Admit] = dict(self.world.hooks())
-        for gk, extra in ((PVC, self._claim), (CRD, self._crd), (NAMESPACE, self._namespace)):
+        for gk, extra in ((PVC, self._claim), (CRD, self._crd), (NAMESPACE, self._namespace),
+                          (POLICY, self._policy)):
             hooks[gk] = _chain(hooks.get(gk), extra)
+        versioning = self.versioning
+        if versioning is not None and STATEFULSET in hooks:
+            # The release's answer to the seeds' proposals (--proposals off) comes before defaulting, as the
+            # decoder and the gated-field drop come before it in kube-apiserver.
+            hooks[STATEFULSET] = _chain(lambda new, old: versioning.admit(STATEFULSET, new, old), hooks[STATEFULSET])
         # The pod defaults first: the world's update rule compares the whole spec, node included.
         world_pod = hooks.get(POD)
         hooks[POD] = self._pod if world_pod is None else _chain(self._pod, world_pod)
@@ -92,10 +103,17 @@ class Admission:
         new["spec"] = {"finalizers": ["kubernetes"], **(new.get("spec") or {})}
         return new
 
+    def _policy(self, new: Obj, old: Obj | None) -> Obj:
+        errors = check_policy(new)
+        if errors:
+            raise Invalid(f'ValidatingAdmissionPolicy.admissionregistration.k8s.io "{name_of(new)}" is invalid: '
+                          + ", ".join(map(str, errors)), errors=errors)
+        return new
+
     def _crd(self, new: Obj, old: Obj | None) -> Obj:
         spec = new.get("spec") or {}
         names = dict(spec.get("names") or {})
-        errors = []
+        errors: list[FieldError] = []
         for path, value in (("spec.group", spec.get("group")), ("spec.names.kind", names.get("kind")),
                             ("spec.names.plural", names.get("plural"))):
             if not value:
@@ -103,6 +121,11 @@ class Admission:
         if not spec.get("versions"):
             errors.append(FieldError(path="spec.versions", kind="Required value", rule="must have exactly one "
                                      "version marked as storage version"))
+        for i, version in enumerate(spec.get("versions") or ()):
+            schema = ((version.get("schema") or {}).get("openAPIV3Schema") if isinstance(version, dict) else None)
+            if isinstance(schema, dict):
+                # kube-apiserver compiles every rule when the CRD is written and refuses one that does not compile.
+                errors += compile_errors(schema, f"spec.versions[{i}].schema.openAPIV3Schema")
         expected = f"{names.get('plural')}.{spec.get('group')}"
         if not errors and name_of(new) != expected:
             errors.append(FieldError(path="metadata.name", value=name_of(new),

@@ -65,7 +65,7 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     api = _Api(store, cfg)
     r = app.router
     for path in ("/version", "/version/"):
-        r.add_get(path, _version)
+        r.add_get(path, _version_handler(store))
     for path in ("/healthz", "/readyz", "/livez"):
         r.add_get(path, _ok)
     for path in ("/api", "/api/"):
@@ -89,8 +89,16 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     return app
 
 
-async def _version(_request: web.Request) -> web.Response:
-    return json_reply(VERSION_INFO)
+def _version_handler(store: ApiStore) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """``/version`` names the release the server is judging apps/v1 by (``up --kube-version``)."""
+    release = store.versioning.release
+    info = {**VERSION_INFO, "major": str(release.major), "minor": str(release.minor),
+            "gitVersion": f"v{release.name}-rollwise"}
+
+    async def version(_request: web.Request) -> web.Response:
+        return json_reply(info)
+
+    return version
 
 
 async def _access_review(request: web.Request) -> web.Response:
@@ -234,6 +242,7 @@ class _Api:
 
     async def resource(self, request: web.Request) -> web.StreamResponse:
         t = self._target(request)
+        self.store.warnings = []  # the store's handlers are synchronous: what it keeps now is this request's
         try:
             self._authorize(request, t)
             resp = await self._resource(request, t)
@@ -242,6 +251,9 @@ class _Api:
             name = t.name or str(request.get(_BODY_NAME, ""))
             kind = t.resource.kind if isinstance(err, Invalid) else t.resource.plural
             return json_reply(error_status(err, kind=kind, group=t.resource.group, name=name), err.code)
+        if self.store.warnings:  # the policies' Warn bindings (store.py)
+            request[_WARNINGS] = [*request.get(_WARNINGS, ()), *self.store.warnings]
+            self.store.warnings = []
         if not resp.prepared:
             for text in request.get(_WARNINGS, ()):
                 resp.headers.add("Warning", warning_header(text))
@@ -250,9 +262,18 @@ class _Api:
     def _checked(self, request: web.Request, t: _Target, body: Any, patch_type: str | None = None) -> Any:
         """The body after the request's ``fieldValidation`` (see ``field_validation``); warnings kept for the
         reply's headers."""
-        body, warnings = fields_checked(t.resource, body, request.query, sub=t.sub, patch_type=patch_type)
+        more = self.store.versioning.unknown_fields(t.resource.key, body) if not t.sub else []
+        body, warnings = fields_checked(t.resource, body, request.query, sub=t.sub, patch_type=patch_type,
+                                        more_unknown=more)
         request[_WARNINGS] = warnings
         return body
+
+    def _proposal_warnings(self, request: web.Request, t: _Target, stored: Any, body: Any) -> None:
+        """``up --proposals on``: a warning per use of a seed's proposal the served release does not have, on
+        every write of a set that uses one."""
+        if not t.sub:
+            request[_WARNINGS] = [*request.get(_WARNINGS, ()),
+                                  *self.store.versioning.warnings(t.resource.key, stored, body)]
 
     async def _resource(self, request: web.Request, t: _Target) -> web.StreamResponse:
         method = request.method
@@ -272,6 +293,7 @@ class _Api:
                 request[_BODY_NAME] = str(body["metadata"].get("name") or "")
             body = self._checked(request, t, body)
             obj = self.store.create(t.resource, t.namespace, decoded(t.resource, body), actor=user, dry_run=dry_run)
+            self._proposal_warnings(request, t, obj, body)
             self._audit(request, t, "create", obj, 201)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201)
         if t.name is None and method == "DELETE":
@@ -287,6 +309,7 @@ class _Api:
             body = self._checked(request, t, body)
             obj = self.store.update(t.resource, t.namespace, t.name, decoded(t.resource, body), actor=user,
                                     subresource=t.sub, dry_run=dry_run)
+            self._proposal_warnings(request, t, obj, body)
             self._audit(request, t, "update", obj, 200)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run))
         if method == "PATCH":
@@ -303,6 +326,7 @@ class _Api:
             obj, created = self.store.patch(t.resource, t.namespace, t.name, request.content_type,
                                             decoded(t.resource, body), actor=user, subresource=t.sub,
                                             dry_run=dry_run)
+            self._proposal_warnings(request, t, obj, body)
             self._audit(request, t, "patch", obj, 201 if created else 200)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201 if created else 200)
         if method == "DELETE":

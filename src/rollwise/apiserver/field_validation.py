@@ -10,7 +10,8 @@ As the Kubernetes API server (1.27+, KEP-2885 server-side unknown field validati
 - ``Ignore``: the unknown fields are dropped silently.
 
 Checked at the edge, before admission, for the kinds ``rollwise.api.field_schema`` knows, in the groups where
-they live (a custom resource that happens to be called ``Lease`` is not checked). Creates, updates (the object and
+they live, and for every custom resource by its CRD's schema (what it would prune is unknown), as kube-apiserver
+does. Creates, updates (the object and
 its ``status``), merge and strategic merge patches (the patch itself, its directives left alone) and server-side
 apply are checked; JSON patches (operations, not an object) and the ``scale`` subresource are not.
 """
@@ -23,6 +24,7 @@ from typing import Any
 from rollwise.api.errors import BadRequest, FieldError, Invalid
 from rollwise.api.field_schema import pruned_of_unknown_fields
 from rollwise.apiserver.resources import Resource
+from rollwise.apiserver.schema import pruned_fields
 
 __all__ = ["MODES", "fields_checked", "warning_header"]
 
@@ -30,7 +32,7 @@ MODES = ("Ignore", "Warn", "Strict")
 _DEFAULT = "Warn"
 # kind -> the API groups in which field_schema's schema for it applies.
 _GROUPS: Mapping[str, frozenset[str]] = {
-    "StatefulSet": frozenset({"apps", "apps.rollwise.dev"}),
+    "StatefulSet": frozenset({"apps"}),
     "Pod": frozenset({""}),
     "PersistentVolumeClaim": frozenset({""}),
     "Service": frozenset({""}),
@@ -41,19 +43,27 @@ _OBJECT_PATCHES = {"merge", "strategic"}
 
 
 def fields_checked(resource: Resource, body: Any, query: Mapping[str, str], *, sub: str = "",
-                   patch_type: str | None = None) -> tuple[Any, list[str]]:
+                   patch_type: str | None = None, more_unknown: list[FieldError] | None = None,
+                   ) -> tuple[Any, list[str]]:
     """The body to use and the warnings to send; raises Invalid (Strict) or BadRequest (an unknown mode).
 
     ``patch_type`` is the kind of patch (``merge``, ``strategic``, ``json``, ``apply``), None for a create or an
-    update."""
+    update. ``more_unknown``: fields the served release does not have though the schema here does (the seeds'
+    proposals under ``up --proposals off``); admission drops them, this reports them as the mode says."""
     mode = query.get("fieldValidation") or _DEFAULT
     if mode not in MODES:
         raise BadRequest(f'fieldValidation: Unsupported value: "{mode}": supported values: '
                          + ", ".join(f'"{m}"' for m in MODES))
-    if (sub == "scale" or patch_type == "json" or not isinstance(body, dict)
-            or resource.group not in _GROUPS.get(resource.kind, ())):
+    if sub == "scale" or patch_type == "json" or not isinstance(body, dict):
         return body, []
-    pruned, unknown = pruned_of_unknown_fields(body, kind=resource.kind, patch=patch_type in _OBJECT_PATCHES)
+    if resource.schema:
+        # a custom resource: what its CRD's schema would prune is unknown (admission prunes it; no body change)
+        pruned, unknown = body, pruned_fields(body, resource.schema)
+    elif resource.group not in _GROUPS.get(resource.kind, ()):
+        return body, []
+    else:
+        pruned, unknown = pruned_of_unknown_fields(body, kind=resource.kind, patch=patch_type in _OBJECT_PATCHES)
+    unknown += more_unknown or []
     if not unknown:
         return body, []
     if mode == "Strict":

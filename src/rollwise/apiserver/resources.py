@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS, GroupKind, ResourceTable
+from rollwise.cluster.resources import GroupKind, ResourceTable
 from rollwise.cluster.resources import Resource as WorldResource
 
 __all__ = ["ALL_VERBS", "BUILTINS", "Registry", "Resource", "crd_resources"]
@@ -91,12 +91,14 @@ BUILTINS: tuple[Resource, ...] = (
     _r("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
     _r("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False),
     _r("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
-    # The project's own kind, served from the start (operator-plan.md §2: shortName rsts, its printer columns).
-    Resource(group="apps.rollwise.dev", version="v1alpha1", kind="StatefulSet", plural="statefulsets",
-             singular="statefulset", short_names=("rsts",), categories=("all", "rollwise"), status=True, scale=True,
-             printer_columns=ROLLWISE_PRINTER_COLUMNS),
+    # The project's own kind is not here: ApiStore installs its CRD (cluster/crd.py), so it is served, defaulted and
+    # validated as a cluster serves it, by its schema and CEL rules.
     _r("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False,
        short_names=("crd", "crds"), status=True),
+    _r("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies",
+       namespaced=False, status=True),
+    _r("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding",
+       "validatingadmissionpolicybindings", namespaced=False),
 )
 
 

@@ -34,10 +34,14 @@ from rollwise.api.validation_objects import check_object_references
 from rollwise.api.values import clone
 from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
 from rollwise.apiserver.feed import FeedPump
+from rollwise.apiserver.policies import BINDING, POLICY, PolicyRequest, policy_verdict
 from rollwise.apiserver.printers import jsonpath_value
 from rollwise.apiserver.resources import Registry, Resource
-from rollwise.apiserver.schema import prune_and_check
+from rollwise.apiserver.schema import admit_custom
 from rollwise.apiserver.smp import PatchError, strategic_merge
+from rollwise.apiserver.versioning import Versioning
+from rollwise.cluster.crd import crd as rollwise_crd
+from rollwise.cluster.crd import policy as rollwise_policy
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.persistence import uuid_uids
@@ -59,12 +63,17 @@ NODE = GroupKind("", "Node")
 
 class ApiStore:
     def __init__(self, *, gates: FeatureGates | None = None, clock: Callable[[], float] = time.time,
-                 history: int = 10_000, data_dir: Path | None = None) -> None:
-        """``data_dir``: keep the objects in SQLite there (``MemoryCluster.open``); None keeps them in memory."""
-        self.gates = gates or FeatureGates()
+                 history: int = 10_000, data_dir: Path | None = None, versioning: Versioning | None = None) -> None:
+        """``data_dir``: keep the objects in SQLite there (``MemoryCluster.open``); None keeps them in memory.
+        ``versioning``: the release and proposals apps/v1 StatefulSets are judged by (default: 1.37, proposals
+        on); its gates unless ``gates`` are given."""
+        self.versioning = versioning or Versioning.default()
+        self.gates = gates or self.versioning.gates()
         self.clock = clock
         self.registry = Registry()
-        self.admission = Admission(gates=self.gates)
+        self.warnings: list[str] = []
+        """Warnings of the last write (``Warn`` policy bindings), for the HTTP layer to send and clear."""
+        self.admission = Admission(gates=self.gates, versioning=self.versioning)
         options: dict[str, Any] = {"clock": clock, "admit": self.admission.hooks(), "history_limit": history}
         if data_dir is None:
             self.cluster = MemoryCluster(uid=uuid_uids, **options)
@@ -73,6 +82,7 @@ class ApiStore:
         for r in self.registry:
             if r.key not in self.cluster.resources:
                 self.cluster.resources.register(r.world_row())
+        self._install_rollwise_crd()
         for crd in self.cluster.list(CRD):
             self.registry.register_in(self.cluster.resources, crd)
         self.feed = FeedPump(self.cluster)
@@ -86,6 +96,44 @@ class ApiStore:
                 "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}},
                 actor="system")
         self.feed.pump()
+
+    def _install_rollwise_crd(self) -> None:
+        """The project's CRD and its ValidatingAdmissionPolicy, as ``kubectl apply -f deploy/`` would leave them:
+        created when missing, brought up to this version's schema and rules when older ones are stored (a data
+        directory kept across upgrades)."""
+        for wanted in (rollwise_crd(), *rollwise_policy()):
+            gk = GroupKind(wanted["apiVersion"].rpartition("/")[0], wanted["kind"])
+            try:
+                stored = self.cluster.get(gk, "", name_of(wanted))
+            except NotFound:
+                self.cluster.create(wanted, actor="system")
+                continue
+            if stored.get("spec") != wanted["spec"]:
+                self.cluster.update({**stored, "spec": wanted["spec"]}, actor="system")
+
+    def _policies(self, resource: Resource, operation: str, obj: Obj | None, old: Obj | None, *, actor: str,
+                  sub: str = "") -> None:
+        """The ValidatingAdmissionPolicies bound to this write (``policies.py``): raises a denial; keeps the
+        warnings of ``Warn`` bindings in ``self.warnings`` for the reply."""
+        if resource.group == "admissionregistration.k8s.io":
+            return  # policies never judge the policy resources themselves
+        bindings = self.cluster.list(BINDING)
+        if not bindings:
+            return
+        meta = (obj or old or {}).get("metadata") or {}
+        namespace = str(meta.get("namespace") or "") if resource.namespaced else ""
+        ns_obj = None
+        if namespace:
+            try:
+                ns_obj = self.cluster.get(NAMESPACE, "", namespace)
+            except NotFound:
+                ns_obj = None
+        req = PolicyRequest(operation=operation, group=resource.group, version=resource.version,
+                            resource=resource.plural + (f"/{sub}" if sub else ""), kind=resource.kind,
+                            namespace=namespace, name=str(meta.get("name") or ""), user=actor,
+                            obj=None if obj is None else self.wire_kind(resource, obj),
+                            old=None if old is None else self.wire_kind(resource, old), namespace_obj=ns_obj)
+        self.warnings += policy_verdict(self.cluster.list(POLICY), bindings, req)
 
     def _exists(self, gk: GroupKind, namespace: str, name: str) -> bool:
         try:
@@ -134,7 +182,9 @@ class ApiStore:
         ns = namespace if resource.namespaced else None
         return self.cluster.list(resource.key, ns, label_selector=label_selector, field_selector=field_selector)
 
-    def _typed(self, resource: Resource, body: Any) -> Obj:
+    def _typed(self, resource: Resource, body: Any, old: Obj | None = None) -> Obj:
+        """The body as an object of ``resource``: kind and apiVersion from the URL, owner references checked, and
+        for a custom resource its CRD's schema and rules applied (``schema.admit_custom``, ``old`` on an update)."""
         if not isinstance(body, Mapping):
             raise BadRequest(f"the request body must be a {resource.kind} object")
         if not isinstance(body.get("metadata") or {}, Mapping):
@@ -152,7 +202,7 @@ class ApiStore:
             raise Invalid(f'{resource.kind}.{resource.group} "{(obj.get("metadata") or {}).get("name", "")}" '
                           "is invalid: " + ", ".join(map(str, errors)), errors=errors)
         if resource.schema:
-            obj, errors = prune_and_check(obj, resource.schema)
+            obj, errors = admit_custom(obj, None if old is None else self.wire_kind(resource, old), resource.schema)
             if errors:
                 raise Invalid(f'{resource.kind}.{resource.group} "{(obj.get("metadata") or {}).get("name", "")}" '
                               "is invalid: " + ", ".join(map(str, errors)), errors=errors)
@@ -181,6 +231,7 @@ class ApiStore:
         _check_name(resource, meta.get("name"))
         if resource.status and resource.kind not in ("Pod",):
             obj.pop("status", None)
+        self._policies(resource, "CREATE", obj, None, actor=actor)
         if dry_run:
             return self._dry_create(resource, obj)
         try:
@@ -206,7 +257,7 @@ class ApiStore:
     def update(self, resource: Resource, namespace: str | None, name: str, body: Mapping[str, Any], *,
                actor: str, subresource: str = "", dry_run: bool = False) -> Obj:
         old = self.get(resource, namespace, name)
-        obj = self._typed(resource, body)
+        obj = self._typed(resource, body, old)
         meta = obj["metadata"] = dict(obj.get("metadata") or {})
         if meta.get("name") not in (None, name):
             raise BadRequest(f"the name of the object ({meta.get('name')}) does not match the name on the URL "
@@ -223,6 +274,7 @@ class ApiStore:
             raise Conflict(f'Operation cannot be fulfilled on {resource.group_resource} "{name_of(old)}": the object '
                            "has been modified; please apply your changes to the latest version and try again")
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        self._policies(resource, "UPDATE", new, old, actor=actor, sub=subresource)
         if subresource == "status":
             if dry_run:
                 return {**old, "status": new.get("status")}
@@ -287,7 +339,7 @@ class ApiStore:
                                              rule="field is immutable")])
         if resource.namespaced:
             new["metadata"]["namespace"] = old["metadata"]["namespace"]
-        new = self._typed(resource, new)
+        new = self._typed(resource, new, old)
         return self._write(resource, old, new, actor=actor, subresource=subresource, dry_run=dry_run), False
 
     def delete(self, resource: Resource, namespace: str | None, name: str, options: Mapping[str, Any], *,
@@ -305,6 +357,7 @@ class ApiStore:
         if options.get("orphanDependents") is True:
             propagation = "Orphan"
         grace = options.get("gracePeriodSeconds")
+        self._policies(resource, "DELETE", None, old, actor=actor)
         if dry_run:
             return old, False
         ns = old["metadata"].get("namespace", "")
@@ -364,7 +417,7 @@ class ApiStore:
         for part in parts[:-1]:
             target = target.setdefault(part, {})
         target[parts[-1]] = replicas
-        out = self._write(resource, old, self._typed(resource, new), actor=actor, subresource="", dry_run=dry_run)
+        out = self._write(resource, old, self._typed(resource, new, old), actor=actor, subresource="", dry_run=dry_run)
         return self.scale_of(resource, out)
 
 

@@ -18,7 +18,8 @@ from typing import Any
 
 import yaml
 
-from rollwise.cli.crd import CR_GROUP, crd
+from rollwise.cli.crd import CR_GROUP, CRD_FILE, crd
+from rollwise.cluster.crd import policy
 
 __all__ = ["add_manifests", "documents", "render"]
 
@@ -28,7 +29,7 @@ DEFAULT_IMAGE = "ghcr.io/rollwise/rollwise:0.1.0"
 METRICS_PORT = 8080
 HEALTH_PORT = 8081
 LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "operator"}
-PARTS = ("crd", "rbac", "operator")
+PARTS = ("crd", "policy", "rbac", "operator")
 
 def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "labels": dict(LABELS)}
@@ -142,6 +143,8 @@ def documents(part: str, *, namespace: str = DEFAULT_NAMESPACE, image: str = DEF
         return sorted(docs, key=lambda d: d["kind"] != "Namespace")
     if part == "crd":
         return [crd()]
+    if part == "policy":
+        return policy()
     if part == "rbac":
         return rbac(namespace)
     if part == "operator":
@@ -159,7 +162,8 @@ def chart_files() -> dict[str, str]:
     are written by hand, Helm's way (values, release-prefixed names); tests/cli/test_chart.py renders them."""
     crd_doc = crd()
     crd_doc["metadata"]["annotations"] = {"helm.sh/resource-policy": "keep"}
-    return {"crds/crd.yaml": render([crd_doc])}
+    # The admission policy goes with the CRD: one per cluster, whatever the releases, kept with the custom sets.
+    return {f"crds/{CRD_FILE}": render([crd_doc]), "crds/policy.yaml": render(documents("policy"))}
 
 
 def kustomization(resources: list[str]) -> str:
@@ -167,16 +171,20 @@ def kustomization(resources: list[str]) -> str:
         f"- {r}\n" for r in resources)
 
 
-# The CRD stands in its own kustomization: deleting the operator's (`kubectl delete -k deploy/`) must never delete
-# the CRD, because the API server then deletes every custom set and the garbage collector every pod they own.
+# The CRD stands in its own kustomization, with the admission policy on its custom sets: deleting the operator's
+# (`kubectl delete -k deploy/`) must never delete the CRD, because the API server then deletes every custom set and
+# the garbage collector every pod they own.
 OPERATOR_PARTS = ("rbac", "operator")
+CRD_PARTS = ("crd", "policy")
 CRD_DIR = "crds"
 
 
 def _write_deploy(directory: Path, namespace: str, image: str) -> None:
     (directory / CRD_DIR).mkdir(parents=True, exist_ok=True)
-    (directory / CRD_DIR / "crd.yaml").write_text(render(documents("crd")))
-    (directory / CRD_DIR / "kustomization.yaml").write_text(kustomization(["crd.yaml"]))
+    files = [CRD_FILE if part == "crd" else f"{part}.yaml" for part in CRD_PARTS]
+    for part, file in zip(CRD_PARTS, files, strict=True):
+        (directory / CRD_DIR / file).write_text(render(documents(part)))
+    (directory / CRD_DIR / "kustomization.yaml").write_text(kustomization(files))
     for part in OPERATOR_PARTS:
         (directory / f"{part}.yaml").write_text(render(documents(part, namespace=namespace, image=image)))
     (directory / "kustomization.yaml").write_text(kustomization([f"{p}.yaml" for p in OPERATOR_PARTS]))

@@ -22,11 +22,14 @@ from typing import Any, TextIO
 from aiohttp import web
 
 from rollwise.api.errors import FieldError, InvalidObject
+from rollwise.api.features import MAX_UNAVAILABLE, RECREATE, parse_gate_flags_any
+from rollwise.api.versions import DEFAULT_KUBE_VERSION, parse_kube_version
 from rollwise.apiserver.app import make_app
 from rollwise.apiserver.authz import RbacAuthorizer
 from rollwise.apiserver.config import Faults, ServerConfig
 from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
+from rollwise.apiserver.versioning import Versioning
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
@@ -88,6 +91,19 @@ def add_up(sub: Any) -> None:
                         "(`up`'s own credentials are a superuser); none (default): allow everything")
     p.add_argument("--any-token", action="store_true",
                    help="accept any bearer token, as the user of that name (tests tell clients apart this way)")
+    p.add_argument("--kube-version", default=DEFAULT_KUBE_VERSION, metavar="VERSION",
+                   help=f"judge apps/v1 StatefulSets as this release's API server does "
+                        f"(default {DEFAULT_KUBE_VERSION}; "
+                        "1.31 to 1.37, e.g. 1.35.4): maxUnavailable's gate is on in 1.35.0-1.35.3 and from 1.37, "
+                        "off in 1.35.4 and 1.36; Recreate is alpha, off, in 1.37")
+    p.add_argument("--feature-gates", default="", metavar="GATES",
+                   help="the release's StatefulSet gates, as kube-apiserver takes them: "
+                        "MaxUnavailableStatefulSet=true|false, StatefulSetRecreateStrategy=true|false (1.37)")
+    p.add_argument("--proposals", choices=("on", "off"), default="on",
+                   help="on (default): apps/v1 sets may use the seeds' proposals (Recreate, EnforcedRollingUpdate, "
+                        "podProgressTimeoutSeconds, progressDeadlineSeconds, maxUnavailable where its gate is off), "
+                        "each write that does carries a warning; off: refuse or drop them as a real server of "
+                        "--kube-version does")
     p.set_defaults(run=run_up)
 
 
@@ -134,6 +150,9 @@ def run_up(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"rollwise up: {err}", file=sys.stderr)
         return 2
+    versioning = _versioning(args)
+    if versioning is None:
+        return 2
     try:
         profile, apps = _load_profile(args.kubelet)
     except InvalidObject as err:
@@ -143,13 +162,25 @@ def run_up(args: argparse.Namespace) -> int:
     temp = tempfile.mkdtemp(prefix="rollwise-up-") if args.ephemeral else None
     data_dir = Path(temp) if temp else (args.data_dir or DEFAULT_DATA_DIR)
     try:
-        return asyncio.run(_serve(args, data_dir, controllers, faults, profile, apps))
+        return asyncio.run(_serve(args, data_dir, controllers, faults, profile, apps, versioning))
     except OSError as err:
         print(f"rollwise up: {err}", file=sys.stderr)
         return 1
     finally:
         if temp:
             shutil.rmtree(temp, ignore_errors=True)
+
+
+def _versioning(args: argparse.Namespace) -> Versioning | None:
+    """The release, gates and proposals from the flags; None (after printing every problem) when they are bad."""
+    gates, errors = parse_gate_flags_any(args.feature_gates)
+    release, more = parse_kube_version(args.kube_version, gates)
+    errors += more
+    if errors or release is None:
+        for error in errors:
+            print(f"rollwise up: {error}", file=sys.stderr)
+        return None
+    return Versioning(release, proposals=args.proposals == "on")
 
 
 def _load_profile(path: Path | None) -> tuple[KubeletProfile, dict[str, QuorumParams]]:
@@ -171,9 +202,9 @@ def _load_profile(path: Path | None) -> tuple[KubeletProfile, dict[str, QuorumPa
 
 
 async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str], faults: dict[str, float],
-                 profile: KubeletProfile, apps: dict[str, QuorumParams]) -> int:
+                 profile: KubeletProfile, apps: dict[str, QuorumParams], versioning: Versioning) -> int:
     creds = load_or_create(data_dir / "pki")
-    store = ApiStore(data_dir=None if args.ephemeral else data_dir / "state")
+    store = ApiStore(data_dir=None if args.ephemeral else data_dir / "state", versioning=versioning)
     audit_file: TextIO | None = args.audit_log.open("a", encoding="utf-8") if args.audit_log else None
 
     def audit(entry: dict[str, Any]) -> None:
@@ -211,6 +242,12 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     print(f"rollwise up: serving {url}", flush=True)
     print(f"kubeconfig: {kubeconfig}", flush=True)
     print(f"export KUBECONFIG={kubeconfig}", flush=True)
+    release = versioning.release
+    print(f"rollwise up: apps/v1 StatefulSets as Kubernetes {release.name} judges them (maxUnavailable "
+          f"{'on' if release.on(MAX_UNAVAILABLE) else 'off'}, Recreate "
+          f"{'on' if release.on(RECREATE) else 'off'}); the seeds' proposals "
+          + ("kept, with a warning on each write that uses one" if versioning.proposals else "refused as that "
+             "release refuses them"), file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

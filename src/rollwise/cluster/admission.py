@@ -39,13 +39,18 @@ _FORBIDDEN = "Forbidden"
 class Admission:
     """The admission chain of one world (feature gates fixed for its lifetime)."""
 
-    def __init__(self, *, gates: FeatureGates, strict_fields: StrictFields | None = None) -> None:
+    def __init__(self, *, gates: FeatureGates, strict_fields: StrictFields | None = None,
+                 statefulset_kinds: tuple[GroupKind, ...] = STATEFULSET_KINDS) -> None:
+        """``statefulset_kinds``: the StatefulSet resources defaulted and validated here. A world with no API server
+        (the simulator) has both; ``rollwise up`` only apps/v1, since there the custom kind is a CRD's, defaulted
+        and validated by its schema and rules as on a cluster (``apiserver/schema.py``)."""
         self.gates = gates
         self.strict_fields = strict_fields
+        self.statefulset_kinds = statefulset_kinds
 
     def hooks(self) -> dict[GroupKind, Admit]:
         """The store's admission hooks (``MemoryCluster(admit=...)``), one per resource admission acts on."""
-        hooks: dict[GroupKind, Admit] = {gk: self._hook(gk) for gk in STATEFULSET_KINDS}
+        hooks: dict[GroupKind, Admit] = {gk: self._hook(gk) for gk in self.statefulset_kinds}
         hooks[POD] = self._hook(POD)
         hooks[CONTROLLER_REVISION] = self._hook(CONTROLLER_REVISION)
         return hooks
@@ -58,7 +63,7 @@ class Admission:
         errors = self.strict_fields(gk, new) if self.strict_fields is not None else []
         if errors:
             raise _invalid(gk, new, errors)
-        if gk in STATEFULSET_KINDS:
+        if gk in self.statefulset_kinds:
             new = apply_defaults(new, gates=self.gates)
             errors = validate_statefulset(new, old=old, gates=self.gates)
             note_admitted(new, gates=self.gates, old=old, errors=errors)

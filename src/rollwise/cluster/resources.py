@@ -139,6 +139,10 @@ BUILTIN_RESOURCES: tuple[Resource, ...] = (
     _r("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
     _r("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", short="crd,crds",
        namespaced=False, status=True),
+    _r("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies",
+       namespaced=False, status=True),
+    _r("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding",
+       "validatingadmissionpolicybindings", namespaced=False),
 )
 
 POD = GroupKind("", "Pod")

@@ -1,0 +1,234 @@
+"""The CEL twins of rollwise's StatefulSet validation: the rules the CRD carries, so that a real API server refuses
+what ``validate_statefulset`` refuses for ``apps.rollwise.dev`` without any webhook.
+
+One source: the patterns, limits and messages below are the ones ``validation_rules`` and ``validation`` enforce
+(imported, not retyped), and ``cluster/crd.py`` builds the CRD's ``openAPIV3Schema`` from them. ``TWINS`` says, for
+every rule of ``validate_statefulset`` (keyed by the FieldError's path pattern and kind), which schema keyword or CEL
+rule is its twin, or why it has none; ``tests/cluster/test_crd_rules.py`` runs every invalid case of the validation
+tests through the CRD alone and holds the table to it.
+
+The expressions use only standard CEL, its macros (``has``, ``all``, ``exists``, ``exists_one``) and the strings
+extension (``lastIndexOf``, ``substring``), which kube-apiserver has offered since 1.25/1.27. Every list and map a
+rule walks has a ``maxItems``/``maxProperties`` and every string a ``maxLength`` in the schema, so the estimated cost
+of each rule is bounded by the schema rather than by the request size; the rule that pairs two lists
+(``matchExpressions`` x their ``values``) is the most expensive and stays two nested walks of at most 64 items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rollwise.api.defaults import STRATEGY_BLOCKS
+from rollwise.api.validation import MUTABLE_SPEC_FIELDS, SPEC_UPDATE_FORBIDDEN
+
+__all__ = [
+    "DNS_LABEL",
+    "IMMUTABLE_SPEC_FIELDS",
+    "LABEL_VALUE",
+    "MAX_LIST",
+        "TWINS",
+    "CelRule",
+    "Twin",
+    "immutable_spec_rule",
+    "key_validations",
+    "max_unavailable_rule",
+    "qualified_name_rule",
+    "selector_matches_template_rule",
+    "strategy_block_rules",
+]
+
+DNS_LABEL = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+LABEL_VALUE = "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$"
+_QUALIFIED = (r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+              r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+MAX_LIST = 64
+"""The bound on every list and map a rule walks (selectors, containers, claim templates, labels): far above what a
+StatefulSet holds, and what keeps each rule's estimated cost inside kube-apiserver's per-rule limit."""
+
+# The declared spec fields an update may not change (reference §2); the schema prunes undeclared ones.
+DECLARED_SPEC_FIELDS = ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds",
+                        "serviceName", "podManagementPolicy", "ordinals", "selector", "template",
+                        "volumeClaimTemplates", "updateStrategy", "persistentVolumeClaimRetentionPolicy")
+IMMUTABLE_SPEC_FIELDS = tuple(f for f in DECLARED_SPEC_FIELDS if f not in MUTABLE_SPEC_FIELDS)
+
+
+@dataclass(frozen=True, slots=True)
+class CelRule:
+    """One ``x-kubernetes-validations`` entry."""
+
+    rule: str
+    message: str
+    reason: str = "FieldValueInvalid"
+    field_path: str = ""
+
+    def as_schema(self) -> dict[str, str]:
+        out = {"rule": self.rule, "message": self.message}
+        if self.reason != "FieldValueInvalid":
+            out["reason"] = self.reason
+        if self.field_path:
+            out["fieldPath"] = self.field_path
+        return out
+
+
+def qualified_name_rule(var: str) -> str:
+    """A label or annotation key (``validation_rules._check_qualified_name``): an optional DNS-subdomain prefix of at
+    most 253 characters and '/', then a name part of at most 63."""
+    return (f"{var}.matches('{_QUALIFIED}') && {var}.lastIndexOf('/') <= 253"
+            f" && {var}.substring({var}.lastIndexOf('/') + 1).size() <= 63")
+
+
+def immutable_spec_rule() -> CelRule:
+    """reference §2 (ValidateStatefulSetUpdate): one Forbidden error on ``spec`` when any field outside
+    ``MUTABLE_SPEC_FIELDS`` changes, its presence included."""
+    parts = [f"(has(self.{f}) == has(oldSelf.{f}) && (!has(self.{f}) || self.{f} == oldSelf.{f}))"
+             for f in IMMUTABLE_SPEC_FIELDS]
+    return CelRule(rule=" && ".join(parts), message=SPEC_UPDATE_FORBIDDEN, reason="FieldValueForbidden")
+
+
+def max_unavailable_rule() -> CelRule:
+    """``validation_rules.check_max_unavailable``: an int32 of at least 1, or ``N%`` with 0 < N <= 100."""
+    pct = "int(self.substring(0, self.size() - 1))"
+    return CelRule(
+        rule=(f"type(self) == int ? (self >= 1 && self <= 2147483647) : (self.matches('^[0-9]+%$')"
+              f" && {pct} >= 1 && {pct} <= 100)"),
+        message="must be greater than 0: an integer of at least 1 or a percentage from '1%' to '100%'")
+
+
+def selector_matches_template_rule() -> CelRule:
+    """reference §2: the selector must select the template's labels, or the set would create pods it does not own
+    (``api.meta.selector_matches``)."""
+    labels = "self.template.metadata.labels"
+    have = "has(self.template.metadata) && has(self.template.metadata.labels)"
+    has_key = f"({have} && e.key in {labels})"
+    value_in = f"({has_key} && e.values.exists(v, v == {labels}[e.key]))"
+    match_labels = (f"!has(self.selector.matchLabels) || self.selector.matchLabels.all(k, {have} && k in {labels}"
+                    f" && {labels}[k] == self.selector.matchLabels[k])")
+    match_expressions = (
+        "!has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, "
+        f"e.operator == 'In' ? {value_in} : e.operator == 'NotIn' ? !{value_in} : "
+        f"e.operator == 'Exists' ? {has_key} : !{has_key})")
+    return CelRule(rule=f"!has(self.selector) || (({match_labels}) && ({match_expressions}))",
+                   message="selector does not match template labels", field_path=".template.metadata.labels")
+
+
+def strategy_block_rules() -> list[CelRule]:
+    """reference §2: a parameter block only with its own strategy type (upstream: OnDelete + rollingUpdate)."""
+    return [CelRule(rule=f"!has(self.{block}) || self.type == '{owner}'",
+                    message=f"only allowed for updateStrategy '{owner}'", reason="FieldValueForbidden",
+                    field_path=f".{block}") for block, owner in STRATEGY_BLOCKS]
+
+
+# The label and annotation KEYS are checked by a ValidatingAdmissionPolicy, not by the CRD: a map's keys have no
+# maxLength in a structural schema, so kube-apiserver's estimator sizes each key by the request size (3 MiB) and a
+# `matches()` over every key of a map is estimated far above the 10^7 a CRD rule may cost. A policy is limited at
+# run time (10^6 per expression, on the real keys) instead, so the same check fits there.
+KEY_MAPS = (("spec.template.metadata.labels", "object.spec.template.metadata", "labels"),
+            ("spec.template.metadata.annotations", "object.spec.template.metadata", "annotations"),
+            ("spec.selector.matchLabels", "object.spec.selector", "matchLabels"))
+
+
+def key_validations() -> list[dict[str, str]]:
+    """The policy's ``validations``: every key of each map in ``KEY_MAPS`` a qualified name
+    (``validation_rules._check_qualified_name``)."""
+    return [{"expression": f"!has({parent}) || !has({parent}.{key}) || {parent}.{key}.all(k, "
+                           f"{qualified_name_rule('k')})",
+             "message": f"{path}: keys must be qualified names: an optional DNS subdomain prefix (at most 253 "
+                        "characters) and '/', then at most 63 of [-A-Za-z0-9_.], starting and ending alphanumeric",
+             "reason": "Invalid"} for path, parent, key in KEY_MAPS]
+
+
+@dataclass(frozen=True, slots=True)
+class Twin:
+    """What stands for one validation rule on a cluster: ``schema`` (an OpenAPI keyword of the CRD), ``cel`` (an
+    ``x-kubernetes-validations`` rule), ``policy`` (the ValidatingAdmissionPolicy beside the CRD), ``apiserver``
+    (kube-apiserver checks it for every custom resource) or ``none`` (no twin, and why)."""
+
+    how: str
+    where: str
+
+
+# (path pattern, error kind) of validate_statefulset -> its twin. ``[*]`` stands for any index, ``<block>`` for
+# either strategy block.
+TWINS: dict[tuple[str, str], Twin] = {
+    ("apiVersion", "Unsupported value"): Twin("apiserver", "the URL names the version; a body that disagrees is a "
+                                                           "400"),
+    ("kind", "Unsupported value"): Twin("apiserver", "the URL names the kind; a body that disagrees is a 400"),
+    ("metadata", "Invalid value"): Twin("apiserver", "ObjectMeta is decoded by the server, never by the schema"),
+    ("metadata.name", "Required value"): Twin("apiserver", "a create without a name (or generateName) is refused"),
+    ("metadata.name", "Invalid value"): Twin("schema", "metadata.name: pattern, maxLength 63 (a changed name: the "
+                                                       "API server, names never change)"),
+    ("metadata.namespace", "Invalid value"): Twin("apiserver", "namespaces are DNS labels everywhere"),
+    ("metadata.labels", "Invalid value"): Twin("apiserver", "ObjectMeta labels are validated for every kind"),
+    ("metadata.annotations", "Invalid value"): Twin("apiserver", "ObjectMeta annotations are validated for every "
+                                                                 "kind"),
+    ("spec", "Required value"): Twin("schema", "required: [spec] at the root"),
+    ("spec", "Invalid value"): Twin("schema", "type: object"),
+    ("spec", "Forbidden"): Twin("cel", "spec: transition rule over " + ", ".join(IMMUTABLE_SPEC_FIELDS)),
+    ("spec.replicas", "Invalid value"): Twin("schema", "type: integer, minimum 0, maximum 2^31-1"),
+    ("spec.minReadySeconds", "Invalid value"): Twin("schema", "type: integer, minimum 0"),
+    ("spec.revisionHistoryLimit", "Invalid value"): Twin("schema", "type: integer"),
+    ("spec.progressDeadlineSeconds", "Invalid value"): Twin("schema", "type: integer, minimum 1"),
+    ("spec.ordinals", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.ordinals.start", "Invalid value"): Twin("schema", "type: integer, minimum 0"),
+    ("spec.podManagementPolicy", "Unsupported value"): Twin("schema", "enum"),
+    ("spec.podManagementPolicy", "Required value"): Twin("schema", "default OrderedReady, then enum (refuses '')"),
+    ("spec.updateStrategy", "Required value"): Twin("schema", "default {type: RollingUpdate}"),
+    ("spec.updateStrategy", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.updateStrategy.type", "Unsupported value"): Twin("schema", "enum"),
+    ("spec.updateStrategy.type", "Required value"): Twin("schema", "default RollingUpdate, then enum (refuses '')"),
+    ("spec.updateStrategy.<block>", "Forbidden"): Twin("cel", "updateStrategy: a block only with its own type"),
+    ("spec.updateStrategy.<block>", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.updateStrategy.<block>.partition", "Invalid value"): Twin("schema", "type: integer, minimum 0"),
+    ("spec.updateStrategy.<block>.maxUnavailable", "Invalid value"): Twin("cel", "int >= 1 or '1%'..'100%' "
+                                                                                 "(x-kubernetes-int-or-string)"),
+    ("spec.updateStrategy.<block>.maxUnavailable", "Forbidden"): Twin(
+        "none", "a feature gate of apps/v1: on a cluster the custom kind has every field, the gates are the "
+                "operator's"),
+    ("spec.updateStrategy.<block>.podProgressTimeoutSeconds", "Invalid value"): Twin("schema", "type: integer, "
+                                                                                               "minimum 1"),
+    ("spec.persistentVolumeClaimRetentionPolicy", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.persistentVolumeClaimRetentionPolicy.<when>", "Unsupported value"): Twin("schema", "enum, default "
+                                                                                              "Retain"),
+    ("spec.serviceName", "Invalid value"): Twin("cel", "'' or a DNS-1123 label; ratcheting keeps an old value "
+                                                       "acceptable on update"),
+    ("spec.selector", "Required value"): Twin("schema", "required: [selector]"),
+    ("spec.selector", "Invalid value"): Twin("cel", "selector: matchLabels or matchExpressions not empty"),
+    ("spec.selector.matchLabels", "Invalid value"): Twin("policy", "values: pattern in the CRD; keys: the "
+                                                                   "ValidatingAdmissionPolicy (KEY_MAPS)"),
+    ("spec.selector.matchExpressions[*].key", "Invalid value"): Twin("cel", "a qualified name"),
+    ("spec.selector.matchExpressions[*].operator", "Unsupported value"): Twin("schema", "enum"),
+    ("spec.selector.matchExpressions[*].operator", "Required value"): Twin("schema", "required: [key, operator]"),
+    ("spec.selector.matchExpressions[*].values", "Required value"): Twin("cel", "values with In and NotIn"),
+    ("spec.selector.matchExpressions[*].values", "Forbidden"): Twin("cel", "no values with Exists and "
+                                                                           "DoesNotExist"),
+    ("spec.selector.matchExpressions[*].values[*]", "Invalid value"): Twin("schema", "pattern, maxLength 63"),
+    ("spec.template", "Required value"): Twin("schema", "required: [selector, template]"),
+    ("spec.template", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.template.metadata", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.template.metadata.labels", "Invalid value"): Twin("cel", "spec: the selector matches the template's "
+                                                                    "labels; values: pattern; keys: the policy"),
+    ("spec.template.metadata.annotations", "Invalid value"): Twin("policy", "keys are qualified names (KEY_MAPS)"),
+    ("spec.template.spec", "Required value"): Twin("schema", "required: [spec] in template"),
+    ("spec.template.spec", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.template.spec.restartPolicy", "Unsupported value"): Twin("schema", "enum [Always], default Always"),
+    ("spec.template.spec.terminationGracePeriodSeconds", "Invalid value"): Twin("schema", "minimum 0"),
+    ("spec.template.spec.activeDeadlineSeconds", "Forbidden"): Twin("cel", "pod spec: no activeDeadlineSeconds"),
+    ("spec.template.spec.<containers>", "Required value"): Twin("schema", "required: [containers], minItems 1"),
+    ("spec.template.spec.<containers>", "Invalid value"): Twin("schema", "type: array"),
+    ("spec.template.spec.<containers>[*]", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.template.spec.<containers>[*].name", "Required value"): Twin("schema", "required: [name, image]"),
+    ("spec.template.spec.<containers>[*].name", "Invalid value"): Twin("schema", "pattern, maxLength 63"),
+    ("spec.template.spec.<containers>[*].name", "Duplicate value"): Twin(
+        "cel", "x-kubernetes-list-type: map keyed by name within a list; pod spec rule across both lists"),
+    ("spec.template.spec.<containers>[*].image", "Required value"): Twin("schema", "required: [name, image], "
+                                                                                   "minLength 1"),
+    ("spec.template.spec.<containers>[*].image", "Invalid value"): Twin("schema", "type: string"),
+    ("spec.volumeClaimTemplates", "Invalid value"): Twin("schema", "type: array"),
+    ("spec.volumeClaimTemplates[*]", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.volumeClaimTemplates[*].metadata", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.volumeClaimTemplates[*].metadata.name", "Required value"): Twin("schema", "required: [metadata], "
+                                                                                     "required: [name]"),
+    ("spec.volumeClaimTemplates[*].metadata.name", "Invalid value"): Twin("schema", "pattern, maxLength 63"),
+    ("spec.volumeClaimTemplates[*].metadata.name", "Duplicate value"): Twin("cel", "volumeClaimTemplates: names "
+                                                                                   "unique"),
+}
