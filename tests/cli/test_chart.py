@@ -76,7 +76,11 @@ def test_the_defaults_render_the_generators_operator_with_release_prefixed_names
                                  "--log-level=INFO"]
     assert deployment["spec"]["replicas"] == 2
     assert {d["kind"] for d in docs} == {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-                                         "Deployment", "Service", "PodDisruptionBudget"}
+                                         "Deployment", "Service", "PodDisruptionBudget", "ValidatingAdmissionPolicy",
+                                         "ValidatingAdmissionPolicyBinding"}
+    policy, binding = _one(docs, "ValidatingAdmissionPolicy"), _one(docs, "ValidatingAdmissionPolicyBinding")
+    assert binding["spec"]["policyName"] == policy["metadata"]["name"] == "rollwise-statefulset-keys"
+    assert policy["spec"] == generated["ValidatingAdmissionPolicy"]["spec"], "the generator's rules, as deploy/"
 
 
 def test_every_value_lands_where_values_yaml_says() -> None:
@@ -130,7 +134,9 @@ def test_two_releases_render_side_by_side_without_a_name_collision(namespaces: t
     assert not {_key(d) for d in first} & {_key(d) for d in second}
     cluster_scoped = [d["metadata"]["name"] for d in first + second if "namespace" not in d["metadata"]]
     assert sorted(cluster_scoped) == ["blue-rollwise-operator", "blue-rollwise-operator",
-                                      "green-rollwise-operator", "green-rollwise-operator"]
+                                      "blue-rollwise-statefulset-keys", "blue-rollwise-statefulset-keys",
+                                      "green-rollwise-operator", "green-rollwise-operator",
+                                      "green-rollwise-statefulset-keys", "green-rollwise-statefulset-keys"]
     # Neither release's Deployment, Service or budget selects the other's pods, and each leads on its own Lease.
     for mine, theirs in ((first, second), (second, first)):
         their_pod = _one(theirs, "Deployment")["spec"]["template"]["metadata"]["labels"]

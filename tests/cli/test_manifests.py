@@ -126,7 +126,8 @@ def test_out_dir_writes_the_crd_apart_from_the_operator(tmp_path: Path) -> None:
         ROOT / "deploy" / "crds" / "kustomization.yaml").read_text()
     top = yaml.safe_load((tmp_path / "kustomization.yaml").read_text())["resources"]
     assert top == ["rbac.yaml", "operator.yaml"], "deleting the operator's kustomization must never delete the CRD"
-    assert yaml.safe_load((tmp_path / "crds" / "kustomization.yaml").read_text())["resources"] == ["crd.yaml"]
+    assert yaml.safe_load((tmp_path / "crds" / "kustomization.yaml").read_text())["resources"] == [
+        "crd.yaml", "policy.yaml"], "the admission policy on the custom sets stays with their CRD"
 
 
 def _key(doc: dict[str, Any]) -> tuple[str, str, str]:
@@ -144,15 +145,18 @@ def test_kubectl_kustomize_renders_the_same_documents_as_manifests_all() -> None
                              check=True, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
         rendered.append(list(yaml.safe_load_all(out.stdout)))
     crds, operator = rendered
-    assert [d["kind"] for d in crds] == ["CustomResourceDefinition"]
+    assert [d["kind"] for d in crds] == ["CustomResourceDefinition", "ValidatingAdmissionPolicy",
+                                         "ValidatingAdmissionPolicyBinding"]
     assert "CustomResourceDefinition" not in [d["kind"] for d in operator]
     assert sorted(crds + operator, key=_key) == sorted(documents("all"), key=_key)
 
 
 def test_the_charts_crd_is_the_generators_and_lives_where_helm_never_deletes_it() -> None:
     generated = chart_files()
-    assert list(generated) == ["crds/crd.yaml"], "Helm never deletes a CRD under crds/"
-    assert (ROOT / "charts" / "rollwise" / "crds" / "crd.yaml").read_text() == generated["crds/crd.yaml"]
+    assert [name for name in generated if name.startswith("crds/")] == ["crds/crd.yaml"], \
+        "Helm never deletes a CRD under crds/, and takes nothing else there"
+    for name, text in generated.items():
+        assert (ROOT / "charts" / "rollwise" / name).read_text() == text
     assert not (ROOT / "charts" / "rollwise" / "templates" / "crd.yaml").exists()
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from rollwise.cli.crd import CR_GROUP, CRD_FILE, crd
-from rollwise.cluster.crd import policy
+from rollwise.cluster.crd import POLICY_NAME, policy
 
 __all__ = ["add_manifests", "documents", "render"]
 
@@ -157,13 +157,24 @@ def render(docs: list[dict[str, Any]]) -> str:
 
 
 def chart_files() -> dict[str, str]:
-    """The chart's generated files by path under the chart: its CRD. Helm installs what is under crds/ before the
-    templates and never deletes (nor upgrades) it, so uninstalling the chart keeps every custom set. The templates
-    are written by hand, Helm's way (values, release-prefixed names); tests/cli/test_chart.py renders them."""
+    """The chart's generated files by path under the chart: its CRD, and the admission policy on its custom sets.
+    Helm installs what is under crds/ before the templates and never deletes (nor upgrades) it, so uninstalling the
+    chart keeps every custom set. The other templates are written by hand, Helm's way (values, release-prefixed
+    names); tests/cli/test_chart.py renders them."""
     crd_doc = crd()
     crd_doc["metadata"]["annotations"] = {"helm.sh/resource-policy": "keep"}
-    # The admission policy goes with the CRD: one per cluster, whatever the releases, kept with the custom sets.
-    return {f"crds/{CRD_FILE}": render([crd_doc]), "crds/policy.yaml": render(documents("policy"))}
+    return {f"crds/{CRD_FILE}": render([crd_doc]), "templates/policy.yaml": _policy_template()}
+
+
+def _policy_template() -> str:
+    """The admission policy as a template (Helm's ``crds/`` holds CRDs only): the generator's, its cluster-scoped
+    names prefixed with the release's, as every object of the chart is, so two releases never collide."""
+    text = render(documents("policy"))
+    templated = '{{ include "rollwise.fullname" . }}-statefulset-keys'
+    text = text.replace(f"name: {POLICY_NAME}", f"name: {templated}")
+    text = text.replace(f"policyName: {POLICY_NAME}", f"policyName: {templated}")
+    return text.replace("  labels:\n    app.kubernetes.io/name: rollwise\n",
+                        "  labels:\n    {{- include \"rollwise.labels\" . | nindent 4 }}\n")
 
 
 def kustomization(resources: list[str]) -> str:
