@@ -154,8 +154,8 @@ def test_the_operator_finishes_a_rollout_through_410s_dropped_watches_409s_and_5
         rest = []
         while not op.lines.empty():
             rest.append(op.lines.get())
-    log = "\n".join(op.log + rest)
-    (tmp_path / "operator.log").write_text(log)
+        log = "\n".join(op.log + rest)
+        (tmp_path / "operator.log").write_text(log)  # kept when the rollout did not finish too
     at = log.find("Traceback")
     assert at < 0, log[max(0, at - 600):at + 2500]
     assert code == 0

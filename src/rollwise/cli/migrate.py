@@ -28,18 +28,23 @@ import sys
 import time
 from typing import Any
 
-from rollwise.api.errors import ApiStatusError
-from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
-from rollwise.cli.kubetarget import ClusterCommandError, add_connection_flags, parse_target, run_on_cluster
+from rollwise.api.meta import Obj, name_of, uid_of
+from rollwise.cli.handover import (
+    copy_status,
+    owned,
+    refuse_existing,
+    refuse_mid_rollout,
+    relabel_revisions,
+)
+from rollwise.cli.kubetarget import add_connection_flags, parse_target, run_on_cluster
 from rollwise.cli.migrate_back import APPS_V1_STRATEGIES, migrate_back
-from rollwise.cluster.resources import CONTROLLER_REVISION, POD, PVC, ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.resources import POD, PVC, ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.cluster.scope import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 __all__ = ["add_migrate"]
 
 CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
 _DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
-_COPIED_STATUS = ("currentRevision", "updateRevision", "collisionCount")
 _POLL_SECONDS = 0.5
 
 
@@ -56,10 +61,6 @@ async def _claims_of(kube: Any, ns: str, sts: Obj) -> list[Obj]:
     return [c for c in items if ours.fullmatch(name_of(c))]
 
 
-class MigrateError(ClusterCommandError):
-    pass
-
-
 def custom_set_for(sts: Obj) -> Obj:
     """The ``apps.rollwise.dev`` twin of an ``apps/v1`` set: same name, labels, annotations and spec."""
     meta = sts["metadata"]
@@ -72,60 +73,27 @@ def custom_set_for(sts: Obj) -> Obj:
     return {"apiVersion": CR_API_VERSION, "kind": "StatefulSet", "metadata": out_meta, "spec": sts["spec"]}
 
 
-async def _owned(kube: Any, ref: Any, ns: str, owner: Obj) -> list[Obj]:
-    items, _ = await kube.list(ref, ns)
-    return [o for o in items if (c := controller_of(o)) is not None and c.get("uid") == uid_of(owner)]
-
-
-async def _copy_status(kube: Any, created: Obj, copied: Obj) -> None:
-    """The revision bookkeeping, so the new set names its revisions as the old one did (the collision count is
-    part of the hash). The operator may write the status first: re-read and retry on a conflict."""
-    current = created
-    for _ in range(5):
-        try:
-            await kube.update_status({**current, "status": {**(current.get("status") or {}), **copied}})
-            return
-        except ApiStatusError as err:
-            if err.code != 409:
-                raise
-            current = await kube.get(ROLLWISE_STATEFULSET, namespace_of(created), name_of(created))
-    raise MigrateError(f"could not copy the status to statefulset.apps.rollwise.dev/{name_of(created)}")
-
-
 async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:
     sts = await kube.get(STATEFULSET, ns, name)
     old_status = sts.get("status") or {}
-    if old_status.get("currentRevision") != old_status.get("updateRevision"):
-        raise MigrateError(f"statefulset.apps/{name} is mid-rollout (revision {old_status.get('updateRevision')} "
-                           f"is not yet current); let it finish or undo it, then migrate")
-    try:
-        await kube.get(ROLLWISE_STATEFULSET, ns, name)
-    except ApiStatusError as err:
-        if err.code != 404:
-            raise
-    else:
-        raise MigrateError(f"statefulset.apps.rollwise.dev/{name} already exists; nothing was changed")
-    pods = await _owned(kube, POD, ns, sts)
-    selector = sts["spec"].get("selector")
-    template_labels = ((sts["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
-    for rev in await _owned(kube, CONTROLLER_REVISION, ns, sts):
-        if not selector_matches(selector, labels(rev)):
-            await kube.patch(CONTROLLER_REVISION, ns, name_of(rev), {"metadata": {"labels": dict(template_labels)}})
-            print(f"controllerrevision.apps/{name_of(rev)} relabelled")
+    refuse_mid_rollout(f"statefulset.apps/{name}", old_status)
+    await refuse_existing(kube, ROLLWISE_STATEFULSET, f"statefulset.apps.rollwise.dev/{name}", ns, name)
+    pods = await owned(kube, POD, ns, sts)
+    await relabel_revisions(kube, ns, sts)
     # The operator watches only what carries its label (cluster.scope): the pods and claims handed over get it.
     for pod in pods:
         await kube.patch(POD, ns, name_of(pod), _OWNED_PATCH)
     for claim in await _claims_of(kube, ns, sts):
         await kube.patch(PVC, ns, name_of(claim), _OWNED_PATCH)
     created = await kube.create(custom_set_for(sts))
-    await _copy_status(kube, created, {k: v for k, v in old_status.items() if k in _COPIED_STATUS})
+    await copy_status(kube, ROLLWISE_STATEFULSET, f"statefulset.apps.rollwise.dev/{name}", created, old_status)
     print(f"statefulset.apps.rollwise.dev/{name} created")
     await kube.delete(STATEFULSET, ns, name, uid=uid_of(sts), propagation="Orphan")
     print(f"statefulset.apps/{name} deleted (pods orphaned)")
     want = {uid_of(p) for p in pods}
     deadline = time.monotonic() + timeout
     while True:
-        adopted = {uid_of(p) for p in await _owned(kube, POD, ns, created)}
+        adopted = {uid_of(p) for p in await owned(kube, POD, ns, created)}
         if want <= adopted:
             print(f"statefulset.apps.rollwise.dev/{name} adopted {len(want)} pods; none restarted")
             return 0

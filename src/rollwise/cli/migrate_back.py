@@ -28,10 +28,16 @@ from rollwise.api.defaults import (
     STRATEGY_ROLLING_UPDATE,
 )
 from rollwise.api.errors import ApiStatusError
-from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.api.meta import Obj, name_of, uid_of
 from rollwise.api.values import clone
-from rollwise.cli.kubetarget import ClusterCommandError
-from rollwise.cluster.resources import CONTROLLER_REVISION, POD, ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cli.handover import (
+    copy_status,
+    owned,
+    refuse_existing,
+    refuse_mid_rollout,
+    relabel_revisions,
+)
+from rollwise.cluster.resources import POD, ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.cluster.scope import MANAGED_BY_LABEL
 
 __all__ = ["APPS_V1_STRATEGIES", "apps_v1_set_for", "fields_apps_v1_lacks", "migrate_back"]
@@ -39,13 +45,8 @@ __all__ = ["APPS_V1_STRATEGIES", "apps_v1_set_for", "fields_apps_v1_lacks", "mig
 APPS_V1_STRATEGIES = (STRATEGY_ROLLING_UPDATE, STRATEGY_ON_DELETE)
 _DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",
                         "rollwise.dev/progress-timeouts")  # the custom controller's own memory
-_COPIED_STATUS = ("currentRevision", "updateRevision", "collisionCount")
 _POLL_SECONDS = 0.5
 _STRATEGY_HINT = f"pass --strategy {STRATEGY_ROLLING_UPDATE} or --strategy {STRATEGY_ON_DELETE}"
-
-
-class MigrateBackError(ClusterCommandError):
-    pass
 
 
 def fields_apps_v1_lacks(spec: Obj, strategy: str | None) -> list[str]:
@@ -94,26 +95,6 @@ def apps_v1_set_for(cr: Obj, strategy: str | None) -> Obj:
     return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": out_meta, "spec": spec}
 
 
-async def _owned(kube: Any, ref: Any, ns: str, owner: Obj) -> list[Obj]:
-    items, _ = await kube.list(ref, ns)
-    return [o for o in items if (c := controller_of(o)) is not None and c.get("uid") == uid_of(owner)]
-
-
-async def _copy_status(kube: Any, created: Obj, copied: Obj) -> None:
-    """The revision bookkeeping (the collision count is part of the revision hash); kube-controller-manager may
-    write the status first: re-read and retry on a conflict."""
-    current = created
-    for _ in range(5):
-        try:
-            await kube.update_status({**current, "status": {**(current.get("status") or {}), **copied}})
-            return
-        except ApiStatusError as err:
-            if err.code != 409:
-                raise
-            current = await kube.get(STATEFULSET, namespace_of(created), name_of(created))
-    raise MigrateBackError(f"could not copy the status to statefulset.apps/{name_of(created)}")
-
-
 async def _unlabel(kube: Any, ns: str, pods: list[Obj]) -> None:
     """The pods are kube-controller-manager's now: rollwise's managed-by label goes (claims keep theirs: the
     built-in controller never writes a claim's labels, and a label is harmless there)."""
@@ -130,33 +111,19 @@ async def migrate_back(kube: Any, ns: str, name: str, strategy: str | None, time
             print(f"error: statefulset.apps.rollwise.dev/{name}: {line}", file=sys.stderr)
         return 2
     status = cr.get("status") or {}
-    if status.get("currentRevision") != status.get("updateRevision"):
-        raise MigrateBackError(f"statefulset.apps.rollwise.dev/{name} is mid-rollout (revision "
-                               f"{status.get('updateRevision')} is not yet current); let it finish or undo it, "
-                               "then migrate")
-    try:
-        await kube.get(STATEFULSET, ns, name)
-    except ApiStatusError as err:
-        if err.code != 404:
-            raise
-    else:
-        raise MigrateBackError(f"statefulset.apps/{name} already exists; nothing was changed")
-    pods = await _owned(kube, POD, ns, cr)
-    selector = cr["spec"].get("selector")
-    template_labels = ((cr["spec"].get("template") or {}).get("metadata") or {}).get("labels") or {}
-    for rev in await _owned(kube, CONTROLLER_REVISION, ns, cr):
-        if not selector_matches(selector, labels(rev)):
-            await kube.patch(CONTROLLER_REVISION, ns, name_of(rev), {"metadata": {"labels": dict(template_labels)}})
-            print(f"controllerrevision.apps/{name_of(rev)} relabelled")
+    refuse_mid_rollout(f"statefulset.apps.rollwise.dev/{name}", status)
+    await refuse_existing(kube, STATEFULSET, f"statefulset.apps/{name}", ns, name)
+    pods = await owned(kube, POD, ns, cr)
+    await relabel_revisions(kube, ns, cr)
     created = await kube.create(apps_v1_set_for(cr, strategy))
-    await _copy_status(kube, created, {k: v for k, v in status.items() if k in _COPIED_STATUS})
+    await copy_status(kube, STATEFULSET, f"statefulset.apps/{name}", created, status)
     print(f"statefulset.apps/{name} created")
     await kube.delete(ROLLWISE_STATEFULSET, ns, name, uid=uid_of(cr), propagation="Orphan")
     print(f"statefulset.apps.rollwise.dev/{name} deleted (pods orphaned)")
     want = {uid_of(p) for p in pods}
     deadline = time.monotonic() + timeout
     while True:
-        adopted = {uid_of(p) for p in await _owned(kube, POD, ns, created)}
+        adopted = {uid_of(p) for p in await owned(kube, POD, ns, created)}
         if want <= adopted:
             print(f"statefulset.apps/{name} adopted {len(want)} pods; none restarted")
             await _unlabel(kube, ns, pods)
