@@ -1,0 +1,112 @@
+"""The terminal face of a ``RolloutView``: a header and one line per ordinal, drawn with rich.
+
+Colour only repeats what the words and icons already say (Argo Rollouts' colours for its icons), so the output
+reads the same under ``NO_COLOR``, through a pipe or in a plain terminal: rich drops the styles there.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from rollwise.projection import RolloutView
+from rollwise.projection.model import (
+    ICON_BAD,
+    ICON_OK,
+    ICON_PAUSED,
+    ICON_PROGRESSING,
+    ICON_WAITING,
+    ICON_WARNING,
+    RevisionRow,
+)
+
+__all__ = ["age", "render_view", "status_line"]
+
+_ICON_STYLE = {ICON_OK: "green", ICON_BAD: "red", ICON_WARNING: "red", ICON_PROGRESSING: "bright_blue",
+               ICON_WAITING: "yellow", ICON_PAUSED: ""}
+_KINDS = {"sts": "StatefulSet (apps/v1)", "rsts": "StatefulSet (apps.rollwise.dev)"}
+
+
+def age(seconds: float | None) -> str:
+    """kubectl's short age: 45s, 3m12s, 2h5m, 4d."""
+    if seconds is None:
+        return "-"
+    s = int(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60}s" if s < 600 else f"{s // 60}m"
+    if s < 86400:
+        return f"{s // 3600}h{(s % 3600) // 60}m"
+    return f"{s // 86400}d"
+
+
+def _icon(icon: str) -> Text:
+    return Text(icon, style=_ICON_STYLE.get(icon, ""))
+
+
+def _revision(label: str, rev: RevisionRow | None) -> str:
+    if rev is None:
+        return f"{label} -"
+    images = f" ({', '.join(rev.images)})" if rev.images else ""
+    return f"{label} {rev.hash}{images}"
+
+
+def status_line(view: RolloutView) -> str:
+    """One line: icon, state and why (``◌ Progressing - waiting for web-2 to become available: ...``)."""
+    return f"{view.icon} {view.state} - {view.message}"
+
+
+def _header(view: RolloutView) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    grid.add_row("Name:", f"{view.title}")
+    grid.add_row("Namespace:", view.namespace)
+    grid.add_row("Kind:", _KINDS.get(view.kind, view.kind))
+    state = Text.assemble(_icon(view.icon), " ", (view.state, _ICON_STYLE.get(view.icon, "")))
+    grid.add_row("Status:", state)
+    grid.add_row("Message:", view.message)
+    strategy = view.strategy
+    if view.budget:
+        strategy += f"  maxUnavailable {view.budget}"
+    if view.partition:
+        strategy += f"  partition {view.partition}"
+    grid.add_row("Strategy:", f"{strategy}  podManagementPolicy {view.pod_management}")
+    grid.add_row("Replicas:", f"desired {view.desired}  current {view.current}  updated {view.updated}  "
+                              f"ready {view.ready}  available {view.available}")
+    same = view.current_revision is not None and view.update_revision is not None \
+        and view.current_revision.name == view.update_revision.name
+    grid.add_row("Revisions:", _revision("current+update", view.update_revision) if same else
+                 f"{_revision('current', view.current_revision)}   {_revision('update', view.update_revision)}")
+    for i, c in enumerate(view.conditions):
+        text = f"{c.type}={c.status} {c.reason}" + (f": {c.message}" if c.message else "")
+        grid.add_row("Conditions:" if i == 0 else "", text)
+    return grid
+
+
+def _pods(view: RolloutView) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 2, 0, 0), header_style="bold")
+    for col in ("", "POD", "REVISION", "ROLE", "STATUS", "READY", "AVAILABLE", "RESTARTS", "AGE", "INFO"):
+        table.add_column(col, no_wrap=col != "INFO", overflow="fold")
+    for pod in view.pods:
+        revision = f"{pod.revision} ({pod.tag})" if pod.revision else "-"
+        info = ("rollout waits here: " if pod.waited_on else "") + pod.why
+        table.add_row(_icon(pod.icon), pod.name, revision, pod.role or "-", pod.status,
+                      "yes" if pod.ready else "no", "yes" if pod.available else "no", str(pod.restarts),
+                      age(pod.age_seconds), Text(info, style="bold" if pod.waited_on else ""))
+    return table
+
+
+def render_view(view: RolloutView, *, events: int = 5) -> RenderableType:
+    """The whole view: header, the ordinals, and the newest ``events`` events."""
+    parts: list[RenderableType] = [_header(view), Text(""), _pods(view)]
+    shown = view.events[-events:] if events else ()
+    if shown:
+        parts.append(Text(""))
+        parts.append(Text("Events:", style="bold"))
+        for ev in shown:
+            when = age(view.now - ev.at) if ev.at is not None else "-"
+            parts.append(Text(f"  {when:>6} ago  {ev.type:<7} {ev.reason:<24} {ev.object}: {ev.message}"))
+    return Group(*parts)
