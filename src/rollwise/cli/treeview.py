@@ -86,22 +86,28 @@ def _header(view: RolloutView) -> Table:
     return grid
 
 
-def _pods(view: RolloutView) -> Table:
-    table = Table(box=None, pad_edge=False, show_edge=False, padding=(0, 2, 0, 0), header_style="bold")
-    for col in ("", "POD", "REVISION", "ROLE", "STATUS", "READY", "AVAILABLE", "RESTARTS", "AGE", "INFO"):
-        table.add_column(col, no_wrap=col != "INFO", overflow="fold")
-    for pod in view.pods:
-        revision = f"{pod.revision} ({pod.tag})" if pod.revision else "-"
-        info = ("rollout waits here: " if pod.waited_on else "") + pod.why
-        table.add_row(_icon(pod.icon), pod.name, revision, pod.role or "-", pod.status,
-                      "yes" if pod.ready else "no", "yes" if pod.available else "no", str(pod.restarts),
-                      age(pod.age_seconds), Text(info, style="bold" if pod.waited_on else ""))
-    return table
+def _pods(view: RolloutView) -> list[Text]:
+    """One line per ordinal, columns aligned as kubectl's tabwriter does. The last column (why) is not padded, so
+    a narrow terminal wraps it onto the next line instead of cutting a pod's name short."""
+    header = ("", "POD", "REVISION", "ROLE", "STATUS", "READY", "AVAILABLE", "RESTARTS", "AGE")
+    rows = [(pod.icon, pod.name, f"{pod.revision} ({pod.tag})" if pod.revision else "-", pod.role or "-",
+             pod.status, "yes" if pod.ready else "no", "yes" if pod.available else "no", str(pod.restarts),
+             age(pod.age_seconds)) for pod in view.pods]
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+    lines = [Text("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + "  INFO", style="bold")]
+    for pod, cells in zip(view.pods, rows, strict=True):
+        line = Text(cells[0].ljust(widths[0]), style=_ICON_STYLE.get(pod.icon, ""))
+        line.append("  " + "  ".join(c.ljust(w) for c, w in zip(cells[1:], widths[1:], strict=True)))
+        if pod.why:
+            line.append("  " + ("rollout waits here: " if pod.waited_on else "") + pod.why,
+                        style="bold" if pod.waited_on else "")
+        lines.append(line)
+    return lines
 
 
 def render_view(view: RolloutView, *, events: int = 5) -> RenderableType:
     """The whole view: header, the ordinals, and the newest ``events`` events."""
-    parts: list[RenderableType] = [_header(view), Text(""), _pods(view)]
+    parts: list[RenderableType] = [_header(view), Text(""), *_pods(view)]
     shown = view.events[-events:] if events else ()
     if shown:
         parts.append(Text(""))
