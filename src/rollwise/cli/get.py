@@ -23,7 +23,7 @@ from rich.live import Live
 from rollwise.cli.follow import Follower
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget, add_connection_flags, parse_target, run_on_cluster
 from rollwise.cli.rollout import duration
-from rollwise.cli.treeview import render_view, status_line
+from rollwise.cli.treeview import render_view, status_line, view_console
 from rollwise.projection import RolloutView
 
 __all__ = ["add_get", "add_status"]
@@ -31,16 +31,6 @@ __all__ = ["add_get", "add_status"]
 _TICK_SECONDS = 1.0
 """How often a view is projected again without a change: ages grow and minReadySeconds pass on the local clock.
 It reads nothing from the API."""
-_PIPE_WIDTH = 200
-
-
-def _console() -> Console:
-    console = Console()
-    if not console.is_terminal:  # a pipe or a file: no wrapping at 80 columns, no colour (rich's own rule)
-        console = Console(width=_PIPE_WIDTH)
-    return console
-
-
 async def _start(kube: Any, ns: str, target: SetTarget) -> tuple[Follower, RolloutView]:
     follower = Follower(kube, ns, [target.kind])
     await follower.start()
@@ -53,7 +43,7 @@ async def _start(kube: Any, ns: str, target: SetTarget) -> tuple[Follower, Rollo
 
 async def _get(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) -> int:
     follower, view = await _start(kube, ns, target)
-    console = _console()
+    console = view_console()
     try:
         if not args.watch:
             console.print(render_view(view))

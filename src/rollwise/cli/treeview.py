@@ -6,7 +6,7 @@ reads the same under ``NO_COLOR``, through a pipe or in a plain terminal: rich d
 
 from __future__ import annotations
 
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -21,11 +21,21 @@ from rollwise.projection.model import (
     RevisionRow,
 )
 
-__all__ = ["age", "render_view", "status_line"]
+__all__ = ["age", "render_view", "status_line", "view_console"]
 
 _ICON_STYLE = {ICON_OK: "green", ICON_BAD: "red", ICON_WARNING: "red", ICON_PROGRESSING: "bright_blue",
                ICON_WAITING: "yellow", ICON_PAUSED: ""}
 _KINDS = {"sts": "StatefulSet (apps/v1)", "rsts": "StatefulSet (apps.rollwise.dev)"}
+
+
+_PIPE_WIDTH = 200
+
+
+def view_console() -> Console:
+    """A console for the view: the terminal's width, or 200 columns into a pipe or file (no wrapping at 80, and no
+    colour: rich's own rule, as under ``NO_COLOR``)."""
+    console = Console()
+    return console if console.is_terminal else Console(width=_PIPE_WIDTH)
 
 
 def age(seconds: float | None) -> str:
