@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from importlib import metadata
 
 from rollwise.cli.compare import add_compare
+from rollwise.cli.dashboard import add_dashboard
 from rollwise.cli.demo import add_demo
 from rollwise.cli.explore import add_explore
 from rollwise.cli.get import add_get, add_status
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_rollout(sub)
     add_get(sub)
     add_status(sub)
+    add_dashboard(sub)
     add_migrate(sub)
     add_explore(sub)
     return parser
