@@ -29,7 +29,8 @@ class Board:
         self.views: dict[SetKey, RolloutView] = {}
         self.timelines: dict[SetKey, Timeline] = {}
         self.version = 0
-        self._changed = asyncio.Condition()
+        self._bumped = asyncio.Event()
+        """Set when the version moves on, then replaced: waiters hold the one of the version they saw."""
 
     def refresh(self) -> None:
         now = self.clock()
@@ -47,19 +48,19 @@ class Board:
             del self.timelines[gone]
         self.views = views
         self.version += 1
+        self._bumped.set()
+        self._bumped = asyncio.Event()
 
     async def run(self) -> None:
         """Project again on every change, until cancelled."""
         while True:
             self.refresh()
-            async with self._changed:
-                self._changed.notify_all()
             await self.follower.changed(_TICK_SECONDS)
 
     async def wait(self, seen: int) -> int:
         """Wait until the board is newer than version ``seen``; return the new version."""
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.version > seen)
+        while self.version <= seen:
+            await self._bumped.wait()
         return self.version
 
     def find(self, namespace: str, name: str, kind: str | None) -> SetKey | None:
