@@ -153,3 +153,21 @@ def test_the_view_is_json_ready() -> None:
     doc = project(sts, kind="sts", pods=pods, revisions=revisions, now=NOW).to_json()
     assert json.loads(json.dumps(doc))["title"] == "sts/web"
     assert doc["pods"][2]["name"] == "web-2"
+
+
+def test_a_quorum_aware_wait_is_explained_by_the_quorum_controllers_condition() -> None:
+    old_set = make_set("etcd", strategy={"type": "OnDelete"})
+    old_set["metadata"]["annotations"] = {UPDATE_POLICY: QUORUM_AWARE_POLICY}
+    old = revision_for(old_set, 1)
+    sts = with_image(old_set, "etcd:3.5")
+    new = revision_for(sts, 2)
+    pods = [make_pod(sts, 0, revision=new), make_pod(sts, 1, revision=new, ready=False),
+            make_pod(sts, 2, revision=old)]
+    _status(sts, old, new, updated=2, ready=2, progressing={
+        "status": "True", "reason": "RolloutInProgress", "message": "2 of 3 replicas at revision etcd-2"})
+    sts["status"]["conditions"].append({"type": "AllMembersUpdated", "status": "False", "reason": "InProgress",
+                                        "message": "waiting for etcd-1: updated but not participating"})
+    view = project(sts, kind="sts", pods=pods, revisions=[old, new], now=NOW)
+    assert (view.state, view.waiting_on) == ("Progressing", "etcd-1")
+    assert view.message == "waiting for etcd-1: updated but not participating"
+    assert view.pods[1].why == "not Ready"

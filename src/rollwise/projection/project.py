@@ -99,7 +99,14 @@ def project(
     failed = not complete and progressing is not None and progressing.status == "False" \
         and progressing.reason in FAILED_REASONS
 
-    waiting_on = "" if complete else _named_pod(progressing.message if progressing else "", name, span, members)
+    # What explains the wait: the quorum-aware controller states it in its own condition (AllMembersUpdated=False,
+    # "waiting for etcd-1: ..."), every other strategy in Progressing.
+    explaining = [c for c in conditions if quorum and c.status == "False" and c.type not in ("Progressing",
+                                                                                              "Available")]
+    explaining += [progressing] if progressing is not None else []
+    named = [(pod, c) for c in explaining if (pod := _named_pod(c.message, name, span, members))]
+    wait_message = named[0][1].message if named else progressing.message if progressing is not None else ""
+    waiting_on = "" if complete or not named else named[0][0]
     if not complete and not waiting_on:
         waiting_on = _first_unavailable(members, span, mrs, now, name, descending=stype != "OnDelete")
     outdated = [p for p in members if revision_of(p) != update_rev and ordinal_of(p) - span.start >= held_floor]
@@ -108,7 +115,7 @@ def project(
 
     rows = tuple(_pod_row(by_ordinal.get(o), o, name=name, sts=sts, now=now, mrs=mrs, update_rev=update_rev,
                           current_rev=current_rev, leases=leases, waiting_on=waiting_on,
-                          progress_message=progressing.message if progressing else "")
+                          progress_message=wait_message)
                  for o in _ordinals(span, members))
 
     if complete:
@@ -124,7 +131,7 @@ def project(
         message = f"OnDelete: {len(outdated)} pods at an old revision wait to be deleted by hand"
     else:
         state, icon = STATE_PROGRESSING, ICON_PROGRESSING
-        message = progressing.message if progressing is not None and progressing.message else \
+        message = wait_message if wait_message else \
             (f"waiting for {waiting_on}: " + next((r.why for r in rows if r.name == waiting_on), "")
              if waiting_on else "waiting for the controller to observe the change")
         if not observed:
