@@ -4,6 +4,7 @@ is then fixed (the fix on apps/v1 includes deleting the stuck pod: kubernetes#67
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -103,3 +104,11 @@ def test_get_status_and_watch_follow_a_broken_image_and_its_fix(up: Up, tmp_path
     done = _rollwise(up, "status", "sts/web", "--timeout", "60s")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1].startswith("✔ Healthy - rollout complete: 3 pods")
+
+    plugin_dir = Path(sys.executable).parent  # `kubectl rollwise status` runs kubectl-rollwise from PATH
+    if (plugin_dir / "kubectl-rollwise").exists():
+        env = {**up.env, "PATH": f"{plugin_dir}{os.pathsep}{up.env.get('PATH', os.environ['PATH'])}"}
+        plugin = subprocess.run([up.kubectl_path, "rollwise", "status", "sts/web", "--timeout=60s"], env=env,
+                                capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
+        assert plugin.returncode == 0, plugin.stderr
+        assert plugin.stdout.splitlines()[-1].startswith("✔ Healthy - rollout complete: 3 pods")
