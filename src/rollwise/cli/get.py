@@ -37,7 +37,7 @@ async def _start(kube: Any, ns: str, target: SetTarget) -> tuple[Follower, Rollo
     view = follower.view(target.kind, ns, target.name, time.time())
     if view is None:
         await follower.stop()
-        raise ClusterCommandError(f'{target.display} "{target.name}" not found in namespace "{ns}"')
+        raise ClusterCommandError(f'statefulsets.{target.kind.group} "{target.name}" not found in namespace "{ns}"')
     return follower, view
 
 
