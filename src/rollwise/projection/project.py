@@ -55,6 +55,7 @@ COMPLETE_REASONS = frozenset({"RolloutComplete", "RecreateComplete", "PartitionR
 FAILED_REASONS = frozenset({"ProgressDeadlineExceeded", "SafetyHalt", "InvalidSpec"})
 """``Progressing=False`` reasons that fail the rollout: a CI step must stop, a person must look."""
 EVENTS_KEPT = 12
+_ROLE_WORDS = {LEADER: "leader", MEMBER: "follower"}
 
 
 def project(
@@ -113,8 +114,9 @@ def project(
     paused = not complete and not failed and stype == "OnDelete" and not quorum and bool(outdated) \
         and not any(not is_available(p, mrs, now) for p in members)
 
-    rows = tuple(_pod_row(by_ordinal.get(o), o, name=name, sts=sts, now=now, mrs=mrs, update_rev=update_rev,
-                          current_rev=current_rev, leases=leases, waiting_on=waiting_on,
+    roles = _roles(sts, members, leases)
+    rows = tuple(_pod_row(by_ordinal.get(o), o, name=name, now=now, mrs=mrs, update_rev=update_rev,
+                          current_rev=current_rev, roles=roles, waiting_on=waiting_on,
                           progress_message=wait_message)
                  for o in _ordinals(span, members))
 
@@ -224,15 +226,22 @@ def _pod_state(pod: Obj, mrs: float, now: float) -> tuple[str, str]:
     return "Running", ICON_OK
 
 
-def _role(sts: Obj, pod_name: str, leases: Iterable[Obj]) -> str:
-    lease_name = read_settings(sts)[0].lease_name(pod_name)
-    lease = next((le for le in leases if name_of(le) == lease_name), None)
-    role = lease_role(lease)
-    return {LEADER: "leader", MEMBER: "follower"}.get(role, "") if isinstance(role, str) else ""
+def _roles(sts: Obj, members: Sequence[Obj], leases: Iterable[Obj]) -> dict[str, str]:
+    """Pod name → ``leader`` / ``follower`` where its member Lease says (the set's Lease-name template)."""
+    by_name = {name_of(le): le for le in leases}
+    if not by_name:
+        return {}
+    settings = read_settings(sts)[0]
+    out = {}
+    for pod in members:
+        role = lease_role(by_name.get(settings.lease_name(name_of(pod))))
+        if isinstance(role, str) and role in _ROLE_WORDS:
+            out[name_of(pod)] = _ROLE_WORDS[role]
+    return out
 
 
-def _pod_row(pod: Obj | None, ordinal: int, *, name: str, sts: Obj, now: float, mrs: float, update_rev: str,
-             current_rev: str, leases: Iterable[Obj], waiting_on: str, progress_message: str) -> PodRow:
+def _pod_row(pod: Obj | None, ordinal: int, *, name: str, now: float, mrs: float, update_rev: str,
+             current_rev: str, roles: Mapping[str, str], waiting_on: str, progress_message: str) -> PodRow:
     pname = f"{name}-{ordinal}"
     waited = pname == waiting_on
     if pod is None:
@@ -251,7 +260,7 @@ def _pod_row(pod: Obj | None, ordinal: int, *, name: str, sts: Obj, now: float, 
     created = (pod.get("metadata") or {}).get("creationTimestamp")
     restarts = sum(int(cs.get("restartCount") or 0) for cs in (pod.get("status") or {}).get("containerStatuses") or ())
     return PodRow(ordinal=ordinal, name=pname, exists=True, revision=_short(rev, name), tag=tag,
-                  role=_role(sts, pname, leases), phase=str((pod.get("status") or {}).get("phase") or "Pending"),
+                  role=roles.get(pname, ""), phase=str((pod.get("status") or {}).get("phase") or "Pending"),
                   status=word, icon=icon, ready=is_ready(pod), available=available, restarts=restarts,
                   age_seconds=None if created is None else max(0.0, now - float(created)),
                   waited_on=waited, why=why)
