@@ -100,7 +100,11 @@ async def _status(kube: Any, ns: str, target: SetTarget, args: argparse.Namespac
                       f"{view.message}", file=sys.stderr)
                 return 1
             await follower.changed(_TICK_SECONDS if left is None else min(left, _TICK_SECONDS))
-            view = follower.view(target.kind, ns, target.name, time.time()) or view
+            current = follower.view(target.kind, ns, target.name, time.time())
+            if current is None:
+                print(f"error: {target.display} was deleted while its rollout was followed", file=sys.stderr)
+                return 1
+            view = current
     finally:
         await follower.stop()
 
