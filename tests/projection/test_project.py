@@ -88,7 +88,7 @@ def test_a_rollout_held_at_its_partition_is_complete() -> None:
     view = project(sts, kind="sts", pods=pods, revisions=[old, new], now=NOW)
     assert view.done
     assert view.message == "rollout complete: 1 pods at revision " + new["metadata"]["name"][4:] + \
-        ", ordinals below 2 held at the partition"
+        ", the rest held at partition 2"
 
 
 @pytest.mark.parametrize("reason", ["ProgressDeadlineExceeded", "SafetyHalt", "InvalidSpec"])

@@ -91,25 +91,18 @@ def project(
     progressing = next((c for c in conditions if c.type == "Progressing"), None)
     observed = int(status.get("observedGeneration") or 0) >= int((sts.get("metadata") or {}).get("generation") or 0) \
         and bool(update_rev)
-    held_floor = partition - span.start if partition else 0
+    held_floor = partition  # an index into the range, as the controller reads it (api/rollout.py: floor)
     complete = observed and (
         (progressing is not None and progressing.reason in COMPLETE_REASONS)
         or rollout_complete([by_ordinal.get(o) for o in span],
                             outside_range=sum(1 for p in members if ordinal_of(p) not in span),
-                            floor=max(0, held_floor), update_revision=update_rev, min_ready_seconds=mrs, now=now))
+                            floor=held_floor, update_revision=update_rev, min_ready_seconds=mrs, now=now))
     failed = not complete and progressing is not None and progressing.status == "False" \
         and progressing.reason in FAILED_REASONS
 
-    # What explains the wait: the quorum-aware controller states it in its own condition (AllMembersUpdated=False,
-    # "waiting for etcd-1: ..."), every other strategy in Progressing.
-    explaining = [c for c in conditions if quorum and c.status == "False" and c.type not in ("Progressing",
-                                                                                              "Available")]
-    explaining += [progressing] if progressing is not None else []
-    named = [(pod, c) for c in explaining if (pod := _named_pod(c.message, name, span, members))]
-    wait_message = named[0][1].message if named else progressing.message if progressing is not None else ""
-    waiting_on = "" if complete or not named else named[0][0]
-    if not complete and not waiting_on:
-        waiting_on = _first_unavailable(members, span, mrs, now, name, descending=stype != "OnDelete")
+    wait_message, named = _wait(conditions, progressing, quorum=quorum, set_name=name, span=span, members=members)
+    waiting_on = "" if complete else named or _first_unavailable(members, span, mrs, now, name,
+                                                                 descending=stype != "OnDelete")
     outdated = [p for p in members if revision_of(p) != update_rev and ordinal_of(p) - span.start >= held_floor]
     paused = not complete and not failed and stype == "OnDelete" and not quorum and bool(outdated) \
         and not any(not is_available(p, mrs, now) for p in members)
@@ -121,23 +114,21 @@ def project(
                  for o in _ordinals(span, members))
 
     if complete:
-        state, icon = STATE_HEALTHY, ICON_OK
-        held = f", ordinals below {partition} held at the partition" if partition else ""
-        message = f"rollout complete: {int(status.get('updatedReplicas') or 0)} pods at revision " \
-                  f"{_short(update_rev, name)}{held}"
+        held = f", the rest held at partition {partition}" if partition else ""
+        state, icon, message = STATE_HEALTHY, ICON_OK, (f"rollout complete: {int(status.get('updatedReplicas') or 0)}"
+                                                         f" pods at revision {_short(update_rev, name)}{held}")
     elif failed and progressing is not None:
-        state, icon = STATE_DEGRADED, ICON_BAD
-        message = f"{progressing.reason}: {progressing.message}"
+        state, icon, message = STATE_DEGRADED, ICON_BAD, f"{progressing.reason}: {progressing.message}"
     elif paused:
         state, icon = STATE_PAUSED, ICON_PAUSED
         message = f"OnDelete: {len(outdated)} pods at an old revision wait to be deleted by hand"
+    elif not observed:
+        state, icon, message = STATE_PROGRESSING, ICON_PROGRESSING, \
+            "waiting for the controller to observe the latest spec"
     else:
+        why = next((r.why for r in rows if r.name == waiting_on), "")
         state, icon = STATE_PROGRESSING, ICON_PROGRESSING
-        message = wait_message if wait_message else \
-            (f"waiting for {waiting_on}: " + next((r.why for r in rows if r.name == waiting_on), "")
-             if waiting_on else "waiting for the controller to observe the change")
-        if not observed:
-            message = "waiting for the controller to observe the latest spec"
+        message = wait_message or (f"waiting for {waiting_on}: {why}" if waiting_on else "waiting for the controller")
 
     return RolloutView(
         kind=kind, namespace=str((sts.get("metadata") or {}).get("namespace") or "default"), name=name, now=now,
@@ -154,6 +145,21 @@ def project(
         conditions=conditions, state=state, icon=icon, message=message, done=complete, failed=failed,
         waiting_on=waiting_on, pods=rows, events=_events(events, name, {name_of(p) for p in members}),
     )
+
+
+def _wait(conditions: Sequence[ConditionRow], progressing: ConditionRow | None, *, quorum: bool, set_name: str,
+          span: range, members: Sequence[Obj]) -> tuple[str, str]:
+    """(the controller's words for the wait, the pod they name or ""). The quorum-aware controller states its wait
+    in its own condition (``AllMembersUpdated=False``: "waiting for etcd-1: ..."), every other strategy in
+    ``Progressing``."""
+    explaining = [c for c in conditions if quorum and c.status == "False" and c.type not in ("Progressing",
+                                                                                              "Available")]
+    explaining += [progressing] if progressing is not None else []
+    for c in explaining:
+        pod = _named_pod(c.message, set_name, span, members)
+        if pod:
+            return c.message, pod
+    return (progressing.message if progressing is not None else ""), ""
 
 
 def _owned_by(obj: Obj, sts: Obj) -> bool:
