@@ -16,7 +16,7 @@ from rich.console import Console
 
 from rollwise.cli.live import run_live
 from rollwise.cli.options import load_with_overrides
-from rollwise.drivers.sim import Simulation
+from rollwise.sim import Simulation
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "src/rollwise/examples"
 

@@ -16,9 +16,9 @@ from rich.console import Console
 
 from rollwise.api.meta import Obj
 from rollwise.cli.live import run_live
-from rollwise.drivers.sim import Simulation
-from rollwise.drivers.sim.scenario import load_scenario
 from rollwise.projection import project
+from rollwise.scenario.scenario import load_scenario
+from rollwise.sim import Simulation
 
 ROOT = Path(__file__).resolve().parents[2]
 STORY = ROOT / "src/rollwise/examples/image-typo-fixed.yaml"

@@ -22,9 +22,9 @@ from rich.text import Text
 from rollwise.api.meta import Obj, namespace_of
 from rollwise.cli.treeview import render_view, view_console
 from rollwise.cluster.resources import CONTROLLER_REVISION, LEASE, POD, group_of
-from rollwise.drivers.sets import all_sets
-from rollwise.drivers.sim import Scenario, Simulation
 from rollwise.projection import RolloutView, project
+from rollwise.runtime.setkeys import all_sets
+from rollwise.sim import Scenario, Simulation
 
 __all__ = ["run_live", "sim_views"]
 
