@@ -71,6 +71,9 @@ def test_the_dashboard_shows_a_stuck_rollout_and_follows_its_fix(up: Up, dashboa
     assert _status(dashboard, "GET") == 200
     assert _status(dashboard, "POST") == 405
     assert _status(dashboard + "sets/default/web", "DELETE") == 405
+    ready = subprocess.run([sys.executable, "-m", "rollwise", "status", "sts/web", "--timeout", "60s"], env=up.env,
+                           capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
+    assert ready.returncode == 0, ready.stderr  # the first rollout is over: only the typo holds the next one
     _set_image(up, "nginx:typo")
 
     async def go() -> None:
@@ -79,7 +82,8 @@ def test_the_dashboard_shows_a_stuck_rollout_and_follows_its_fix(up: Up, dashboa
                                           "the list shows web's rollout", "#sets")
             assert "web\tsts\tdefault" in listing
             await page.send("Page.navigate", url=dashboard + "sets/default/web")
-            text = await page.wait_for(lambda t: PULL.search(t) is not None and "live" in t,
+            text = await page.wait_for(lambda t: PULL.search(t) is not None and "waiting for web-2" in t
+                                       and "live · updated" in t,  # drawn from the stream, not only served
                                        "the set page names the stuck pod and why")
             await _assert_stuck(page, text)
             if os.environ.get("ROLLWISE_SCREENSHOTS"):
