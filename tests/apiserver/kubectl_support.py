@@ -63,13 +63,14 @@ class Up:
         return Watch(subprocess.Popen([self.kubectl_path, "get", "-w", *args], env=self.env, text=True,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE))
 
-    def until(self, predicate: Callable[[], bool], what: str, deadline: float = DEADLINE) -> None:
+    def until(self, predicate: Callable[[], bool], what: str, deadline: float = DEADLINE,
+              on_fail: Callable[[], str] | None = None) -> None:
         end = time.monotonic() + deadline
         while time.monotonic() < end:
             if predicate():
                 return
             time.sleep(0.05)
-        raise AssertionError(f"not within {deadline} s: {what}")
+        raise AssertionError(f"not within {deadline} s: {what}" + (f"; seen:\n{on_fail()}" if on_fail else ""))
 
 
 class Watch:

@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from importlib import metadata
 
 from rollwise.cli.compare import add_compare
+from rollwise.cli.dashboard import add_dashboard
 from rollwise.cli.demo import add_demo
 from rollwise.cli.explore import add_explore
 from rollwise.cli.extras import MissingExtra
+from rollwise.cli.get import add_get, add_status
 from rollwise.cli.lab import add_lab
 from rollwise.cli.manifests import add_manifests
 from rollwise.cli.migrate import add_migrate
@@ -45,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_manifests(sub)
     add_run(sub)
     add_rollout(sub)
+    add_get(sub)
+    add_status(sub)
+    add_dashboard(sub)
     add_migrate(sub)
     add_explore(sub)
     return parser

@@ -25,7 +25,7 @@ from rollwise.cli.kubetarget import ClusterCommandError, SetTarget, add_connecti
 from rollwise.cluster.resources import CONTROLLER_REVISION
 from rollwise.cluster.wire import format_time
 
-__all__ = ["add_rollout", "kubectl_plugin", "status_message"]
+__all__ = ["add_rollout", "duration", "kubectl_plugin", "status_message"]
 
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
@@ -149,7 +149,7 @@ async def _restart(kube: Any, ns: str, target: SetTarget, args: argparse.Namespa
 _ACTIONS = {"status": _status, "history": _history, "undo": _undo, "restart": _restart}
 
 
-def _duration(text: str) -> float:
+def duration(text: str) -> float:
     units = {"s": 1, "m": 60, "h": 3600}
     try:
         if text and text[-1] in units:
@@ -183,7 +183,7 @@ def add_rollout(sub: Any) -> None:
         a.add_argument("target", metavar="TYPE/NAME", help="rsts/NAME (apps.rollwise.dev) or sts/NAME (apps/v1)")
         add_connection_flags(a)
         if name == "status":
-            a.add_argument("--timeout", type=_duration, default=0.0,
+            a.add_argument("--timeout", type=duration, default=0.0,
                            help="give up after this long, exit 1 (e.g. 30s, 5m; default 0: wait for ever)")
             a.add_argument("-w", "--watch", type=lambda s: s.lower() in ("true", "1", "yes"), default=True,
                            metavar="BOOL", help="keep watching until done (default true); false: print once")

@@ -29,7 +29,21 @@ def add_simulate(sub: Any) -> None:
     p.add_argument("--events", action="store_true", help="with the readable summary, list every event too")
     p.add_argument("--plot", metavar="OUT.png", help="write a timeline of the run (one lane per ordinal); the "
                                                     "extension picks the format: .png, .svg or .pdf")
+    p.add_argument("--live", action="store_true",
+                   help="play the run in the terminal view of `rollwise get --watch` (then print the summary)")
+    p.add_argument("--speed", type=_speed, default=10.0, metavar="N",
+                   help="with --live: virtual seconds per wall second (default 10)")
     p.set_defaults(run=run_simulate)
+
+
+def _speed(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a number greater than 0")
+    return value
 
 
 def run_simulate(args: argparse.Namespace) -> int:
@@ -40,7 +54,12 @@ def run_simulate(args: argparse.Namespace) -> int:
     except InvalidObject as err:
         print_invalid(err)
         return 2
-    result = run_with_progress(scenario, enabled=not args.json and sys.stderr.isatty())
+    if args.live and not args.json:
+        from rollwise.cli.live import run_live  # noqa: PLC0415 - the live view loads only when asked for
+
+        result = run_live(scenario, speed=args.speed)
+    else:
+        result = run_with_progress(scenario, enabled=not args.json and sys.stderr.isatty())
     result["strategy"] = args.strategy or None
     if args.plot:
         from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for a plot

@@ -1,0 +1,114 @@
+"""`rollwise get`, `get --watch` (in tmux) and `status` against `rollwise up`, through a set whose image breaks and
+is then fixed (the fix on apps/v1 includes deleting the stuck pod: kubernetes#67250)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kubectl_support import DEADLINE, Up, running_up, statefulset
+
+pytestmark = pytest.mark.kubectl
+
+PULL = "(ErrImagePull|ImagePullBackOff)"  # the kubelet alternates between the two
+
+
+@pytest.fixture
+def up(tmp_path: Path) -> Iterator[Up]:
+    with running_up(tmp_path) as server:
+        yield server
+
+
+def _rollwise(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "rollwise", *args], env={**up.env, "NO_COLOR": "1"},
+                          capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
+
+
+def _set_image(up: Up, image: str) -> None:
+    up.kubectl("patch", "sts", "web", "--type=merge", "-p",
+               json.dumps({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": image}]}}}}))
+
+
+class Tmux:
+    """A tmux server of its own (its own socket), killed at the end."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.socket = str(tmp / "tmux.sock")
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-S", self.socket, *args], capture_output=True, text=True, check=True,
+                              timeout=DEADLINE).stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-J", "-S", "-", "-t", "watch")  # -J: wrapped lines joined
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True, check=False,
+                       timeout=DEADLINE)
+
+
+def test_get_status_and_watch_follow_a_broken_image_and_its_fix(up: Up, tmp_path: Path) -> None:
+    up.apply(statefulset("web", replicas=3, claims=False))
+    ready = _rollwise(up, "status", "sts/web", "--timeout", "60s")
+    assert ready.returncode == 0, ready.stderr
+    assert ready.stdout.splitlines()[-1].startswith("✔ Healthy - rollout complete: 3 pods at revision ")
+
+    _set_image(up, "nginx:typo")
+    up.until(lambda: "ImagePullBackOff" in _rollwise(up, "get", "sts/web").stdout, "web-2 cannot pull its image")
+    shown = _rollwise(up, "get", "sts/web").stdout
+    line = next(row for row in shown.splitlines() if row.split()[1:2] == ["web-2"])
+    assert line.startswith("✖  web-2 ")
+    assert re.search(f"rollout waits here: container app is {PULL}$", line), line
+    assert "Status:      ◌ Progressing" in shown
+    assert re.search(f"Message: +waiting for web-2 to become available: container app is {PULL}", shown), shown
+    assert "\x1b[" not in shown  # NO_COLOR and a pipe: words and icons only
+
+    stuck = _rollwise(up, "status", "sts/web", "--timeout", "2s")
+    assert stuck.returncode == 1
+    assert re.fullmatch(f"◌ Progressing - waiting for web-2 to become available: container app is {PULL}",
+                        stuck.stdout.splitlines()[-1]), stuck.stdout
+    assert stuck.stderr.startswith("error: timed out after 2s waiting for statefulset.apps/web at pod web-2: ")
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    tmux = Tmux(tmp_path)
+    command = " ".join(shlex.quote(a) for a in ["env", f"KUBECONFIG={up.env['KUBECONFIG']}",
+                                                 f"HOME={up.env['HOME']}", sys.executable, "-m", "rollwise",
+                                                 "get", "sts/web", "--watch"])
+    try:
+        tmux.run("new-session", "-d", "-s", "watch", "-x", "100", "-y", "40", command)  # a plain, narrow terminal
+        up.until(lambda: re.search(f"rollout waits here: container app is {PULL}", tmux.screen()) is not None,
+                 "the watch shows the stuck pod", on_fail=tmux.screen)
+        _set_image(up, "nginx:1.27")
+        up.kubectl("delete", "pod", "web-2", "--wait=false")
+        up.until(lambda: "rollout complete: 3 pods" in tmux.screen(), "the watch follows the fix to the end",
+                 on_fail=tmux.screen)
+        screen = tmux.screen()
+        assert screen.count("Name:") == 1, screen  # redrawn in place, not scrolled
+        assert "Status:      ✔ Healthy" in screen
+        assert "nginx:1.27" in screen
+        assert not re.search(PULL, screen.split("Events:")[0])
+        pods = [row.split() for row in screen.splitlines() if row.split()[1:2] and row.split()[1].startswith("web-")]
+        assert [cells[0] for cells in pods] == ["✔"] * 3
+    finally:
+        tmux.kill()
+
+    done = _rollwise(up, "status", "sts/web", "--timeout", "60s")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("✔ Healthy - rollout complete: 3 pods")
+
+    plugin_dir = Path(sys.executable).parent  # `kubectl rollwise status` runs kubectl-rollwise from PATH
+    if (plugin_dir / "kubectl-rollwise").exists():
+        env = {**up.env, "PATH": f"{plugin_dir}{os.pathsep}{up.env.get('PATH', os.environ['PATH'])}"}
+        plugin = subprocess.run([up.kubectl_path, "rollwise", "status", "sts/web", "--timeout=60s"], env=env,
+                                capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
+        assert plugin.returncode == 0, plugin.stderr
+        assert plugin.stdout.splitlines()[-1].startswith("✔ Healthy - rollout complete: 3 pods")
