@@ -11,6 +11,7 @@ import pytest
 from bundled import SCENARIO_FILES
 
 from rollwise.cli.plot import AGGREGATE_ABOVE, SET_PANELS, plot_timelines, timeline_figure
+from rollwise.cli.quorum_marks import QuorumMarks, quorum_marks
 from rollwise.cli.timeline import (
     FAILING,
     MISSING,
@@ -18,10 +19,8 @@ from rollwise.cli.timeline import (
     READY,
     RUNNING,
     TERMINATING,
-    QuorumMarks,
     Series,
     pod_intervals,
-    quorum_marks,
     rollout_peak,
     state_counts,
     sum_series,

@@ -22,6 +22,7 @@ from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import blended_transform_factory
 
 from rollwise.api.errors import FieldError, InvalidObject
+from rollwise.cli.quorum_marks import QuorumMarks, quorum_marks
 from rollwise.cli.timeline import (
     FAILING,
     MISSING,
@@ -31,11 +32,9 @@ from rollwise.cli.timeline import (
     STATES,
     TERMINATING,
     Lanes,
-    QuorumMarks,
     Series,
     end_time,
     pod_intervals,
-    quorum_marks,
     ready_counts,
     rollout_peak,
     state_counts,
