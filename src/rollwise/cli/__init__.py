@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 
+from rollwise.cli.check_trace import add_check_trace
 from rollwise.cli.compare import add_compare
 from rollwise.cli.demo import add_demo
 from rollwise.cli.explore import add_explore
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_rollout(sub)
     add_migrate(sub)
     add_explore(sub)
+    add_check_trace(sub)
     return parser
 
 

@@ -89,6 +89,7 @@ def _client(args: argparse.Namespace) -> Any:
 async def _serve(args: argparse.Namespace, timings: LeaseTimings) -> int:
     from rollwise.cluster.kube import CR_GROUP, KubeCluster  # noqa: PLC0415 - lightkube, as above
     from rollwise.operator.probes import health_app, metrics_app, serve  # noqa: PLC0415 - aiohttp
+    from rollwise.runtime.trace import DecisionLog  # noqa: PLC0415 - as above
 
     client = _client(args)
     worlds: dict[str, Any] = {"statefulset": KubeCluster(client, set_group=CR_GROUP),
@@ -97,8 +98,9 @@ async def _serve(args: argparse.Namespace, timings: LeaseTimings) -> int:
                             leader_elect=args.leader_elect, lease_namespace=args.lease_namespace,
                             lease_name=args.lease_name, timings=timings, workers=args.workers)
     shared = worlds[config.controllers[0]]
+    trace = DecisionLog(args.trace) if args.trace else None
     op = Operator({name: worlds[name] for name in config.controllers}, config=config, leases=_Leases(shared),
-                  events=_Events(shared))
+                  events=_Events(shared), trace=trace)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -113,6 +115,8 @@ async def _serve(args: argparse.Namespace, timings: LeaseTimings) -> int:
         await health.cleanup()
         await metrics.cleanup()
         await client.close()
+        if trace is not None:
+            trace.close()
     print(f"rollwise run: {reason}", file=sys.stderr, flush=True)
     return 0 if reason == "stopped" else 1
 
@@ -162,5 +166,8 @@ def add_run(sub: Any) -> None:
     p.add_argument("--workers", type=int, default=5, help="concurrent reconciles per controller (default 5)")
     p.add_argument("--metrics-addr", default=":8080", help="serve /metrics here (default :8080)")
     p.add_argument("--health-addr", default=":8081", help="serve /healthz and /readyz (default :8081)")
+    p.add_argument("--trace", metavar="FILE", help="append every decision that acts to FILE as JSON lines (the "
+                                                "view it decided from, its actions and reasons), for rollwise "
+                                                "check-trace")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     p.set_defaults(run=_run)

@@ -11,6 +11,7 @@ from rollwise.api.errors import InvalidObject
 from rollwise.cli.options import check_plot_path, load_with_overrides
 from rollwise.cli.progress import run_with_progress
 from rollwise.cli.render import print_invalid, render_result
+from rollwise.runtime.trace import DecisionLog
 from rollwise.scenario.expect import check_expectations
 
 __all__ = ["add_simulate"]
@@ -29,6 +30,8 @@ def add_simulate(sub: Any) -> None:
     p.add_argument("--events", action="store_true", help="with the readable summary, list every event too")
     p.add_argument("--plot", metavar="OUT.png", help="write a timeline of the run (one lane per ordinal); the "
                                                     "extension picks the format: .png, .svg or .pdf")
+    p.add_argument("--trace", metavar="FILE", help="append every controller decision to FILE as JSON lines (the "
+                                                "view it decided from and its actions), for rollwise check-trace")
     p.set_defaults(run=run_simulate)
 
 
@@ -40,7 +43,16 @@ def run_simulate(args: argparse.Namespace) -> int:
     except InvalidObject as err:
         print_invalid(err)
         return 2
-    result = run_with_progress(scenario, enabled=not args.json and sys.stderr.isatty())
+    try:
+        trace = DecisionLog(args.trace) if args.trace else None
+    except OSError as err:
+        print(f"error: --trace {args.trace}: {err.strerror}", file=sys.stderr)
+        return 2
+    try:
+        result = run_with_progress(scenario, enabled=not args.json and sys.stderr.isatty(), trace=trace)
+    finally:
+        if trace is not None:
+            trace.close()
     result["strategy"] = args.strategy or None
     if args.plot:
         from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for a plot

@@ -16,7 +16,8 @@ words (empty: it holds). ``TRANSITION_RULES`` names them; the store-level rules 
   Running, Ready and available, one create a reconcile;
 - recreate: under Recreate, no pod created while a pod of another revision exists, terminating ones included
   (seed 000);
-- status-bounds: status counters stay within the API server's rules (reference §1.2).
+- status-bounds: status counters stay within the API server's rules (reference §1.2);
+- one-pod-per-ordinal: never a pod created at an ordinal the set still holds a pod at.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ __all__ = [
     "futile_delete",
     "judge",
     "no_churn",
+    "one_pod_per_ordinal",
     "ordered_creation",
     "partition",
     "promised_budget",
@@ -196,6 +198,13 @@ def recreate(d: Decision) -> list[str]:
     return [f"t={view.now}: created {[name_of(c.pod) for c in creates]} while {old} exist"] if old else []
 
 
+def one_pod_per_ordinal(d: Decision) -> list[str]:
+    """A create at an ordinal the set still holds a pod at (terminating or not) would give it two."""
+    held = d.by_ordinal()
+    return [f"created {name_of(c.pod)} while {name_of(held[c.ordinal])} holds ordinal {c.ordinal}"
+            for c in d.creates() if c.ordinal in held]
+
+
 def status_bounds(d: Decision) -> list[str]:
     problems = []
     for write in d.actions:
@@ -217,7 +226,7 @@ def status_bounds(d: Decision) -> list[str]:
 TRANSITION_RULES: dict[str, Callable[[Decision], list[str]]] = {
     "budget": budget, "quorum": quorum, "quorum-rejoin": quorum_rejoin, "partition": partition,
     "no-churn": no_churn, "futile-delete": futile_delete, "ordered-creation": ordered_creation,
-    "recreate": recreate, "status-bounds": status_bounds,
+    "recreate": recreate, "status-bounds": status_bounds, "one-pod-per-ordinal": one_pod_per_ordinal,
 }
 
 
