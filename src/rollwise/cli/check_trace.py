@@ -36,7 +36,7 @@ def run_check_trace(args: argparse.Namespace) -> int:
     try:
         kind, count, violation = check_trace(text)
     except MalformedLine as err:
-        print(f"error: {path}:{err}", file=sys.stderr)
+        print(f"error: {path}:{err.line}: {err.detail}", file=sys.stderr)
         return 2
     if violation is None:
         print(f"{path}: {count} {'writes' if kind == 'audit' else 'decisions'} checked, no violation")

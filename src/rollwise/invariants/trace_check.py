@@ -26,6 +26,7 @@ class MalformedLine(ValueError):
     def __init__(self, line: int, message: str) -> None:
         super().__init__(f"line {line}: {message}")
         self.line = line
+        self.detail = message
 
 
 @dataclass(frozen=True, slots=True)
