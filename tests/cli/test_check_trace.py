@@ -203,3 +203,34 @@ def test_an_audit_log_with_a_second_create_and_no_delete_between_is_caught(
     log.append({**entry, "verb": "delete", "resource": "pods", "name": "db-0", "code": 200})
     code, out, _ = check(tmp_path, [log[0], log[1], log[-1]], capsys)
     assert code == 1 and ":3: foreign-write: " in out and "db-0" in out
+
+
+def test_a_healthy_pod_deleted_under_the_template_it_was_created_for_is_caught(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = trace_of(tmp_path, EXAMPLES / "rolling-update.yaml")
+    born = first(lines, lambda x: any(a["pod"]["metadata"]["name"] == "web-0" for a in acts(x, "CreatePod")))
+    image = lines[born]["view"]["set"]["spec"]["template"]["spec"]["containers"][0]["image"]
+    # All five up and the template as it was: the delete is within the budget, and for nothing.
+    i = first(lines, lambda x: len(x["view"]["pods"]) == 5 and all(ready(p) for p in x["view"]["pods"])
+              and x["view"]["set"]["spec"]["template"]["spec"]["containers"][0]["image"] == image)
+    web0 = pod(lines[i], "web-0")
+    lines[i]["actions"].append({"type": "DeletePod", "name": "web-0", "namespace": "default",
+                                "uid": web0["metadata"]["uid"], "revision": "", "reason": "planted"})
+    code, out, _ = check(tmp_path, lines, capsys)
+    assert code == 1 and f":{i + 1}: no-churn: deleted web-0, which it created under this same template" in out
+    assert f"line {born + 1}:" in out, "the line that created it shows it too"
+
+
+def test_a_status_past_its_bounds_is_caught(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = trace_of(tmp_path, EXAMPLES / "rolling-update.yaml")
+    i = first(lines, lambda x: any("replicas" in a["status"] for a in acts(x, "WriteStatus")))
+    write = acts(lines[i], "WriteStatus")[0]
+    write["status"]["readyReplicas"] = write["status"]["replicas"] + 1
+    code, out, _ = check(tmp_path, lines, capsys)
+    assert code == 1 and f":{i + 1}: status-bounds: " in out, out
+
+
+def test_a_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check-trace", str(tmp_path / "none.jsonl")])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, "") and "none.jsonl: No such file or directory" in err
