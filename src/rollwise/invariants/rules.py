@@ -108,7 +108,7 @@ def quorum_rejoin(d: Decision) -> list[str]:
         return []
     update = (d.state.set.get("status") or {}).get("updateRevision")
     span = d.span
-    taken = [pod for pod in d.deleted() if pod in _participating(d, [pod])]
+    taken = _participating(d, d.deleted())
     if not taken or not update:
         return []
     away = [name_of(pod) for pod in d.state.pods if ordinal_of(pod) in span and revision_of(pod) == update
