@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import invariants
 from harness import CONTROLLER, Harness
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
@@ -24,6 +23,7 @@ from rollwise.api.identity import revision_of
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
 from rollwise.controllers.statefulset import reconcile
+from rollwise.invariants import Decision, one_pod_per_ordinal, rules
 from rollwise.operator.recording import RecordingCluster
 from rollwise.runtime.cache import CacheReader, Store
 from rollwise.runtime.consistency import ConsistencyStore
@@ -123,12 +123,13 @@ def run_case(case: Case, *, check: bool) -> Outcome:
         if check and not consistency.ensure_ready(KEY):
             out.skips += 1
             continue
-        plan = reconcile(set_view(reader, cached, now=h.now, gates=h.gates))
+        view = set_view(reader, cached, now=h.now, gates=h.gates)
+        plan = reconcile(view)
         truth = set_view(h.cluster, h.sts, now=h.now, gates=h.gates)
-        out.problems.extend(invariants.budget_respected(truth, plan))
+        out.problems.extend(rules.budget(Decision(view=view, truth=truth, actions=plan.actions)))
         recording = RecordingCluster(h.cluster, consistency, owner=KEY, owner_uid=cached["metadata"]["uid"])
         execute(plan, recording, sts=cached, actor=CONTROLLER)
-        out.problems.extend(invariants.one_pod_per_ordinal(h.cluster))
+        out.problems.extend(one_pod_per_ordinal(h.cluster.list("Pod")))
     update = (h.sts.get("status") or {}).get("updateRevision")
     pods = h.pods()
     out.rolled_out = len(pods) == case.replicas and all(revision_of(p) == update and is_running_and_ready(p)
@@ -161,7 +162,7 @@ def test_without_the_check_hypothesis_finds_a_budget_spent_twice() -> None:
                  settings=settings(max_examples=400, deadline=None, database=None, derandomize=True,
                                    phases=[Phase.generate], suppress_health_check=[HealthCheck.too_slow]))
     problems = run_case(found, check=False).problems
-    assert any("maxUnavailable" in p for p in problems), problems
+    assert any("now unavailable, budget" in p for p in problems), problems
     safe = run_case(found, check=True)
     assert not safe.problems and safe.rolled_out  # the same draw is safe with the check on
 
@@ -173,7 +174,7 @@ PINNED = Case(replicas=4, max_unavailable=1, policy="Parallel", ready_seconds=1,
 
 def test_a_cache_from_before_the_last_delete_spends_the_budget_twice_unless_checked() -> None:
     unchecked = run_case(PINNED, check=False)
-    assert unchecked.problems == ["t=20.0: deleted 1 available pods with 1 already unavailable (maxUnavailable 1)"]
+    assert unchecked.problems == ["deleted available pod(s) web-1: ordinals [1, 2] now unavailable, budget 1"]
     checked = run_case(PINNED, check=True)
     assert not checked.problems and checked.rolled_out and checked.skips > 0
 

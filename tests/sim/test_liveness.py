@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import invariants
 import pytest
 from event_figures import figures_from_events
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rollwise import invariants
 from rollwise.sim import Simulation, parse_scenario
 
 MAX_REPLICAS = 4
@@ -90,7 +90,7 @@ def test_rollout_completes_once_faults_stop_and_the_template_is_good(raw: dict[s
     sim = Simulation(parse_scenario(raw))
     problems: list[str] = []
     sim.observers.append(lambda view, plan: problems.extend(
-        p for check in invariants.PLAN_CHECKS for p in check(view, plan)))
+        invariants.judge(invariants.Decision(view=view, actions=plan.actions))))
     result = sim.run()
     assert not problems, problems[:5]
     web = result["summary"]["web"]

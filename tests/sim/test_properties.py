@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import invariants
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rollwise import invariants
 from rollwise.api.meta import name_of
+from rollwise.api.retention import retention_policy
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
 from rollwise.sim import Simulation, parse_scenario
@@ -78,15 +79,17 @@ def test_random_changes_and_faults_never_break_the_invariants(raw: dict[str, Any
     claims_created: set[str] = set()
 
     def observe(view: SetView, plan: Plan) -> None:
-        for check in invariants.PLAN_CHECKS:
-            problems.extend(check(view, plan))
-        problems.extend(invariants.one_pod_per_ordinal(sim.cluster))
+        problems.extend(invariants.judge(invariants.Decision(view=view, actions=plan.actions)))
+        problems.extend(invariants.one_pod_per_ordinal(sim.cluster.list("Pod")))
         claims_created.update(name_of(c) for c in sim.cluster.list("PersistentVolumeClaim"))
 
     sim.observers.append(observe)
     result = sim.run()
     lost = [e["claim"] for e in result["events"] if e["type"] == "PVCDeleted" and e.get("lost")]
     problems.extend(f"claim {c} deleted while its ordinal was in range or under Retain" for c in lost)
-    problems.extend(invariants.one_pod_per_ordinal(sim.cluster))
-    problems.extend(invariants.claims_kept_under_retain(sim.cluster, claims_created))
+    problems.extend(invariants.one_pod_per_ordinal(sim.cluster.list("Pod")))
+    if all(retention_policy(s) == ("Retain", "Retain") for s in sim.cluster.list("StatefulSet")):
+        # Under Retain/Retain every claim ever created still exists, in range or not.
+        present = {name_of(c) for c in sim.cluster.list("PersistentVolumeClaim")}
+        problems.extend(invariants.claims_lost(claims_created, present, range(0), "Retain"))
     assert not problems, problems[:5]

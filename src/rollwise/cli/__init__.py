@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from importlib import metadata
 
+from rollwise.cli.check_trace import add_check_trace
 from rollwise.cli.compare import add_compare
 from rollwise.cli.dashboard import add_dashboard
 from rollwise.cli.demo import add_demo
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_dashboard(sub)
     add_migrate(sub)
     add_explore(sub)
+    add_check_trace(sub)
     return parser
 
 

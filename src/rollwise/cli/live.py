@@ -20,10 +20,12 @@ from rich.live import Live
 from rich.text import Text
 
 from rollwise.api.meta import Obj, namespace_of
+from rollwise.cli.progress import traced
 from rollwise.cli.treeview import render_view, view_console
 from rollwise.cluster.resources import CONTROLLER_REVISION, LEASE, POD, group_of
 from rollwise.projection import RolloutView, project
 from rollwise.runtime.setkeys import all_sets
+from rollwise.runtime.trace import DecisionLog
 from rollwise.sim import Scenario, Simulation
 
 __all__ = ["run_live", "sim_views"]
@@ -80,11 +82,11 @@ def _frame(sim: Simulation, t: float, speed: float, events: Callable[[], list[Ob
 
 
 def run_live(scenario: Scenario, *, speed: float, console: Console | None = None,
-             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep
-             ) -> dict[str, Any]:
+             clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+             trace: DecisionLog | None = None) -> dict[str, Any]:
     """Run the scenario, drawing each instant no sooner than ``t / speed`` wall seconds after the start; return
-    the result document as ``simulate`` does."""
-    sim = Simulation(scenario)
+    the result document as ``simulate`` does (``trace``: log every decision, as ``--trace`` asks)."""
+    sim = traced(Simulation(scenario), trace)
     events = _SimEvents(sim)
     console = console or view_console()
     start = clock()

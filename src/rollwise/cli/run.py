@@ -128,6 +128,7 @@ async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: A
     from rollwise.cluster.kube import CR_GROUP, KubeCluster  # noqa: PLC0415 - lightkube, as above
     from rollwise.operator.probes import health_app, metrics_app, serve  # noqa: PLC0415 - aiohttp
     from rollwise.runtime.metrics import RuntimeMetrics  # noqa: PLC0415
+    from rollwise.runtime.trace import DecisionLog  # noqa: PLC0415 - as above
 
     runtime_metrics = RuntimeMetrics()
     register_process_collectors(runtime_metrics.registry)
@@ -138,8 +139,9 @@ async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: A
                             leader_elect=args.leader_elect, lease_namespace=args.lease_namespace,
                             lease_name=args.lease_name, timings=timings, workers=args.workers)
     shared = worlds[config.controllers[0]]
+    trace = DecisionLog(args.trace) if args.trace else None
     op = Operator({name: worlds[name] for name in config.controllers}, config=config, leases=_Leases(shared),
-                  events=_Events(shared), metrics=runtime_metrics)
+                  events=_Events(shared), metrics=runtime_metrics, trace=trace)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -156,6 +158,8 @@ async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: A
         await health.cleanup()
         await metrics.cleanup()
         await client.close()
+        if trace is not None:
+            trace.close()
     _announce(args, f"rollwise run: {reason}")
     return 0 if reason == "stopped" else 1
 
@@ -224,6 +228,9 @@ def add_run(sub: Any) -> None:
     p.add_argument("--workers", type=int, default=5, help="concurrent reconciles per controller (default 5)")
     p.add_argument("--metrics-addr", default=":8080", help="serve /metrics here (default :8080)")
     p.add_argument("--health-addr", default=":8081", help="serve /healthz and /readyz (default :8081)")
+    p.add_argument("--trace", metavar="FILE", help="append every decision that acts to FILE as JSON lines (the "
+                                                "view it decided from, its actions and reasons), for rollwise "
+                                                "check-trace")
     p.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     p.add_argument("--log-format", default="text", choices=LOG_FORMATS,
                    help="text (default) or json: one object per line with time, level, set, action, reason")

@@ -11,6 +11,7 @@ from rollwise.api.errors import InvalidObject
 from rollwise.cli.options import check_plot_path, load_with_overrides
 from rollwise.cli.progress import run_with_progress
 from rollwise.cli.render import print_invalid, render_result
+from rollwise.runtime.trace import DecisionLog
 from rollwise.scenario.expect import check_expectations
 
 __all__ = ["add_simulate"]
@@ -33,6 +34,8 @@ def add_simulate(sub: Any) -> None:
                    help="play the run in the terminal view of `rollwise get --watch` (then print the summary)")
     p.add_argument("--speed", type=_speed, default=10.0, metavar="N",
                    help="with --live: virtual seconds per wall second (default 10)")
+    p.add_argument("--trace", metavar="FILE", help="append every controller decision to FILE as JSON lines (the "
+                                                "view it decided from and its actions), for rollwise check-trace")
     p.set_defaults(run=run_simulate)
 
 
@@ -54,12 +57,21 @@ def run_simulate(args: argparse.Namespace) -> int:
     except InvalidObject as err:
         print_invalid(err)
         return 2
-    if args.live and not args.json:
-        from rollwise.cli.live import run_live  # noqa: PLC0415 - the live view loads only when asked for
+    try:
+        trace = DecisionLog(args.trace) if args.trace else None
+    except OSError as err:
+        print(f"error: --trace {args.trace}: {err.strerror}", file=sys.stderr)
+        return 2
+    try:
+        if args.live and not args.json:
+            from rollwise.cli.live import run_live  # noqa: PLC0415 - the live view loads only when asked for
 
-        result = run_live(scenario, speed=args.speed)
-    else:
-        result = run_with_progress(scenario, enabled=not args.json and sys.stderr.isatty())
+            result = run_live(scenario, speed=args.speed, trace=trace)
+        else:
+            result = run_with_progress(scenario, enabled=not args.json and sys.stderr.isatty(), trace=trace)
+    finally:
+        if trace is not None:
+            trace.close()
     result["strategy"] = args.strategy or None
     if args.plot:
         from rollwise.cli.plot import plot_timelines  # noqa: PLC0415 - matplotlib loads only for a plot

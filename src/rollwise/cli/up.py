@@ -38,6 +38,7 @@ from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.driver import WallDriver, scaled_profile
 from rollwise.local.processes import ProcessKubelet
+from rollwise.runtime.trace import DecisionLog
 from rollwise.scenario.scenario import parse_apps
 
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
@@ -86,6 +87,9 @@ def add_up(sub: Any) -> None:
     p.add_argument("--audit-log", type=Path, help="append one JSON line per write (time, user, verb, resource, "
                                                    "name, resourceVersion, code); the built-in controllers' writes "
                                                    "too, as system:serviceaccount:kube-system:<controller>")
+    p.add_argument("--trace", type=Path, metavar="FILE",
+                   help="append every decision of the built-in controllers that acts to FILE as JSON lines (the "
+                        "view it decided from, its actions and reasons), for rollwise check-trace")
     p.add_argument("--authz", choices=("none", "rbac"), default="none",
                    help="rbac: authorize every request by the (Cluster)Roles bound to its user, as a cluster would "
                         "(`up`'s own credentials are a superuser); none (default): allow everything")
@@ -220,9 +224,11 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                       watch_delay_seconds=faults.get("watch-delay", 0.0),
                       rng=random.Random(int(faults.get("seed", 0)))))
     processes = _processes(args, data_dir, store, controllers, profile)
+    trace = DecisionLog(args.trace) if args.trace else None
     driver = WallDriver(store.cluster, listen=store.feed.listen, pump=store.feed.pump, speed=args.speed,
                         profile=profile, apps=apps, processes=processes, audit=audit if audit_file else None,
-                        gates=store.gates, kubelet="kubelet" in controllers, quorum="quorum" in controllers,
+                        trace=trace, gates=store.gates, kubelet="kubelet" in controllers,
+                        quorum="quorum" in controllers,
                         statefulset_kinds=tuple(gk for gk, name in ((STATEFULSET, "statefulset"),
                                                                      (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
                                                 if name in controllers))
@@ -263,6 +269,8 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     store.close()
     if audit_file is not None:
         audit_file.close()
+    if trace is not None:
+        trace.close()
     print("rollwise up: stopped", file=sys.stderr, flush=True)
     return 0
 

@@ -74,7 +74,7 @@ def _run(node: Node, actor: str, plan: Plan, view: SetView, bounds: Bounds, move
     deleted: list[Obj] = []
     created: list[str] = []
     born = dict(node.born)
-    context = birth(view.set)  # what the controller believed it was creating for
+    context = birth(view.set, node.facts.gates)  # what the controller believed it was creating for
     for action in actions:
         if isinstance(action, DeletePod) and (before := pods.get(action.name)) is not None \
                 and not (before.get("metadata") or {}).get("deletionTimestamp") and _deleted(cluster, before):

@@ -15,7 +15,6 @@ from typing import Any
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
-from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.leases import lease_role
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
 from rollwise.api.predicates import is_terminating
@@ -127,28 +126,6 @@ def facts_of(sts: Obj, *, gates: FeatureGates, broken_image: str = "") -> SetFac
         has_partition=kind in ("RollingUpdate", "EnforcedRollingUpdate"),
         when_scaled=retention.get("whenScaled") or "Retain", when_deleted=retention.get("whenDeleted") or "Retain",
     )
-
-
-def strategy_block(sts: Obj) -> Mapping[str, Any] | None:
-    strategy = sts["spec"].get("updateStrategy") or {}
-    return strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate")
-
-
-def partition_of(sts: Obj) -> int:
-    return int((strategy_block(sts) or {}).get("partition") or 0)
-
-
-def budget_of(sts: Obj, facts: SetFacts) -> int | None:
-    """Unavailable ordinals the controller may cause: maxUnavailable (KEP-961, 1 with the gate off or no block);
-    0 under OnDelete (it never replaces a healthy pod); None when unbounded (Recreate)."""
-    if facts.strategy == "Recreate":
-        return None
-    if facts.strategy in ("OnDelete", "QuorumAware"):
-        return 0
-    block = strategy_block(sts)
-    if block is None or not facts.gates.max_unavailable:
-        return 1
-    return resolve_max_unavailable(block.get("maxUnavailable"), int(sts["spec"].get("replicas", 1)))
 
 
 @dataclass(slots=True, kw_only=True)

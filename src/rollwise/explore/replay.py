@@ -14,13 +14,12 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from rollwise.api import predicates as p
-from rollwise.api.identity import ordinal_of, ordinal_range
 from rollwise.api.meta import Obj, name_of
-from rollwise.controllers.plan import CreatePod, DeletePod, Plan
+from rollwise.controllers.plan import CreatePod, Plan
 from rollwise.controllers.view import SetView
-from rollwise.explore.model import Bounds, Move, SetFacts, budget_of
+from rollwise.explore.model import Bounds, Move, SetFacts
 from rollwise.explore.world import birth
+from rollwise.invariants import Birth, Decision, rules
 from rollwise.scenario.scenario import Scenario, parse_scenario
 from rollwise.sim.loop import Simulation
 
@@ -167,33 +166,15 @@ def replay_shows(scenario_doc: dict[str, Any], invariant: str, facts: SetFacts) 
     return invariant in seen
 
 
-def _plan_problems(view: SetView, plan: Plan, facts: SetFacts, born: dict[str, tuple[str, int]], *,
+def _plan_problems(view: SetView, plan: Plan, facts: SetFacts, born: dict[str, Birth], *,
                    quorum: bool) -> list[str]:
     """budget and no-churn judged on one reconcile's view and plan (the simulator carries the plan out at once)."""
     found = []
-    span = ordinal_range(view.set)
-    mrs = facts.min_ready_seconds
-    pods = {name_of(pod): pod for pod in view.pods}
-    taken = [pods[d.name] for d in plan.of_type(DeletePod) if d.name in pods
-             and ordinal_of(pods[d.name]) in span and not p.is_terminating(pods[d.name])]
-    available = [pod for pod in taken if p.is_available(pod, mrs, view.now)]
-    if quorum:
-        participating = [pod for pod in pods.values() if ordinal_of(pod) in span and p.is_ready(pod)
-                         and not p.is_terminating(pod)]
-        quorum_size = len(span) // 2 + 1
-        gone = sum(1 for pod in taken if pod in participating)
-        if len(participating) >= quorum_size > len(participating) - gone:
-            found.append("budget")
-    else:
-        allowed = budget_of(view.set, facts)
-        down = sum(1 for o in span if p.is_unavailable(next((x for x in pods.values() if ordinal_of(x) == o), None),
-                                                      mrs, view.now))
-        if available and allowed is not None and down + len(available) > allowed:
-            found.append("budget")
-    context = birth(view.set)
-    for pod in taken:
-        if born.get(name_of(pod)) == context and not p.is_failing(pod):
-            found.append("no-churn")
+    decision = Decision(view=view, actions=plan.actions, quorum=quorum, births=dict(born))
+    if rules.quorum(decision) if quorum else rules.budget(decision):
+        found.append("budget")
+    found.extend("no-churn" for _ in rules.no_churn(decision))
+    context = birth(view.set, facts.gates)
     for create in plan.of_type(CreatePod):
         born[name_of(create.pod)] = context
     return found

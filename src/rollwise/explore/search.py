@@ -17,10 +17,11 @@ from typing import Any
 
 from rollwise.api.identity import ordinal_of
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
+from rollwise.controllers.statefulset.limits import limits_of
 from rollwise.explore.controller import Decide, controller_moves
 from rollwise.explore.environment import environment_moves
 from rollwise.explore.invariants import STATE_INVARIANTS, TRANSITION_INVARIANTS, status_agrees_with_pods
-from rollwise.explore.model import STATEFULSET_CONTROLLER, Bounds, Move, Node, partition_of
+from rollwise.explore.model import STATEFULSET_CONTROLLER, Bounds, Move, Node
 from rollwise.explore.pods import NOW, image_of
 
 __all__ = ["Exploration", "Violation", "explore", "follow", "rollout_complete"]
@@ -67,7 +68,7 @@ def rollout_complete(node: Node) -> bool:
         return False
     span = node.in_range()
     pods = {ordinal_of(pod): pod for pod in node.pods()}
-    floor = len(span) if node.facts.strategy == "OnDelete" else partition_of(sts)
+    floor = len(span) if node.facts.strategy == "OnDelete" else limits_of(sts, node.facts.gates).partition
     return is_rollout_complete([pods.get(o) for o in span], outside_range=sum(1 for o in pods if o not in span),
                                floor=floor, update_revision=str(status.get("updateRevision") or ""),
                                min_ready_seconds=node.facts.min_ready_seconds, now=NOW)
@@ -152,7 +153,7 @@ def _eligible(node: Node) -> bool:
         return False
     broken = [ordinal_of(pod) for pod in node.pods() if image_of(pod) == facts.broken_image]
     # A pod below the partition keeps its revision by design, a broken one included.
-    if any(o < node.in_range().start + partition_of(sts) for o in broken):
+    if any(o < node.in_range().start + limits_of(sts, facts.gates).partition for o in broken):
         return False
     if facts.strategy in _SELF_HEALING or (facts.strategy == "RollingUpdate" and facts.policy == "Parallel"):
         return True

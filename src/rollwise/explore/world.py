@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, replace
 
+from rollwise import invariants
 from rollwise.api.errors import NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_range
@@ -15,6 +16,7 @@ from rollwise.api.predicates import is_running_and_ready, is_terminating
 from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
+from rollwise.controllers.statefulset.limits import limits_of
 from rollwise.explore.model import (
     NAMESPACE,
     QUORUM_CONTROLLER,
@@ -24,9 +26,9 @@ from rollwise.explore.model import (
     Node,
     Used,
     facts_of,
-    partition_of,
 )
-from rollwise.explore.pods import NOW, image_of
+from rollwise.explore.pods import NOW
+from rollwise.invariants import Birth
 
 __all__ = ["LEASE_WRITER", "Transition", "controllers_of", "initial_node", "successor"]
 
@@ -80,9 +82,9 @@ def successor(before: Node, cluster: MemoryCluster, move: Move, *, bounds: Bound
                 prev=before.cluster if keep_prev and changed else (before.prev if keep_prev else None))
 
 
-def birth(sts: Obj) -> tuple[str, int]:
+def birth(sts: Obj, gates: FeatureGates) -> Birth:
     """The template image and partition a pod is created (or judged) under: the no-churn invariant's context."""
-    return image_of(sts["spec"]["template"]), partition_of(sts)
+    return invariants.birth(sts, limits_of(sts, gates))
 
 
 def spend(used: Used, **more: int) -> Used:

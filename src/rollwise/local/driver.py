@@ -44,12 +44,14 @@ from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.audited import AuditedCluster
 from rollwise.local.processes import ProcessKubelet
 from rollwise.local.quorum_app import LEASE_WRITER, QuorumModels, scaled_params
+from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.clock import EpochClock
 from rollwise.runtime.execute import ControllerEvent
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder, StoreEventSink
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.setkeys import SetKey, set_key
+from rollwise.runtime.trace import DecisionLog
 
 __all__ = ["WallDriver", "scaled_profile"]
 
@@ -92,10 +94,11 @@ class WallDriver:
                  statefulset_kinds: tuple[GroupKind, ...] = STATEFULSET_KINDS, kubelet: bool = True,
                  quorum: bool = True, processes: ProcessKubelet | None = None,
                  audit: Callable[[dict[str, Any]], None] | None = None,
-                 apps: Mapping[str, QuorumParams] | None = None) -> None:
+                 apps: Mapping[str, QuorumParams] | None = None, trace: DecisionLog | None = None) -> None:
         self.cluster = cluster
         self._sets = ClusterSets(cluster)
         self.audit = audit
+        self.trace = trace
         self.pump = pump
         self.profile = scaled_profile(profile or KubeletProfile(), speed)
         self.gates = gates or FeatureGates()
@@ -130,6 +133,9 @@ class WallDriver:
         self._controller = SetController(writes, clock=self._scheduler, gates=self.gates, recorder=self._recorder,
                                          quorum=self.quorum_on, backoff_max=_BACKOFF_MAX, settle_guard=False,
                                          after_each=self.pump)
+        if self.trace is not None:
+            self._controller.observers.append(self.trace.observer(STATEFULSET_CONTROLLER))
+            self._controller.quorum_observers.append(self.trace.observer(QUORUM_CONTROLLER))
         for kind in self.kinds:
             for sts in self.cluster.list(kind):
                 self._mark_dirty(set_key(sts))

@@ -30,6 +30,7 @@ from rollwise.operator.companion import reconcile_companion
 from rollwise.operator.election import LeaderElector, LeaseClient, LeaseTimings
 from rollwise.operator.sets import SetController
 from rollwise.operator.world import AsyncCluster
+from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.cache import Store
 from rollwise.runtime.clock import AsyncClock, WallClock
 from rollwise.runtime.consistency import ConsistencyStore
@@ -37,6 +38,7 @@ from rollwise.runtime.informer import Informer
 from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder, AsyncEventSink
+from rollwise.runtime.trace import DecisionLog
 from rollwise.runtime.workers import Controller
 
 __all__ = ["CONTROLLERS", "Operator", "OperatorConfig"]
@@ -49,6 +51,8 @@ CONTROLLERS = {
     "statefulset": (CR_API_VERSION, reconcile),
     "quorum": ("apps/v1", reconcile_companion),  # DEP-07's companion for plain sets (OnDelete + the annotation)
 }
+# controller name -> the name its decisions carry in the decision log (the runtime's controllers' names)
+TRACE_NAMES = {"statefulset": STATEFULSET_CONTROLLER, "quorum": QUORUM_CONTROLLER}
 SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease")
 
 
@@ -95,7 +99,7 @@ class Operator:
     def __init__(self, worlds: dict[str, AsyncCluster], *, config: OperatorConfig, leases: LeaseClient,
                  events: AsyncEventSink, clock: AsyncClock | None = None, wall_time: Callable[[], float] = time.time,
                  rng: random.Random | None = None, metrics: RuntimeMetrics | None = None,
-                 inline: dict[str, Cluster] | None = None) -> None:
+                 inline: dict[str, Cluster] | None = None, trace: DecisionLog | None = None) -> None:
         self.config = config
         self.clock = clock or WallClock()
         self.wall_time = wall_time
@@ -127,7 +131,8 @@ class Operator:
                                     sets=informer.store, caches=caches, queue=queue, consistency=consistency,
                                     recorder=self.recorder, gates=config.gates, wall_time=wall_time,
                                     is_leader=self.is_leader, actor=config.actor,
-                                    samples=self.metrics.plan_samples, inline=(inline or {}).get(name))
+                                    samples=self.metrics.plan_samples, inline=(inline or {}).get(name),
+                                    trace=None if trace is None else trace.observer(TRACE_NAMES[name]))
             ctl = Controller(name, set_ctl.reconcile, clock=self.clock, queue=queue, metrics=self.metrics,
                              workers=config.workers)
             informer.add_handler(set_ctl.on_set)

@@ -45,6 +45,7 @@ log = logging.getLogger("rollwise.runtime.sets")
 
 Key = tuple[str, str]
 Decide = Callable[[SetView], Plan]
+Observer = Callable[[SetView, Plan], None]
 
 
 class SetController:
@@ -52,7 +53,7 @@ class SetController:
                  sets: Store, caches: dict[str, Store], queue: WorkQueue[Hashable], consistency: ConsistencyStore,
                  recorder: AsyncEventRecorder | None, gates: FeatureGates, wall_time: Callable[[], float],
                  is_leader: Callable[[], bool], actor: str, samples: MetricsRegistry | None = None,
-                 inline: Cluster | None = None) -> None:
+                 inline: Cluster | None = None, trace: Observer | None = None) -> None:
         self.name = name
         self.world = world
         self.set_api_version = set_api_version
@@ -71,6 +72,8 @@ class SetController:
         self.inline = inline
         """An in-process store to execute plans against directly, on the loop (tests, the simulator); None: the
         API, through ``BlockingCluster`` in a worker thread."""
+        self.trace = trace
+        """Called with each view and the plan decided from it when the plan acts (``run --trace``)."""
         self.tracked = frozenset(self.reader.stores)
         self.resource = set_resource({"apiVersion": set_api_version})
         self._lookup = _CachedSets(sets)
@@ -124,6 +127,8 @@ class SetController:
             self.samples.record(plan.metrics)
         if not plan.actions:
             return plan.requeue_after
+        if self.trace is not None and self.is_leader():
+            self.trace(view, plan)
         if not self.is_leader():
             raise NotLeader(f"{ns}/{name}: not the leader; {len(plan.actions)} actions not taken")
         pods = self.caches.get("Pod")

@@ -9,15 +9,15 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision_of
-from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.census import Census, loud_census, quiet_at, quiet_context
 from rollwise.controllers.plan import Action, Blocked, DeletePod, EmitEvent, MetricSample
+from rollwise.controllers.statefulset.limits import limits_of
 
 __all__ = ["Sync"]
 
@@ -78,19 +78,11 @@ class Sync:
     def __post_init__(self) -> None:
         self.spec = self.sts["spec"]
         self.monotonic = self.spec.get("podManagementPolicy", "OrderedReady") != "Parallel"
-        strategy = self.spec.get("updateStrategy") or {}
-        self.strategy_block = None
-        if strategy.get("type") == "EnforcedRollingUpdate" and self.update_type == "EnforcedRollingUpdate":
-            self.strategy_block = cast("dict[str, Any] | None", strategy.get("enforcedRollingUpdate"))
-        elif self.update_type == "RollingUpdate":
-            self.strategy_block = cast("dict[str, Any] | None",
-                                       strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate"))
         self.update_name = name_of(self.update_revision)
         self.current_name = name_of(self.current_revision)
         self.min_ready_seconds = float(self.spec.get("minReadySeconds") or 0)
-        block = self.strategy_block
-        self.budget = 1 if block is None or not self.gates.max_unavailable else resolve_max_unavailable(
-            block.get("maxUnavailable"), int(self.spec.get("replicas", 1)))
+        limits = limits_of(self.sts, self.gates, self.update_type)
+        self.strategy_block, self.budget = limits.block, limits.budget
         if self.census is None:
             ctx = quiet_context(self.sts, update_revision=self.update_name, current_revision=self.current_name)
             self.census = loud_census(ctx, ())

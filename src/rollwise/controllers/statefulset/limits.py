@@ -1,0 +1,48 @@
+"""The limits a rollout keeps, resolved once from the set and the gates: the strategy block in effect, the
+availability budget (maxUnavailable) and the partition. ``Sync`` reads them for every reconcile; the invariants
+(``rollwise.invariants``) read them to judge what a controller did, so both resolve them by the same rule."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from rollwise.api.features import FeatureGates
+from rollwise.api.intstr import resolve_max_unavailable
+
+__all__ = ["Limits", "limits_of", "strategy_block"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    update_type: str
+    """The strategy in effect (``effective_type``): the spec's, or RollingUpdate where the gate is off."""
+    block: dict[str, Any] | None
+    """``rollingUpdate`` or ``enforcedRollingUpdate``, whichever the effective type reads (None if absent)."""
+    budget: int
+    """The resolved maxUnavailable (reference §2, KEP-961): 1 when the gate is off or the strategy has no block."""
+    partition: int
+    """The block's partition (0 without one): ordinals below start + partition keep the current revision."""
+
+
+def strategy_block(sts: Mapping[str, Any], update_type: str) -> dict[str, Any] | None:
+    strategy = sts["spec"].get("updateStrategy") or {}
+    if strategy.get("type") == "EnforcedRollingUpdate" and update_type == "EnforcedRollingUpdate":
+        return cast("dict[str, Any] | None", strategy.get("enforcedRollingUpdate"))
+    if update_type == "RollingUpdate":
+        return cast("dict[str, Any] | None", strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate"))
+    return None
+
+
+def limits_of(sts: Mapping[str, Any], gates: FeatureGates, update_type: str | None = None) -> Limits:
+    """The set's limits under ``gates``; ``update_type`` when the caller has resolved it already."""
+    if update_type is None:
+        from rollwise.controllers.statefulset.strategies import effective_type  # noqa: PLC0415  (strategies import Sync)
+
+        update_type = effective_type(sts, gates)
+    block = strategy_block(sts, update_type)
+    budget = 1 if block is None or not gates.max_unavailable else resolve_max_unavailable(
+        block.get("maxUnavailable"), int(sts["spec"].get("replicas", 1)))
+    return Limits(update_type=update_type, block=block, budget=budget,
+                  partition=int(block.get("partition") or 0) if block is not None else 0)
