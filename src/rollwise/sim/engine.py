@@ -18,9 +18,9 @@ import itertools
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVarTuple
 
-__all__ = ["CONTROLLER", "KUBELET", "STEP", "Engine", "VirtualClock"]
+__all__ = ["CONTROLLER", "KUBELET", "STEP", "Engine", "EngineClock", "VirtualClock"]
 
 KUBELET = 0
 STEP = 1
@@ -29,6 +29,8 @@ _PHASES = 3
 
 _Timer = tuple[int, Callable[..., None], tuple[Any, ...]]
 """(seq, work, its arguments)."""
+
+_Ts = TypeVarTuple("_Ts")
 
 
 @dataclass(slots=True)
@@ -115,3 +117,31 @@ class Engine:
 
     def __bool__(self) -> bool:
         return self.next_time() is not None
+
+
+class _EngineTimer:
+    __slots__ = ("_engine", "_handle")
+
+    def __init__(self, engine: Engine, handle: int) -> None:
+        self._engine = engine
+        self._handle = handle
+
+    def cancel(self) -> None:
+        self._engine.cancel(self._handle)
+
+
+class EngineClock:
+    """The runtime's clock (``runtime/clock.py``) in the simulator: every timer at one ``phase`` of its instant
+    (the controllers at CONTROLLER, the kubelet and the application models at KUBELET)."""
+
+    __slots__ = ("_engine", "_phase")
+
+    def __init__(self, engine: Engine, phase: int) -> None:
+        self._engine = engine
+        self._phase = phase
+
+    def now(self) -> float:
+        return self._engine.clock.now
+
+    def call_at(self, when: float, callback: Callable[[*_Ts], None], *args: *_Ts) -> _EngineTimer:
+        return _EngineTimer(self._engine, self._engine.at(when, self._phase, callback, *args))

@@ -37,7 +37,7 @@ from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import SetKey, all_sets
 from rollwise.scenario.scenario import Scenario
-from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine
+from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine, EngineClock
 from rollwise.sim.events import FeedEvents
 from rollwise.sim.quorum_app import QuorumApp
 from rollwise.sim.record import Recorder
@@ -46,32 +46,6 @@ from rollwise.sim.tally import Tallies
 
 __all__ = ["STATEFULSET_CONTROLLER", "Simulation"]
 
-
-
-class _EngineTimer:
-    __slots__ = ("_engine", "_handle")
-
-    def __init__(self, engine: Engine, handle: int) -> None:
-        self._engine = engine
-        self._handle = handle
-
-    def cancel(self) -> None:
-        self._engine.cancel(self._handle)
-
-
-class _EngineClock:
-    """The runtime's clock in the simulator: controller work at the CONTROLLER phase of an instant."""
-
-    __slots__ = ("_engine",)
-
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-
-    def now(self) -> float:
-        return self._engine.clock.now
-
-    def call_at(self, when: float, callback: Callable[[], None]) -> _EngineTimer:
-        return _EngineTimer(self._engine, self._engine.at(when, CONTROLLER, callback))
 
 
 @dataclass(slots=True)
@@ -127,7 +101,7 @@ class Simulation:
         self.metrics = MetricsRegistry()
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
-        self.controller = SetController(self.cluster, clock=_EngineClock(self.engine), gates=scenario.gates,
+        self.controller = SetController(self.cluster, clock=EngineClock(self.engine, CONTROLLER), gates=scenario.gates,
                                         recorder=self.events, metrics=self.metrics, census=True)
         self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
