@@ -15,6 +15,13 @@ With ``audit``, the controllers' writes go to the audit log too, as a cluster's 
 
 With ``processes`` (``local/processes.py``), pods whose image matches its pattern run as real local processes
 instead: the driver routes their changes, and every claim deletion, to it, and stops it with itself.
+
+With ``apps`` (``up --kubelet FILE``'s ``apps.<set>: {model: quorum, ...}``), the sets of those names (in any
+namespace, each namespace its own cluster) run the quorum model exactly as the simulator runs it, through the one
+binding (``runtime/quorum_app.py``): its durations are divided by ``speed`` like the kubelet's, its member Leases go
+to the store, and its events become Kubernetes Events on the set, so ``kubectl get events`` shows elections. The
+pods of a bound set always run in the simulated kubelet, even when their image matches ``--process-images``: naming
+a set in the kubelet file asks for the model.
 """
 
 from __future__ import annotations
@@ -41,18 +48,20 @@ from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD, STATEFULSET_KINDS, GroupKind
 from rollwise.kubelet.agent import FAULTS, Note, PodRuntime, advance, apply_fault
 from rollwise.kubelet.profiles import KubeletProfile
+from rollwise.kubelet.quorum import QuorumEvent
 from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.audited import AuditedCluster
+from rollwise.local.events import quorum_event
 from rollwise.local.processes import ProcessKubelet
-from rollwise.local.quorum_app import LEASE_WRITER, QuorumModels, scaled_params
 from rollwise.runtime.clock import EpochClock
 from rollwise.runtime.events import EventRecorder
 from rollwise.runtime.execute import ControllerEvent
+from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.setkeys import SetKey, set_key
 
-__all__ = ["WallDriver", "WallEventRecorder", "scaled_profile"]
+__all__ = ["WallDriver", "WallEventRecorder", "scaled_params", "scaled_profile"]
 
 log = logging.getLogger("rollwise.wall")
 
@@ -72,6 +81,14 @@ def scaled_profile(profile: KubeletProfile, speed: float) -> KubeletProfile:
         ready_seconds=None if v.ready_seconds is None else v.ready_seconds / speed)
         for k, v in profile.images.items()}
     return dataclasses.replace(profile, images=images, **{n: getattr(profile, n) / speed for n in names})
+
+
+def scaled_params(params: QuorumParams, speed: float) -> QuorumParams:
+    """The quorum model's durations divided by ``speed`` (the failure threshold is a count and stays)."""
+    return dataclasses.replace(
+        params, election_seconds=params.election_seconds / speed, lease_lag_seconds=params.lease_lag_seconds / speed,
+        probe_initial_delay_seconds=params.probe_initial_delay_seconds / speed,
+        probe_period_seconds=params.probe_period_seconds / speed)
 
 
 @dataclass(slots=True)
@@ -113,10 +130,11 @@ class WallDriver:
         self._controller: SetController | None = None
         self._recorder: WallEventRecorder | None = None
         self._stopped = False
-        self.models = QuorumModels(cluster, {name: scaled_params(p, speed) for name, p in (apps or {}).items()},
-                                   clock=clock, pump=pump, poke_pod=self._kubelet_poke, record=self._model_event)
-        if processes is not None:
-            processes.excluded = self.models.binds  # a set bound to a model runs in the simulated kubelet
+        self._apps = {name: scaled_params(p, speed) for name, p in (apps or {}).items()}
+        self.models: QuorumModels | None = None
+        """The quorum models of the sets ``apps`` binds (runtime/quorum_app.py), on the driver's clock."""
+        if processes is not None:  # a set bound to a model runs in the simulated kubelet
+            processes.excluded = lambda pod: member_set(pod) in self._apps
         listen(self._on_change)
 
     def start(self) -> None:
@@ -133,7 +151,9 @@ class WallDriver:
         for kind in self.kinds:
             for sts in self.cluster.list(kind):
                 self._mark_dirty(set_key(sts))
-        self.models.start(self._loop)
+        if self._apps:
+            self.models = QuorumModels(self.cluster, self._apps, clock=self._scheduler, poke_pod=self._kubelet_poke,
+                                       emit=self._model_event, after_tick=self.pump)
         if self.processes is not None:
             self.processes.notes = self._process_notes
             self.processes.start()
@@ -151,7 +171,8 @@ class WallDriver:
         for state in self._pods.values():
             if state.wake is not None:
                 state.wake.cancel()
-        self.models.stop()
+        if self.models is not None:
+            self.models.stop()
         if self.processes is not None:
             self.processes.stop()
 
@@ -163,7 +184,8 @@ class WallDriver:
         if ch.kind == "PersistentVolumeClaim" and self.processes is not None:
             self.processes.on_change(ch)
         if ch.kind == "Pod":
-            self.models.pod_changed(ch.obj)
+            if self.models is not None:
+                self.models.pod_changed(ch.obj)
             if self.processes is not None and self.processes.matches(ch.obj):
                 self.processes.on_change(ch)
                 if ch.type == "DELETED":
@@ -201,7 +223,8 @@ class WallDriver:
         if uid_of(pod) != uid:
             return
         now = self.clock()
-        step = advance(pod, state.runtime, self.profile, now, readiness=self.models.readiness_for(pod))
+        readiness = self.models.readiness_for(pod) if self.models is not None else None
+        step = advance(pod, state.runtime, self.profile, now, readiness=readiness)
         state.runtime = step.runtime
         self._kubelet_events(pod, state, step.notes)
         try:
@@ -302,9 +325,9 @@ class WallDriver:
         if uid in self._pods and self._loop is not None and not self._stopped:
             self._loop.call_soon(self._kubelet_tick, uid)
 
-    def _model_event(self, sts: Obj, event: ControllerEvent) -> None:
-        if self._recorder is not None:
-            self._recorder.record(sts, event, LEASE_WRITER)
+    def _model_event(self, namespace: str, set_name: str, sts: Obj | None, event: QuorumEvent) -> None:
+        if sts is not None and self._recorder is not None:
+            self._recorder.record(sts, quorum_event(event), LEASE_WRITER)
 
     def _kubelet_wake(self, uid: str) -> None:
         state = self._pods.get(uid)

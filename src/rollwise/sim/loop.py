@@ -31,7 +31,9 @@ from rollwise.cluster.protocol import Change
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
 from rollwise.kubelet.agent import PodRuntime, advance, apply_fault
+from rollwise.kubelet.quorum import QuorumEvent
 from rollwise.runtime.actors import CONTROLLERS, STATEFULSET_CONTROLLER
+from rollwise.runtime.quorum_app import QuorumModels
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
@@ -39,7 +41,6 @@ from rollwise.runtime.setkeys import SetKey, all_sets
 from rollwise.scenario.scenario import Scenario
 from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine, EngineClock
 from rollwise.sim.events import FeedEvents
-from rollwise.sim.quorum_app import QuorumApp
 from rollwise.sim.record import Recorder
 from rollwise.sim.steps import StepRunner
 from rollwise.sim.tally import Tallies
@@ -96,8 +97,10 @@ class Simulation:
         self._tick, self._wake = self._kubelet_tick, self._kubelet_wake
         """The kubelet's timers, bound once (a timer holds the method and the pod's uid: engine.py)."""
         self.steps = StepRunner(self)
-        self.apps = {name: QuorumApp(self, name, app.params) for name, app in scenario.apps.items()
-                     if app.model == "quorum"}
+        quorum = {name: app.params for name, app in scenario.apps.items() if app.model == "quorum"}
+        self.models = QuorumModels(self.cluster, quorum, clock=EngineClock(self.engine, KUBELET),
+                                   poke_pod=self.kubelet_poke, emit=self._model_event) if quorum else None
+        """The application models bound to sets (runtime/quorum_app.py), at the kubelet's phase of an instant."""
         self.metrics = MetricsRegistry()
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
@@ -184,9 +187,8 @@ class Simulation:
 
     def _pod_changed(self, ch: Change) -> None:
         uid = uid_of(ch.obj)
-        for app in self.apps.values():
-            if app.owns(ch.obj):
-                app.poke()
+        if self.models is not None:
+            self.models.pod_changed(ch.obj)
         if ch.type == "DELETED":
             gone = self.kubelet.pods.pop(uid, None)
             if gone is not None and gone.wake_handle is not None:
@@ -208,8 +210,7 @@ class Simulation:
             return
         if uid_of(pod) != uid:
             return
-        app = next((a for a in self.apps.values() if a.owns(pod)), None) if self.apps else None
-        readiness = app.readiness_for(pod) if app is not None else None
+        readiness = self.models.readiness_for(pod) if self.models is not None else None
         step = advance(pod, kept.runtime or PodRuntime.initial(), self.scenario.kubelet, self.clock.now,
                        readiness=readiness)
         kept.runtime = step.runtime
@@ -250,6 +251,9 @@ class Simulation:
         self._kubelet_tick(uid)
         return True
 
+    def _model_event(self, namespace: str, set_name: str, sts: Obj | None, event: QuorumEvent) -> None:
+        self.recorder.emit(event.t, event.type, pod=event.pod, statefulSet=set_name)
+
     # -- the controller --------------------------------------------------------------------------------------
 
     def _mark_dirty(self, key: SetKey) -> None:
@@ -264,10 +268,13 @@ class Simulation:
 
     def _summary(self, end: float) -> dict[str, Any]:
         summary = self.recorder.summary(end)
-        for name, app in self.apps.items():
+        models = self.models
+        if models is None:
+            return summary
+        for name in models.params:
             if name in summary:
                 start = self.recorder.figures[name].start or 0.0
-                lost, elections = app.figures(end, start)
+                lost, elections = models.figures(name, end, start)
                 summary[name]["quorumLossSeconds"] = round(lost, 3)
                 summary[name]["leaderElections"] = elections
                 # Beyond the contract: every move of leadership, hand-overs on graceful deletion included.
