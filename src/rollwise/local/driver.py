@@ -2,10 +2,13 @@
 
 The controllers run in the controller core (``runtime``), as in the simulator, on a scheduler over the wall
 clock: a change to a set or to one of its pods adds the set to the work queue and a reconcile runs on the next loop
-turn (changes coalesce); ``Plan.requeue_after`` and failure back-off become ``call_later`` timers. The kubelet looks
-at a pod when someone other than itself changed it, and again at the time ``advance`` asks for. Simulated durations
-(kubelet start and ready delays, back-offs, termination) are divided by ``speed``; the clock itself is never warped,
-because kubectl computes AGE from it and an external operator's ``minReadySeconds`` and Lease timing read it too.
+turn (changes coalesce); ``Plan.requeue_after`` and failure back-off become ``call_later`` timers. The kubelet is
+the simulator's (``runtime/kubelet.py``) on the same clock: it looks at a pod when someone other than itself changed
+it, and again at the time ``advance`` asks for; here it also writes the Events a scheduler and a kubelet write
+(``local/events.py``), and looks again shortly at a pod whose status write a client's change refused. Simulated
+durations (kubelet start and ready delays, back-offs, termination) are divided by ``speed``; the clock itself is
+never warped, because kubectl computes AGE from it and an external operator's ``minReadySeconds`` and Lease timing
+read it too.
 
 The driver writes through the store and then calls ``pump`` so watchers (and the driver itself, through ``listen``)
 see the change.
@@ -32,10 +35,9 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from rollwise.api.errors import ApiStatusError, Conflict, FieldError, Invalid, NotFound
+from rollwise.api.errors import ApiStatusError, Conflict, FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import (
     Obj,
@@ -46,16 +48,17 @@ from rollwise.api.meta import (
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD, STATEFULSET_KINDS, GroupKind
-from rollwise.kubelet.agent import FAULTS, Note, PodRuntime, advance, apply_fault
+from rollwise.kubelet.agent import FAULTS
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
 from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.audited import AuditedCluster
-from rollwise.local.events import quorum_event
+from rollwise.local.events import KubeletEvents, quorum_event
 from rollwise.local.processes import ProcessKubelet
 from rollwise.runtime.clock import EpochClock
 from rollwise.runtime.events import EventRecorder
 from rollwise.runtime.execute import ControllerEvent
+from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
@@ -65,8 +68,9 @@ __all__ = ["WallDriver", "WallEventRecorder", "scaled_params", "scaled_profile"]
 
 log = logging.getLogger("rollwise.wall")
 
-KUBELET = "kubelet"
 _BACKOFF_MAX = 300.0
+_KUBELET_RETRY = 0.05
+"""Seconds before the kubelet looks again at a pod whose status write was refused (a client changed it meanwhile)."""
 
 
 def scaled_profile(profile: KubeletProfile, speed: float) -> KubeletProfile:
@@ -91,16 +95,6 @@ def scaled_params(params: QuorumParams, speed: float) -> QuorumParams:
         probe_period_seconds=params.probe_period_seconds / speed)
 
 
-@dataclass(slots=True)
-class _PodState:
-    runtime: PodRuntime = field(default_factory=PodRuntime.initial)
-    where: tuple[str, str] = ("", "")
-    wake: asyncio.TimerHandle | None = None
-    scheduled: bool = False
-    killing: bool = False
-    wake_at: float | None = None
-
-
 class WallDriver:
     """Runs on the current event loop; ``start()`` after the loop runs, ``stop()`` cancels every timer."""
 
@@ -123,12 +117,13 @@ class WallDriver:
         self.quorum_on = quorum
         self.speed = speed
         self.processes = processes
-        self._process_pods: dict[str, _PodState] = {}  # the Events already written about each process pod
-        self._pods: dict[str, _PodState] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._scheduler: EpochClock | None = None
         self._controller: SetController | None = None
         self._recorder: WallEventRecorder | None = None
+        self._pod_events: KubeletEvents | None = None
+        self.kubelet: Kubelet | None = None
+        """The simulated kubelet (runtime/kubelet.py), on the driver's clock, for every pod no process runs."""
         self._stopped = False
         self._apps = {name: scaled_params(p, speed) for name, p in (apps or {}).items()}
         self.models: QuorumModels | None = None
@@ -154,13 +149,17 @@ class WallDriver:
         if self._apps:
             self.models = QuorumModels(self.cluster, self._apps, clock=self._scheduler, poke_pod=self._kubelet_poke,
                                        emit=self._model_event, after_tick=self.pump)
+        self._pod_events = KubeletEvents(self._recorder.record)
         if self.processes is not None:
-            self.processes.notes = self._process_notes
+            self.processes.notes = self._pod_events
             self.processes.start()
         if self.kubelet_on:
+            self.kubelet = Kubelet(self.cluster, self._scheduler, self.profile, notes=self._pod_events,
+                                   readiness=self.models.readiness_for if self.models is not None else None,
+                                   after_tick=self.pump, retry_seconds=_KUBELET_RETRY)
             for pod in self.cluster.list(POD):
                 if self.processes is None or not self.processes.matches(pod):
-                    self._kubelet_soon(pod)
+                    self.kubelet.look_at(pod)
 
     def stop(self) -> None:
         self._stopped = True
@@ -168,9 +167,8 @@ class WallDriver:
             self._controller.queue.shutdown()
         if self._scheduler is not None:
             self._scheduler.cancel_all()
-        for state in self._pods.values():
-            if state.wake is not None:
-                state.wake.cancel()
+        if self.kubelet is not None:
+            self.kubelet.stop()
         if self.models is not None:
             self.models.stop()
         if self.processes is not None:
@@ -188,112 +186,16 @@ class WallDriver:
                 self.models.pod_changed(ch.obj)
             if self.processes is not None and self.processes.matches(ch.obj):
                 self.processes.on_change(ch)
-                if ch.type == "DELETED":
-                    self._process_pods.pop(uid_of(ch.obj), None)
-            elif self.kubelet_on:
-                if ch.type == "DELETED":
-                    state = self._pods.pop(uid_of(ch.obj), None)
-                    if state is not None and state.wake is not None:
-                        state.wake.cancel()
-                elif ch.actor != KUBELET:
-                    self._kubelet_soon(ch.obj)
+            elif self.kubelet is not None:
+                self.kubelet.pod_changed(ch)
+            if ch.type == "DELETED" and self._pod_events is not None:
+                self._pod_events.forget(uid_of(ch.obj))
         # Which sets a change wakes is the controller core's rule, the same for every driver.
         for key in sets_to_wake(self._sets, ch):
             if key[0] in self.kinds:
                 self._mark_dirty(key)
 
-    # -- the kubelet -----------------------------------------------------------------------------------------
-
-    def _kubelet_soon(self, pod: Obj) -> None:
-        uid = uid_of(pod)
-        state = self._pods.setdefault(uid, _PodState())
-        state.where = (namespace_of(pod), name_of(pod))
-        assert self._loop is not None
-        self._loop.call_soon(self._kubelet_tick, uid)
-
-    def _kubelet_tick(self, uid: str) -> None:
-        state = self._pods.get(uid)
-        if state is None or self._stopped:
-            return
-        try:
-            pod = self.cluster.get(POD, *state.where)
-        except NotFound:
-            self._pods.pop(uid, None)
-            return
-        if uid_of(pod) != uid:
-            return
-        now = self.clock()
-        readiness = self.models.readiness_for(pod) if self.models is not None else None
-        step = advance(pod, state.runtime, self.profile, now, readiness=readiness)
-        state.runtime = step.runtime
-        self._kubelet_events(pod, state, step.notes)
-        try:
-            if step.status is not None:
-                self.cluster.update_status({**pod, "status": step.status}, actor=KUBELET)
-            if step.remove:
-                self.cluster.delete(POD, *state.where, grace_period_seconds=0, actor=KUBELET)
-        except ApiStatusError as err:  # the pod changed under us: look again soon
-            log.debug("kubelet write for %s failed: %s", state.where, err)
-            step = dataclasses.replace(step, wake_at=now + 0.05, remove=False)
-        self.pump()
-        if step.remove:
-            self._pods.pop(uid, None)
-            return
-        if state.wake_at != step.wake_at and state.wake is not None:
-            state.wake.cancel()
-            state.wake = None
-        if step.wake_at is not None and state.wake is None:
-            assert self._loop is not None
-            state.wake_at = step.wake_at
-            state.wake = self._loop.call_later(max(0.0, step.wake_at - self.clock()), self._kubelet_wake, uid)
-
-    def _kubelet_events(self, pod: Obj, state: _PodState, notes: tuple[Note, ...]) -> None:
-        """The Events a scheduler and kubelet write about a pod (``kubectl describe pod`` shows them)."""
-        if self._recorder is None:
-            return
-        images = {str(c.get("name")): str(c.get("image")) for c in (pod.get("spec") or {}).get("containers") or ()}
-        out: list[tuple[str, ControllerEvent]] = []
-        if not state.scheduled and not (pod.get("status") or {}).get("containerStatuses"):
-            state.scheduled = True
-            node = (pod.get("spec") or {}).get("nodeName") or "rollwise-node"
-            out.append(("default-scheduler", ControllerEvent(
-                event_type="Normal", reason="Scheduled",
-                message=f"Successfully assigned {namespace_of(pod)}/{name_of(pod)} to {node}")))
-        for note in notes:
-            name = note.container or ""
-            image = images.get(name, "")
-            if note.type == "ContainerWaiting" and note.reason == "ContainerCreating":
-                out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Pulling",
-                                                     message=f'Pulling image "{image}"')))
-            elif note.type == "ContainerWaiting" and note.reason == "ErrImagePull":
-                out.append((KUBELET, ControllerEvent(event_type="Warning", reason="Failed",
-                                                     message=f'Failed to pull image "{image}": not found')))
-            elif note.type == "ContainerWaiting" and note.reason == "ImagePullBackOff":
-                out.append((KUBELET, ControllerEvent(event_type="Normal", reason="BackOff",
-                                                     message=f'Back-off pulling image "{image}"')))
-            elif note.type == "ContainerWaiting" and note.reason == "CrashLoopBackOff":
-                out.append((KUBELET, ControllerEvent(
-                    event_type="Warning", reason="BackOff",
-                    message=f"Back-off restarting failed container {name} in pod {name_of(pod)}")))
-            elif note.type == "PodRunning":
-                for container, img in images.items():
-                    out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Pulled",
-                                                         message=f'Container image "{img}" already present')))
-                    out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Started",
-                                                         message=f"Started container {container}")))
-            elif note.type == "PodNotReady":
-                out.append((KUBELET, ControllerEvent(event_type="Warning", reason="Unhealthy",
-                                                     message="Readiness probe failed")))
-        if (pod.get("metadata") or {}).get("deletionTimestamp") is not None and not state.killing:
-            state.killing = True
-            for container in images:
-                out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Killing",
-                                                     message=f"Stopping container {container}")))
-        for component, ev in out:
-            self._recorder.record(pod, ev, component)
-
-    def _process_notes(self, pod: Obj, notes: tuple[Note, ...]) -> None:
-        self._kubelet_events(pod, self._process_pods.setdefault(uid_of(pod), _PodState()), notes)
+    # -- the kubelet ----------------------------------------------------------------------------------------
 
     def pod_fault(self, namespace: str, name: str, fault: str, container: str | None = None) -> Obj:
         """Apply one of the simulator's pod faults (``kubelet.agent.FAULTS``) to the pod now, as a scenario's
@@ -307,34 +209,23 @@ class WallDriver:
                                              rule=_supported(containers))])
         if self.processes is not None and self.processes.matches(pod):
             self.processes.fault(pod, fault)
-        elif not self.kubelet_on or self._loop is None or self._stopped:
+        elif self.kubelet is None or self._stopped:
             raise Conflict(f"pod {name}: no kubelet runs here (--controllers turned it off) to take the fault")
         else:
             if fault not in FAULTS:
                 raise Invalid(f"unknown pod fault {fault!r}", errors=[FieldError(
                     path="fault", kind="Unsupported value", value=fault, rule=_supported(FAULTS))])
-            uid = uid_of(pod)
-            state = self._pods.setdefault(uid, _PodState())
-            state.where = (namespace, name)
-            state.runtime = apply_fault(pod, state.runtime, fault, self.clock(), container=container)
-            self._kubelet_tick(uid)
+            self.kubelet.fault(pod, fault, container=container)
         return self.cluster.get(POD, namespace, name)
 
     def _kubelet_poke(self, uid: str) -> None:
         """Look at a pod again soon (an application model changed its readiness)."""
-        if uid in self._pods and self._loop is not None and not self._stopped:
-            self._loop.call_soon(self._kubelet_tick, uid)
+        if self.kubelet is not None:
+            self.kubelet.poke(uid)
 
     def _model_event(self, namespace: str, set_name: str, sts: Obj | None, event: QuorumEvent) -> None:
         if sts is not None and self._recorder is not None:
             self._recorder.record(sts, quorum_event(event), LEASE_WRITER)
-
-    def _kubelet_wake(self, uid: str) -> None:
-        state = self._pods.get(uid)
-        if state is not None:
-            state.wake = None
-            state.wake_at = None
-        self._kubelet_tick(uid)
 
     # -- the controllers ---------------------------------------------------------------------------------------
 
