@@ -65,8 +65,7 @@ class Engine:
         Arguments rather than a closure: a large run keeps a timer for most of its pods, and a closure per timer is
         three objects more, each read back from memory when it fires (bench/scale.py, 10,000 replicas)."""
         seq = next(self._seq)
-        now = self.clock.now
-        t = max(t, now)
+        t = max(t, self.clock.now)
         queues = self._due.get(t)
         if queues is None:
             queues = self._due[t] = [None] * _PHASES
