@@ -65,7 +65,8 @@ class Engine:
         Arguments rather than a closure: a large run keeps a timer for most of its pods, and a closure per timer is
         three objects more, each read back from memory when it fires (bench/scale.py, 10,000 replicas)."""
         seq = next(self._seq)
-        t = max(t, self.clock.now)
+        now = self.clock.now
+        t = now if t < now else t  # max(t, now) without a call: every timer of a run passes here
         queues = self._due.get(t)
         if queues is None:
             queues = self._due[t] = [None] * _PHASES
