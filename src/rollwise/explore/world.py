@@ -10,12 +10,13 @@ from rollwise import invariants
 from rollwise.api.errors import NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_range
-from rollwise.api.leases import LEADER, MEMBER, MEMBER_OF_LABEL, cluster_id, format_holder, lease_role, member_id
+from rollwise.api.leases import LEADER, MEMBER, cluster_id, format_holder, lease_role, member_id
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
 from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
+from rollwise.controllers.quorum.settings import read_settings
 from rollwise.controllers.statefulset.limits import limits_of
 from rollwise.explore.model import (
     NAMESPACE,
@@ -29,10 +30,9 @@ from rollwise.explore.model import (
 )
 from rollwise.explore.pods import NOW
 from rollwise.invariants import Birth
+from rollwise.runtime.quorum_app import LEASE_WRITER, write_member_lease
 
 __all__ = ["LEASE_WRITER", "Transition", "controllers_of", "initial_node", "successor"]
-
-LEASE_WRITER = "member-heartbeat"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,7 +94,8 @@ def spend(used: Used, **more: int) -> Used:
 def _sync_leases(cluster: MemoryCluster, resource: GroupKind, set_name: str) -> None:
     """One Lease per member, written by the member itself: Leader or Member. A Ready member participates; the
     leader keeps leading while it participates, else the lowest participating ordinal takes over (an election
-    with zero latency: lease lag is not explored)."""
+    with zero latency: lease lag is not explored). The writes are the one member-Lease write every driver makes
+    (``runtime/quorum_app.py``), made only when a holder moves."""
     sts = cluster.get(resource, NAMESPACE, set_name)
     members = []
     for o in ordinal_range(sts):
@@ -103,19 +104,15 @@ def _sync_leases(cluster: MemoryCluster, resource: GroupKind, set_name: str) -> 
         except NotFound:  # a missing member has no say
             continue
     live = [p for p in members if is_running_and_ready(p) and not is_terminating(p)]
+    lease_name = read_settings(sts)[0].lease_name
     leases = {name_of(x): x for x in cluster.list("Lease", NAMESPACE)}
-    leader = next((name_of(p) for p in live if lease_role(leases.get(name_of(p))) == LEADER), None)
+    leader = next((name_of(p) for p in live if lease_role(leases.get(lease_name(name_of(p)))) == LEADER), None)
     if leader is None and live:
         leader = name_of(live[0])
     for pod in members:
         name = name_of(pod)
         role = LEADER if name == leader else MEMBER
         holder = format_holder(member_id(name), cluster_id(set_name), role)
-        lease = leases.get(name)
-        if lease is None:
-            cluster.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                            "metadata": {"name": name, "namespace": NAMESPACE,
-                                         "labels": {MEMBER_OF_LABEL: set_name}},
-                            "spec": {"holderIdentity": holder, "renewTime": NOW}}, actor=LEASE_WRITER)
-        elif (lease.get("spec") or {}).get("holderIdentity") != holder:
-            cluster.patch("Lease", NAMESPACE, name, {"spec": {"holderIdentity": holder}}, actor=LEASE_WRITER)
+        lease = leases.get(lease_name(name))
+        if lease is None or (lease.get("spec") or {}).get("holderIdentity") != holder:  # written when it moves
+            write_member_lease(cluster, sts, name, holder, NOW)

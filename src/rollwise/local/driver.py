@@ -2,10 +2,13 @@
 
 The controllers run in the controller core (``runtime``), as in the simulator, on a scheduler over the wall
 clock: a change to a set or to one of its pods adds the set to the work queue and a reconcile runs on the next loop
-turn (changes coalesce); ``Plan.requeue_after`` and failure back-off become ``call_later`` timers. The kubelet looks
-at a pod when someone other than itself changed it, and again at the time ``advance`` asks for. Simulated durations
-(kubelet start and ready delays, back-offs, termination) are divided by ``speed``; the clock itself is never warped,
-because kubectl computes AGE from it and an external operator's ``minReadySeconds`` and Lease timing read it too.
+turn (changes coalesce); ``Plan.requeue_after`` and failure back-off become ``call_later`` timers. The kubelet is
+the simulator's (``runtime/kubelet.py``) on the same clock: it looks at a pod when someone other than itself changed
+it, and again at the time ``advance`` asks for; here it also writes the Events a scheduler and a kubelet write
+(``local/events.py``), and looks again shortly at a pod whose status write a client's change refused. Simulated
+durations (kubelet start and ready delays, back-offs, termination) are divided by ``speed``; the clock itself is
+never warped, because kubectl computes AGE from it and an external operator's ``minReadySeconds`` and Lease timing
+read it too.
 
 The driver writes through the store and then calls ``pump`` so watchers (and the driver itself, through ``listen``)
 see the change.
@@ -15,6 +18,13 @@ With ``audit``, the controllers' writes go to the audit log too, as a cluster's 
 
 With ``processes`` (``local/processes.py``), pods whose image matches its pattern run as real local processes
 instead: the driver routes their changes, and every claim deletion, to it, and stops it with itself.
+
+With ``apps`` (``up --kubelet FILE``'s ``apps.<set>: {model: quorum, ...}``), the sets of those names (in any
+namespace, each namespace its own cluster) run the quorum model exactly as the simulator runs it, through the one
+binding (``runtime/quorum_app.py``): its durations are divided by ``speed`` like the kubelet's, its member Leases go
+to the store, and its events become Kubernetes Events on the set, so ``kubectl get events`` shows elections. The
+pods of a bound set always run in the simulated kubelet, even when their image matches ``--process-images``: naming
+a set in the kubelet file asks for the model.
 """
 
 from __future__ import annotations
@@ -24,41 +34,41 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from rollwise.api.errors import ApiStatusError, Conflict, FieldError, Invalid, NotFound
+from rollwise.api.errors import Conflict, FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import (
     Obj,
-    name_of,
-    namespace_of,
     uid_of,
 )
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD, STATEFULSET_KINDS, GroupKind
-from rollwise.kubelet.agent import FAULTS, Note, PodRuntime, advance, apply_fault
+from rollwise.kubelet.agent import FAULTS
 from rollwise.kubelet.profiles import KubeletProfile
+from rollwise.kubelet.quorum import QuorumEvent
 from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.audited import AuditedCluster
+from rollwise.local.events import KubeletEvents, quorum_event
 from rollwise.local.processes import ProcessKubelet
-from rollwise.local.quorum_app import LEASE_WRITER, QuorumModels, scaled_params
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.clock import EpochClock
-from rollwise.runtime.execute import ControllerEvent
+from rollwise.runtime.kubelet import Kubelet
+from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder, StoreEventSink
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.setkeys import SetKey, set_key
 from rollwise.runtime.trace import DecisionLog
 
-__all__ = ["WallDriver", "scaled_profile"]
+__all__ = ["WallDriver", "scaled_params", "scaled_profile"]
 
 log = logging.getLogger("rollwise.wall")
 
-KUBELET = "kubelet"
 _BACKOFF_MAX = 300.0
+_KUBELET_RETRY = 0.05
+"""Seconds before the kubelet looks again at a pod whose status write was refused (a client changed it meanwhile)."""
 
 
 def scaled_profile(profile: KubeletProfile, speed: float) -> KubeletProfile:
@@ -75,14 +85,12 @@ def scaled_profile(profile: KubeletProfile, speed: float) -> KubeletProfile:
     return dataclasses.replace(profile, images=images, **{n: getattr(profile, n) / speed for n in names})
 
 
-@dataclass(slots=True)
-class _PodState:
-    runtime: PodRuntime = field(default_factory=PodRuntime.initial)
-    where: tuple[str, str] = ("", "")
-    wake: asyncio.TimerHandle | None = None
-    scheduled: bool = False
-    killing: bool = False
-    wake_at: float | None = None
+def scaled_params(params: QuorumParams, speed: float) -> QuorumParams:
+    """The quorum model's durations divided by ``speed`` (the failure threshold is a count and stays)."""
+    return dataclasses.replace(
+        params, election_seconds=params.election_seconds / speed, lease_lag_seconds=params.lease_lag_seconds / speed,
+        probe_initial_delay_seconds=params.probe_initial_delay_seconds / speed,
+        probe_period_seconds=params.probe_period_seconds / speed)
 
 
 class WallDriver:
@@ -108,17 +116,19 @@ class WallDriver:
         self.quorum_on = quorum
         self.speed = speed
         self.processes = processes
-        self._process_pods: dict[str, _PodState] = {}  # the Events already written about each process pod
-        self._pods: dict[str, _PodState] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._scheduler: EpochClock | None = None
         self._controller: SetController | None = None
         self._recorder: EventRecorder | None = None
+        self._pod_events: KubeletEvents | None = None
+        self.kubelet: Kubelet | None = None
+        """The simulated kubelet (runtime/kubelet.py), on the driver's clock, for every pod no process runs."""
         self._stopped = False
-        self.models = QuorumModels(cluster, {name: scaled_params(p, speed) for name, p in (apps or {}).items()},
-                                   clock=clock, pump=pump, poke_pod=self._kubelet_poke, record=self._model_event)
-        if processes is not None:
-            processes.excluded = self.models.binds  # a set bound to a model runs in the simulated kubelet
+        self._apps = {name: scaled_params(p, speed) for name, p in (apps or {}).items()}
+        self.models: QuorumModels | None = None
+        """The quorum models of the sets ``apps`` binds (runtime/quorum_app.py), on the driver's clock."""
+        if processes is not None:  # a set bound to a model runs in the simulated kubelet
+            processes.excluded = lambda pod: member_set(pod) in self._apps
         listen(self._on_change)
 
     def start(self) -> None:
@@ -139,14 +149,20 @@ class WallDriver:
         for kind in self.kinds:
             for sts in self.cluster.list(kind):
                 self._mark_dirty(set_key(sts))
-        self.models.start(self._loop)
+        if self._apps:
+            self.models = QuorumModels(self.cluster, self._apps, clock=self._scheduler, poke_pod=self._kubelet_poke,
+                                       emit=self._model_event, after_tick=self.pump)
+        self._pod_events = KubeletEvents(self._recorder.record)
         if self.processes is not None:
-            self.processes.notes = self._process_notes
+            self.processes.notes = self._pod_events
             self.processes.start()
         if self.kubelet_on:
+            self.kubelet = Kubelet(self.cluster, self._scheduler, self.profile, notes=self._pod_events,
+                                   readiness=self.models.readiness_for if self.models is not None else None,
+                                   after_tick=self.pump, retry_seconds=_KUBELET_RETRY)
             for pod in self.cluster.list(POD):
                 if self.processes is None or not self.processes.matches(pod):
-                    self._kubelet_soon(pod)
+                    self.kubelet.look_at(pod)
 
     def stop(self) -> None:
         self._stopped = True
@@ -154,10 +170,10 @@ class WallDriver:
             self._controller.queue.shutdown()
         if self._scheduler is not None:
             self._scheduler.cancel_all()
-        for state in self._pods.values():
-            if state.wake is not None:
-                state.wake.cancel()
-        self.models.stop()
+        if self.kubelet is not None:
+            self.kubelet.stop()
+        if self.models is not None:
+            self.models.stop()
         if self.processes is not None:
             self.processes.stop()
 
@@ -169,114 +185,20 @@ class WallDriver:
         if ch.kind == "PersistentVolumeClaim" and self.processes is not None:
             self.processes.on_change(ch)
         if ch.kind == "Pod":
-            self.models.pod_changed(ch.obj)
+            if self.models is not None:
+                self.models.pod_changed(ch.obj)
             if self.processes is not None and self.processes.matches(ch.obj):
                 self.processes.on_change(ch)
-                if ch.type == "DELETED":
-                    self._process_pods.pop(uid_of(ch.obj), None)
-            elif self.kubelet_on:
-                if ch.type == "DELETED":
-                    state = self._pods.pop(uid_of(ch.obj), None)
-                    if state is not None and state.wake is not None:
-                        state.wake.cancel()
-                elif ch.actor != KUBELET:
-                    self._kubelet_soon(ch.obj)
+            elif self.kubelet is not None:
+                self.kubelet.pod_changed(ch)
+            if ch.type == "DELETED" and self._pod_events is not None:
+                self._pod_events.forget(uid_of(ch.obj))
         # Which sets a change wakes is the controller core's rule, the same for every driver.
         for key in sets_to_wake(self._sets, ch):
             if key[0] in self.kinds:
                 self._mark_dirty(key)
 
-    # -- the kubelet -----------------------------------------------------------------------------------------
-
-    def _kubelet_soon(self, pod: Obj) -> None:
-        uid = uid_of(pod)
-        state = self._pods.setdefault(uid, _PodState())
-        state.where = (namespace_of(pod), name_of(pod))
-        assert self._loop is not None
-        self._loop.call_soon(self._kubelet_tick, uid)
-
-    def _kubelet_tick(self, uid: str) -> None:
-        state = self._pods.get(uid)
-        if state is None or self._stopped:
-            return
-        try:
-            pod = self.cluster.get(POD, *state.where)
-        except NotFound:
-            self._pods.pop(uid, None)
-            return
-        if uid_of(pod) != uid:
-            return
-        now = self.clock()
-        step = advance(pod, state.runtime, self.profile, now, readiness=self.models.readiness_for(pod))
-        state.runtime = step.runtime
-        self._kubelet_events(pod, state, step.notes)
-        try:
-            if step.status is not None:
-                self.cluster.update_status({**pod, "status": step.status}, actor=KUBELET)
-            if step.remove:
-                self.cluster.delete(POD, *state.where, grace_period_seconds=0, actor=KUBELET)
-        except ApiStatusError as err:  # the pod changed under us: look again soon
-            log.debug("kubelet write for %s failed: %s", state.where, err)
-            step = dataclasses.replace(step, wake_at=now + 0.05, remove=False)
-        self.pump()
-        if step.remove:
-            self._pods.pop(uid, None)
-            return
-        if state.wake_at != step.wake_at and state.wake is not None:
-            state.wake.cancel()
-            state.wake = None
-        if step.wake_at is not None and state.wake is None:
-            assert self._loop is not None
-            state.wake_at = step.wake_at
-            state.wake = self._loop.call_later(max(0.0, step.wake_at - self.clock()), self._kubelet_wake, uid)
-
-    def _kubelet_events(self, pod: Obj, state: _PodState, notes: tuple[Note, ...]) -> None:
-        """The Events a scheduler and kubelet write about a pod (``kubectl describe pod`` shows them)."""
-        if self._recorder is None:
-            return
-        images = {str(c.get("name")): str(c.get("image")) for c in (pod.get("spec") or {}).get("containers") or ()}
-        out: list[tuple[str, ControllerEvent]] = []
-        if not state.scheduled and not (pod.get("status") or {}).get("containerStatuses"):
-            state.scheduled = True
-            node = (pod.get("spec") or {}).get("nodeName") or "rollwise-node"
-            out.append(("default-scheduler", ControllerEvent(
-                event_type="Normal", reason="Scheduled",
-                message=f"Successfully assigned {namespace_of(pod)}/{name_of(pod)} to {node}")))
-        for note in notes:
-            name = note.container or ""
-            image = images.get(name, "")
-            if note.type == "ContainerWaiting" and note.reason == "ContainerCreating":
-                out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Pulling",
-                                                     message=f'Pulling image "{image}"')))
-            elif note.type == "ContainerWaiting" and note.reason == "ErrImagePull":
-                out.append((KUBELET, ControllerEvent(event_type="Warning", reason="Failed",
-                                                     message=f'Failed to pull image "{image}": not found')))
-            elif note.type == "ContainerWaiting" and note.reason == "ImagePullBackOff":
-                out.append((KUBELET, ControllerEvent(event_type="Normal", reason="BackOff",
-                                                     message=f'Back-off pulling image "{image}"')))
-            elif note.type == "ContainerWaiting" and note.reason == "CrashLoopBackOff":
-                out.append((KUBELET, ControllerEvent(
-                    event_type="Warning", reason="BackOff",
-                    message=f"Back-off restarting failed container {name} in pod {name_of(pod)}")))
-            elif note.type == "PodRunning":
-                for container, img in images.items():
-                    out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Pulled",
-                                                         message=f'Container image "{img}" already present')))
-                    out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Started",
-                                                         message=f"Started container {container}")))
-            elif note.type == "PodNotReady":
-                out.append((KUBELET, ControllerEvent(event_type="Warning", reason="Unhealthy",
-                                                     message="Readiness probe failed")))
-        if (pod.get("metadata") or {}).get("deletionTimestamp") is not None and not state.killing:
-            state.killing = True
-            for container in images:
-                out.append((KUBELET, ControllerEvent(event_type="Normal", reason="Killing",
-                                                     message=f"Stopping container {container}")))
-        for component, ev in out:
-            self._recorder.record(pod, ev, component)
-
-    def _process_notes(self, pod: Obj, notes: tuple[Note, ...]) -> None:
-        self._kubelet_events(pod, self._process_pods.setdefault(uid_of(pod), _PodState()), notes)
+    # -- the kubelet ----------------------------------------------------------------------------------------
 
     def pod_fault(self, namespace: str, name: str, fault: str, container: str | None = None) -> Obj:
         """Apply one of the simulator's pod faults (``kubelet.agent.FAULTS``) to the pod now, as a scenario's
@@ -290,34 +212,23 @@ class WallDriver:
                                              rule=_supported(containers))])
         if self.processes is not None and self.processes.matches(pod):
             self.processes.fault(pod, fault)
-        elif not self.kubelet_on or self._loop is None or self._stopped:
+        elif self.kubelet is None or self._stopped:
             raise Conflict(f"pod {name}: no kubelet runs here (--controllers turned it off) to take the fault")
         else:
             if fault not in FAULTS:
                 raise Invalid(f"unknown pod fault {fault!r}", errors=[FieldError(
                     path="fault", kind="Unsupported value", value=fault, rule=_supported(FAULTS))])
-            uid = uid_of(pod)
-            state = self._pods.setdefault(uid, _PodState())
-            state.where = (namespace, name)
-            state.runtime = apply_fault(pod, state.runtime, fault, self.clock(), container=container)
-            self._kubelet_tick(uid)
+            self.kubelet.fault(pod, fault, container=container)
         return self.cluster.get(POD, namespace, name)
 
     def _kubelet_poke(self, uid: str) -> None:
         """Look at a pod again soon (an application model changed its readiness)."""
-        if uid in self._pods and self._loop is not None and not self._stopped:
-            self._loop.call_soon(self._kubelet_tick, uid)
+        if self.kubelet is not None:
+            self.kubelet.poke(uid)
 
-    def _model_event(self, sts: Obj, event: ControllerEvent) -> None:
-        if self._recorder is not None:
-            self._recorder.record(sts, event, LEASE_WRITER)
-
-    def _kubelet_wake(self, uid: str) -> None:
-        state = self._pods.get(uid)
-        if state is not None:
-            state.wake = None
-            state.wake_at = None
-        self._kubelet_tick(uid)
+    def _model_event(self, namespace: str, set_name: str, sts: Obj | None, event: QuorumEvent) -> None:
+        if sts is not None and self._recorder is not None:
+            self._recorder.record(sts, quorum_event(event), LEASE_WRITER)
 
     # -- the controllers ---------------------------------------------------------------------------------------
 

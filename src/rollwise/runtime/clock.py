@@ -1,9 +1,11 @@
 """Time for the runtime, injected: one clock protocol for virtual and wall time (DESIGN principle 4).
 
-Every timing rule of the runtime (requeues, back-off, lease expiry, renew deadlines) reads ``now()`` and waits
-through ``call_at``, so the same code runs in the simulator's virtual time and on the wall clock, SimPy-style: only
-``now`` and how a timer fires change. ``AsyncClock`` adds ``sleep`` for the coroutines of a driver over a real API
-(informers, leader election, the event recorder).
+Every timing rule of the runtime (requeues, back-off, lease expiry, renew deadlines, the kubelet's wake-ups) reads
+``now()`` and waits through ``call_at``, so the same code runs in the simulator's virtual time and on the wall clock,
+SimPy-style: only ``now`` and how a timer fires change. A timer carries its callback's arguments, as asyncio's
+``call_at`` does: a large simulated run keeps a timer for most of its pods, and a closure per timer would be objects
+more to make and to read back when it fires (``sim/engine.py``). ``AsyncClock`` adds ``sleep`` for the coroutines
+of a driver over a real API (informers, leader election, the event recorder).
 
 - ``WallClock``: the process's monotonic clock on the running asyncio loop (the operator). Lease expiry is judged on
   this process's own clock, never on a remote timestamp (client-go ``tools/leaderelection``, ``observedTime``).
@@ -22,9 +24,11 @@ import heapq
 import itertools
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol, TypeVarTuple
 
 __all__ = ["AsyncClock", "Clock", "EpochClock", "TimerHandle", "VirtualClock", "WallClock"]
+
+_Ts = TypeVarTuple("_Ts")
 
 
 class TimerHandle(Protocol):
@@ -36,8 +40,8 @@ class Clock(Protocol):
         """Seconds; never goes back."""
         ...
 
-    def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
-        """Run ``callback`` once ``now()`` reaches ``when`` (at once, after what is already due, if it has)."""
+    def call_at(self, when: float, callback: Callable[[*_Ts], None], *args: *_Ts) -> TimerHandle:
+        """Run ``callback(*args)`` once ``now()`` reaches ``when`` (at once, after what is already due, if it has)."""
         ...
 
 
@@ -51,9 +55,9 @@ class WallClock:
     def now(self) -> float:
         return time.monotonic()
 
-    def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
+    def call_at(self, when: float, callback: Callable[[*_Ts], None], *args: *_Ts) -> TimerHandle:
         loop = asyncio.get_running_loop()
-        return loop.call_later(max(0.0, when - self.now()), callback)
+        return loop.call_later(max(0.0, when - self.now()), callback, *args)
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(max(0.0, seconds))
@@ -70,10 +74,10 @@ class EpochClock:
     def now(self) -> float:
         return self._time()
 
-    def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
+    def call_at(self, when: float, callback: Callable[[*_Ts], None], *args: *_Ts) -> TimerHandle:
         def run() -> None:
             self._handles.discard(handle)
-            callback()
+            callback(*args)
 
         handle = self._loop.call_later(max(0.0, when - self._time()), run)
         self._handles.add(handle)
@@ -90,11 +94,12 @@ class EpochClock:
 
 
 class _VirtualTimer:
-    __slots__ = ("callback", "cancelled", "when")
+    __slots__ = ("args", "callback", "cancelled", "when")
 
-    def __init__(self, when: float, callback: Callable[[], None]) -> None:
+    def __init__(self, when: float, callback: Callable[..., None], args: tuple[Any, ...]) -> None:
         self.when = when
         self.callback = callback
+        self.args = args
         self.cancelled = False
 
     def cancel(self) -> None:
@@ -118,8 +123,8 @@ class VirtualClock:
     def now(self) -> float:
         return self._now
 
-    def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
-        timer = _VirtualTimer(max(when, self._now), callback)
+    def call_at(self, when: float, callback: Callable[[*_Ts], None], *args: *_Ts) -> TimerHandle:
+        timer = _VirtualTimer(max(when, self._now), callback, args)
         heapq.heappush(self._timers, (timer.when, next(self._seq), timer))
         return timer
 
@@ -153,7 +158,7 @@ class VirtualClock:
         while (due := self.next_timer()) is not None and due <= when:
             _, _, timer = heapq.heappop(self._timers)
             self._now = max(self._now, timer.when)
-            timer.callback()
+            timer.callback(*timer.args)
             await self.settle()
         self._now = max(self._now, when)
         await self.settle()

@@ -1,7 +1,8 @@
-"""What the simulator's parts (scenario steps, application models) may use of the running simulation.
+"""What the simulator's scenario steps may use of the running simulation.
 
-Steps and models are given the simulation as a ``SimContext``: they name this protocol, not the loop that
-implements it, so imports point one way (the loop imports them, they import this).
+Steps are given the simulation as a ``SimContext``: they name this protocol, not the loop that implements it, so
+imports point one way (the loop imports them, they import this). The application models are the runtime's
+(``runtime/quorum_app.py``), on the simulation's clock.
 """
 
 from __future__ import annotations
@@ -31,8 +32,4 @@ class SimContext(Protocol):
 
     def pod_fault(self, pod_name: str, fault: str, namespace: str = "default") -> bool:
         """Apply a scenario fault to the pod of that name now; False if there is no such pod."""
-        ...
-
-    def kubelet_poke(self, uid: str) -> None:
-        """Ask the kubelet to look at a pod again now."""
         ...

@@ -13,22 +13,24 @@ tuples scattered over a heap too large for the caches (bench/scale.py, 10,000 re
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
+import operator
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVarTuple, cast
 
-__all__ = ["CONTROLLER", "KUBELET", "STEP", "Engine", "VirtualClock"]
+__all__ = ["CONTROLLER", "KUBELET", "STEP", "Engine", "EngineClock", "EngineTimer", "VirtualClock"]
 
 KUBELET = 0
 STEP = 1
 CONTROLLER = 2
 _PHASES = 3
 
-_Timer = tuple[int, Callable[..., None], tuple[Any, ...]]
-"""(seq, work, its arguments)."""
+
+_Ts = TypeVarTuple("_Ts")
 
 
 @dataclass(slots=True)
@@ -46,19 +48,25 @@ class Engine:
     clock: VirtualClock = field(default_factory=VirtualClock)
     _times: list[float] = field(default_factory=list)
     """A heap of the instants ``_due`` holds."""
-    _due: dict[float, list[deque[_Timer] | None]] = field(default_factory=dict)
+    _due: dict[float, list[deque[EngineTimer] | None]] = field(default_factory=dict)
     """Instant -> one FIFO of timers per phase (made when the phase first has one: most instants of a small run
     have a single timer)."""
     _seq: itertools.count[int] = field(default_factory=itertools.count)
     _cancelled: set[int] = field(default_factory=set)
 
     def at(self, t: float, phase: int, fn: Callable[..., None], *args: Any) -> int:
-        """Run ``fn(*args)`` at virtual time ``t`` (never earlier than now); returns a handle for ``cancel``.
+        """Run ``fn(*args)`` at virtual time ``t`` (never earlier than now); returns a handle for ``cancel``."""
+        return self.timer(phase, t, fn, *args)[0]
+
+    def timer(self, phase: int, t: float, fn: Callable[..., None], *args: Any) -> EngineTimer:
+        """``at`` with the phase first and a timer that cancels itself: ``EngineClock`` binds the phase in a partial,
+        so that setting one of the kubelet's timers runs a single Python function.
 
         Arguments rather than a closure: a large run keeps a timer for most of its pods, and a closure per timer is
         three objects more, each read back from memory when it fires (bench/scale.py, 10,000 replicas)."""
         seq = next(self._seq)
-        t = max(t, self.clock.now)
+        now = self.clock.now
+        t = now if t < now else t  # max(t, now) without a call: every timer of a run passes here
         queues = self._due.get(t)
         if queues is None:
             queues = self._due[t] = [None] * _PHASES
@@ -66,13 +74,14 @@ class Engine:
         queue = queues[phase]
         if queue is None:
             queue = queues[phase] = deque()
-        queue.append((seq, fn, args))
-        return seq
+        timer = EngineTimer((seq, fn, args, self))
+        queue.append(timer)
+        return timer
 
     def cancel(self, handle: int) -> None:
         self._cancelled.add(handle)
 
-    def _next(self, queues: list[deque[_Timer] | None]) -> deque[_Timer] | None:
+    def _next(self, queues: list[deque[EngineTimer] | None]) -> deque[EngineTimer] | None:
         """The queue of the instant's next live timer, cancelled timers dropped on the way; None when none is
         left."""
         cancelled = self._cancelled
@@ -107,7 +116,7 @@ class Engine:
         while (queue := self._next(queues)) is not None:
             if below_phase is not None and all(queue is not queues[p] for p in range(below_phase)):
                 return
-            _, fn, args = queue.popleft()
+            _, fn, args, _ = queue.popleft()
             fn(*args)
             after_each()
         heapq.heappop(self._times)
@@ -115,3 +124,38 @@ class Engine:
 
     def __bool__(self) -> bool:
         return self.next_time() is not None
+
+
+class EngineTimer(tuple[int, Callable[..., None], tuple[Any, ...], Engine]):
+    """A timer on the calendar, and its handle: (seq, work, its arguments, the engine). A tuple, so that making
+    one runs no Python code: the kubelet sets a timer for most of its looks at a pod (bench/scale.py)."""
+
+    __slots__ = ()
+
+    def cancel(self) -> None:
+        self[3].cancel(self[0])
+
+
+_NOW = operator.attrgetter("now")
+
+
+class _CallAt(Protocol):
+    def __call__(self, when: float, callback: Callable[[*_Ts], None], *args: *_Ts) -> EngineTimer: ...
+
+
+class EngineClock:
+    """The runtime's clock (``runtime/clock.py``) in the simulator: every timer at one ``phase`` of its instant
+    (the controllers at CONTROLLER, the kubelet and the application models at KUBELET).
+
+    Both are partials over the engine rather than methods, so a read of the time runs no Python code and setting a
+    timer runs only ``Engine.timer``: the kubelet does both at every look at a pod (bench/scale.py)."""
+
+    __slots__ = ("call_at", "now")
+
+    now: Callable[[], float]
+    call_at: _CallAt
+
+    def __init__(self, engine: Engine, phase: int) -> None:
+        self.now = functools.partial(_NOW, engine.clock)
+        # A partial's own type takes any arguments; what it takes is Engine.timer's after the phase.
+        self.call_at = cast(_CallAt, functools.partial(engine.timer, phase))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api import predicates as p
@@ -22,85 +21,30 @@ from rollwise.api.meta import (
     controller_of,
     name_of,
     namespace_of,
-    uid_of,
 )
 from rollwise.api.values import clone
 from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.protocol import Change
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
-from rollwise.kubelet.agent import PodRuntime, advance, apply_fault
+from rollwise.kubelet.quorum import QuorumEvent
 from rollwise.runtime.actors import CONTROLLERS, STATEFULSET_CONTROLLER
+from rollwise.runtime.kubelet import Kubelet
+from rollwise.runtime.quorum_app import QuorumModels
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import SetKey, all_sets
 from rollwise.scenario.scenario import Scenario
-from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine
+from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine, EngineClock
 from rollwise.sim.events import FeedEvents
-from rollwise.sim.quorum_app import QuorumApp
 from rollwise.sim.record import Recorder
 from rollwise.sim.steps import StepRunner
 from rollwise.sim.tally import Tallies
 
 __all__ = ["STATEFULSET_CONTROLLER", "Simulation"]
 
-
-
-class _EngineTimer:
-    __slots__ = ("_engine", "_handle")
-
-    def __init__(self, engine: Engine, handle: int) -> None:
-        self._engine = engine
-        self._handle = handle
-
-    def cancel(self) -> None:
-        self._engine.cancel(self._handle)
-
-
-class _EngineClock:
-    """The runtime's clock in the simulator: controller work at the CONTROLLER phase of an instant."""
-
-    __slots__ = ("_engine",)
-
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-
-    def now(self) -> float:
-        return self._engine.clock.now
-
-    def call_at(self, when: float, callback: Callable[[], None]) -> _EngineTimer:
-        return _EngineTimer(self._engine, self._engine.at(when, CONTROLLER, callback))
-
-
-@dataclass(slots=True)
-class _KubeletPod:
-    """What the kubelet keeps of one pod (by uid): where it is stored, its runtime, and its pending wake-up. One
-    record rather than one entry in each of three tables: a tick reads them all, and at 10,000 replicas each
-    table's entry was a read from memory of its own (bench/scale.py)."""
-
-    namespace: str
-    name: str
-    runtime: PodRuntime | None = None
-    wake_at: float | None = None
-    wake_handle: int | None = None
-    """The engine's handle of the timer for ``wake_at`` (None: no wake-up pending)."""
-
-
-@dataclass(slots=True)
-class _Kubelet:
-    pods: dict[str, _KubeletPod] = field(default_factory=dict)
-
-    def at(self, uid: str, namespace: str, name: str) -> _KubeletPod:
-        """The pod's record, made or moved to where the pod is stored now."""
-        pod = self.pods.get(uid)
-        if pod is None:
-            pod = self.pods[uid] = _KubeletPod(namespace, name)
-        else:
-            pod.namespace, pod.name = namespace, name
-        return pod
 
 
 class Simulation:
@@ -115,20 +59,24 @@ class Simulation:
         self.cluster = MemoryCluster(clock=self.clock, admit=Admission(gates=scenario.gates).hooks(),
                                      history_limit=0)
         self.recorder = Recorder(controllers=frozenset(CONTROLLERS), ambiguous=scenario.ambiguous_sets)
-        self.kubelet = _Kubelet()
         self._sets = ClusterSets(self.cluster)
         self.tallies = Tallies(self.cluster)
         """The record's per-set figures as counters fed by the change feed (tally.py)."""
         self._cursor = 0
-        self._tick, self._wake = self._kubelet_tick, self._kubelet_wake
-        """The kubelet's timers, bound once (a timer holds the method and the pod's uid: engine.py)."""
         self.steps = StepRunner(self)
-        self.apps = {name: QuorumApp(self, name, app.params) for name, app in scenario.apps.items()
-                     if app.model == "quorum"}
+        # The kubelet and the application models run at the kubelet's phase of an instant (engine.py).
+        kubelet_clock = EngineClock(self.engine, KUBELET)
+        quorum = {name: app.params for name, app in scenario.apps.items() if app.model == "quorum"}
+        self.models = QuorumModels(self.cluster, quorum, clock=kubelet_clock, poke_pod=self._kubelet_poke,
+                                   emit=self._model_event) if quorum else None
+        """The application models bound to sets (runtime/quorum_app.py)."""
+        self.kubelet = Kubelet(self.cluster, kubelet_clock, scenario.kubelet, handed_over=True,
+                               readiness=self.models.readiness_for if self.models is not None else None)
+        """The simulated kubelet (runtime/kubelet.py); a refused write of its is a bug, so it is not retried."""
         self.metrics = MetricsRegistry()
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
-        self.controller = SetController(self.cluster, clock=_EngineClock(self.engine), gates=scenario.gates,
+        self.controller = SetController(self.cluster, clock=EngineClock(self.engine, CONTROLLER), gates=scenario.gates,
                                         recorder=EventRecorder(self.events, now=self.clock, wall_time=self.clock,
                                                                correlate=False),
                                         metrics=self.metrics, census=True)
@@ -192,6 +140,7 @@ class Simulation:
         # The followers, looked up once per drain rather than once per change.
         seen, tally, record = self.controller.seen, self.tallies.on_change, self.recorder.on_change
         wake, sets = self._mark_dirty, self._sets
+        kubelet, models = self.kubelet.pod_changed, self.models
         for ch in changes:
             while e < len(events) and events[e][0] <= position:  # made before this change was written
                 record(events[e][1])
@@ -201,7 +150,9 @@ class Simulation:
             tally(ch)
             record(ch)
             if ch.kind == "Pod":
-                self._pod_changed(ch)
+                if models is not None:  # before the kubelet: a model's run comes first at the instant
+                    models.pod_changed(ch.obj)
+                kubelet(ch)
             elif ch.kind == "StatefulSet" and ch.type != "DELETED":
                 self.metrics.observe_set(ch.old, ch.obj, ch.at)
             for key in sets_to_wake(sets, ch):
@@ -211,61 +162,10 @@ class Simulation:
         self._cursor = cursor
         self.cluster.compact(cursor)
 
-    def _pod_changed(self, ch: Change) -> None:
-        uid = uid_of(ch.obj)
-        for app in self.apps.values():
-            if app.owns(ch.obj):
-                app.poke()
-        if ch.type == "DELETED":
-            gone = self.kubelet.pods.pop(uid, None)
-            if gone is not None and gone.wake_handle is not None:
-                self.engine.cancel(gone.wake_handle)
-        elif ch.actor != "kubelet":
-            self.kubelet.at(uid, ch.namespace, ch.name)
-            self.engine.at(self.clock.now, KUBELET, self._tick, uid)
+    # -- the kubelet and the application models ----------------------------------------------------------------
 
-    # -- the kubelet -----------------------------------------------------------------------------------------
-
-    def _kubelet_tick(self, uid: str) -> None:
-        kept = self.kubelet.pods.get(uid)
-        if kept is None:
-            return
-        namespace, name = kept.namespace, kept.name
-        try:
-            pod = self.cluster.get("Pod", namespace, name)
-        except NotFound:
-            return
-        if uid_of(pod) != uid:
-            return
-        app = next((a for a in self.apps.values() if a.owns(pod)), None) if self.apps else None
-        readiness = app.readiness_for(pod) if app is not None else None
-        step = advance(pod, kept.runtime or PodRuntime.initial(), self.scenario.kubelet, self.clock.now,
-                       readiness=readiness)
-        kept.runtime = step.runtime
-        if step.status is not None:
-            self.cluster.update_status({**pod, "status": step.status}, actor="kubelet", handed_over=True)
-        if step.remove:
-            self.cluster.delete("Pod", namespace, name, grace_period_seconds=0, actor="kubelet")
-            return
-        if kept.wake_handle is not None and kept.wake_at != step.wake_at:
-            # The wake-up goes with its timer: a cancelled timer left on record would be taken for the next
-            # wake-up at the same time, which then never fires (a pod left terminating for ever).
-            self.engine.cancel(kept.wake_handle)
-            kept.wake_at = kept.wake_handle = None
-        if step.wake_at is not None and kept.wake_handle is None:
-            kept.wake_handle = self.engine.at(step.wake_at, KUBELET, self._wake, uid)
-            kept.wake_at = step.wake_at
-
-    def _kubelet_wake(self, uid: str) -> None:
-        kept = self.kubelet.pods.get(uid)
-        if kept is not None:
-            kept.wake_at = kept.wake_handle = None
-        self._kubelet_tick(uid)
-
-    def kubelet_poke(self, uid: str) -> None:
-        """Ask the kubelet to look at a pod again now (an application model changed its readiness)."""
-        if uid in self.kubelet.pods:
-            self.engine.at(self.clock.now, KUBELET, self._tick, uid)
+    def _kubelet_poke(self, uid: str) -> None:
+        self.kubelet.poke(uid)
 
     def pod_fault(self, pod_name: str, fault: str, namespace: str = "default") -> bool:
         """Apply a scenario fault to the pod object of that name now; False if there is no such pod."""
@@ -273,11 +173,11 @@ class Simulation:
             pod = self.cluster.get("Pod", namespace, pod_name)
         except NotFound:
             return False
-        uid = uid_of(pod)
-        kept = self.kubelet.at(uid, namespace, pod_name)
-        kept.runtime = apply_fault(pod, kept.runtime or PodRuntime.initial(), fault, self.clock.now)
-        self._kubelet_tick(uid)
+        self.kubelet.fault(pod, fault)
         return True
+
+    def _model_event(self, namespace: str, set_name: str, sts: Obj | None, event: QuorumEvent) -> None:
+        self.recorder.emit(event.t, event.type, pod=event.pod, statefulSet=set_name)
 
     # -- the controller --------------------------------------------------------------------------------------
 
@@ -293,10 +193,13 @@ class Simulation:
 
     def _summary(self, end: float) -> dict[str, Any]:
         summary = self.recorder.summary(end)
-        for name, app in self.apps.items():
+        models = self.models
+        if models is None:
+            return summary
+        for name in models.params:
             if name in summary:
                 start = self.recorder.figures[name].start or 0.0
-                lost, elections = app.figures(end, start)
+                lost, elections = models.figures(name, end, start)
                 summary[name]["quorumLossSeconds"] = round(lost, 3)
                 summary[name]["leaderElections"] = elections
                 # Beyond the contract: every move of leadership, hand-overs on graceful deletion included.
