@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 from kubelet_drive import Driver, make_pod
 
 from rollwise.kubelet.agent import FAULTS
+from rollwise.kubelet.containers import ContainerRuntime, ContainerView
 from rollwise.kubelet.profiles import ImageBehaviour, KubeletProfile
-from rollwise.kubelet.status import ContainerRuntime, ContainerView, build_status
+from rollwise.kubelet.status import build_status
 
 PROFILE = KubeletProfile(images={
     "crash": ImageBehaviour(fail="CrashLoopBackOff"),

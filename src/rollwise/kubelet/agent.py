@@ -34,18 +34,9 @@ from typing import Any
 
 from rollwise.api.meta import Obj, deletion_timestamp, uid_of
 from rollwise.api.records import dataclass
+from rollwise.kubelet.containers import KILLED_EXIT_CODE, ContainerRuntime, ContainerView, Termination, observe
 from rollwise.kubelet.profiles import KubeletProfile
-from rollwise.kubelet.status import (
-    KILLED_EXIT_CODE,
-    ContainerRuntime,
-    ContainerView,
-    Note,
-    Termination,
-    build_status,
-    container_waiting_reasons,
-    observe,
-    status_notes,
-)
+from rollwise.kubelet.status import Note, build_status, container_waiting_reasons, status_notes
 
 __all__ = [
     "DEFAULT_GRACE_SECONDS",

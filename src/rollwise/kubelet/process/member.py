@@ -22,16 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rollwise.kubelet.containers import CONTAINER_CREATING, KILLED_EXIT_CODE, ContainerView, Termination
 from rollwise.kubelet.process.gateway import GatewayError, MemberStatus, linearizable_get, member_status
 from rollwise.kubelet.process.identity import holder_identity
 from rollwise.kubelet.process.supervisor import Supervisor
-from rollwise.kubelet.profiles import KubeletProfile
-from rollwise.kubelet.status import KILLED_EXIT_CODE, ContainerView, Termination
+from rollwise.kubelet.profiles import CRASH_LOOP_BACK_OFF, KubeletProfile
 
 __all__ = ["MemberProcess", "ProbeSettings"]
 
-CONTAINER_CREATING = "ContainerCreating"
-CRASH_LOOP_BACK_OFF = "CrashLoopBackOff"
 _PROBE_KEY = "rollwise-readiness-probe"
 
 

@@ -36,12 +36,13 @@ from typing import Any
 
 from rollwise.api.identity import ordinal_of
 from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of, namespace_of, uid_of
+from rollwise.kubelet.containers import ContainerRuntime
 from rollwise.kubelet.process.identity import ClusterLayout
 from rollwise.kubelet.process.member import MemberProcess, ProbeSettings
 from rollwise.kubelet.process.ports import PortAllocator
 from rollwise.kubelet.process.supervisor import Supervisor
 from rollwise.kubelet.profiles import KubeletProfile
-from rollwise.kubelet.status import ContainerRuntime, build_status
+from rollwise.kubelet.status import build_status
 
 __all__ = ["DEFAULT_PATTERN", "MemberLease", "PodSync", "ProcessRuntime", "etcd_binary"]
 
