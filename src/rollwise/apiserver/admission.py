@@ -16,6 +16,7 @@ from rollwise.api.defaults import default_image_pull_policy
 from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
+from rollwise.apiserver.kind_defaults import kind_hooks
 from rollwise.cluster.admission import Admission as WorldAdmission
 from rollwise.cluster.resources import POD, PVC, GroupKind
 
@@ -33,12 +34,15 @@ class Admission:
     def __init__(self, *, gates: FeatureGates) -> None:
         self.gates = gates
         self.world = WorldAdmission(gates=gates)
+        self._kinds = kind_hooks()  # built once: the service IP allocator lives in it
 
     def hooks(self) -> dict[GroupKind, Admit]:
         """Resource -> admission hook (``MemoryCluster(admit=...)``): the world's, then the server's."""
         hooks: dict[GroupKind, Admit] = dict(self.world.hooks())
         for gk, extra in ((PVC, self._claim), (CRD, self._crd), (NAMESPACE, self._namespace)):
             hooks[gk] = _chain(hooks.get(gk), extra)
+        for gk, defaults in self._kinds.items():
+            hooks[gk] = _chain(hooks.get(gk), defaults)
         # The pod defaults first: the world's update rule compares the whole spec, node included.
         world_pod = hooks.get(POD)
         hooks[POD] = self._pod if world_pod is None else _chain(self._pod, world_pod)

@@ -16,9 +16,10 @@ from typing import Any
 from aiohttp import web
 
 from rollwise.api.errors import ApiStatusError, Conflict, Forbidden, InternalError, Invalid, NotFound, ServerTimeout
-from rollwise.apiserver import authz
+from rollwise.apiserver import authz, reviews
 from rollwise.apiserver import discovery as disc
 from rollwise.apiserver.config import ServerConfig
+from rollwise.apiserver.connect import CONNECT_SUBRESOURCES, connect
 from rollwise.apiserver.debug import add_debug_routes
 from rollwise.apiserver.field_validation import fields_checked, warning_header
 from rollwise.apiserver.http import (
@@ -78,7 +79,6 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     r.add_route("*", "/api/{version}", api.core_version)
     r.add_route("*", "/api/{version}/", api.core_version)
     r.add_route("*", "/api/{version}/{tail:.*}", api.resource)
-    r.add_post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", _access_review)
     r.add_route("*", "/apis/{group}", api.group)
     r.add_route("*", "/apis/{group}/", api.group)
     r.add_route("*", "/apis/{group}/{version}", api.group_version)
@@ -91,14 +91,6 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
 
 async def _version(_request: web.Request) -> web.Response:
     return json_reply(VERSION_INFO)
-
-
-async def _access_review(request: web.Request) -> web.Response:
-    """``kubectl auth can-i``: there is no authorization here, so every authenticated user may do everything."""
-    await request.read()
-    return json_reply({"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
-                       "metadata": {}, "spec": {}, "status": {"allowed": True,
-                                                              "reason": "rollwise up does not authorize"}}, 201)
 
 
 async def _ok(_request: web.Request) -> web.Response:
@@ -224,7 +216,7 @@ class _Api:
         name = segs[1] if len(segs) > 1 else None
         sub = segs[2] if len(segs) > 2 else ""
         if sub and not ((sub == "status" and resource.status) or (sub == "scale" and resource.scale)
-                        or (sub == "log" and resource.log)):
+                        or sub in resource.connect):
             raise NotFound("the server could not find the requested resource")
         if namespace is not None and not resource.namespaced:
             raise NotFound("the server could not find the requested resource")
@@ -256,6 +248,13 @@ class _Api:
 
     async def _resource(self, request: web.Request, t: _Target) -> web.StreamResponse:
         method = request.method
+        if t.sub in CONNECT_SUBRESOURCES:
+            return await connect(request, self.store, self.cfg, t.namespace or "default", t.name or "", t.sub)
+        if not t.resource.stored:
+            if method != "POST" or t.name is not None:
+                raise web.HTTPMethodNotAllowed(method, ["POST"])
+            return json_reply(reviews.answer(self.cfg, t.resource, await read_body(request), user=request[USER],
+                                             namespace=t.namespace), 201)
         if method in _WRITE_VERBS:
             self._maybe_fail()
         if method == "GET":

@@ -28,7 +28,8 @@ _PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 
 def json_reply(body: Any, status: int = 200, *, content_type: str = "application/json") -> web.Response:
-    return web.Response(body=json.dumps(body, separators=(",", ":")).encode(), status=status,
+    # A trailing newline, as kube-apiserver's JSON encoder writes one (clients that print bodies show it).
+    return web.Response(body=json.dumps(body, separators=(",", ":")).encode() + b"\n", status=status,
                         content_type=content_type)
 
 

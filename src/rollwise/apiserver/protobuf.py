@@ -170,11 +170,46 @@ def _service(fields: list[tuple[int, int | bytes]], obj: dict[str, Any]) -> None
             obj["spec"] = _service_spec(v)
 
 
+_RESOURCE_ATTRIBUTES = ("namespace", "verb", "group", "version", "resource", "subresource", "name")
+
+
+def _strings(data: bytes, names: tuple[str, ...]) -> dict[str, Any]:
+    """A message whose fields 1..n are the strings ``names``."""
+    return {names[n - 1]: _str(v) for n, v in _fields(data) if 0 < n <= len(names) and isinstance(v, bytes)}
+
+
+def _access_review(fields: list[tuple[int, int | bytes]], obj: dict[str, Any]) -> None:
+    """SelfSubjectAccessReview (`kubectl auth can-i`): spec 2 {1 resourceAttributes, 2 nonResourceAttributes}."""
+    for n, v in fields:
+        if n == 2 and isinstance(v, bytes):
+            spec: dict[str, Any] = {}
+            for m, w in _fields(v):
+                if m == 1 and isinstance(w, bytes):
+                    spec["resourceAttributes"] = _strings(w, _RESOURCE_ATTRIBUTES)
+                elif m == 2 and isinstance(w, bytes):
+                    spec["nonResourceAttributes"] = _strings(w, ("path", "verb"))
+            obj["spec"] = spec
+
+
+def _rules_review(fields: list[tuple[int, int | bytes]], obj: dict[str, Any]) -> None:
+    """SelfSubjectRulesReview (`kubectl auth can-i --list`): spec 2 {1 namespace}."""
+    for n, v in fields:
+        if n == 2 and isinstance(v, bytes):
+            obj["spec"] = _strings(v, ("namespace",))
+
+
+def _self_review(fields: list[tuple[int, int | bytes]], obj: dict[str, Any]) -> None:
+    """SelfSubjectReview (`kubectl auth whoami`): metadata only; the server fills the status."""
+
+
 _KINDS: dict[tuple[str, str], Callable[[list[tuple[int, int | bytes]], dict[str, Any]], None]] = {
     ("v1", "Namespace"): _namespace,
     ("v1", "ConfigMap"): _configmap,
     ("v1", "Secret"): _secret,
     ("v1", "Service"): _service,
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): _access_review,
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): _rules_review,
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): _self_review,
 }
 
 

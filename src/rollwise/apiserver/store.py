@@ -34,6 +34,7 @@ from rollwise.api.validation_objects import check_object_references
 from rollwise.api.values import clone
 from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
 from rollwise.apiserver.feed import FeedPump
+from rollwise.apiserver.node import node_object
 from rollwise.apiserver.printers import jsonpath_value
 from rollwise.apiserver.resources import Registry, Resource
 from rollwise.apiserver.schema import prune_and_check
@@ -55,6 +56,7 @@ PATCH_TYPES = {
 }
 _INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NODE = GroupKind("", "Node")
+SERVICE_ACCOUNT = GroupKind("", "ServiceAccount")
 
 
 class ApiStore:
@@ -81,10 +83,9 @@ class ApiStore:
                 self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                                     actor="system")
         if not self._exists(NODE, "", NODE_NAME):
-            self.cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {
-                "name": NODE_NAME, "labels": {"kubernetes.io/hostname": NODE_NAME}},
-                "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}},
-                actor="system")
+            self.cluster.create(node_object(NODE_NAME, now=clock()), actor="system")
+        for namespace in self.cluster.list(NAMESPACE):
+            self._default_service_account(name_of(namespace))
         self.feed.pump()
 
     def _exists(self, gk: GroupKind, namespace: str, name: str) -> bool:
@@ -198,9 +199,18 @@ class ApiStore:
         out["metadata"].update(uid=str(uuid.uuid4()), creationTimestamp=self.clock(), generation=1)
         return out
 
+    def _default_service_account(self, namespace: str) -> None:
+        """The service account controller's part: every namespace has a ``default`` account."""
+        if not self._exists(SERVICE_ACCOUNT, namespace, "default"):
+            self.cluster.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                                 "metadata": {"name": "default", "namespace": namespace}},
+                                actor="system:serviceaccount:kube-system:service-account-controller")
+
     def _after_write(self, resource: Resource, obj: Obj | None) -> None:
         if resource.key == CRD and obj is not None:
             self.registry.register_in(self.cluster.resources, obj)
+        if resource.key == NAMESPACE and obj is not None and obj["metadata"].get("deletionTimestamp") is None:
+            self._default_service_account(name_of(obj))
         self.feed.pump()
 
     def update(self, resource: Resource, namespace: str | None, name: str, body: Mapping[str, Any], *,
