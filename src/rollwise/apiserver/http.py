@@ -64,8 +64,8 @@ async def read_body(request: web.Request) -> Any:
         try:
             return decode_object(raw)
         except ProtobufError as err:
-            raise BodyError(415, f"{err}: rollwise up reads protobuf only for the Namespace, ConfigMap, Secret and "
-                                 "Service that kubectl's `create <generator>` commands send; write the object to a "
+            raise BodyError(415, f"{err}: rollwise up reads protobuf only for the kinds kubectl's `create "
+                                 "<generator>` commands send; write the object to a "
                                  "file and use `kubectl create -f` or `kubectl apply -f` instead") from None
     return parse_body(raw)
 

@@ -33,6 +33,7 @@ from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.drivers.processes import ProcessKubelet
 from rollwise.drivers.sim.scenario import parse_apps
 from rollwise.drivers.wall import WallDriver, scaled_profile
+from rollwise.drivers.workloads import DEPLOYMENT, REPLICASET, REPLICATION_CONTROLLER, WorkloadControllers
 from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
@@ -40,7 +41,7 @@ from rollwise.kubelet.quorum_probe import QuorumParams
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
 
 DEFAULT_DATA_DIR = Path("~/.local/state/rollwise/up").expanduser()
-CONTROLLERS = ("statefulset", "apps.rollwise.dev", "quorum", "kubelet")
+CONTROLLERS = ("statefulset", "apps.rollwise.dev", "quorum", "kubelet", "deployment", "replicaset")
 _FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "timeout-rate",
                "seed")
 
@@ -196,6 +197,9 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                                                                      (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
                                                 if name in controllers))
     config.pod_fault = driver.pod_fault
+    workloads = WorkloadControllers(store.cluster, listen=store.feed.listen, pump=store.feed.pump, kinds=tuple(
+        gk for gk, name in ((DEPLOYMENT, "deployment"), (REPLICASET, "replicaset"),
+                            (REPLICATION_CONTROLLER, "replicaset")) if name in controllers))
     runner = web.AppRunner(make_app(store, config), handle_signals=False, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port, ssl_context=server_ssl_context(creds), shutdown_timeout=1)
@@ -208,6 +212,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     if args.merge_kubeconfig:
         merge_kubeconfig(Path("~/.kube/config").expanduser(), url, creds)
     driver.start()
+    workloads.start()
     print(f"rollwise up: serving {url}", flush=True)
     print(f"kubeconfig: {kubeconfig}", flush=True)
     print(f"export KUBECONFIG={kubeconfig}", flush=True)
@@ -221,6 +226,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     for task in tasks:
         task.cancel()
     driver.stop()
+    workloads.stop()
     store.cluster.drop_watches()  # open watch streams end cleanly before the server stops
     await runner.cleanup()
     store.close()
