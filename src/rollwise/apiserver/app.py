@@ -15,7 +15,16 @@ from typing import Any
 
 from aiohttp import web
 
-from rollwise.api.errors import ApiStatusError, Conflict, Forbidden, InternalError, Invalid, NotFound, ServerTimeout
+from rollwise.api.errors import (
+    ApiStatusError,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    InternalError,
+    Invalid,
+    NotFound,
+    ServerTimeout,
+)
 from rollwise.apiserver import authz, reviews
 from rollwise.apiserver import discovery as disc
 from rollwise.apiserver.config import ServerConfig
@@ -32,6 +41,7 @@ from rollwise.apiserver.http import (
     wants_table,
     wire_object,
 )
+from rollwise.apiserver.ownership import default_manager
 from rollwise.apiserver.requests import decoded, delete_options, dry_run_of, patch_plain, pod_log, scale_wire
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import error_status, success_status
@@ -91,6 +101,11 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
 
 async def _version(_request: web.Request) -> web.Response:
     return json_reply(VERSION_INFO)
+
+
+def _manager(request: web.Request) -> str:
+    """The field manager of a write: the request's ``fieldManager``, else from its User-Agent (ownership.py)."""
+    return request.query.get("fieldManager") or default_manager(request.headers.get("User-Agent", ""))
 
 
 async def _ok(_request: web.Request) -> web.Response:
@@ -270,7 +285,8 @@ class _Api:
             if isinstance(body, dict) and isinstance(body.get("metadata"), dict):
                 request[_BODY_NAME] = str(body["metadata"].get("name") or "")
             body = self._checked(request, t, body)
-            obj = self.store.create(t.resource, t.namespace, decoded(t.resource, body), actor=user, dry_run=dry_run)
+            obj = self.store.create(t.resource, t.namespace, decoded(t.resource, body), actor=user, dry_run=dry_run,
+                                    manager=_manager(request))
             self._audit(request, t, "create", obj, 201)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201)
         if t.name is None and method == "DELETE":
@@ -285,7 +301,7 @@ class _Api:
                 return json_reply(scale_wire(scale))
             body = self._checked(request, t, body)
             obj = self.store.update(t.resource, t.namespace, t.name, decoded(t.resource, body), actor=user,
-                                    subresource=t.sub, dry_run=dry_run)
+                                    subresource=t.sub, dry_run=dry_run, manager=_manager(request))
             self._audit(request, t, "update", obj, 200)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run))
         if method == "PATCH":
@@ -299,9 +315,12 @@ class _Api:
                 self._audit(request, t, "patch", scale, 200)
                 return json_reply(scale_wire(scale))
             body = self._checked(request, t, body, PATCH_TYPES.get(request.content_type))
+            if PATCH_TYPES.get(request.content_type) == "apply" and not request.query.get("fieldManager"):
+                raise BadRequest("PATCH, fieldManager is required for apply requests")
             obj, created = self.store.patch(t.resource, t.namespace, t.name, request.content_type,
                                             decoded(t.resource, body), actor=user, subresource=t.sub,
-                                            dry_run=dry_run)
+                                            dry_run=dry_run, manager=_manager(request),
+                                            force=bool_flag(request.query.get("force")))
             self._audit(request, t, "patch", obj, 201 if created else 200)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201 if created else 200)
         if method == "DELETE":

@@ -51,6 +51,9 @@ def error_status(err: ApiStatusError, *, kind: str = "", group: str = "", name: 
     if kind:
         details["kind"] = kind
     message = err.message
+    causes = getattr(err, "causes", None)  # an apply's field-manager conflicts (ownership.ApplyConflict)
+    if causes:
+        details["causes"] = causes
     if isinstance(err, Invalid) and err.errors:
         details["causes"] = [_cause(e) for e in err.errors]
         what = f"{kind}.{group}" if group else kind

@@ -34,7 +34,9 @@ from rollwise.api.validation_objects import check_object_references
 from rollwise.api.values import clone
 from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
 from rollwise.apiserver.feed import FeedPump
+from rollwise.apiserver.fieldsets import ListTypes
 from rollwise.apiserver.node import node_object
+from rollwise.apiserver.ownership import apply, record_write
 from rollwise.apiserver.printers import jsonpath_value
 from rollwise.apiserver.resources import Registry, Resource
 from rollwise.apiserver.schema import prune_and_check
@@ -44,6 +46,7 @@ from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
 from rollwise.cluster.resources import GroupKind
+from rollwise.cluster.wire import format_time
 
 __all__ = ["PATCH_TYPES", "ApiStore", "Forbidden", "UnsupportedMediaType"]
 
@@ -165,10 +168,22 @@ class ApiStore:
 
     # -- writes ----------------------------------------------------------------------------------------------
 
+    def _owned(self, resource: Resource, old: Obj | None, new: Obj, manager: str | None, subresource: str) -> None:
+        """Record ``manager``'s write in ``new``'s managedFields (ownership.py); None: an internal write."""
+        if manager is not None:
+            record_write(old, new, manager=manager, types=ListTypes(resource.schema),
+                         api_version=resource.api_version, now=format_time(self.clock()), subresource=subresource)
+        elif old is not None and "managedFields" in old["metadata"]:
+            new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
+
     def create(self, resource: Resource, namespace: str | None, body: Mapping[str, Any], *, actor: str,
-               dry_run: bool = False) -> Obj:
+               dry_run: bool = False, manager: str | None = None, applied: bool = False) -> Obj:
         ns = self._ns(resource, namespace)
         obj = self._typed(resource, body)
+        if not applied:
+            obj["metadata"] = dict(obj.get("metadata") or {})
+            obj["metadata"].pop("managedFields", None)
+            self._owned(resource, None, obj, manager, "")
         meta = obj["metadata"] = dict(obj.get("metadata") or {})
         if resource.namespaced and meta.get("namespace") not in (None, "", ns):
             raise BadRequest("the namespace of the provided object does not match the namespace sent on the request")
@@ -214,7 +229,7 @@ class ApiStore:
         self.feed.pump()
 
     def update(self, resource: Resource, namespace: str | None, name: str, body: Mapping[str, Any], *,
-               actor: str, subresource: str = "", dry_run: bool = False) -> Obj:
+               actor: str, subresource: str = "", dry_run: bool = False, manager: str | None = None) -> Obj:
         old = self.get(resource, namespace, name)
         obj = self._typed(resource, body)
         meta = obj["metadata"] = dict(obj.get("metadata") or {})
@@ -224,6 +239,8 @@ class ApiStore:
         meta["name"] = name
         if resource.namespaced:
             meta["namespace"] = old["metadata"]["namespace"]
+        meta.pop("managedFields", None)
+        self._owned(resource, old, obj, manager, subresource)
         return self._write(resource, old, obj, actor=actor, subresource=subresource, dry_run=dry_run)
 
     def _write(self, resource: Resource, old: Obj, new: Obj, *, actor: str, subresource: str,
@@ -255,7 +272,8 @@ class ApiStore:
         return out
 
     def patch(self, resource: Resource, namespace: str | None, name: str, patch_type: str, patch: Any, *,
-              actor: str, subresource: str = "", dry_run: bool = False) -> tuple[Obj, bool]:
+              actor: str, subresource: str = "", dry_run: bool = False, manager: str | None = None,
+              force: bool = False) -> tuple[Obj, bool]:
         """The patched object and whether it was created (server-side apply of a missing object)."""
         kind = PATCH_TYPES.get(patch_type)
         if kind is None:
@@ -269,7 +287,10 @@ class ApiStore:
             if not isinstance(patch, Mapping):
                 raise BadRequest("an apply patch must be an object") from None
             body = {**patch, "metadata": {**(patch.get("metadata") or {}), "name": name}}
-            return self.create(resource, namespace, body, actor=actor, dry_run=dry_run), True
+            if manager is not None:
+                body = apply(None, body, manager=manager, force=force, types=ListTypes(resource.schema),
+                             api_version=resource.api_version, now=format_time(self.clock()))
+            return self.create(resource, namespace, body, actor=actor, dry_run=dry_run, applied=True), True
         if kind == "strategic" and resource.custom:
             raise UnsupportedMediaType("strategic merge patch is not supported for custom resources; use a merge "
                                        "patch (--type merge) or a JSON patch (--type json)")
@@ -283,6 +304,10 @@ class ApiStore:
                 raise BadRequest("a merge patch must be a JSON object")
             elif kind == "merge":
                 new = merge_patch(base, patch)
+            elif kind == "apply":
+                new = apply(base, patch, manager=manager or "unknown", force=force,
+                            types=ListTypes(resource.schema), api_version=resource.api_version,
+                            now=format_time(self.clock()), subresource=subresource)
             else:
                 new = strategic_merge(base, patch)
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, PatchError) as err:
@@ -298,6 +323,9 @@ class ApiStore:
         if resource.namespaced:
             new["metadata"]["namespace"] = old["metadata"]["namespace"]
         new = self._typed(resource, new)
+        if kind != "apply":
+            new["metadata"].pop("managedFields", None)
+            self._owned(resource, old, new, manager, subresource)
         return self._write(resource, old, new, actor=actor, subresource=subresource, dry_run=dry_run), False
 
     def delete(self, resource: Resource, namespace: str | None, name: str, options: Mapping[str, Any], *,
