@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,15 +32,14 @@ from rollwise.apiserver.connect import CONNECT_SUBRESOURCES, connect
 from rollwise.apiserver.debug import add_debug_routes
 from rollwise.apiserver.field_validation import fields_checked, warning_header
 from rollwise.apiserver.http import (
-    BodyError,
     bool_flag,
     json_reply,
     read_body,
-    status_reply,
     table,
     wants_table,
     wire_object,
 )
+from rollwise.apiserver.middleware import USER, auth_middleware, errors_middleware
 from rollwise.apiserver.ownership import default_manager
 from rollwise.apiserver.requests import decoded, delete_options, dry_run_of, patch_plain, pod_log, scale_wire
 from rollwise.apiserver.resources import Resource
@@ -55,10 +54,8 @@ log = logging.getLogger("rollwise.apiserver")
 VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "gitCommit": "", "gitTreeState":
                 "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc",
                 "platform": "linux/amd64"}
-USER = web.RequestKey("user", str)
 _BODY_NAME = web.RequestKey("body-name", str)
 _WARNINGS = web.RequestKey("warnings", list[str])
-_OPEN_PATHS = ("/version", "/healthz", "/readyz", "/livez")
 _WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
 
@@ -72,7 +69,7 @@ class _Target:
 
 def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Application:
     cfg = config or ServerConfig()
-    app = web.Application(middlewares=[_errors_middleware, _auth_middleware(cfg)], client_max_size=64 * 2**20)
+    app = web.Application(middlewares=[errors_middleware, auth_middleware(cfg)], client_max_size=64 * 2**20)
     api = _Api(store, cfg)
     r = app.router
     for path in ("/version", "/version/"):
@@ -110,45 +107,6 @@ def _manager(request: web.Request) -> str:
 
 async def _ok(_request: web.Request) -> web.Response:
     return web.Response(text="ok", content_type="text/plain")
-
-
-@web.middleware
-async def _errors_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
-                             ) -> web.StreamResponse:
-    try:
-        return await handler(request)
-    except ApiStatusError as err:
-        return json_reply(error_status(err), err.code)
-    except BodyError as err:
-        return status_reply(err.code, err.message)
-    except web.HTTPException as exc:
-        if exc.status == 404:
-            return status_reply(404, "the server could not find the requested resource")
-        if exc.status == 405:
-            return status_reply(405, "the server does not allow this method on the requested resource")
-        raise
-    except Exception as err:  # a traceback is a bug; the client still gets a Status
-        log.exception("internal error on %s %s", request.method, request.path)
-        return status_reply(500, f"Internal error occurred: {type(err).__name__}: {err}")
-
-
-def _auth_middleware(cfg: ServerConfig) -> Any:
-    @web.middleware
-    async def auth(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
-                   ) -> web.StreamResponse:
-        user = "anonymous"
-        header = request.headers.get("Authorization", "")
-        token = header[7:].strip() if header.startswith("Bearer ") else ""
-        if token and token in cfg.tokens:
-            user = cfg.tokens[token]
-        elif token and cfg.any_token:
-            user = token
-        elif cfg.tokens and not request.path.rstrip("/").startswith(_OPEN_PATHS):
-            return status_reply(401, "Unauthorized")
-        request[USER] = user
-        return await handler(request)
-
-    return auth
 
 
 class _Api:

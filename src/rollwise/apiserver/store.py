@@ -9,7 +9,6 @@ runs, and DeleteOptions preconditions.
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -35,10 +34,11 @@ from rollwise.api.values import clone
 from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
 from rollwise.apiserver.feed import FeedPump
 from rollwise.apiserver.fieldsets import ListTypes
+from rollwise.apiserver.names import check_name
 from rollwise.apiserver.node import node_object
 from rollwise.apiserver.ownership import apply, record_write
-from rollwise.apiserver.printers import jsonpath_value
 from rollwise.apiserver.resources import Registry, Resource
+from rollwise.apiserver.scale import scale_of
 from rollwise.apiserver.schema import prune_and_check
 from rollwise.apiserver.smp import PatchError, strategic_merge
 from rollwise.cluster.memory import MemoryCluster
@@ -194,7 +194,7 @@ class ApiStore:
         self._check_namespace(resource, ns)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
-        _check_name(resource, meta.get("name"))
+        check_name(resource.group, resource.kind, meta.get("name"))
         if resource.status and resource.kind not in ("Pod",):
             obj.pop("status", None)
         if dry_run:
@@ -373,18 +373,7 @@ class ApiStore:
     # -- scale -----------------------------------------------------------------------------------------------
 
     def scale_of(self, resource: Resource, obj: Obj) -> Obj:
-        spec_path, status_path, selector_path = resource.scale_paths
-        selector = jsonpath_value(obj, selector_path)
-        if selector is None and resource.kind == "StatefulSet" and not resource.custom:
-            labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-            selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-        meta = obj["metadata"]
-        return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-                "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                             if meta.get(k) not in (None, "")},
-                "spec": {"replicas": int(jsonpath_value(obj, spec_path) or 0)},
-                "status": {"replicas": int(jsonpath_value(obj, status_path) or 0),
-                           **({"selector": selector} if selector else {})}}
+        return scale_of(resource, obj)
 
     def update_scale(self, resource: Resource, namespace: str | None, name: str, scale: Mapping[str, Any], *,
                      actor: str, dry_run: bool = False) -> Obj:
@@ -404,25 +393,3 @@ class ApiStore:
         target[parts[-1]] = replicas
         out = self._write(resource, old, self._typed(resource, new), actor=actor, subresource="", dry_run=dry_run)
         return self.scale_of(resource, out)
-
-
-
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_PATH_SEGMENT_GROUPS = ("rbac.authorization.k8s.io",)  # RBAC names are path segments (system:controller:...)
-
-
-def _check_name(resource: Resource, name: Any) -> None:
-    """The API server's name rule: a DNS-1123 subdomain for most resources, a path segment for RBAC."""
-    if not name:
-        return  # the store reports a missing name with its own field error
-    text = str(name)
-    if resource.group in _PATH_SEGMENT_GROUPS:
-        ok = text not in (".", "..") and "/" not in text and "%" not in text
-        rule = 'may not be "." or ".." and may not contain "/" or "%"'
-    else:
-        ok = len(text) <= 253 and _DNS_SUBDOMAIN.match(text) is not None
-        rule = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
-                "must start and end with an alphanumeric character")
-    if not ok:
-        raise Invalid(f'{resource.kind} "{text}" is invalid: metadata.name: Invalid value: "{text}": {rule}',
-                      errors=[FieldError(path="metadata.name", value=text, rule=rule)])

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api.meta import Obj, name_of, namespace_of, owner_reference
-from rollwise.cluster.resources import GroupKind
 
 __all__ = ["Create", "Delete", "Update", "UpdateStatus", "WorkloadPlan", "pod_template_hash", "stamped"]
 
@@ -38,7 +37,8 @@ class UpdateStatus:
 
 @dataclass(frozen=True, slots=True)
 class Delete:
-    kind: GroupKind
+    group: str
+    kind: str
     namespace: str
     name: str
     uid: str

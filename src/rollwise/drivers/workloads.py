@@ -134,7 +134,8 @@ class WorkloadControllers:
                 elif isinstance(action, UpdateStatus):
                     self.cluster.update_status(action.obj, actor=actor)
                 elif isinstance(action, Delete):
-                    self.cluster.delete(action.kind, action.namespace, action.name, actor=actor)
+                    self.cluster.delete(GroupKind(action.group, action.kind), action.namespace, action.name,
+                                        actor=actor)
             except (AlreadyExists, NotFound):
                 continue  # someone else got there first: the next look sees it
             except ApiStatusError as err:

@@ -20,7 +20,6 @@ from typing import Any
 
 from rollwise.api.intstr import scaled_value
 from rollwise.api.meta import Obj, is_controlled_by, name_of, namespace_of, owner_reference, uid_of
-from rollwise.cluster.resources import GroupKind
 from rollwise.controllers.workload import Create, Delete, Update, UpdateStatus, WorkloadPlan, pod_template_hash
 
 __all__ = ["REVISION", "DeploymentView", "reconcile"]
@@ -29,7 +28,6 @@ REVISION = "deployment.kubernetes.io/revision"
 DESIRED = "deployment.kubernetes.io/desired-replicas"
 MAX_REPLICAS = "deployment.kubernetes.io/max-replicas"
 HASH_LABEL = "pod-template-hash"
-REPLICASET = GroupKind("apps", "ReplicaSet")
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +193,7 @@ def _rollout(view: DeploymentView, plan: WorkloadPlan, new: Obj, old: list[Obj],
 def _clean_history(plan: WorkloadPlan, old: list[Obj], limit: int) -> None:
     idle = [rs for rs in old if not _replicas(rs) and not (rs.get("status") or {}).get("replicas")]
     for rs in idle[:max(0, len(idle) - limit)]:
-        plan.actions.append(Delete(REPLICASET, namespace_of(rs), name_of(rs), uid_of(rs)))
+        plan.actions.append(Delete("apps", "ReplicaSet", namespace_of(rs), name_of(rs), uid_of(rs)))
 
 
 def _condition(old: Sequence[Mapping[str, Any]], kind: str, status: str, reason: str, message: str,

@@ -25,7 +25,6 @@ from rollwise.api.meta import (
     uid_of,
 )
 from rollwise.api.predicates import available_at, is_available, is_ready, is_running, is_terminating, ready_since
-from rollwise.cluster.resources import POD
 from rollwise.controllers.workload import Create, Delete, Update, UpdateStatus, WorkloadPlan, child_name, stamped
 
 __all__ = ["BURST", "ReplicaSetView", "reconcile", "selector_of"]
@@ -98,7 +97,8 @@ def reconcile(view: ReplicaSetView) -> WorkloadPlan:
             plan.actions.append(Create(stamped(rs, template, name), reason="SuccessfulCreate"))
     elif diff > 0:
         for pod in sorted(active, key=_deletion_rank)[:diff]:
-            plan.actions.append(Delete(POD, namespace_of(pod), name_of(pod), uid_of(pod), reason="SuccessfulDelete"))
+            plan.actions.append(Delete("", "Pod", namespace_of(pod), name_of(pod), uid_of(pod),
+                                       reason="SuccessfulDelete"))
     template_labels = (template.get("metadata") or {}).get("labels") or {}
     status: dict[str, Any] = {
         "replicas": len(active),
