@@ -25,6 +25,7 @@ from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.apiserver.app import make_app
 from rollwise.apiserver.authz import RbacAuthorizer
 from rollwise.apiserver.config import Faults, ServerConfig
+from rollwise.apiserver.connect import process_connect
 from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
 from rollwise.cli.render import print_invalid
@@ -197,6 +198,8 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                                                                      (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
                                                 if name in controllers))
     config.pod_fault = driver.pod_fault
+    if processes is not None:
+        config.pod_connect = process_connect(processes.runtime.exec_context)
     workloads = WorkloadControllers(store.cluster, listen=store.feed.listen, pump=store.feed.pump, kinds=tuple(
         gk for gk, name in ((DEPLOYMENT, "deployment"), (REPLICASET, "replicaset"),
                             (REPLICATION_CONTROLLER, "replicaset")) if name in controllers))
