@@ -268,6 +268,8 @@ def _message(table: Table, data: bytes) -> dict[str, Any]:
             out.setdefault(name, {})[key] = _quantity(raw) if kind == "qmap" else raw.decode("utf-8")
         elif repeated:
             out.setdefault(name, []).append(_value(kind, v))
+        elif not name:
+            out.update(_value(kind, v))
         else:
             out[name] = _value(kind, v)
     return out

@@ -1,7 +1,8 @@
 """The other kinds ``kubectl create <generator>`` sends as protobuf, as field tables (``generated.proto`` numbers of
 k8s.io/api): deployment, job, cronjob, serviceaccount, priorityclass, role, clusterrole, rolebinding,
-clusterrolebinding, poddisruptionbudget and quota. A table maps a field number to its JSON name and type; a
-nested table is a message. Only the fields those generators fill are listed; the rest are skipped.
+clusterrolebinding, poddisruptionbudget, quota and ingress. A table maps a field number to its JSON name and type;
+a nested table is a message, and a message with the name "" is inlined into its parent (Go's ``json:",inline"``).
+Only the fields those generators fill are listed; the rest are skipped.
 """
 
 from __future__ import annotations
@@ -49,6 +50,16 @@ _PDB_SPEC: Table = {1: ("minAvailable", "ios", False), 2: ("selector", _SELECTOR
                     3: ("maxUnavailable", "ios", False)}
 _QUOTA_SPEC: Table = {1: ("hard", "qmap", False), 2: ("scopes", "str", True)}
 
+_SERVICE_PORT: Table = {1: ("name", "str", False), 2: ("number", "int", False)}
+_SERVICE_BACKEND: Table = {1: ("name", "str", False), 2: ("port", _SERVICE_PORT, False)}
+_BACKEND: Table = {4: ("service", _SERVICE_BACKEND, False)}
+_HTTP_PATH: Table = {1: ("path", "str", False), 2: ("backend", _BACKEND, False), 3: ("pathType", "str", False)}
+_RULE_VALUE: Table = {1: ("http", {1: ("paths", _HTTP_PATH, True)}, False)}
+_INGRESS_RULE: Table = {1: ("host", "str", False), 2: ("", _RULE_VALUE, False)}  # "": inline in JSON
+_INGRESS_SPEC: Table = {1: ("defaultBackend", _BACKEND, False),
+                        2: ("tls", {1: ("hosts", "str", True), 2: ("secretName", "str", False)}, True),
+                        3: ("rules", _INGRESS_RULE, True), 4: ("ingressClassName", "str", False)}
+
 _ROLE: Table = {2: ("rules", _RULE, True)}
 _BINDING: Table = {2: ("subjects", _SUBJECT, True), 3: ("roleRef", _ROLE_REF, False)}
 
@@ -66,4 +77,5 @@ MESSAGES: dict[tuple[str, str], Table] = {
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): _BINDING,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _BINDING,
     ("policy/v1", "PodDisruptionBudget"): {2: ("spec", _PDB_SPEC, False)},
+    ("networking.k8s.io/v1", "Ingress"): {2: ("spec", _INGRESS_SPEC, False)},
 }
