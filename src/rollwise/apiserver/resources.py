@@ -13,6 +13,8 @@ from typing import Any
 
 from rollwise.cluster.resources import (
     BUILTIN_RESOURCES,
+    EVENT,
+    EVENT_V1,
     ROLLWISE_PRINTER_COLUMNS,
     ROLLWISE_STATEFULSET,
     GroupKind,
@@ -44,6 +46,8 @@ class Resource:
     printer_columns: tuple[Mapping[str, Any], ...] = ()
     schema: Mapping[str, Any] | None = field(default=None, compare=False)
     scale_paths: tuple[str, str, str] = (".spec.replicas", ".status.replicas", ".status.labelSelector")
+    stored_as: GroupKind | None = None
+    """Where the objects live when another resource holds them (``events.k8s.io`` Events are ``v1`` Events)."""
 
     @property
     def group_version(self) -> str:
@@ -55,7 +59,12 @@ class Resource:
 
     @property
     def key(self) -> GroupKind:
-        """The resource's identity in the store."""
+        """Where the store keeps the resource's objects."""
+        return self.stored_as or GroupKind(self.group, self.kind)
+
+    @property
+    def served_key(self) -> GroupKind:
+        """The resource's own identity: its objects' shape on the wire (time fields, field names)."""
         return GroupKind(self.group, self.kind)
 
     def world_row(self) -> WorldResource:
@@ -88,7 +97,8 @@ def _served(row: WorldResource) -> Resource:
     return Resource(group=row.group, version=row.version, kind=row.kind, plural=row.plural, singular=row.singular,
                     namespaced=row.namespaced, short_names=row.short_names, categories=row.categories,
                     status=row.status, scale=row.scale, connect=row.connect, verbs=row.verbs or ALL_VERBS,
-                    printer_columns=ROLLWISE_PRINTER_COLUMNS if row.group_kind == ROLLWISE_STATEFULSET else ())
+                    printer_columns=ROLLWISE_PRINTER_COLUMNS if row.group_kind == ROLLWISE_STATEFULSET else (),
+                    stored_as=EVENT_V1 if row.group_kind == EVENT else None)
 
 
 # The one table (rollwise.cluster.resources) seen as REST; the project's own kind carries its printer columns

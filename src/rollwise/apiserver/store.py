@@ -31,6 +31,7 @@ from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.validation_objects import check_object_references
 from rollwise.api.values import clone
+from rollwise.apiserver import event_shapes
 from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
 from rollwise.apiserver.feed import FeedPump
 from rollwise.apiserver.fieldsets import ListTypes
@@ -136,6 +137,8 @@ class ApiStore:
              field_selector: str | None = None) -> list[Obj]:
         """Objects of a resource in a namespace (None: all); BadRequest for a malformed or unsupported selector."""
         ns = namespace if resource.namespaced else None
+        if resource.stored_as is not None:
+            field_selector = event_shapes.selector_to_stored(field_selector)
         return self.cluster.list(resource.key, ns, label_selector=label_selector, field_selector=field_selector)
 
     def _typed(self, resource: Resource, body: Any) -> Obj:
@@ -160,10 +163,12 @@ class ApiStore:
             if errors:
                 raise Invalid(f'{resource.kind}.{resource.group} "{(obj.get("metadata") or {}).get("name", "")}" '
                               "is invalid: " + ", ".join(map(str, errors)), errors=errors)
-        return obj
+        return event_shapes.to_stored(obj) if resource.stored_as is not None else obj
 
     @staticmethod
     def wire_kind(resource: Resource, obj: Obj) -> Obj:
+        if resource.stored_as is not None:
+            return event_shapes.to_served(obj)
         return {**obj, "kind": resource.kind, "apiVersion": resource.api_version}
 
     # -- writes ----------------------------------------------------------------------------------------------
