@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from rollwise.api.features import FeatureGates
-from rollwise.drivers.explore import Bounds, explore, initial_node
+from rollwise.explore import Bounds, explore, initial_node
 
 STRATEGIES: list[tuple[str, dict[str, Any], dict[str, str]]] = [
     ("RollingUpdate", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}, {}),

@@ -26,9 +26,9 @@ from rollwise.api.predicates import is_running_and_ready, is_terminating
 from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET
-from rollwise.drivers.runtime.clock import VirtualClock
-from rollwise.drivers.runtime.memory import Events, Feed, Leases, MemoryWorld
-from rollwise.drivers.runtime.operator import Operator, OperatorConfig
+from rollwise.operator.memory import Events, Feed, Leases, MemoryWorld
+from rollwise.operator.operator import Operator, OperatorConfig
+from rollwise.runtime.clock import VirtualClock
 
 GATES = FeatureGates()
 _ADMIT = {ROLLWISE_STATEFULSET: Admission(gates=GATES).hooks()[ROLLWISE_STATEFULSET]}

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
-from rollwise.drivers.sim import parse_scenario, run_scenario
+from rollwise.sim import parse_scenario, run_scenario
 
 TEMPLATE = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "app", "image": "app:v1"}]}}
 

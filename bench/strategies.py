@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-from rollwise.drivers.sim import parse_scenario, run_scenario
+from rollwise.sim import parse_scenario, run_scenario
 
 REPLICAS = 30
 START, READY, TERMINATION, MIN_READY = 5.0, 2.0, 3.0, 0.0

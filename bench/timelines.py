@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rollwise.cli.plot import plot_timelines
-from rollwise.drivers.sim import parse_scenario, run_scenario
+from rollwise.sim import parse_scenario, run_scenario
 from scale import big_rollout, ordered_rollout
 
 CASES = (("scale-600-ordered-ready.png", "600 replicas, OrderedReady", lambda: ordered_rollout(600)),

@@ -18,8 +18,8 @@ _HOMES = {
     "Plan": "rollwise.controllers.plan",
     "SetView": "rollwise.controllers.view",
     "reconcile": "rollwise.controllers.statefulset",
-    "load_scenario": "rollwise.drivers.sim",
-    "run_scenario": "rollwise.drivers.sim",
+    "load_scenario": "rollwise.sim",
+    "run_scenario": "rollwise.sim",
 }
 
 

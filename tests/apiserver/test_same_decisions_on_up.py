@@ -42,10 +42,10 @@ from kubectl_support import Up, find_kubectl, start_up, stop_up
 from operator_support import Operator, audit_entries
 
 from rollwise.cli.options import load_with_overrides
-from rollwise.drivers.audited import SERVICE_ACCOUNT_PREFIX
-from rollwise.drivers.core.controller import CONTROLLERS, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
-from rollwise.drivers.sim import run_scenario
-from rollwise.drivers.sim.record import rollout_complete
+from rollwise.local.audited import SERVICE_ACCOUNT_PREFIX
+from rollwise.runtime.reconciler import CONTROLLERS, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
+from rollwise.sim import run_scenario
+from rollwise.sim.record import rollout_complete
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "src" / "rollwise" / "examples"
@@ -173,7 +173,7 @@ class Reader:
 
 
 def _satisfied(reader: Reader, args: dict[str, Any], custom: set[str]) -> bool:
-    """The simulator's waitFor predicates (drivers/sim/steps.py) on `up`'s objects."""
+    """The simulator's waitFor predicates (sim/steps.py) on `up`'s objects."""
     name = str(args.get("rolloutComplete") or args.get("ready"))
     sts, pods = reader.set_and_pods(name, name in custom)
     if sts is None:

@@ -13,8 +13,8 @@ from rollwise.apiserver.config import Faults
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig
 from rollwise.cli import main
 from rollwise.cli.up import parse_controllers, parse_faults
-from rollwise.drivers.wall import scaled_profile
 from rollwise.kubelet.profiles import ImageBehaviour, KubeletProfile
+from rollwise.local.driver import scaled_profile
 
 PODS = "/api/v1/namespaces/default/pods"
 

@@ -19,11 +19,11 @@ from rollwise.apiserver.app import make_app
 from rollwise.apiserver.authz import RbacAuthorizer
 from rollwise.apiserver.config import ServerConfig
 from rollwise.apiserver.store import ApiStore
-from rollwise.drivers.processes import ProcessKubelet
-from rollwise.drivers.wall import WallDriver
 from rollwise.kubelet.process import ProcessRuntime
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum_probe import QuorumParams
+from rollwise.local.driver import WallDriver
+from rollwise.local.processes import ProcessKubelet
 
 PODS = "/api/v1/namespaces/default/pods"
 SETS = "/apis/apps/v1/namespaces/default/statefulsets"

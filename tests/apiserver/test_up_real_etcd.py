@@ -26,8 +26,8 @@ from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Event, Pod
 from lightkube.types import PatchType
 
-from rollwise.drivers.lab.meter import WriteMeter
 from rollwise.kubelet.process import GatewayError, etcd_binary, linearizable_get, member_status
+from rollwise.lab.meter import WriteMeter
 
 pytestmark = [
     pytest.mark.etcd,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rollwise.cli import main
-from rollwise.drivers.lab.experiment import run_model
-from rollwise.drivers.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings, set_manifest
+from rollwise.lab.experiment import run_model
+from rollwise.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings, set_manifest
 
 
 @pytest.mark.parametrize(("argv", "flag"), [

@@ -28,7 +28,7 @@ from rollwise.cli.timeline import (
     unavailable_counts,
     unavailable_series,
 )
-from rollwise.drivers.sim import load_scenario, parse_scenario, run_scenario
+from rollwise.sim import load_scenario, parse_scenario, run_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = SCENARIO_FILES

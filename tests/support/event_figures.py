@@ -1,4 +1,4 @@
-"""Summary figures recomputed from the event stream alone: an independent oracle for ``drivers/sim/record.py``.
+"""Summary figures recomputed from the event stream alone: an independent oracle for ``sim/record.py``.
 
 The stream says when each pod was created, became Ready or not Ready, failed, was asked to go and was gone; the
 scenario's steps say when the set was scaled. From these, the number of in-range ordinals that are missing or not

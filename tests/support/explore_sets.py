@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from rollwise.api.features import FeatureGates
-from rollwise.drivers.explore import Bounds, Exploration, explore, initial_node
-from rollwise.drivers.explore.controller import Decide
+from rollwise.explore import Bounds, Exploration, explore, initial_node
+from rollwise.explore.controller import Decide
 
 QUORUM = {"rollwise.dev/update-policy": "QuorumAware"}
 STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str]]] = {

@@ -18,8 +18,8 @@ from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset import reconcile
-from rollwise.drivers.execute import Outcome, execute
-from rollwise.drivers.views import set_view
+from rollwise.runtime.execute import Outcome, execute
+from rollwise.runtime.views import set_view
 
 CONTROLLER = "statefulset-controller"
 

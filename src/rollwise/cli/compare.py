@@ -15,9 +15,9 @@ from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.cli.options import check_plot_path, load_with_overrides
 from rollwise.cli.progress import run_with_progress
 from rollwise.cli.render import console, figure, print_invalid
-from rollwise.drivers.sim import Scenario
-from rollwise.drivers.sim.expect import check_expectations
-from rollwise.drivers.sim.strategy_override import StrategyOverride, parse_strategy
+from rollwise.scenario.expect import check_expectations
+from rollwise.scenario.strategy_override import StrategyOverride, parse_strategy
+from rollwise.sim import Scenario
 
 __all__ = ["add_compare", "compare_table", "run_comparison", "stuck_lines"]
 

@@ -20,8 +20,8 @@ from rollwise.cli.options import check_output_dir
 from rollwise.cli.progress import run_with_progress
 from rollwise.cli.render import console as make_console
 from rollwise.cli.render import print_invalid
-from rollwise.drivers.sim import load_scenario
-from rollwise.drivers.sim.strategy_override import parse_strategy
+from rollwise.scenario.strategy_override import parse_strategy
+from rollwise.sim import load_scenario
 
 __all__ = ["DEMOS", "add_demo", "run_demo_cases"]
 

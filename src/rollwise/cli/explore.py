@@ -16,10 +16,10 @@ from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.cli.options import load_with_overrides
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
-from rollwise.drivers.explore import PERTURBATIONS, Bounds
-from rollwise.drivers.explore.report import explore_scenario, render_lines, to_document
-from rollwise.drivers.sim.scenario import Scenario, parse_scenario
-from rollwise.drivers.sim.strategy_override import parse_strategy
+from rollwise.explore import PERTURBATIONS, Bounds
+from rollwise.explore.report import explore_scenario, render_lines, to_document
+from rollwise.scenario.scenario import Scenario, parse_scenario
+from rollwise.scenario.strategy_override import parse_strategy
 
 __all__ = ["add_explore"]
 

@@ -18,9 +18,9 @@ from rollwise.api.errors import InvalidObject
 from rollwise.api.numbers import MAX_SECONDS, check_number
 from rollwise.cli.options import check_plot_path
 from rollwise.cli.render import print_invalid
-from rollwise.drivers.lab.experiment import Figures, RealRun, run_model, run_real
-from rollwise.drivers.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings
 from rollwise.kubelet.process.runtime import etcd_binary
+from rollwise.lab.experiment import Figures, RealRun, run_model, run_real
+from rollwise.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings
 
 __all__ = ["add_lab"]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.api.features import parse_gate_flags
-from rollwise.drivers.sim import Scenario, load_scenario
-from rollwise.drivers.sim.strategy_override import parse_strategy
+from rollwise.scenario.strategy_override import parse_strategy
+from rollwise.sim import Scenario, load_scenario
 
 __all__ = ["PLOT_FORMATS", "check_output_dir", "check_plot_path", "load_with_overrides"]
 

@@ -35,8 +35,8 @@ from rollwise.controllers.plan import (
 )
 from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.statefulset import reconcile
-from rollwise.drivers.sets import all_sets
-from rollwise.drivers.sim import Simulation
+from rollwise.runtime.setkeys import all_sets
+from rollwise.sim import Simulation
 
 __all__ = ["add_plan", "describe_action", "preview"]
 

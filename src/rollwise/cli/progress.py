@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from rollwise.drivers.sim import Scenario, Simulation
+from rollwise.sim import Scenario, Simulation
 
 __all__ = ["run_with_progress"]
 

@@ -16,8 +16,8 @@ import uuid
 from typing import Any
 
 from rollwise.api.meta import Obj
-from rollwise.drivers.runtime.election import LeaseTimings
-from rollwise.drivers.runtime.operator import CONTROLLERS, Operator, OperatorConfig
+from rollwise.operator.election import LeaseTimings
+from rollwise.operator.operator import CONTROLLERS, Operator, OperatorConfig
 
 __all__ = ["add_run", "parse_duration"]
 
@@ -88,7 +88,7 @@ def _client(args: argparse.Namespace) -> Any:
 
 async def _serve(args: argparse.Namespace, timings: LeaseTimings) -> int:
     from rollwise.cluster.kube import CR_GROUP, KubeCluster  # noqa: PLC0415 - lightkube, as above
-    from rollwise.drivers.runtime.probes import health_app, metrics_app, serve  # noqa: PLC0415 - aiohttp
+    from rollwise.operator.probes import health_app, metrics_app, serve  # noqa: PLC0415 - aiohttp
 
     client = _client(args)
     worlds: dict[str, Any] = {"statefulset": KubeCluster(client, set_group=CR_GROUP),
@@ -118,7 +118,7 @@ async def _serve(args: argparse.Namespace, timings: LeaseTimings) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rollwise.drivers.runtime.probes import parse_addr  # noqa: PLC0415 - aiohttp loads only for `run`
+    from rollwise.operator.probes import parse_addr  # noqa: PLC0415 - aiohttp loads only for `run`
 
     try:
         timings = LeaseTimings(lease_duration_seconds=args.lease_duration, renew_deadline_seconds=args.renew_deadline,

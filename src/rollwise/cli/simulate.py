@@ -11,7 +11,7 @@ from rollwise.api.errors import InvalidObject
 from rollwise.cli.options import check_plot_path, load_with_overrides
 from rollwise.cli.progress import run_with_progress
 from rollwise.cli.render import print_invalid, render_result
-from rollwise.drivers.sim.expect import check_expectations
+from rollwise.scenario.expect import check_expectations
 
 __all__ = ["add_simulate"]
 

@@ -31,13 +31,13 @@ from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
-from rollwise.drivers.processes import ProcessKubelet
-from rollwise.drivers.sim.scenario import parse_apps
-from rollwise.drivers.wall import WallDriver, scaled_profile
-from rollwise.drivers.workloads import DEPLOYMENT, REPLICASET, REPLICATION_CONTROLLER, WorkloadControllers
 from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
+from rollwise.local.driver import WallDriver, scaled_profile
+from rollwise.local.processes import ProcessKubelet
+from rollwise.local.workloads import DEPLOYMENT, REPLICASET, REPLICATION_CONTROLLER, WorkloadControllers
+from rollwise.scenario.scenario import parse_apps
 
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
 

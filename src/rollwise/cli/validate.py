@@ -16,9 +16,9 @@ from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.api.features import FeatureGates
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import FILE, read_documents
-from rollwise.drivers.manifests import CHECKED_KINDS, check_manifest
-from rollwise.drivers.sim import parse_scenario
-from rollwise.drivers.sim.scenario import TOP_LEVEL
+from rollwise.scenario.manifests import CHECKED_KINDS, check_manifest
+from rollwise.scenario.scenario import TOP_LEVEL
+from rollwise.sim import parse_scenario
 
 __all__ = ["add_validate", "validate_file"]
 

@@ -13,7 +13,7 @@ when it has spent its budget.
 A census is judged against a ``QuietContext``: the facts of the set that decide quietness (its identity,
 selector, range, claim templates, retention policy, ``minReadySeconds`` and the two revisions). Quietness is
 monotone in time: a quiet pod stays quiet until it, its claims or the context change, which is what lets a driver
-keep a census up to date from its change feed (``drivers/sim/census.py``) instead of computing it on every
+keep a census up to date from its change feed (``sim/census.py``) instead of computing it on every
 reconcile. ``reconcile`` uses a census from the view only when its context is the one it derives itself; else it
 takes one over the view's pods. ``loud_census`` declares nothing quiet: every phase then walks every pod as
 upstream does, which is the oracle the equivalence tests compare against.

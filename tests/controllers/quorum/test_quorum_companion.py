@@ -10,7 +10,7 @@ from quorum_views import NEW, NOW, leases_for, member, quorum_set, view_of
 
 from rollwise.controllers.plan import DeletePod, EmitEvent, PatchSet, WriteStatus
 from rollwise.controllers.quorum import ALL_MEMBERS_UPDATED, WAITING_EVENT, reconcile_quorum
-from rollwise.drivers.runtime.companion import STATUS_ANNOTATION, reconcile_companion
+from rollwise.operator.companion import STATUS_ANNOTATION, reconcile_companion
 
 
 def _annotated(sts: dict[str, Any], plan_actions: tuple[Any, ...]) -> dict[str, Any]:

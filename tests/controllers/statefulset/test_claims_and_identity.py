@@ -12,7 +12,7 @@ from rollwise.api.features import FeatureGates
 from rollwise.api.meta import name_of
 from rollwise.controllers.plan import CreatePod, PatchOwner, UpdatePod
 from rollwise.controllers.statefulset import reconcile
-from rollwise.drivers.views import set_view
+from rollwise.runtime.views import set_view
 
 POLICIES = [("Retain", "Retain"), ("Delete", "Retain"), ("Retain", "Delete"), ("Delete", "Delete")]
 IDS = ["Retain-Retain", "Delete-Retain", "Retain-Delete", "Delete-Delete"]

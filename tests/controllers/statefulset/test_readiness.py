@@ -14,8 +14,8 @@ from rollwise.api.meta import format_selector
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.statefulset.readiness import ready_condition
-from rollwise.drivers.execute import execute
-from rollwise.drivers.views import set_view
+from rollwise.runtime.execute import execute
+from rollwise.runtime.views import set_view
 
 
 def _custom(**kw: Any) -> dict[str, Any]:

@@ -1,0 +1,116 @@
+"""The controllers' moves: build the view from the store, decide with the real pure controller, and carry the
+Plan out through the real executor — unperturbed, on a stale view, or cut short by a crash.
+
+- stale: the view comes from the store as it was one move earlier (an informer that has not delivered the
+  controller's own last writes, or a pod's last transition); the writes go to the real store, where optimistic
+  concurrency refuses what was read at an old resourceVersion, as the API server does.
+- crash: only the first k actions run (k from 1 to all but one), then the process is gone; the next controller
+  move is a fresh controller, which is what a stateless, level-triggered controller is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from rollwise.api.errors import NotFound
+from rollwise.api.meta import Obj, name_of
+from rollwise.cluster.memory import MemoryCluster
+from rollwise.controllers.plan import CreatePod, DeletePod, Plan
+from rollwise.controllers.quorum import reconcile_quorum
+from rollwise.controllers.statefulset import reconcile
+from rollwise.controllers.view import SetView
+from rollwise.explore.model import NAMESPACE, QUORUM_CONTROLLER, Bounds, Move, Node
+from rollwise.explore.pods import NOW
+from rollwise.explore.world import Transition, birth, controllers_of, spend, successor
+from rollwise.runtime.execute import execute
+from rollwise.runtime.views import set_view
+
+__all__ = ["Decide", "controller_moves"]
+
+Decide = Callable[[SetView], Plan]
+
+
+def controller_moves(node: Node, bounds: Bounds, *, decide: Decide | None = None) -> Iterator[Transition]:
+    """Every controller's move from ``node``; ``decide`` replaces the StatefulSet controller (a test's toy)."""
+    for actor in controllers_of(node):
+        fn: Decide = reconcile_quorum if actor == QUORUM_CONTROLLER else (decide or reconcile)
+        yield from _moves_of(node, actor, fn, bounds)
+
+
+def _view(cluster: MemoryCluster, node: Node) -> SetView | None:
+    try:
+        sts = cluster.get(node.facts.resource, NAMESPACE, node.facts.name)
+    except NotFound:
+        return None
+    return set_view(cluster, sts, now=NOW, gates=node.facts.gates)
+
+
+def _moves_of(node: Node, actor: str, decide: Decide, bounds: Bounds) -> Iterator[Transition]:
+    view = _view(node.cluster, node)
+    if view is None:
+        return
+    plan = decide(view)
+    yield _run(node, actor, plan, view, bounds, Move(actor=actor, kind="reconciles"))
+    n = len(plan.actions)
+    if "crash" in bounds.perturbations and node.used.crashes < bounds.perturbation_budget:
+        for k in range(1, n):
+            yield _run(node, actor, plan, view, bounds,
+                       Move(actor=actor, kind="crashes mid-plan", detail=f"after {k} of {n} actions", healthy=False),
+                       stop_after=k, crashes=1)
+    if "stale" in bounds.perturbations and node.prev is not None and node.used.stale < bounds.perturbation_budget:
+        stale = _view(node.prev, node)
+        if stale is not None:
+            yield _run(node, actor, decide(stale), stale, bounds,
+                       Move(actor=actor, kind="reconciles on a stale view",
+                            detail="misses the last change", healthy=False), stale=1)
+
+
+def _run(node: Node, actor: str, plan: Plan, view: SetView, bounds: Bounds, move: Move, *,
+         stop_after: int | None = None, **spent: int) -> Transition:
+    cluster = node.cluster.fork()
+    actions = plan.actions if stop_after is None else plan.actions[:stop_after]
+    pods = {name_of(p): p for p in node.cluster.list("Pod", NAMESPACE)}
+    execute(Plan(actions=actions), cluster, sts=view.set, actor=actor)
+    deleted: list[Obj] = []
+    created: list[str] = []
+    born = dict(node.born)
+    context = birth(view.set)  # what the controller believed it was creating for
+    for action in actions:
+        if isinstance(action, DeletePod) and (before := pods.get(action.name)) is not None \
+                and not (before.get("metadata") or {}).get("deletionTimestamp") and _deleted(cluster, before):
+            deleted.append(before)
+        elif isinstance(action, CreatePod) and _created(cluster, pods.get(name_of(action.pod)), action.pod):
+            born[name_of(action.pod)] = context
+            created.append(name_of(action.pod))
+    move = _with_effects(move, created=created,
+                         deleted=[name_of(pod) for pod in deleted])
+    after = successor(node, cluster, move, bounds=bounds, used=spend(node.used, **spent) if spent else None,
+                      born=born)
+    return Transition(move=move, before=node, after=after, deleted=tuple(deleted), actions=len(actions),
+                      planned=len(plan.actions))
+
+
+def _with_effects(move: Move, *, created: list[str], deleted: list[str]) -> Move:
+    """Name the pods the move created and deleted, so a trace says which pods, and a replay knows when."""
+    effects = [f"creates {name}" for name in sorted(created)] + [f"deletes {name}" for name in sorted(deleted)]
+    if not effects:
+        return move
+    detail = "; ".join(filter(None, [move.detail, ", ".join(effects)]))
+    return Move(actor=move.actor, kind=move.kind, target=move.target, detail=detail, healthy=move.healthy,
+                created=tuple(sorted(created)), deleted=tuple(sorted(deleted)))
+
+
+def _created(cluster: MemoryCluster, before: Obj | None, pod: Obj) -> bool:
+    try:
+        now = cluster.get("Pod", NAMESPACE, name_of(pod))
+    except NotFound:
+        return False
+    return before is None or now["metadata"].get("uid") != before["metadata"].get("uid")
+
+
+def _deleted(cluster: MemoryCluster, pod: Obj) -> bool:
+    try:
+        now = cluster.get("Pod", NAMESPACE, name_of(pod))
+    except NotFound:
+        return True
+    return now["metadata"].get("uid") != pod["metadata"].get("uid") or bool(now["metadata"].get("deletionTimestamp"))

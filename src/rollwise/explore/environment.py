@@ -1,0 +1,146 @@
+"""The environment's moves, each a nondeterministic choice: pods progress, fail and recover, terminations finish,
+and a user changes the template (to a good or a broken image), scales, moves the partition or deletes a pod.
+
+Faults, template changes and user actions each spend a budget (``Bounds``), so the state space is finite. Without
+the ``burst`` perturbation the world moves only once every controller is quiet (its reconcile would change
+nothing): controllers react to each transition before the next, with zero latency, as in the simulator. With it,
+any number of transitions may pile up unseen while a controller still has work to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from rollwise.api import predicates as p
+from rollwise.api.errors import ApiStatusError
+from rollwise.api.meta import Obj, name_of
+from rollwise.explore.model import NAMESPACE, Bounds, Move, Node, Used
+from rollwise.explore.pods import (
+    AVAILABLE,
+    CRASHING,
+    CREATING,
+    FAILED,
+    PENDING,
+    PULL_FAILING,
+    READY,
+    RUNNING,
+    image_of,
+    stage_of,
+    status_for,
+)
+from rollwise.explore.world import Transition, spend, successor
+
+__all__ = ["environment_moves"]
+
+KUBELET = "kubelet"
+USER = "user"
+_FAULTS = {RUNNING: ("crash", "fail"), READY: ("crash", "fail"), AVAILABLE: ("crash", "fail"),
+           PENDING: ("pull-fault",), CREATING: ("pull-fault",)}
+
+
+def environment_moves(node: Node, bounds: Bounds, *, controllers_quiet: bool) -> Iterator[Transition]:
+    if not controllers_quiet and "burst" not in bounds.perturbations:
+        return
+    for pod in node.pods():
+        yield from _pod_moves(node, pod, bounds)
+    yield from _user_set_moves(node, bounds)
+
+
+def _pod_moves(node: Node, pod: Obj, bounds: Bounds) -> Iterator[Transition]:
+    name = name_of(pod)
+    if p.is_terminating(pod):
+        yield _remove(node, name, bounds)
+        return
+    facts = node.facts
+    stage = stage_of(pod, facts.min_ready_seconds)
+    broken = image_of(pod) == facts.broken_image
+    if stage == PENDING and facts.strategy == "QuorumAware":
+        # The quorum-aware controller tells "no status yet" (Unknown) from ContainerCreating (Transient), DEP-07;
+        # to the StatefulSet controller both are a Pending pod, so only quorum-aware sets take this extra step.
+        yield _set_stage(node, bounds, pod, CREATING, Move(actor=KUBELET, kind="container creating", target=name))
+    elif stage in (PENDING, CREATING):
+        yield _set_stage(node, bounds, pod, PULL_FAILING if broken else RUNNING,
+                         Move(actor=KUBELET, kind="image pull fails" if broken else "container starts", target=name))
+    elif stage == RUNNING:
+        yield _set_stage(node, bounds, pod, READY, Move(actor=KUBELET, kind="readiness passes", target=name))
+    elif stage == READY:
+        yield _set_stage(node, bounds, pod, AVAILABLE,
+                         Move(actor=KUBELET, kind="minReadySeconds elapse", target=name,
+                              detail=f"{facts.min_ready_seconds:g} s"))
+    elif stage in (CRASHING, PULL_FAILING) and not broken:
+        yield _set_stage(node, bounds, pod, RUNNING, Move(actor=KUBELET, kind="recovers", target=name))
+    if node.used.faults < bounds.faults:
+        for fault in _FAULTS.get(stage, ()):
+            if fault == "pull-fault" and broken:
+                continue
+            to = {"crash": CRASHING, "fail": FAILED, "pull-fault": PULL_FAILING}[fault]
+            move = Move(actor=KUBELET, kind=f"fault: {fault}", target=name, healthy=False)
+            yield _set_stage(node, bounds, pod, to, move, used=spend(node.used, faults=1))
+    if node.used.user_actions < bounds.user_actions:
+        cluster = node.cluster.fork()
+        cluster.delete("Pod", NAMESPACE, name, actor=USER)
+        move = Move(actor=USER, kind="deletes pod", target=name, healthy=False)
+        yield Transition(move=move, before=node,
+                         after=successor(node, cluster, move, bounds=bounds, used=spend(node.used, user_actions=1)))
+
+
+def _set_stage(node: Node, bounds: Bounds, pod: Obj, stage: str, move: Move, *, used: Used | None = None
+               ) -> Transition:
+    cluster = node.cluster.fork()
+    cluster.update_status({**pod, "status": status_for(pod, stage, min_ready_seconds=node.facts.min_ready_seconds)},
+                          actor=KUBELET)
+    return Transition(move=move, before=node, after=successor(node, cluster, move, bounds=bounds, used=used))
+
+
+def _remove(node: Node, name: str, bounds: Bounds) -> Transition:
+    """The kubelet's final delete (grace 0); the garbage collector then removes what the pod owned."""
+    cluster = node.cluster.fork()
+    cluster.delete("Pod", NAMESPACE, name, grace_period_seconds=0, actor=KUBELET)
+    move = Move(actor=KUBELET, kind="termination finishes", target=name)
+    return Transition(move=move, before=node, after=successor(node, cluster, move, bounds=bounds))
+
+
+def _user_set_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
+    facts = node.facts
+    sts = node.sts
+    spec = sts["spec"]
+    if node.used.template_changes < bounds.template_changes:
+        current = image_of(spec["template"])
+        for image in (*facts.good_images, facts.broken_image):
+            if image == current:
+                continue
+            containers = [dict(c) for c in spec["template"]["spec"]["containers"]]
+            containers[0]["image"] = image
+            merge = {"spec": {"template": {"spec": {"containers": containers}}}}
+            label = "broken" if image == facts.broken_image else "good"
+            yield from _patch(node, merge, Move(actor=USER, kind="changes the template", target=facts.name,
+                                                detail=f"image {image}, {label}", healthy=False),
+                              bounds, template_changes=1)
+    if node.used.user_actions >= bounds.user_actions:
+        return
+    replicas = int(spec.get("replicas", 1))
+    for target in (replicas - 1, replicas + 1):
+        if max(1, bounds.replicas - 1) <= target <= bounds.replicas and target != replicas:
+            yield from _patch(node, {"spec": {"replicas": target}},
+                              Move(actor=USER, kind="scales", target=facts.name, detail=f"to {target} replicas",
+                                   healthy=False), bounds, user_actions=1)
+    if facts.has_partition:
+        strategy = spec["updateStrategy"]
+        key = "rollingUpdate" if strategy["type"] == "RollingUpdate" else "enforcedRollingUpdate"
+        block = dict(strategy.get(key) or {})
+        partition = int(block.get("partition") or 0)
+        block["partition"] = 1 if partition == 0 else 0
+        yield from _patch(node, {"spec": {"updateStrategy": {key: block}}},
+                          Move(actor=USER, kind="sets the partition", target=facts.name,
+                               detail=f"to {block['partition']}", healthy=False), bounds, user_actions=1)
+
+
+def _patch(node: Node, merge: dict[str, Any], move: Move, bounds: Bounds, **spent: int) -> Iterator[Transition]:
+    cluster = node.cluster.fork()
+    try:
+        cluster.patch(node.facts.resource, NAMESPACE, node.facts.name, merge, actor=USER)
+    except ApiStatusError:
+        return  # refused by admission: a person would see the error and nothing changes
+    yield Transition(move=move, before=node,
+                     after=successor(node, cluster, move, bounds=bounds, used=spend(node.used, **spent)))

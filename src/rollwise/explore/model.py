@@ -1,0 +1,247 @@
+"""The explorer's state: the store objects that matter, in a canonical hashable form with time abstracted.
+
+A ``Node`` carries a whole ``MemoryCluster`` (so controllers and the executor run on the real thing) plus the
+bookkeeping the invariants need: the template and partition each pod was created under, the budgets already
+spent, and (for the stale-view perturbation) the store
+as it was one move earlier. ``Node.key`` forgets what cannot change a decision: uids, resourceVersions, timestamps
+(beyond "available or not"), generations (beyond "observed or not").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rollwise.api.features import FeatureGates
+from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
+from rollwise.api.intstr import resolve_max_unavailable
+from rollwise.api.leases import lease_role
+from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
+from rollwise.api.predicates import is_terminating
+from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.resources import GroupKind
+from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY
+from rollwise.explore.pods import image_of, stage_of
+from rollwise.runtime.setkeys import set_resource
+
+__all__ = [
+    "NAMESPACE",
+    "PERTURBATIONS",
+    "QUORUM_CONTROLLER",
+    "STATEFULSET_CONTROLLER",
+    "Bounds",
+    "Move",
+    "Node",
+    "SetFacts",
+    "Used",
+    "facts_of",
+]
+
+NAMESPACE = "default"
+STATEFULSET_CONTROLLER = "statefulset-controller"
+QUORUM_CONTROLLER = "quorum-aware-controller"
+PERTURBATIONS = ("stale", "crash", "burst")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bounds:
+    """How far the environment may go. ``replicas`` is the largest size; scaling moves between it and one less."""
+
+    replicas: int = 3
+    template_changes: int = 1
+    faults: int = 1
+    user_actions: int = 1
+    perturbations: frozenset[str] = frozenset()
+    perturbation_budget: int = 1
+    """How many stale reconciles and how many controller crashes one path may contain (each)."""
+    max_states: int = 200_000
+    broken_image: str = ""
+    """An image that never pulls (the broken template); derived from the set's image when empty."""
+
+
+@dataclass(frozen=True, slots=True)
+class Used:
+    """Budgets spent on the path to a state (part of the state: the same store with more budget left differs)."""
+
+    template_changes: int = 0
+    faults: int = 0
+    user_actions: int = 0
+    stale: int = 0
+    crashes: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Move:
+    """One transition: who acts (a controller, ``kubelet``, ``user``), what, on which object, and how."""
+
+    actor: str
+    kind: str
+    target: str = ""
+    detail: str = ""
+    healthy: bool = True
+    """Part of the healthy sub-graph liveness walks: controllers unperturbed, pods progressing, no user and no fault."""
+    created: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    """The pods a controller move created and asked to delete."""
+
+    def words(self) -> str:
+        text = f"{self.actor}: {self.kind}"
+        if self.target:
+            text += f" {self.target}"
+        if self.detail:
+            text += f" ({self.detail})"
+        return text
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SetFacts:
+    """What the explorer needs to know about the set's configuration, read once from its spec."""
+
+    name: str
+    resource: GroupKind
+    """Which StatefulSet resource the set is (``apps/v1`` or ``apps.rollwise.dev``): both run the same controllers."""
+    strategy: str
+    """RollingUpdate, OnDelete, Recreate, EnforcedRollingUpdate, or QuorumAware (OnDelete plus the annotation)."""
+    policy: str
+    min_ready_seconds: float
+    good_images: tuple[str, ...]
+    broken_image: str
+    gates: FeatureGates
+    has_partition: bool
+    when_scaled: str
+    when_deleted: str
+
+
+def facts_of(sts: Obj, *, gates: FeatureGates, broken_image: str = "") -> SetFacts:
+    spec = sts["spec"]
+    kind = (spec.get("updateStrategy") or {}).get("type") or "RollingUpdate"
+    if kind == "OnDelete" and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY:
+        kind = "QuorumAware"
+    image = image_of(spec["template"])
+    retention = spec.get("persistentVolumeClaimRetentionPolicy") or {}
+    return SetFacts(
+        name=name_of(sts), resource=set_resource(sts), strategy=kind,
+        policy=spec.get("podManagementPolicy") or "OrderedReady",
+        min_ready_seconds=float(spec.get("minReadySeconds") or 0), good_images=(image, f"{image}-next"),
+        broken_image=broken_image or f"{image}-broken", gates=gates,
+        has_partition=kind in ("RollingUpdate", "EnforcedRollingUpdate"),
+        when_scaled=retention.get("whenScaled") or "Retain", when_deleted=retention.get("whenDeleted") or "Retain",
+    )
+
+
+def strategy_block(sts: Obj) -> Mapping[str, Any] | None:
+    strategy = sts["spec"].get("updateStrategy") or {}
+    return strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate")
+
+
+def partition_of(sts: Obj) -> int:
+    return int((strategy_block(sts) or {}).get("partition") or 0)
+
+
+def budget_of(sts: Obj, facts: SetFacts) -> int | None:
+    """Unavailable ordinals the controller may cause: maxUnavailable (KEP-961, 1 with the gate off or no block);
+    0 under OnDelete (it never replaces a healthy pod); None when unbounded (Recreate)."""
+    if facts.strategy == "Recreate":
+        return None
+    if facts.strategy in ("OnDelete", "QuorumAware"):
+        return 0
+    block = strategy_block(sts)
+    if block is None or not facts.gates.max_unavailable:
+        return 1
+    return resolve_max_unavailable(block.get("maxUnavailable"), int(sts["spec"].get("replicas", 1)))
+
+
+@dataclass(slots=True, kw_only=True)
+class Node:
+    cluster: MemoryCluster
+    facts: SetFacts
+    born: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    """Pod name → (template image, partition) when the controller created it (the no-churn invariant)."""
+    used: Used = Used()
+    prev: MemoryCluster | None = None
+    """The store one move earlier: what a stale informer would still show (kept only while a stale reconcile
+    may still happen on this path, so it splits states only when it can matter)."""
+    _key: tuple[Any, ...] | None = None
+
+    @property
+    def sts(self) -> Obj:
+        return self.cluster.get(self.facts.resource, NAMESPACE, self.facts.name)
+
+    def pods(self) -> list[Obj]:
+        return [pod for pod in self.cluster.list("Pod", NAMESPACE) if ordinal_of(pod) >= 0]
+
+    def in_range(self) -> range:
+        return ordinal_range(self.sts)
+
+    @property
+    def key(self) -> tuple[Any, ...]:
+        if self._key is None:
+            self._key = (store_key(self.cluster, self.facts), tuple(sorted(self.born.items())), self.used,
+                         store_key(self.prev, self.facts))
+        return self._key
+
+
+_TIMES = frozenset({"lastTransitionTime", "lastUpdateTime", "lastProbeTime", "startedAt", "finishedAt"})
+
+
+def freeze(value: Any) -> Any:
+    """A hashable copy, without timestamps."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((k, freeze(v)) for k, v in value.items() if k not in _TIMES))
+    if isinstance(value, list | tuple):
+        return tuple(freeze(v) for v in value)
+    return value
+
+
+_MEMO: dict[tuple[int, str], tuple[Any, Any]] = {}
+_MEMO_LIMIT = 1 << 16
+
+
+def _memo(obj: Any, tag: str, make: Callable[[Any], Any]) -> Any:
+    """``make(obj)``, computed once per stored object: forks share every object a move did not touch, and a stored
+    dict never changes. The entry holds the object, so its id cannot be reused while cached."""
+    hit = _MEMO.get((id(obj), tag))
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    if len(_MEMO) > _MEMO_LIMIT:
+        _MEMO.clear()
+    value = make(obj)
+    _MEMO[(id(obj), tag)] = (obj, value)
+    return value
+
+
+def _set_part(sts: Obj) -> tuple[Any, ...]:
+    status = dict(sts.get("status") or {})
+    observed = status.pop("observedGeneration", None) == sts["metadata"].get("generation")
+    return _memo(sts["spec"], "spec", freeze), freeze(status), observed, freeze(annotations_of(sts))
+
+
+def _pod_part(pod: Obj, min_ready_seconds: float) -> tuple[Any, ...]:
+    return (name_of(pod), revision_of(pod), image_of(pod), stage_of(pod, min_ready_seconds), is_terminating(pod),
+            tuple(str(r.get("uid")) for r in pod["metadata"].get("ownerReferences") or ()))
+
+
+def _owners(part: tuple[Any, ...], names: Mapping[str, str]) -> tuple[Any, ...]:
+    """A part whose last item lists owner uids, with each uid replaced by the owner's kind/name (or "absent")."""
+    return (*part[:-1], tuple(names.get(uid, "absent") for uid in part[-1]))
+
+
+def store_key(cluster: MemoryCluster | None, facts: SetFacts) -> tuple[Any, ...]:
+    if cluster is None:
+        return ()
+    sts = cluster.get(facts.resource, NAMESPACE, facts.name)
+    pod_objs = cluster.list("Pod", NAMESPACE)
+    names = {uid_of(obj): f"{obj['kind']}/{name_of(obj)}" for obj in (*pod_objs, sts)}
+    mrs = facts.min_ready_seconds
+    pods = tuple(_owners(_memo(pod, "pod", lambda o: _pod_part(o, mrs)), names) for pod in pod_objs)
+    claims = tuple(
+        _owners(_memo(c, "claim", lambda o: (name_of(o), tuple(str(r.get("uid"))
+                                                              for r in o["metadata"].get("ownerReferences") or ()))),
+                names)
+        for c in cluster.list("PersistentVolumeClaim", NAMESPACE))
+    revisions = tuple(_memo(r, "rev", lambda o: (name_of(o), o.get("revision"), bool(o["metadata"].get(
+        "ownerReferences")))) for r in cluster.list("ControllerRevision", NAMESPACE))
+    leases = tuple(_memo(x, "lease", lambda o: (name_of(o), str(lease_role(o))))
+                   for x in cluster.list("Lease", NAMESPACE))
+    return _memo(sts, "set", _set_part), pods, claims, revisions, leases

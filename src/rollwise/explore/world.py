@@ -1,0 +1,119 @@
+"""Building the starting store and each successor: admission as the API server does it, member Leases for
+quorum-aware sets, and the bookkeeping every move shares (budgets, births, the stale store)."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, replace
+
+from rollwise.api.errors import NotFound
+from rollwise.api.features import FeatureGates
+from rollwise.api.identity import ordinal_range
+from rollwise.api.leases import LEADER, MEMBER, cluster_id, format_holder, lease_role, member_id
+from rollwise.api.meta import Obj, name_of
+from rollwise.api.predicates import is_running_and_ready, is_terminating
+from rollwise.cluster.admission import Admission
+from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.resources import GroupKind
+from rollwise.explore.model import (
+    NAMESPACE,
+    QUORUM_CONTROLLER,
+    STATEFULSET_CONTROLLER,
+    Bounds,
+    Move,
+    Node,
+    Used,
+    facts_of,
+    partition_of,
+)
+from rollwise.explore.pods import NOW, image_of
+
+__all__ = ["LEASE_WRITER", "Transition", "controllers_of", "initial_node", "successor"]
+
+LEASE_WRITER = "member-heartbeat"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Transition:
+    """A move from ``before`` to ``after``; ``deleted`` are the pods a controller asked to delete (as they were),
+    ``actions`` how many of the plan's actions ran and ``planned`` how many it had."""
+
+    move: Move
+    before: Node
+    after: Node
+    deleted: tuple[Obj, ...] = ()
+    actions: int = 0
+    planned: int = 0
+
+
+def controllers_of(node: Node) -> tuple[str, ...]:
+    if node.facts.strategy == "QuorumAware":
+        return STATEFULSET_CONTROLLER, QUORUM_CONTROLLER
+    return (STATEFULSET_CONTROLLER,)
+
+
+def initial_node(manifest: Obj, *, gates: FeatureGates, bounds: Bounds) -> Node:
+    """The set as created by a user, before any controller has looked (replicas set to ``bounds.replicas``)."""
+    cluster = MemoryCluster(clock=lambda: NOW, admit=Admission(gates=gates).hooks())
+    obj = copy.deepcopy(dict(manifest))
+    obj["spec"] = {**obj["spec"], "replicas": bounds.replicas}
+    obj.setdefault("metadata", {})["namespace"] = NAMESPACE
+    sts = cluster.create(obj, actor="user")
+    facts = facts_of(sts, gates=gates, broken_image=bounds.broken_image)
+    return Node(cluster=cluster, facts=facts)
+
+
+def successor(before: Node, cluster: MemoryCluster, move: Move, *, bounds: Bounds, used: Used | None = None,
+              born: dict[str, tuple[str, int]] | None = None) -> Node:
+    """The node after ``move`` changed ``cluster`` (a fork of ``before.cluster``).
+
+    A pod that is gone loses its birth record; member Leases follow the pods; the stale store is kept while a
+    stale reconcile may still come."""
+    used = used or before.used
+    if before.facts.strategy == "QuorumAware":
+        _sync_leases(cluster, before.facts.resource, before.facts.name)
+    names = {name_of(p) for p in cluster.list("Pod", NAMESPACE)}
+    born = {k: v for k, v in (born if born is not None else before.born).items() if k in names}
+    changed = cluster.cursor > 0  # a fork starts with an empty change feed
+    keep_prev = "stale" in bounds.perturbations and used.stale < bounds.perturbation_budget
+    return Node(cluster=cluster, facts=before.facts, born=born, used=used,
+                prev=before.cluster if keep_prev and changed else (before.prev if keep_prev else None))
+
+
+def birth(sts: Obj) -> tuple[str, int]:
+    """The template image and partition a pod is created (or judged) under: the no-churn invariant's context."""
+    return image_of(sts["spec"]["template"]), partition_of(sts)
+
+
+def spend(used: Used, **more: int) -> Used:
+    return replace(used, **{k: getattr(used, k) + v for k, v in more.items()})
+
+
+def _sync_leases(cluster: MemoryCluster, resource: GroupKind, set_name: str) -> None:
+    """One Lease per member, written by the member itself: Leader or Member. A Ready member participates; the
+    leader keeps leading while it participates, else the lowest participating ordinal takes over (an election
+    with zero latency: lease lag is not explored)."""
+    sts = cluster.get(resource, NAMESPACE, set_name)
+    members = []
+    for o in ordinal_range(sts):
+        try:
+            members.append(cluster.get("Pod", NAMESPACE, f"{set_name}-{o}"))
+        except NotFound:  # a missing member has no say
+            continue
+    live = [p for p in members if is_running_and_ready(p) and not is_terminating(p)]
+    leases = {name_of(x): x for x in cluster.list("Lease", NAMESPACE)}
+    leader = next((name_of(p) for p in live if lease_role(leases.get(name_of(p))) == LEADER), None)
+    if leader is None and live:
+        leader = name_of(live[0])
+    for pod in members:
+        name = name_of(pod)
+        role = LEADER if name == leader else MEMBER
+        holder = format_holder(member_id(name), cluster_id(set_name), role)
+        lease = leases.get(name)
+        if lease is None:
+            cluster.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                            "metadata": {"name": name, "namespace": NAMESPACE,
+                                         "labels": {"rollwise.dev/member-of": set_name}},
+                            "spec": {"holderIdentity": holder, "renewTime": NOW}}, actor=LEASE_WRITER)
+        elif (lease.get("spec") or {}).get("holderIdentity") != holder:
+            cluster.patch("Lease", NAMESPACE, name, {"spec": {"holderIdentity": holder}}, actor=LEASE_WRITER)

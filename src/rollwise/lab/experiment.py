@@ -1,0 +1,194 @@
+"""One lab run: a scenario under a strategy against real etcd members, and the same in the quorum model.
+
+Real run (reference §3): boot the set, crash the members that are to be down, let the cluster settle, start the
+write meter and the status poller, change the template, wait for the rollout to complete; the figures are counted
+from the template change to completion (reference §4 item 6: the crash's own election is not the rollout's).
+The result document is the simulator's (events from the store's change feed, the same summary), with the measured
+outages and leaders added as ``QuorumLost``/``QuorumRestored``/``LeaderChanged`` events so one plot draws both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rollwise.api.features import FeatureGates
+from rollwise.kubelet.process.member import ProbeSettings
+from rollwise.kubelet.process.runtime import ProcessRuntime
+from rollwise.lab.figures import StatusSample, WriteRecord, elections, leader_moves, no_commit_gaps
+from rollwise.lab.meter import StatusPoller, WriteMeter
+from rollwise.lab.plane import LabPlane
+from rollwise.lab.scenarios import (
+    LabScenario,
+    LabStrategy,
+    LabTimings,
+    model_scenario,
+    set_manifest,
+    template_patch,
+)
+from rollwise.sim import run_scenario
+from rollwise.sim.record import rollout_complete
+
+__all__ = ["Figures", "RealRun", "run_model", "run_real"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Figures:
+    completed: bool
+    outage_seconds: float  # real: no-commit time; model: time without a leader (quorum lost, or electing)
+    elections: int  # real: raft term increments; model: elections (hand-overs excluded)
+    leader_moves: int
+    rollout_seconds: float | None
+    quorum_lost: bool
+    quorum_loss_seconds: float | None = None  # the model's own figure (None for a real run)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RealRun:
+    figures: Figures
+    result: dict[str, Any]  # the result document, for the plot
+    writes: tuple[WriteRecord, ...]
+    samples: tuple[StatusSample, ...]
+    claims_kept: bool  # every member's data directory still there at the end
+    root: Path
+    pids: tuple[int, ...]  # every process the run started (all stopped when it returns)
+    final_pods: tuple[dict[str, Any], ...]
+    update_revision: str
+
+
+def _leader_moves_from_events(events: list[dict[str, Any]], since: float) -> int:
+    """The model's moves, counted as the real ones are: a different member leads than the previous leader."""
+    moves, last = 0, None
+    for ev in events:
+        if ev["type"] != "LeaderChanged" or not ev.get("pod"):
+            continue
+        if last is not None and ev["pod"] != last and ev["t"] >= since:
+            moves += 1
+        last = ev["pod"]
+    return moves
+
+
+def _leaderless_seconds(events: list[dict[str, Any]], since: float, until: float) -> float:
+    """The model's time without a leader in [since, until]: what writes see (no leader, no commit), the model's
+    counterpart of the no-commit gaps. It is the quorum-loss time plus each election's ``electionSeconds``."""
+    total, lost_at = 0.0, None
+    for ev in sorted(events, key=lambda e: e["t"]):
+        if ev["type"] == "LeaderChanged":
+            if not ev.get("pod") and lost_at is None:
+                lost_at = ev["t"]
+            elif ev.get("pod") and lost_at is not None:
+                total += max(0.0, min(ev["t"], until) - max(lost_at, since))
+                lost_at = None
+    if lost_at is not None:
+        total += max(0.0, until - max(lost_at, since))
+    return total
+
+
+def run_model(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings) -> tuple[Figures, dict[str, Any]]:
+    result = run_scenario(model_scenario(scenario, strategy, timings))
+    fig = result["summary"]["etcd"]
+    start = next((e["t"] for e in result["events"] if e["type"] == "Step" and e.get("action") == "patch"), 0.0)
+    end = start + float(fig["rolloutSeconds"]) if fig["rolloutSeconds"] is not None else float(result["endedAt"])
+    return Figures(completed=bool(fig["completed"]),
+                   outage_seconds=round(_leaderless_seconds(result["events"], start, end), 3),
+                   elections=int(fig["leaderElections"] or 0),
+                   leader_moves=_leader_moves_from_events(result["events"], start),
+                   rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(fig["quorumLossSeconds"]),
+                   quorum_loss_seconds=float(fig["quorumLossSeconds"] or 0.0)), result
+
+
+def _complete(plane: LabPlane) -> bool:
+    sts = plane.cluster.get("StatefulSet", "default", "etcd")
+    return rollout_complete(sts, plane.pods_of(sts), plane.clock())
+
+
+def run_real(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, *, root: Path | None = None,
+             rate: float = 20.0, timeout: float = 180.0) -> RealRun:
+    root = Path(tempfile.mkdtemp(prefix="rollwise-lab-")) if root is None else root
+    probe = ProbeSettings(initial_delay_seconds=timings.probe_initial_delay_seconds,
+                          period_seconds=timings.probe_period_seconds, timeout_seconds=timings.probe_timeout_seconds,
+                          failure_threshold=timings.probe_failure_threshold,
+                          heartbeat_seconds=timings.heartbeat_seconds)
+    runtime = ProcessRuntime(root, probe=probe, start_seconds=timings.start_seconds)
+    plane = LabPlane(runtime, gates=FeatureGates().with_overrides(strategy.gates))
+    return asyncio.run(_run_real(plane, scenario, strategy, timings, rate=rate, timeout=timeout))
+
+
+async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, *,
+                    rate: float, timeout: float) -> RealRun:
+    runtime, root = plane.runtime, plane.runtime.root
+    meter: WriteMeter | None = None
+    poller: StatusPoller | None = None
+    try:
+        async with plane:
+            plane.create(set_manifest(scenario, strategy, timings))
+            if not await plane.run_until(lambda: _complete(plane), timeout=60):
+                raise RuntimeError(f"the etcd members did not all become ready within 60 s; logs in {root / 'logs'}")
+            endpoints = runtime.layout(plane.cluster.get("StatefulSet", "default", "etcd")).endpoints()
+            for ordinal in scenario.down:
+                plane.pod_fault(f"etcd-{ordinal}", "crash")
+            settle_end = plane.clock() + timings.settle_seconds
+            meter = WriteMeter(endpoints, clock=plane.clock, rate=rate).start()
+            poller = StatusPoller(endpoints, clock=plane.clock).start()
+            # reference §4 item 6: a crashed leader costs an election before the rollout; start only once writes
+            # commit again, so the figures are the rollout's own.
+            settled = await plane.run_until(
+                lambda: plane.clock() >= settle_end and meter is not None and meter.committing(),
+                timeout=timings.settle_seconds + 30)
+            if not settled:
+                raise RuntimeError(f"writes did not resume within 30 s after the crash faults; logs in {root}")
+            t0 = plane.clock()
+            plane.recorder.emit(t0, "Step", index=0, action="patch")
+            plane.patch_set("etcd", template_patch())
+            completed = await plane.run_until(lambda: _complete(plane), timeout=timeout)
+            t1 = plane.clock()
+            await plane.run_until(lambda: plane.clock() >= t1 + 0.5, timeout=1.0)
+            writes, samples = await asyncio.to_thread(meter.stop), await asyncio.to_thread(poller.stop)
+            meter = poller = None
+            gaps = no_commit_gaps(writes, since=t0, until=t1)
+            summary = plane.recorder.summary(t1)
+            final_set = plane.cluster.get("StatefulSet", "default", "etcd")
+            final_pods = plane.pods_of(final_set)
+            _annotate(plane, gaps, samples, runtime)
+    finally:
+        if meter is not None:
+            meter.stop()
+        if poller is not None:
+            poller.stop()
+    claims_kept = all((runtime.data_dir("default", f"data-etcd-{o}") / "etcd" / "member").is_dir()
+                      for o in range(scenario.replicas))
+    result = {"scenario": f"lab-{scenario.name}", "description": scenario.description, "strategy": strategy.label,
+              "endedAt": round(t1 + 0.5, 3), "events": sorted(plane.recorder.events, key=lambda e: e["t"]),
+              "summary": summary, "apiWrites": {}, "metrics": {}, "final": {}}
+    fig = summary["etcd"]
+    outage, terms = round(sum(b - a for a, b in gaps), 3), elections(samples, since=t0, until=t1)
+    # The measured counterparts of the model's figures, so a plot's panel title shows them too.
+    fig.update(quorumLossSeconds=outage, leaderElections=terms)
+    return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,
+                                   leader_moves=leader_moves(samples, since=t0, until=t1),
+                                   rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(gaps)),
+                   result=result, writes=tuple(writes), samples=tuple(samples), claims_kept=claims_kept,
+                   root=root, pids=tuple(runtime.supervisor.started), final_pods=tuple(final_pods),
+                   update_revision=str((final_set.get("status") or {}).get("updateRevision", "")))
+
+
+def _annotate(plane: LabPlane, gaps: list[tuple[float, float]], samples: list[StatusSample],
+              runtime: ProcessRuntime) -> None:
+    """Measured outages and leaders as the quorum model's event types, for ``cli/plot.py``."""
+    for a, b in gaps:
+        plane.recorder.emit(a, "QuorumLost", statefulSet="etcd", measured="no-commit gap")
+        plane.recorder.emit(b, "QuorumRestored", statefulSet="etcd", measured="no-commit gap")
+    pods = {lease.holder.split(":")[0]: lease.name for lease in runtime.member_leases()}
+    for lease in plane.cluster.list("Lease"):
+        pods.setdefault(str(lease["spec"]["holderIdentity"]).split(":")[0], lease["metadata"]["name"])
+    best, leader = -1, 0
+    for s in samples:
+        if s.leader == 0 or s.term < best:
+            continue
+        best = s.term
+        if s.leader != leader:
+            leader = s.leader
+            plane.recorder.emit(s.t, "LeaderChanged", statefulSet="etcd", pod=pods.get(format(leader, "x")))

@@ -1,0 +1,125 @@
+"""A write meter and a member status poller against real etcd members (reference §3 "Write meter").
+
+``WriteMeter``: one put every ``1/rate`` seconds, each on its own thread with a total deadline, failing over to the
+next endpoint when one refuses or resets (as a multi-endpoint client does). A member that is up without quorum
+makes the request hang until the deadline (reference §2). Every request is recorded as (start, end, ok).
+
+``StatusPoller``: every ``period`` seconds, each member's ``/v3/maintenance/status`` (leader, raft term), from which
+``figures`` counts elections and leader moves.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+from rollwise.kubelet.process.gateway import GatewayError, member_status, put
+from rollwise.lab.figures import StatusSample, WriteRecord
+
+__all__ = ["StatusPoller", "WriteMeter"]
+
+
+class WriteMeter:
+    def __init__(self, endpoints: Sequence[str], *, clock: Callable[[], float], rate: float = 20.0,
+                 deadline: float = 1.0) -> None:
+        if rate <= 0 or deadline <= 0:
+            raise ValueError("rate and deadline must be > 0")
+        self.endpoints = list(endpoints)
+        self.clock, self.rate, self.deadline = clock, rate, deadline
+        self.records: list[WriteRecord] = []
+        self._preferred = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._ticker = threading.Thread(target=self._tick, daemon=True, name="write-meter")
+        self._seq = 0
+
+    def start(self) -> WriteMeter:
+        self._ticker.start()
+        return self
+
+    def stop(self) -> list[WriteRecord]:
+        """Stop sending, wait for requests in flight (each ends by its deadline), return every record."""
+        self._stop.set()
+        self._ticker.join()
+        for t in self._threads:
+            t.join()
+        with self._lock:
+            return sorted(self.records, key=lambda r: r.start)
+
+    def committing(self, *, within: float = 0.2, last: int = 5) -> bool:
+        """Whether writes commit now: the last ``last`` finished requests succeeded, the latest ``within`` s ago."""
+        with self._lock:
+            done = sorted(self.records, key=lambda r: r.end)[-last:]
+        return len(done) == last and all(r.ok for r in done) and self.clock() - done[-1].end <= within
+
+    def _tick(self) -> None:
+        period = 1.0 / self.rate
+        first = self.clock()
+        k = 0
+        while not self._stop.wait(max(0.0, first + k * period - self.clock())):
+            k += 1
+            self._seq += 1
+            t = threading.Thread(target=self._one, args=(self._seq,), daemon=True)
+            t.start()
+            self._threads.append(t)
+            self._threads = [x for x in self._threads if x.is_alive()]
+
+    def _one(self, seq: int) -> None:
+        start = self.clock()
+        end_by = start + self.deadline
+        with self._lock:
+            index = self._preferred
+        ok, endpoint = False, ""
+        for step in range(len(self.endpoints)):
+            remaining = end_by - self.clock()
+            if remaining <= 0:
+                break
+            endpoint = self.endpoints[(index + step) % len(self.endpoints)]
+            try:
+                put(endpoint, "rollwise-meter", str(seq), timeout=remaining)
+            except GatewayError:
+                continue  # refused, reset, no leader, or out of time: the next endpoint, if time remains
+            ok = True
+            with self._lock:
+                self._preferred = (index + step) % len(self.endpoints)
+            break
+        with self._lock:
+            self.records.append(WriteRecord(start=start, end=self.clock(), ok=ok, endpoint=endpoint))
+
+
+class StatusPoller:
+    def __init__(self, endpoints: Sequence[str], *, clock: Callable[[], float], period: float = 0.1,
+                 timeout: float = 0.3) -> None:
+        self.endpoints = list(endpoints)
+        self.clock, self.period, self.timeout = clock, period, timeout
+        self.samples: list[StatusSample] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._poll, args=(e,), daemon=True, name=f"status-{e}")
+                         for e in self.endpoints]
+
+    def start(self) -> StatusPoller:
+        for t in self._threads:
+            t.start()
+        return self
+
+    def stop(self) -> list[StatusSample]:
+        self._stop.set()
+        for t in self._threads:
+            t.join()
+        with self._lock:
+            return sorted(self.samples, key=lambda s: s.t)
+
+    def _poll(self, endpoint: str) -> None:
+        while not self._stop.is_set():
+            began = self.clock()
+            try:
+                st = member_status(endpoint, timeout=self.timeout)
+            except GatewayError:
+                st = None
+            if st is not None:
+                with self._lock:
+                    self.samples.append(StatusSample(t=self.clock(), member=format(st.member_id, "x"),
+                                                     leader=st.leader, term=st.raft_term))
+            self._stop.wait(max(0.0, began + self.period - self.clock()))

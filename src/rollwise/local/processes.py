@@ -1,0 +1,234 @@
+"""The process runtime as a kubelet of the wall-clock driver: pods whose image matches run as real local processes.
+
+``WallDriver`` hands this adapter every pod the runtime runs (``matches``) instead of its simulated kubelet, and
+every claim deletion. The adapter is the kubelet's loop around ``ProcessRuntime`` (kubelet/process/runtime.py):
+
+- a pod is looked at when someone other than the kubelet changed it, and on every tick (process exits and probe
+  results are only noticed by looking); its status goes back through the store with ``update_status``, and a
+  terminating pod whose process stopped (SIGTERM, the grace period, SIGKILL) is removed with grace 0, as the
+  kubelet confirms a deletion;
+- a claim's deletion reaches ``claim_deleted``: the member's data directory goes with its claim and only then;
+- member Leases are written from each member's ``/v3/maintenance/status`` (holderIdentity in etcd-druid's format,
+  reference §1.4), labelled ``rollwise.dev/member-of: <set>`` (the label the driver watches) and owned by the set;
+- ``stop()`` stops every process: nothing outlives the driver's owner.
+
+Which pods: a pod is run here when a container image matches the pattern and a StatefulSet controls it (the
+member's identity and initial cluster come from the set); the choice is kept for the pod's life, so a pod orphaned
+later (``--cascade=orphan``) still has its process stopped here. Other pods stay with the simulated kubelet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rollwise.api.errors import ApiStatusError, Conflict, FieldError, Invalid, NotFound
+from rollwise.api.meta import (
+    Obj,
+    annotations_of,
+    controller_of,
+    deletion_timestamp,
+    name_of,
+    namespace_of,
+    uid_of,
+)
+from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.protocol import Change
+from rollwise.cluster.resources import POD
+from rollwise.controllers.quorum.settings import DEFAULT_LEASE_TEMPLATE, LEASE_TEMPLATE
+from rollwise.kubelet.process.runtime import FAULTS as RUNTIME_FAULTS
+from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime
+from rollwise.kubelet.status import Note, status_notes
+from rollwise.runtime.setkeys import set_resource
+
+__all__ = ["KUBELET", "MEMBER_OF_LABEL", "ProcessKubelet"]
+
+log = logging.getLogger("rollwise.processes")
+
+KUBELET = "kubelet"
+MEMBER_OF_LABEL = "rollwise.dev/member-of"  # which set a member Lease belongs to (the driver requeues the set)
+LEASE = "Lease"
+
+
+@dataclass(slots=True)
+class _Pod:
+    where: tuple[str, str]
+    sts: Obj  # the controlling set, as last seen (kept after the set is gone: its process still has to stop)
+
+
+class ProcessKubelet:
+    """Runs on the driver's event loop: ``start()`` once the loop runs, ``on_change`` for every change the driver
+    routes here, ``stop()`` last."""
+
+    def __init__(self, runtime: ProcessRuntime, cluster: MemoryCluster, *, pump: Callable[[], None],
+                 clock: Callable[[], float], tick_seconds: float = 0.05) -> None:
+        self.runtime = runtime
+        self.cluster = cluster
+        self.pump = pump
+        self.clock = clock
+        self.tick_seconds = tick_seconds
+        runtime.clock = clock  # probe times land in pod status: the store's clock, not the runtime's own
+        self._pods: dict[str, _Pod] = {}
+        self._renewed: dict[tuple[str, str], tuple[str, float]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._stopped = False
+        # The Events a kubelet writes about a pod (Started, Killing, BackOff, Unhealthy): the driver's, so that
+        # `kubectl describe pod` reads the same for a process as for a simulated container.
+        self.notes: Callable[[Obj, tuple[Note, ...]], None] | None = None
+        # Pods left to the simulated kubelet whatever their image (the members of a set bound to a quorum model).
+        self.excluded: Callable[[Obj], bool] = lambda _pod: False
+
+    # -- the driver's interface --------------------------------------------------------------------------------
+
+    def matches(self, pod: Obj) -> bool:
+        if uid_of(pod) in self._pods:
+            return True
+        ref = controller_of(pod)
+        return ref is not None and ref.get("kind") == "StatefulSet" and self.runtime.matches(pod) \
+            and not self.excluded(pod)
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        for pod in self.cluster.list(POD):
+            if self.matches(pod):
+                self._adopt(pod)
+        self._timer = self._loop.call_later(0, self._tick)
+
+    def stop(self) -> None:
+        """Stop every process (SIGTERM, then SIGKILL) and the probers; data directories stay with their claims."""
+        self._stopped = True
+        if self._timer is not None:
+            self._timer.cancel()
+        self.runtime.close()
+
+    def on_change(self, ch: Change) -> None:
+        if self._stopped:
+            return
+        if ch.kind == "PersistentVolumeClaim" and ch.type == "DELETED":
+            self.runtime.claim_deleted(ch.namespace, ch.name)
+        elif ch.kind == "Pod":
+            uid = uid_of(ch.obj)
+            if ch.type == "DELETED":
+                if self._pods.pop(uid, None) is not None:
+                    self.runtime.pod_removed(ch.obj)
+            elif ch.actor != KUBELET and self.matches(ch.obj) and self._adopt(ch.obj) and self._loop is not None:
+                self._loop.call_soon(self._sync, uid)
+
+    def fault(self, pod: Obj, fault: str) -> None:
+        """A pod fault for a member process (``kubelet.process.runtime.FAULTS``: SIGKILL once, crash-loop, fail,
+        recover), then a sync so its status shows it. Invalid for a fault a process cannot take."""
+        uid = uid_of(pod)
+        if fault not in RUNTIME_FAULTS:
+            raise Invalid(f"unknown pod fault {fault!r} for a pod run as a process", errors=[FieldError(
+                path="fault", kind="Unsupported value", value=fault,
+                rule="supported values: " + ", ".join(f'"{f}"' for f in RUNTIME_FAULTS))])
+        if uid not in self._pods and not self._adopt(pod):
+            raise Conflict(f"pod {name_of(pod)}: no StatefulSet controls it, so no process runs it")
+        try:
+            self.runtime.fault(pod, fault, self.clock())
+        except KeyError as err:  # adopted, but its process was never started (the kubelet has not synced it)
+            raise Conflict(f"pod {name_of(pod)}: its process is not running yet") from err
+        self._sync(uid)
+
+    # -- the kubelet loop --------------------------------------------------------------------------------------
+
+    def _adopt(self, pod: Obj) -> bool:
+        """Remember the pod and its set; False while no set controls it (a pod created ahead of its set)."""
+        uid = uid_of(pod)
+        sts = self._set_of(pod)
+        if sts is not None:
+            self._pods[uid] = _Pod(where=(namespace_of(pod), name_of(pod)), sts=sts)
+        return uid in self._pods
+
+    def _set_of(self, pod: Obj) -> Obj | None:
+        ref = controller_of(pod)
+        if ref is None:
+            return None
+        try:
+            sts = self.cluster.get(set_resource(ref), namespace_of(pod), str(ref.get("name")))
+        except NotFound:
+            return None
+        return sts if uid_of(sts) == ref.get("uid") else None
+
+    def _tick(self) -> None:
+        self._timer = None
+        if self._stopped:
+            return
+        try:
+            for uid in list(self._pods):
+                self._sync(uid)
+            self._leases()
+        finally:
+            if not self._stopped and self._loop is not None:
+                self._timer = self._loop.call_later(self.tick_seconds, self._tick)
+
+    def _sync(self, uid: str) -> None:
+        entry = self._pods.get(uid)
+        if entry is None or self._stopped:
+            return
+        try:
+            pod = self.cluster.get(POD, *entry.where)
+        except NotFound:
+            pod = None
+        if pod is None or uid_of(pod) != uid:  # removed, or replaced under its name: the feed says DELETED soon
+            return
+        entry.sts = self._set_of(pod) or entry.sts
+        try:
+            result = self.runtime.sync(pod, entry.sts, self.clock())
+        except (OSError, ValueError) as err:  # cannot start (no binary, no disk): the pod stays as it is
+            log.warning("pod %s/%s: %s", *entry.where, err)
+            return
+        if self.notes is not None and (result.status is not None or terminating(pod)):
+            self.notes(pod, status_notes(pod.get("status"), result.status) if result.status is not None else ())
+        try:
+            if result.remove:
+                self.cluster.delete(POD, *entry.where, grace_period_seconds=0, actor=KUBELET)
+            elif result.status is not None:
+                self.cluster.update_status({**pod, "status": result.status}, actor=KUBELET)
+        except ApiStatusError as err:  # someone wrote the pod meanwhile: the next tick syncs again
+            log.debug("kubelet write for %s/%s failed: %s", *entry.where, err)
+        self.pump()
+
+    def _leases(self) -> None:
+        """etcd-backup-restore's heartbeat: renew each member's Lease every ``heartbeat_seconds``, at once when its
+        role changes (reference §1.4)."""
+        now = self.clock()
+        for lease in self.runtime.member_leases():
+            sts = next((e.sts for e in self._pods.values() if e.where == (lease.namespace, lease.name)), None)
+            if sts is None:
+                continue
+            name = (annotations_of(sts).get(LEASE_TEMPLATE) or DEFAULT_LEASE_TEMPLATE).replace("{pod}", lease.name)
+            last = self._renewed.get((lease.namespace, name))
+            if last is not None and last[0] == lease.holder and now - last[1] < self.runtime.probe.heartbeat_seconds:
+                continue
+            try:
+                self._write_lease(sts, lease, name, now)
+            except ApiStatusError as err:
+                log.debug("lease %s/%s not written: %s", lease.namespace, name, err)
+                continue
+            self._renewed[(lease.namespace, name)] = (lease.holder, now)
+        self.pump()
+
+    def _write_lease(self, sts: Obj, lease: MemberLease, name: str, now: float) -> None:
+        spec: dict[str, Any] = {"holderIdentity": lease.holder, "renewTime": now}
+        try:
+            self.cluster.get(LEASE, lease.namespace, name)
+        except NotFound:
+            owner = {"apiVersion": sts.get("apiVersion", "apps/v1"), "kind": "StatefulSet", "name": name_of(sts),
+                     "uid": uid_of(sts)}
+            self.cluster.create({"apiVersion": "coordination.k8s.io/v1", "kind": LEASE,
+                                 "metadata": {"name": name, "namespace": lease.namespace,
+                                              "labels": {MEMBER_OF_LABEL: lease.set_name},
+                                              "ownerReferences": [owner]},
+                                 "spec": {**spec, "acquireTime": now}}, actor=KUBELET)
+            return
+        self.cluster.patch(LEASE, lease.namespace, name, {"spec": spec}, actor=KUBELET)
+
+
+
+def terminating(pod: Obj) -> bool:
+    return deletion_timestamp(pod) is not None

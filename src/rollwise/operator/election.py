@@ -1,0 +1,233 @@
+"""Lease-based leader election with client-go's rules and timings (``tools/leaderelection/leaderelection.go``).
+
+* Timings 15 s / 10 s / 2 s, validated as client-go does: leaseDuration > renewDeadline > 1.2 · retryPeriod.
+* A lease held by someone else is expired only when ``leaseDuration`` has passed on *this process's monotonic
+  clock* since this process last saw the record change (``observedTime``), never by reading the remote
+  ``renewTime``: clocks across machines are not trusted.
+* Candidates retry every retryPeriod with jitter 1.2 (``wait.JitterUntil``); taking over from another holder
+  increments ``leaseTransitions``; a 409 on the update means someone else won this round.
+* The leader renews every retryPeriod; if no renew succeeds within renewDeadline it stops leading at once.
+* On shutdown the leader releases: empty ``holderIdentity`` and ``leaseDurationSeconds: 1``, so a successor
+  takes over at its next retry instead of waiting out the lease.
+* ``is_leader()`` is the fence before every write batch: leading *and* the last successful renew is younger than
+  renewDeadline on the monotonic clock, so a process paused past its deadline writes nothing even before its
+  renew loop notices (operator-plan §5, the SIGSTOP test).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, NotFound
+from rollwise.api.meta import Obj
+from rollwise.runtime.clock import Clock
+
+__all__ = ["JITTER_FACTOR", "LeaderElector", "LeaseClient", "LeaseTimings"]
+
+log = logging.getLogger("rollwise.runtime.election")
+
+JITTER_FACTOR = 1.2
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaseTimings:
+    lease_duration_seconds: float = 15.0
+    renew_deadline_seconds: float = 10.0
+    retry_period_seconds: float = 2.0
+
+    def __post_init__(self) -> None:
+        if min(self.lease_duration_seconds, self.renew_deadline_seconds, self.retry_period_seconds) <= 0:
+            raise ValueError("leaseDuration, renewDeadline and retryPeriod must be greater than zero")
+        if self.lease_duration_seconds <= self.renew_deadline_seconds:
+            raise ValueError(f"leaseDuration ({self.lease_duration_seconds:g} s) must be greater than renewDeadline "
+                             f"({self.renew_deadline_seconds:g} s)")
+        if self.renew_deadline_seconds <= JITTER_FACTOR * self.retry_period_seconds:
+            raise ValueError(f"renewDeadline ({self.renew_deadline_seconds:g} s) must be greater than "
+                             f"{JITTER_FACTOR} x retryPeriod ({self.retry_period_seconds:g} s)")
+
+
+class LeaseClient(Protocol):
+    """The three Lease verbs, raising ``rollwise.api.errors`` (NotFound, AlreadyExists, Conflict)."""
+
+    async def get(self, namespace: str, name: str) -> Obj: ...
+
+    async def create(self, lease: Obj) -> Obj: ...
+
+    async def update(self, lease: Obj) -> Obj: ...
+
+
+class LeaderElector:
+    def __init__(self, client: LeaseClient, *, namespace: str, name: str, identity: str, clock: Clock,
+                 timings: LeaseTimings | None = None, rng: random.Random | None = None,
+                 wall_time: Callable[[], float] = time.time,
+                 on_change: Callable[[bool], None] | None = None) -> None:
+        if not identity:
+            raise ValueError("a leader elector needs a non-empty identity")
+        self.client = client
+        self.namespace = namespace
+        self.name = name
+        self.identity = identity
+        self.clock = clock
+        self.timings = timings or LeaseTimings()
+        self.rng = rng or random.Random()
+        self.wall_time = wall_time
+        self.on_change = on_change
+        self.attempts: list[tuple[float, bool, float]] = []
+        """Every round: (monotonic time, acquired or renewed, when the record was last seen to change)."""
+        self._observed: dict[str, Any] | None = None
+        self._observed_rv = ""
+        self._observed_at = 0.0
+        self._leading = False
+        self._renewed_at: float | None = None
+
+    # -- the fence -------------------------------------------------------------------------------------------
+
+    def is_leader(self) -> bool:
+        if not self._leading or self._renewed_at is None:
+            return False
+        return self.clock.now() - self._renewed_at < self.timings.renew_deadline_seconds
+
+    def renew_age(self) -> float | None:
+        """Seconds since the last successful renew while this process leads, else None."""
+        if not self._leading or self._renewed_at is None:
+            return None
+        return self.clock.now() - self._renewed_at
+
+    @property
+    def observed_holder(self) -> str:
+        return str((self._observed or {}).get("holderIdentity") or "")
+
+    # -- the loops -------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Campaign until elected, then renew until a renew deadline is missed; returns having stopped leading."""
+        await self._acquire()
+        try:
+            await self._renew()
+        finally:
+            self._set_leading(False)
+
+    async def _acquire(self) -> None:
+        t = self.timings
+        while True:
+            if await self.try_acquire_or_renew():
+                log.info("%s acquired lease %s/%s", self.identity, self.namespace, self.name)
+                self._set_leading(True)
+                return
+            await self.clock.sleep(t.retry_period_seconds * (1.0 + self.rng.random() * JITTER_FACTOR))
+
+    async def _renew(self) -> None:
+        # client-go opens the renewDeadline window at the first retry after a success; counting it from the
+        # success itself is stricter, and agrees with the is_leader() fence.
+        t = self.timings
+        while True:
+            await self.clock.sleep(t.retry_period_seconds)
+            while not await self.try_acquire_or_renew():
+                deadline = (self._renewed_at or 0.0) + t.renew_deadline_seconds
+                if self.clock.now() + t.retry_period_seconds >= deadline:
+                    await self.clock.sleep(max(0.0, deadline - self.clock.now()))
+                    log.warning("%s failed to renew lease %s/%s within %g s; stopping leading", self.identity,
+                                self.namespace, self.name, t.renew_deadline_seconds)
+                    return
+                await self.clock.sleep(t.retry_period_seconds)
+
+    def _set_leading(self, leading: bool) -> None:
+        if leading == self._leading:
+            return
+        self._leading = leading
+        if not leading:
+            self._renewed_at = None
+        if self.on_change is not None:
+            self.on_change(leading)
+
+    # -- one round -------------------------------------------------------------------------------------------
+
+    async def try_acquire_or_renew(self) -> bool:
+        ok = await self._try()
+        self.attempts.append((self.clock.now(), ok, self._observed_at))
+        return ok
+
+    async def _try(self) -> bool:
+        t = self.timings
+        now = self.clock.now()
+        stamp = self.wall_time()  # float seconds; the cluster's wire codec writes MicroTime
+        mine = {"holderIdentity": self.identity, "leaseDurationSeconds": round(t.lease_duration_seconds),
+                "acquireTime": stamp, "renewTime": stamp, "leaseTransitions": 0}
+        try:
+            lease = await self.client.get(self.namespace, self.name)
+        except NotFound:
+            try:
+                created = await self.client.create({
+                    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                    "metadata": {"name": self.name, "namespace": self.namespace}, "spec": mine})
+            except (AlreadyExists, Conflict):
+                return False
+            except ApiStatusError as err:
+                log.warning("creating lease %s/%s failed: %s", self.namespace, self.name, err)
+                return False
+            self._observe(created, now)
+            self._renewed_at = now
+            return True
+        except ApiStatusError as err:
+            log.warning("reading lease %s/%s failed: %s", self.namespace, self.name, err)
+            return False
+
+        spec = dict(lease.get("spec") or {})
+        rv = str(lease.get("metadata", {}).get("resourceVersion") or "")
+        if self._observed is None or _record(spec) != _record(self._observed):
+            self._observed, self._observed_rv, self._observed_at = spec, rv, now
+        holder = str(spec.get("holderIdentity") or "")
+        if holder and holder != self.identity:
+            duration = float(spec.get("leaseDurationSeconds") or t.lease_duration_seconds)
+            if self._observed_at + duration > now:
+                return False  # held, and not yet expired by our own clock
+        if holder == self.identity:
+            mine["acquireTime"] = spec.get("acquireTime") or stamp
+            mine["leaseTransitions"] = int(spec.get("leaseTransitions") or 0)
+        else:
+            mine["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
+        try:
+            updated = await self.client.update({**lease, "spec": {**spec, **mine}})
+        except Conflict:
+            return False  # another candidate wrote first: lost this round
+        except ApiStatusError as err:
+            log.warning("updating lease %s/%s failed: %s", self.namespace, self.name, err)
+            return False
+        self._observe(updated, now)
+        self._renewed_at = now
+        return True
+
+    def _observe(self, lease: Obj, now: float) -> None:
+        self._observed = dict(lease.get("spec") or {})
+        self._observed_rv = str(lease.get("metadata", {}).get("resourceVersion") or "")
+        self._observed_at = now
+
+    async def release(self) -> bool:
+        """Give the lease up (only if this process still holds it by its last observation)."""
+        if self._observed is None or self.observed_holder != self.identity:
+            return False
+        self._set_leading(False)
+        stamp = self.wall_time()  # float seconds; the cluster's wire codec writes MicroTime
+        spec = {**self._observed, "holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": stamp,
+                "acquireTime": stamp}
+        lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                 "metadata": {"name": self.name, "namespace": self.namespace,
+                              "resourceVersion": self._observed_rv},
+                 "spec": spec}
+        try:
+            released = await self.client.update(lease)
+        except ApiStatusError as err:
+            log.warning("releasing lease %s/%s failed: %s", self.namespace, self.name, err)
+            return False
+        self._observe(released, self.clock.now())
+        return True
+
+
+def _record(spec: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(spec.get(k) for k in ("holderIdentity", "leaseDurationSeconds", "acquireTime", "renewTime",
+                                       "leaseTransitions"))

@@ -1,0 +1,199 @@
+"""The operator process: informers, the set controllers, leader election, events, metrics and probes, in the order
+controller-runtime's manager starts them (``pkg/manager/internal.go``: caches, then leader election, then the
+controllers), and stopped in the reverse order on SIGTERM (operator-plan §1.3 item 11).
+
+* Every replica lists and watches, so a standby's caches are warm when it is elected.
+* Workers start only once every informer has synced and, with ``leader_elect``, once this process leads.
+* Losing the lease stops the process (``run`` returns "lost leadership"): the writes are fenced already, and a
+  fresh start is the simplest way back to a consistent state, as controller-runtime does.
+* Shutdown: stop taking keys, let reconciles in flight finish (bounded), flush events (bounded), stop the
+  informers, release the lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rollwise.api.features import FeatureGates
+from rollwise.cluster.protocol import Cluster
+from rollwise.controllers.statefulset import reconcile
+from rollwise.operator.companion import reconcile_companion
+from rollwise.operator.election import LeaderElector, LeaseClient, LeaseTimings
+from rollwise.operator.sets import SetController
+from rollwise.operator.world import AsyncCluster
+from rollwise.runtime.cache import Store
+from rollwise.runtime.clock import Clock, WallClock
+from rollwise.runtime.consistency import ConsistencyStore
+from rollwise.runtime.informer import Informer
+from rollwise.runtime.metrics import RuntimeMetrics
+from rollwise.runtime.queue import WorkQueue
+from rollwise.runtime.recorder import EventRecorder, EventSink
+from rollwise.runtime.workers import Controller
+
+__all__ = ["CONTROLLERS", "Operator", "OperatorConfig"]
+
+log = logging.getLogger("rollwise.runtime.operator")
+
+CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
+# controller name -> (the StatefulSet kind it owns, its decision function)
+CONTROLLERS = {
+    "statefulset": (CR_API_VERSION, reconcile),
+    "quorum": ("apps/v1", reconcile_companion),  # DEP-07's companion for plain sets (OnDelete + the annotation)
+}
+SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperatorConfig:
+    identity: str
+    namespace: str | None = None
+    controllers: tuple[str, ...] = ("statefulset", "quorum")
+    leader_elect: bool = False
+    lease_namespace: str = "rollwise-system"
+    lease_name: str = "rollwise"
+    timings: LeaseTimings = field(default_factory=LeaseTimings)
+    workers: int = 5
+    gates: FeatureGates = field(default_factory=FeatureGates)
+    actor: str = "rollwise"
+    shutdown_grace_seconds: float = 10.0
+
+    def __post_init__(self) -> None:
+        unknown = [c for c in self.controllers if c not in CONTROLLERS]
+        if unknown or not self.controllers:
+            raise ValueError(f"--controllers: unknown {', '.join(unknown) or '(none given)'}; "
+                             f"known: {', '.join(CONTROLLERS)}")
+
+
+def _latest_seen(stores: dict[str, Store]) -> Callable[[str], str]:
+    def latest(resource: str) -> str:
+        return stores[resource].latest_rv
+    return latest
+
+
+class Operator:
+    """``worlds[controller]`` is the API as that controller sees it (its ``StatefulSet`` kind); ``leases`` and
+    ``events`` the Lease and Event clients."""
+
+    def __init__(self, worlds: dict[str, AsyncCluster], *, config: OperatorConfig, leases: LeaseClient,
+                 events: EventSink, clock: Clock | None = None, wall_time: Callable[[], float] = time.time,
+                 rng: random.Random | None = None, metrics: RuntimeMetrics | None = None,
+                 inline: dict[str, Cluster] | None = None) -> None:
+        self.config = config
+        self.clock = clock or WallClock()
+        self.wall_time = wall_time
+        self.metrics = metrics or RuntimeMetrics()
+        self.rng = rng or random.Random()
+        shared_world = worlds[config.controllers[0]]
+        self.informers = {kind: Informer(shared_world.list_watch(kind, config.namespace), self.clock, rng=self.rng)
+                          for kind in SHARED_KINDS}
+        self.set_informers: dict[str, Informer] = {}
+        self.elector = LeaderElector(leases, namespace=config.lease_namespace, name=config.lease_name,
+                                     identity=config.identity, clock=self.clock, timings=config.timings,
+                                     rng=self.rng, wall_time=wall_time, on_change=self._on_leading) \
+            if config.leader_elect else None
+        self.recorder = EventRecorder(events, clock=self.clock, component="rollwise", host=config.identity,
+                                      wall_time=wall_time)
+        self._elected = asyncio.Event()
+        self.controllers: list[Controller] = []
+        self.sets: list[SetController] = []
+        for name in config.controllers:
+            api_version, decide = CONTROLLERS[name]
+            informer = self.set_informers[name] = Informer(worlds[name].list_watch("StatefulSet", config.namespace),
+                                                           self.clock, rng=self.rng)
+            caches = {k: i.store for k, i in self.informers.items()}
+            consistency = ConsistencyStore(_latest_seen({**caches, "StatefulSet": informer.store}))
+            queue = WorkQueue(self.clock, metrics=self.metrics.queue_hooks(name))
+            set_ctl = SetController(name, world=worlds[name], set_api_version=api_version, decide=decide,
+                                    sets=informer.store, caches=caches, queue=queue, consistency=consistency,
+                                    recorder=self.recorder, gates=config.gates, wall_time=wall_time,
+                                    is_leader=self.is_leader, actor=config.actor,
+                                    samples=self.metrics.plan_samples, inline=(inline or {}).get(name))
+            ctl = Controller(name, set_ctl.reconcile, clock=self.clock, queue=queue, metrics=self.metrics,
+                             workers=config.workers)
+            informer.add_handler(set_ctl.on_set)
+            self.informers["Pod"].add_handler(set_ctl.on_owned)
+            self.informers["ControllerRevision"].add_handler(set_ctl.on_owned)
+            self.informers["Lease"].add_handler(set_ctl.on_lease)
+            self.controllers.append(ctl)
+            self.sets.append(set_ctl)
+        self.metrics.leader.labels(name=config.lease_name).set(0 if config.leader_elect else 1)
+
+    def _on_leading(self, leading: bool) -> None:
+        if leading:
+            self._elected.set()
+        self.metrics.leader.labels(name=self.config.lease_name).set(1 if leading else 0)
+        log.info("%s %s leading", self.config.identity, "started" if leading else "stopped")
+
+    def is_leader(self) -> bool:
+        return self.elector is None or self.elector.is_leader()
+
+    def all_informers(self) -> list[Informer]:
+        return [*self.informers.values(), *self.set_informers.values()]
+
+    def not_ready(self) -> list[str]:
+        return [f"{i.kind} informer" for i in self.all_informers() if not i.has_synced()]
+
+    def unhealthy(self) -> str | None:
+        """client-go's healthz adaptor: leading, yet the last renew is older than leaseDuration + 20 s."""
+        e = self.elector
+        age = e.renew_age() if e is not None else None
+        if e is None or age is None:
+            return None
+        late = age - e.timings.lease_duration_seconds
+        return f"leader election: lease not renewed for {late:.0f} s past its duration" if late > 20.0 else None
+
+    async def run(self, stop: asyncio.Event) -> str:
+        """Run until ``stop`` is set ("stopped") or the lease is lost ("lost leadership")."""
+        tasks = [asyncio.create_task(i.run(), name=f"informer-{i.kind}") for i in self.all_informers()]
+        tasks.append(asyncio.create_task(self.recorder.run(), name="recorder"))
+        stopping = asyncio.create_task(stop.wait())
+        election: asyncio.Task[None] | None = None
+        reason = "stopped"
+        try:
+            synced: asyncio.Future[Any] = asyncio.gather(*(i.wait_synced() for i in self.all_informers()))
+            await asyncio.wait({synced, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if stop.is_set():
+                synced.cancel()
+                return reason
+            log.info("caches synced")
+            if self.elector is not None:
+                election = asyncio.create_task(self.elector.run(), name="leader-election")
+                elected = asyncio.create_task(self._elected.wait())
+                await asyncio.wait({stopping, election, elected}, return_when=asyncio.FIRST_COMPLETED)
+                elected.cancel()
+            if stop.is_set():
+                return reason
+            for ctl in self.controllers:
+                ctl.start()
+            waits: set[asyncio.Future[Any]] = {stopping}
+            if election is not None:
+                waits.add(election)
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            if not stop.is_set():
+                reason = "lost leadership"
+            return reason
+        finally:
+            await self._shutdown(tasks, election, stopping)
+
+    async def _shutdown(self, tasks: list[asyncio.Task[None]], election: asyncio.Task[None] | None,
+                        stopping: asyncio.Task[bool]) -> None:
+        grace = self.config.shutdown_grace_seconds
+        await asyncio.gather(*(ctl.stop(grace_seconds=grace) for ctl in self.controllers))
+        try:
+            await asyncio.wait_for(self.recorder.flush(), timeout=grace)
+        except TimeoutError:
+            log.warning("events still failing to send at shutdown were dropped (%d queued)", self.recorder.pending())
+        for task in [*tasks, stopping]:
+            task.cancel()
+        await asyncio.gather(*tasks, stopping, return_exceptions=True)
+        if election is not None:
+            election.cancel()
+            await asyncio.gather(election, return_exceptions=True)
+        if self.elector is not None and await self.elector.release():
+            log.info("released lease %s/%s", self.config.lease_namespace, self.config.lease_name)

@@ -1,0 +1,38 @@
+"""What the simulator's parts (scenario steps, application models) may use of the running simulation.
+
+Steps and models are given the simulation as a ``SimContext``: they name this protocol, not the loop that
+implements it, so imports point one way (the loop imports them, they import this).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from rollwise.cluster.memory import MemoryCluster
+from rollwise.scenario.scenario import Scenario
+from rollwise.sim.engine import Engine, VirtualClock
+from rollwise.sim.record import Recorder
+from rollwise.sim.tally import Tallies
+
+__all__ = ["SimContext"]
+
+
+class SimContext(Protocol):
+    scenario: Scenario
+    engine: Engine
+    clock: VirtualClock
+    cluster: MemoryCluster
+    recorder: Recorder
+    tallies: Tallies
+
+    def drain(self) -> None:
+        """Deliver the changes written so far to the simulation's consumers (the controllers, the kubelet)."""
+        ...
+
+    def pod_fault(self, pod_name: str, fault: str, namespace: str = "default") -> bool:
+        """Apply a scenario fault to the pod of that name now; False if there is no such pod."""
+        ...
+
+    def kubelet_poke(self, uid: str) -> None:
+        """Ask the kubelet to look at a pod again now."""
+        ...

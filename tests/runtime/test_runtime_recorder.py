@@ -1,0 +1,98 @@
+"""The event recorder: core/v1 Events with client-go's aggregation, spam filter, retries and bounded queue."""
+
+from __future__ import annotations
+
+import asyncio
+
+from runtime_fakes import MemoryEvents, run
+
+from rollwise.api.meta import Obj
+from rollwise.cluster.memory import MemoryCluster
+from rollwise.runtime import recorder as rec
+from rollwise.runtime.clock import VirtualClock
+from rollwise.runtime.recorder import EventRecorder
+
+SET: Obj = {"apiVersion": "apps.rollwise.dev/v1alpha1", "kind": "StatefulSet",
+            "metadata": {"name": "web", "namespace": "default", "uid": "u-1", "resourceVersion": "7"}}
+
+
+def _recorder() -> tuple[EventRecorder, MemoryEvents, MemoryCluster, VirtualClock]:
+    clock = VirtualClock()
+    cluster = MemoryCluster(clock=clock.now)
+    sink = MemoryEvents(cluster)
+    recorder = EventRecorder(sink, clock=clock, component="rollwise", host="op-a",
+                             wall_time=lambda: 1_800_000_000 + clock.now())
+    return recorder, sink, cluster, clock
+
+
+def test_an_event_names_the_custom_resource_it_is_about() -> None:
+    recorder, _, cluster, _ = _recorder()
+    recorder.record(SET, "Normal", "SuccessfulCreate", "create Pod web-0 in StatefulSet web successful")
+    run(recorder.flush())
+    [event] = cluster.list("Event")
+    assert event["involvedObject"] == {"apiVersion": "apps.rollwise.dev/v1alpha1", "kind": "StatefulSet",
+                                       "name": "web", "namespace": "default", "uid": "u-1", "resourceVersion": "7"}
+    assert event["source"] == {"component": "rollwise", "host": "op-a"}
+    assert event["count"] == 1 and event["firstTimestamp"] == 1_800_000_000
+
+
+def test_a_repeated_event_counts_up_on_one_object() -> None:
+    recorder, sink, cluster, clock = _recorder()
+
+    async def go() -> None:
+        for _ in range(3):
+            recorder.record(SET, "Warning", "FailedCreate", "quota exceeded")
+            await recorder.flush()
+            await clock.advance(5.0)
+
+    run(go())
+    [event] = cluster.list("Event")
+    assert event["count"] == 3 and event["lastTimestamp"] == 1_800_000_010
+    assert sink.calls == ["create", "patch", "patch"]
+
+
+def test_similar_events_are_combined_after_ten_distinct_messages() -> None:
+    recorder, _, cluster, _ = _recorder()
+    for i in range(12):
+        recorder.record(SET, "Normal", "SuccessfulDelete", f"delete Pod web-{i} in StatefulSet web successful")
+    run(recorder.flush())
+    events = cluster.list("Event")
+    assert len(events) == 10  # nine as they are, then one combined event counting the rest
+    combined = [e for e in events if e["message"].startswith(rec.AGGREGATE_PREFIX)]
+    assert len(combined) == 1 and combined[0]["count"] == 3
+    assert combined[0]["message"] == rec.AGGREGATE_PREFIX + "delete Pod web-11 in StatefulSet web successful"
+
+
+def test_spam_is_dropped_past_a_burst_of_25_per_object() -> None:
+    recorder, _, cluster, clock = _recorder()
+    for _ in range(30):
+        recorder.record(SET, "Normal", "Same", "same")
+    run(recorder.flush())
+    assert recorder.dropped == 5 and cluster.list("Event")[0]["count"] == 25
+    clock.jump(300.0)  # one token back
+    recorder.record(SET, "Normal", "Same", "same")
+    run(recorder.flush())
+    assert cluster.list("Event")[0]["count"] == 26
+
+
+def test_a_failed_write_is_retried_ten_seconds_later() -> None:
+    recorder, sink, cluster, clock = _recorder()
+    sink.fail = 2
+
+    async def go() -> None:
+        recorder.record(SET, "Normal", "X", "x")
+        task = asyncio.create_task(recorder.flush())
+        await clock.run_until(19.0)
+        assert cluster.list("Event") == []
+        await clock.run_until(20.0)
+        await task
+
+    run(go())
+    assert len(cluster.list("Event")) == 1 and sink.calls == ["create"] * 3
+
+
+def test_the_queue_is_bounded_and_overflow_is_counted() -> None:
+    recorder, _, _, _ = _recorder()
+    for i in range(rec.QUEUE_SIZE + 7):
+        recorder.record(SET, "Normal", "R", str(i))
+    assert recorder.pending() == rec.QUEUE_SIZE and recorder.dropped == 7
