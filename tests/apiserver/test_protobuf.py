@@ -60,7 +60,7 @@ def test_namespace_configmap_secret_and_service_decode() -> None:
 
 
 @pytest.mark.parametrize("body", [
-    b"not protobuf", MAGIC + b"\x0a\x05", _envelope("apps/v1", "Deployment", b""), MAGIC + b"\x0f"],
+    b"not protobuf", MAGIC + b"\x0a\x05", _envelope("apps/v1", "DaemonSet", b""), MAGIC + b"\x0f"],
     ids=["no envelope", "truncated", "a kind not read", "unsupported wire type"])
 def test_bodies_that_cannot_be_read_are_refused(body: bytes) -> None:
     with pytest.raises(ProtobufError):

@@ -240,7 +240,12 @@ def test_server_side_apply_creates_a_missing_object_then_merges_by_key() -> None
             again = pod("a", tier="db")
             again["spec"]["containers"] = [{"name": "c", "image": "nginx:1.28"}]
             merged = await body(await c.patch(f"{PODS}/a?fieldManager=test", json=again, headers=headers))
-            assert merged["metadata"]["labels"] == {"app": "x", "tier": "db"}
+            # The label its only applier stopped sending is gone; the container, keyed by name, is merged.
+            assert merged["metadata"]["labels"] == {"tier": "db"}
             assert merged["spec"]["containers"][0]["image"] == "nginx:1.28"
             assert merged["spec"]["containers"][0]["terminationMessagePath"] == "/dev/termination-log"
+            other = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "labels": {"app": "y"}}}
+            shared = await body(await c.patch(f"{PODS}/a?fieldManager=other", json=other, headers=headers))
+            assert shared["metadata"]["labels"] == {"tier": "db", "app": "y"}
+            assert {e["manager"] for e in shared["metadata"]["managedFields"]} == {"test", "other"}
     run(t)

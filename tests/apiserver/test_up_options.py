@@ -20,10 +20,10 @@ PODS = "/api/v1/namespaces/default/pods"
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("*", {"statefulset", "apps.rollwise.dev", "quorum", "kubelet"}),
-    ("-apps.rollwise.dev", {"statefulset", "quorum", "kubelet"}),
-    ("-apps.rollwise.dev,-quorum", {"statefulset", "kubelet"}),
-    ("*,-kubelet", {"statefulset", "apps.rollwise.dev", "quorum"}),
+    ("*", {"statefulset", "apps.rollwise.dev", "quorum", "kubelet", "deployment", "replicaset"}),
+    ("-apps.rollwise.dev", {"statefulset", "quorum", "kubelet", "deployment", "replicaset"}),
+    ("-apps.rollwise.dev,-quorum", {"statefulset", "kubelet", "deployment", "replicaset"}),
+    ("*,-kubelet", {"statefulset", "apps.rollwise.dev", "quorum", "deployment", "replicaset"}),
     ("statefulset", {"statefulset"}),
     ("", set()),
 ])

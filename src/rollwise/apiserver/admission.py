@@ -17,6 +17,7 @@ from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
 from rollwise.apiserver.cel_rules import compile_errors
+from rollwise.apiserver.kind_defaults import kind_hooks
 from rollwise.apiserver.policies import POLICY, check_policy
 from rollwise.apiserver.versioning import Versioning
 from rollwise.cluster.admission import Admission as WorldAdmission
@@ -38,6 +39,7 @@ class Admission:
         self.versioning = versioning
         # The custom kind is its CRD's business here, as on a cluster: no rollwise validator at admission.
         self.world = WorldAdmission(gates=gates, statefulset_kinds=(STATEFULSET,))
+        self._kinds = kind_hooks()  # built once: the service IP allocator lives in it
 
     def hooks(self) -> dict[GroupKind, Admit]:
         """Resource -> admission hook (``MemoryCluster(admit=...)``): the world's, then the server's."""
@@ -50,6 +52,8 @@ class Admission:
             # The release's answer to the seeds' proposals (--proposals off) comes before defaulting, as the
             # decoder and the gated-field drop come before it in kube-apiserver.
             hooks[STATEFULSET] = _chain(lambda new, old: versioning.admit(STATEFULSET, new, old), hooks[STATEFULSET])
+        for gk, defaults in self._kinds.items():
+            hooks[gk] = _chain(hooks.get(gk), defaults)
         # The pod defaults first: the world's update rule compares the whole spec, node included.
         world_pod = hooks.get(POD)
         hooks[POD] = self._pod if world_pod is None else _chain(self._pod, world_pod)

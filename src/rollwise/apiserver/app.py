@@ -15,22 +15,32 @@ from typing import Any
 
 from aiohttp import web
 
-from rollwise.api.errors import ApiStatusError, Conflict, Forbidden, InternalError, Invalid, NotFound, ServerTimeout
-from rollwise.apiserver import authz
+from rollwise.api.errors import (
+    ApiStatusError,
+    BadRequest,
+    Conflict,
+    Forbidden,
+    InternalError,
+    Invalid,
+    NotFound,
+    ServerTimeout,
+)
+from rollwise.apiserver import authz, reviews
 from rollwise.apiserver import discovery as disc
 from rollwise.apiserver.config import ServerConfig
+from rollwise.apiserver.connect import CONNECT_SUBRESOURCES, connect
 from rollwise.apiserver.debug import add_debug_routes
 from rollwise.apiserver.field_validation import fields_checked, warning_header
 from rollwise.apiserver.http import (
-    BodyError,
     bool_flag,
     json_reply,
     read_body,
-    status_reply,
     table,
     wants_table,
     wire_object,
 )
+from rollwise.apiserver.middleware import USER, auth_middleware, errors_middleware
+from rollwise.apiserver.ownership import default_manager
 from rollwise.apiserver.requests import decoded, delete_options, dry_run_of, patch_plain, pod_log, scale_wire
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import error_status, success_status
@@ -44,10 +54,8 @@ log = logging.getLogger("rollwise.apiserver")
 VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "gitCommit": "", "gitTreeState":
                 "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc",
                 "platform": "linux/amd64"}
-USER = web.RequestKey("user", str)
 _BODY_NAME = web.RequestKey("body-name", str)
 _WARNINGS = web.RequestKey("warnings", list[str])
-_OPEN_PATHS = ("/version", "/healthz", "/readyz", "/livez")
 _WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
 
@@ -61,7 +69,7 @@ class _Target:
 
 def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Application:
     cfg = config or ServerConfig()
-    app = web.Application(middlewares=[_errors_middleware, _auth_middleware(cfg)], client_max_size=64 * 2**20)
+    app = web.Application(middlewares=[errors_middleware, auth_middleware(cfg)], client_max_size=64 * 2**20)
     api = _Api(store, cfg)
     r = app.router
     for path in ("/version", "/version/"):
@@ -78,7 +86,6 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     r.add_route("*", "/api/{version}", api.core_version)
     r.add_route("*", "/api/{version}/", api.core_version)
     r.add_route("*", "/api/{version}/{tail:.*}", api.resource)
-    r.add_post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", _access_review)
     r.add_route("*", "/apis/{group}", api.group)
     r.add_route("*", "/apis/{group}/", api.group)
     r.add_route("*", "/apis/{group}/{version}", api.group_version)
@@ -101,55 +108,13 @@ def _version_handler(store: ApiStore) -> Callable[[web.Request], Awaitable[web.R
     return version
 
 
-async def _access_review(request: web.Request) -> web.Response:
-    """``kubectl auth can-i``: there is no authorization here, so every authenticated user may do everything."""
-    await request.read()
-    return json_reply({"kind": "SelfSubjectAccessReview", "apiVersion": "authorization.k8s.io/v1",
-                       "metadata": {}, "spec": {}, "status": {"allowed": True,
-                                                              "reason": "rollwise up does not authorize"}}, 201)
+def _manager(request: web.Request) -> str:
+    """The field manager of a write: the request's ``fieldManager``, else from its User-Agent (ownership.py)."""
+    return request.query.get("fieldManager") or default_manager(request.headers.get("User-Agent", ""))
 
 
 async def _ok(_request: web.Request) -> web.Response:
     return web.Response(text="ok", content_type="text/plain")
-
-
-@web.middleware
-async def _errors_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
-                             ) -> web.StreamResponse:
-    try:
-        return await handler(request)
-    except ApiStatusError as err:
-        return json_reply(error_status(err), err.code)
-    except BodyError as err:
-        return status_reply(err.code, err.message)
-    except web.HTTPException as exc:
-        if exc.status == 404:
-            return status_reply(404, "the server could not find the requested resource")
-        if exc.status == 405:
-            return status_reply(405, "the server does not allow this method on the requested resource")
-        raise
-    except Exception as err:  # a traceback is a bug; the client still gets a Status
-        log.exception("internal error on %s %s", request.method, request.path)
-        return status_reply(500, f"Internal error occurred: {type(err).__name__}: {err}")
-
-
-def _auth_middleware(cfg: ServerConfig) -> Any:
-    @web.middleware
-    async def auth(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]],
-                   ) -> web.StreamResponse:
-        user = "anonymous"
-        header = request.headers.get("Authorization", "")
-        token = header[7:].strip() if header.startswith("Bearer ") else ""
-        if token and token in cfg.tokens:
-            user = cfg.tokens[token]
-        elif token and cfg.any_token:
-            user = token
-        elif cfg.tokens and not request.path.rstrip("/").startswith(_OPEN_PATHS):
-            return status_reply(401, "Unauthorized")
-        request[USER] = user
-        return await handler(request)
-
-    return auth
 
 
 class _Api:
@@ -232,7 +197,7 @@ class _Api:
         name = segs[1] if len(segs) > 1 else None
         sub = segs[2] if len(segs) > 2 else ""
         if sub and not ((sub == "status" and resource.status) or (sub == "scale" and resource.scale)
-                        or (sub == "log" and resource.log)):
+                        or sub in resource.connect):
             raise NotFound("the server could not find the requested resource")
         if namespace is not None and not resource.namespaced:
             raise NotFound("the server could not find the requested resource")
@@ -277,6 +242,13 @@ class _Api:
 
     async def _resource(self, request: web.Request, t: _Target) -> web.StreamResponse:
         method = request.method
+        if t.sub in CONNECT_SUBRESOURCES:
+            return await connect(request, self.store, self.cfg, t.namespace or "default", t.name or "", t.sub)
+        if not t.resource.stored:
+            if method != "POST" or t.name is not None:
+                raise web.HTTPMethodNotAllowed(method, ["POST"])
+            return json_reply(reviews.answer(self.cfg, t.resource, await read_body(request), user=request[USER],
+                                             namespace=t.namespace), 201)
         if method in _WRITE_VERBS:
             self._maybe_fail()
         if method == "GET":
@@ -292,7 +264,8 @@ class _Api:
             if isinstance(body, dict) and isinstance(body.get("metadata"), dict):
                 request[_BODY_NAME] = str(body["metadata"].get("name") or "")
             body = self._checked(request, t, body)
-            obj = self.store.create(t.resource, t.namespace, decoded(t.resource, body), actor=user, dry_run=dry_run)
+            obj = self.store.create(t.resource, t.namespace, decoded(t.resource, body), actor=user, dry_run=dry_run,
+                                    manager=_manager(request))
             self._proposal_warnings(request, t, obj, body)
             self._audit(request, t, "create", obj, 201)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201)
@@ -308,7 +281,7 @@ class _Api:
                 return json_reply(scale_wire(scale))
             body = self._checked(request, t, body)
             obj = self.store.update(t.resource, t.namespace, t.name, decoded(t.resource, body), actor=user,
-                                    subresource=t.sub, dry_run=dry_run)
+                                    subresource=t.sub, dry_run=dry_run, manager=_manager(request))
             self._proposal_warnings(request, t, obj, body)
             self._audit(request, t, "update", obj, 200)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run))
@@ -323,9 +296,12 @@ class _Api:
                 self._audit(request, t, "patch", scale, 200)
                 return json_reply(scale_wire(scale))
             body = self._checked(request, t, body, PATCH_TYPES.get(request.content_type))
+            if PATCH_TYPES.get(request.content_type) == "apply" and not request.query.get("fieldManager"):
+                raise BadRequest("PATCH, fieldManager is required for apply requests")
             obj, created = self.store.patch(t.resource, t.namespace, t.name, request.content_type,
                                             decoded(t.resource, body), actor=user, subresource=t.sub,
-                                            dry_run=dry_run)
+                                            dry_run=dry_run, manager=_manager(request),
+                                            force=bool_flag(request.query.get("force")))
             self._proposal_warnings(request, t, obj, body)
             self._audit(request, t, "patch", obj, 201 if created else 200)
             return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201 if created else 200)

@@ -20,7 +20,7 @@ from typing import Any
 
 from rollwise.api.meta import Obj
 
-__all__ = ["RbacAuthorizer", "Request", "forbidden_message", "verb_of"]
+__all__ = ["RbacAuthorizer", "Request", "forbidden_message", "groups_of", "verb_of"]
 
 SUPERUSERS = frozenset({"admin"})
 SA_PREFIX = "system:serviceaccount:"
@@ -77,16 +77,25 @@ def _rule_matches(rule: Mapping[str, Any], req: Request) -> bool:
     return not names or (req.name is not None and req.name in names)
 
 
+def groups_of(user: str) -> frozenset[str]:
+    """The groups the authenticator puts a user in."""
+    groups = {"system:authenticated"}
+    if user.startswith(SA_PREFIX):
+        ns = user[len(SA_PREFIX):].split(":", 1)[0]
+        groups |= {"system:serviceaccounts", f"system:serviceaccounts:{ns}"}
+    return frozenset(groups)
+
+
 class RbacAuthorizer:
     def __init__(self, lister: Lister) -> None:
         self.lister = lister
 
     def groups_of(self, user: str) -> frozenset[str]:
-        groups = {"system:authenticated"}
-        if user.startswith(SA_PREFIX):
-            ns = user[len(SA_PREFIX):].split(":", 1)[0]
-            groups |= {"system:serviceaccounts", f"system:serviceaccounts:{ns}"}
-        return frozenset(groups)
+        return groups_of(user)
+
+    def rules_of(self, user: str) -> Iterable[tuple[str | None, Mapping[str, Any]]]:
+        """(namespace the rule is limited to or None, rule) for every role bound to the user."""
+        return self._rules(user)
 
     def _rules(self, user: str) -> Iterable[tuple[str | None, Mapping[str, Any]]]:
         """(namespace the rule is limited to or None, rule) for every role bound to the user."""

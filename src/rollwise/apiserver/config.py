@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,3 +33,6 @@ class ServerConfig:
     authorizer: Any = None  # apiserver.authz.RbacAuthorizer with `up --authz rbac`; None: every user may do anything
     pod_fault: Callable[[str, str, str, str | None], Any] | None = None
     """(namespace, pod, fault, container or None) -> the pod: the kubelet takes a fault (apiserver/debug.py)."""
+    pod_connect: Callable[[Any, Any, str], Awaitable[Any]] | None = None
+    """(request, pod, "exec" | "attach" | "portforward") -> a response, or None when the pod is not a real process
+    (apiserver/connect.py answers then)."""

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from rollwise.apiserver.resources import ALL_VERBS, Registry, Resource
+from rollwise.apiserver.resources import Registry, Resource
 
 __all__ = [
     "AGGREGATED_CONTENT_TYPE",
@@ -31,6 +31,9 @@ __all__ = [
 
 AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 _SUB_VERBS = ["get", "patch", "update"]
+_CONNECT_VERBS = {"log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
+                  "portforward": ["create", "get"]}
+_CONNECT_KINDS = {"exec": "PodExecOptions", "attach": "PodAttachOptions", "portforward": "PodPortForwardOptions"}
 
 
 def wants_aggregated(accept: str) -> bool:
@@ -66,7 +69,7 @@ def api_group(registry: Registry, group: str) -> dict[str, Any] | None:
 
 def _legacy_entries(r: Resource) -> list[dict[str, Any]]:
     main: dict[str, Any] = {"name": r.plural, "singularName": r.singular, "namespaced": r.namespaced, "kind": r.kind,
-                            "verbs": list(ALL_VERBS)}
+                            "verbs": list(r.verbs)}
     if r.short_names:
         main["shortNames"] = list(r.short_names)
     if r.categories:
@@ -78,9 +81,9 @@ def _legacy_entries(r: Resource) -> list[dict[str, Any]]:
     if r.scale:
         out.append({"name": f"{r.plural}/scale", "singularName": "", "namespaced": r.namespaced,
                     "group": "autoscaling", "version": "v1", "kind": "Scale", "verbs": _SUB_VERBS})
-    if r.log:
-        out.append({"name": f"{r.plural}/log", "singularName": "", "namespaced": r.namespaced, "kind": r.kind,
-                    "verbs": ["get"]})
+    for sub in r.connect:
+        out.append({"name": f"{r.plural}/{sub}", "singularName": "", "namespaced": r.namespaced,
+                    "kind": _CONNECT_KINDS.get(sub, r.kind), "verbs": _CONNECT_VERBS.get(sub, ["get"])})
     return out
 
 
@@ -97,7 +100,7 @@ def _aggregated_resource(r: Resource) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "resource": r.plural, "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
         "scope": "Namespaced" if r.namespaced else "Cluster", "singularResource": r.singular,
-        "verbs": list(ALL_VERBS)}
+        "verbs": list(r.verbs)}
     if r.short_names:
         entry["shortNames"] = list(r.short_names)
     if r.categories:
@@ -109,9 +112,9 @@ def _aggregated_resource(r: Resource) -> dict[str, Any]:
     if r.scale:
         subs.append({"subresource": "scale", "responseKind": {"group": "autoscaling", "version": "v1",
                                                                "kind": "Scale"}, "verbs": _SUB_VERBS})
-    if r.log:
-        subs.append({"subresource": "log", "responseKind": {"group": "", "version": "", "kind": ""},
-                     "verbs": ["get"]})
+    for sub in r.connect:
+        subs.append({"subresource": sub, "responseKind": {"group": "", "version": "", "kind": ""},
+                     "verbs": _CONNECT_VERBS.get(sub, ["get"])})
     if subs:
         entry["subresources"] = subs
     return entry

@@ -15,6 +15,7 @@ from aiohttp import web
 
 from rollwise.api.errors import BadRequest, Invalid, InvalidObject
 from rollwise.api.meta import Obj
+from rollwise.apiserver import event_shapes
 from rollwise.apiserver.printers import columns_for
 from rollwise.apiserver.protobuf import ProtobufError, decode_object
 from rollwise.apiserver.resources import Resource
@@ -28,7 +29,8 @@ _PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 
 def json_reply(body: Any, status: int = 200, *, content_type: str = "application/json") -> web.Response:
-    return web.Response(body=json.dumps(body, separators=(",", ":")).encode(), status=status,
+    # A trailing newline, as kube-apiserver's JSON encoder writes one (clients that print bodies show it).
+    return web.Response(body=json.dumps(body, separators=(",", ":")).encode() + b"\n", status=status,
                         content_type=content_type)
 
 
@@ -63,8 +65,8 @@ async def read_body(request: web.Request) -> Any:
         try:
             return decode_object(raw)
         except ProtobufError as err:
-            raise BodyError(415, f"{err}: rollwise up reads protobuf only for the Namespace, ConfigMap, Secret and "
-                                 "Service that kubectl's `create <generator>` commands send; write the object to a "
+            raise BodyError(415, f"{err}: rollwise up reads protobuf only for the kinds kubectl's `create "
+                                 "<generator>` commands send; write the object to a "
                                  "file and use `kubectl create -f` or `kubectl apply -f` instead") from None
     return parse_body(raw)
 
@@ -118,7 +120,7 @@ class _WireCache:
         entry = self._entries.get(id(obj))
         if entry is not None and entry[0] is obj and entry[1] == resource.api_version:
             return entry[2]
-        wire = encode({**obj, "kind": resource.kind, "apiVersion": resource.api_version}, resource.key)
+        wire = encode(served(resource, obj), resource.served_key)
         self._entries[id(obj)] = (obj, resource.api_version, wire)
         if len(self._entries) > self.size:
             self._entries.popitem(last=False)
@@ -128,11 +130,18 @@ class _WireCache:
 _CACHE = _WireCache()
 
 
+def served(resource: Resource, obj: Obj) -> Obj:
+    """A stored object in its resource's shape (an ``events.k8s.io`` Event from its stored ``v1`` form)."""
+    if resource.stored_as is not None:
+        return event_shapes.to_served(obj)
+    return {**obj, "kind": resource.kind, "apiVersion": resource.api_version}
+
+
 def wire_object(resource: Resource, obj: Obj, *, stored: bool = True) -> Obj:
     """The wire form of an object (shared: callers must not change it). ``stored=False`` for an object the store
     does not hold (a dry run's result carries a stored resourceVersion but other content)."""
     if not stored:
-        return encode({**obj, "kind": resource.kind, "apiVersion": resource.api_version}, resource.key)
+        return encode(served(resource, obj), resource.served_key)
     return _CACHE.get(resource, obj)
 
 
@@ -141,7 +150,7 @@ def _partial(resource: Resource, obj: Obj, include: str) -> Any:
         return None
     if include == "Object":
         return wire_object(resource, obj)
-    meta = encode({"metadata": obj["metadata"]}, resource.key)["metadata"]
+    meta = encode({"metadata": obj["metadata"]}, resource.served_key)["metadata"]
     return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta}
 
 

@@ -227,6 +227,29 @@ _SERVICE_COLUMNS = [_NAME, _col("Type"), _col("Cluster-IP"), _col("External-IP")
                     _col("Selector", priority=1)]
 
 
+def _deployment_row(d: Mapping[str, Any], now: float) -> Row:
+    spec, status = d.get("spec") or {}, d.get("status") or {}
+    names, images = _containers_images(((spec.get("template") or {}).get("spec")) or {})
+    return [_meta(d).get("name"), f"{int(status.get('readyReplicas') or 0)}/{int(spec.get('replicas') or 0)}",
+            int(status.get("updatedReplicas") or 0), int(status.get("availableReplicas") or 0),
+            _age(_meta(d).get("creationTimestamp"), now), names, images]
+
+
+def _replicaset_row(rs: Mapping[str, Any], now: float) -> Row:
+    spec, status = rs.get("spec") or {}, rs.get("status") or {}
+    names, images = _containers_images(((spec.get("template") or {}).get("spec")) or {})
+    return [_meta(rs).get("name"), int(spec.get("replicas") or 0), int(status.get("replicas") or 0),
+            int(status.get("readyReplicas") or 0), _age(_meta(rs).get("creationTimestamp"), now), names, images]
+
+
+_TEMPLATE_COLUMNS = [_col("Containers", priority=1, desc="Names of each container in the template."),
+                     _col("Images", priority=1, desc="Images referenced by each container in the template.")]
+_DEPLOYMENT_COLUMNS = [_NAME, _col("Ready"), _col("Up-to-date", "integer"), _col("Available", "integer"), _AGE,
+                       *_TEMPLATE_COLUMNS]
+_REPLICASET_COLUMNS = [_NAME, _col("Desired", "integer"), _col("Current", "integer"), _col("Ready", "integer"),
+                       _AGE, *_TEMPLATE_COLUMNS]
+
+
 def _generic_row(obj: Mapping[str, Any], now: float) -> Row:
     return [_meta(obj).get("name"), _age(_meta(obj).get("creationTimestamp"), now)]
 
@@ -241,6 +264,9 @@ _PRINTERS: Mapping[tuple[str, str], tuple[list[Column], Callable[[Mapping[str, A
     ("coordination.k8s.io", "Lease"): ([_NAME, _col("Holder"), _AGE], _lease_row),
     ("", "Namespace"): ([_NAME, _col("Status"), _AGE], _namespace_row),
     ("", "Service"): (_SERVICE_COLUMNS, _service_row),
+    ("apps", "Deployment"): (_DEPLOYMENT_COLUMNS, _deployment_row),
+    ("apps", "ReplicaSet"): (_REPLICASET_COLUMNS, _replicaset_row),
+    ("", "ReplicationController"): (_REPLICASET_COLUMNS, _replicaset_row),
 }
 
 

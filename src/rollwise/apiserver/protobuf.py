@@ -1,4 +1,5 @@
-"""The four kinds ``kubectl create <generator>`` sends as protobuf: Namespace, ConfigMap, Secret, Service.
+"""The kinds ``kubectl create <generator>`` sends as protobuf: Namespace, ConfigMap, Secret, Service here, the rest
+by field table (``protobuf_kinds``); and the reviews behind ``kubectl auth can-i`` and ``whoami``.
 
 kubectl 1.32 sends those generators' bodies in the Kubernetes protobuf envelope and treats a 415 as fatal, so
 the server reads them (``kubectl-wire.md`` §4.1). The envelope is ``k8s\\0`` then a ``runtime.Unknown``
@@ -12,6 +13,8 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable, Iterator
 from typing import Any
+
+from rollwise.apiserver.protobuf_kinds import MESSAGES, Table
 
 __all__ = ["MAGIC", "ProtobufError", "decode_object"]
 
@@ -170,11 +173,46 @@ def _service(fields: list[tuple[int, int | bytes]], obj: dict[str, Any]) -> None
             obj["spec"] = _service_spec(v)
 
 
+_RESOURCE_ATTRIBUTES = ("namespace", "verb", "group", "version", "resource", "subresource", "name")
+
+
+def _strings(data: bytes, names: tuple[str, ...]) -> dict[str, Any]:
+    """A message whose fields 1..n are the strings ``names``."""
+    return {names[n - 1]: _str(v) for n, v in _fields(data) if 0 < n <= len(names) and isinstance(v, bytes)}
+
+
+def _access_review(fields: list[tuple[int, int | bytes]], obj: dict[str, Any]) -> None:
+    """SelfSubjectAccessReview (`kubectl auth can-i`): spec 2 {1 resourceAttributes, 2 nonResourceAttributes}."""
+    for n, v in fields:
+        if n == 2 and isinstance(v, bytes):
+            spec: dict[str, Any] = {}
+            for m, w in _fields(v):
+                if m == 1 and isinstance(w, bytes):
+                    spec["resourceAttributes"] = _strings(w, _RESOURCE_ATTRIBUTES)
+                elif m == 2 and isinstance(w, bytes):
+                    spec["nonResourceAttributes"] = _strings(w, ("path", "verb"))
+            obj["spec"] = spec
+
+
+def _rules_review(fields: list[tuple[int, int | bytes]], obj: dict[str, Any]) -> None:
+    """SelfSubjectRulesReview (`kubectl auth can-i --list`): spec 2 {1 namespace}."""
+    for n, v in fields:
+        if n == 2 and isinstance(v, bytes):
+            obj["spec"] = _strings(v, ("namespace",))
+
+
+def _self_review(fields: list[tuple[int, int | bytes]], obj: dict[str, Any]) -> None:
+    """SelfSubjectReview (`kubectl auth whoami`): metadata only; the server fills the status."""
+
+
 _KINDS: dict[tuple[str, str], Callable[[list[tuple[int, int | bytes]], dict[str, Any]], None]] = {
     ("v1", "Namespace"): _namespace,
     ("v1", "ConfigMap"): _configmap,
     ("v1", "Secret"): _secret,
     ("v1", "Service"): _service,
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): _access_review,
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): _rules_review,
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): _self_review,
 }
 
 
@@ -186,6 +224,55 @@ def _drop_empty(value: Any) -> Any:
     if isinstance(value, list):
         return [_drop_empty(v) for v in value]
     return value
+
+
+def _quantity(data: bytes) -> str:
+    return next((_str(v) for n, v in _fields(data) if n == 1), "")
+
+
+def _value(kind: Any, v: int | bytes) -> Any:
+    if kind == "int":
+        if not isinstance(v, int):
+            raise ProtobufError("expected a number")
+        return v - (1 << 64) if v >= 1 << 63 else v
+    if kind == "bool":
+        return bool(v)
+    if not isinstance(v, bytes):
+        raise ProtobufError("expected a message or a string")
+    if kind == "str":
+        return _str(v)
+    if kind == "meta":
+        return _meta(v)
+    if kind == "ios":
+        return _int_or_string(v)
+    return _message(kind, v)
+
+
+def _message(table: Table, data: bytes) -> dict[str, Any]:
+    """A message decoded by its field table (``protobuf_kinds``)."""
+    out: dict[str, Any] = {}
+    for n, v in _fields(data):
+        entry = table.get(n)
+        if entry is None:
+            continue
+        name, kind, repeated = entry
+        if kind in ("map", "qmap"):
+            if not isinstance(v, bytes):
+                raise ProtobufError("expected a map entry")
+            key, raw = "", b""
+            for m, w in _fields(v):
+                if m == 1:
+                    key = _str(w)
+                elif m == 2 and isinstance(w, bytes):
+                    raw = w
+            out.setdefault(name, {})[key] = _quantity(raw) if kind == "qmap" else raw.decode("utf-8")
+        elif repeated:
+            out.setdefault(name, []).append(_value(kind, v))
+        elif not name:
+            out.update(_value(kind, v))
+        else:
+            out[name] = _value(kind, v)
+    return out
 
 
 def decode_object(body: bytes) -> dict[str, Any]:
@@ -204,14 +291,19 @@ def decode_object(body: bytes) -> dict[str, Any]:
         elif n == 2 and isinstance(v, bytes):
             raw = v
     decode = _KINDS.get((api_version, kind))
-    if decode is None:
+    table = MESSAGES.get((api_version, kind))
+    if decode is None and table is None:
         raise ProtobufError(f"protobuf bodies of {kind or 'unknown kind'} ({api_version}) are not supported")
     fields = list(_fields(raw))
     obj: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "metadata": {}}
     for n, v in fields:
         if n == 1 and isinstance(v, bytes):
             obj["metadata"] = _meta(v)
-    decode(fields, obj)
+    if decode is not None:
+        decode(fields, obj)
+    else:
+        assert table is not None
+        obj.update(_message(table, raw))
     cleaned: dict[str, Any] = _drop_empty(obj)
     cleaned.setdefault("metadata", {})
     return cleaned

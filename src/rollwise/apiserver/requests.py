@@ -50,7 +50,7 @@ def dry_run_of(query: Any) -> bool:
 
 def decoded(resource: Resource, body: Any) -> Any:
     """A body in internal form (float times); a JSON patch's operations are left as they are."""
-    return decode(body, resource.key) if isinstance(body, dict) else body
+    return decode(body, resource.served_key) if isinstance(body, dict) else body
 
 
 def scale_wire(scale: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollwise.cluster.resources import GroupKind, ResourceTable
+from rollwise.cluster.resources import (
+    BUILTIN_RESOURCES,
+    EVENT,
+    EVENT_V1,
+    ROLLWISE_PRINTER_COLUMNS,
+    ROLLWISE_STATEFULSET,
+    GroupKind,
+    ResourceTable,
+)
 from rollwise.cluster.resources import Resource as WorldResource
 
 __all__ = ["ALL_VERBS", "BUILTINS", "Registry", "Resource", "crd_resources"]
@@ -32,10 +40,14 @@ class Resource:
     categories: tuple[str, ...] = ()
     status: bool = False
     scale: bool = False
-    log: bool = False
+    connect: tuple[str, ...] = ()
+    """Subresources the server answers itself: a pod's ``log``, ``exec``, ``attach``, ``portforward``."""
+    verbs: tuple[str, ...] = ALL_VERBS
     printer_columns: tuple[Mapping[str, Any], ...] = ()
     schema: Mapping[str, Any] | None = field(default=None, compare=False)
     scale_paths: tuple[str, str, str] = (".spec.replicas", ".status.replicas", ".status.labelSelector")
+    stored_as: GroupKind | None = None
+    """Where the objects live when another resource holds them (``events.k8s.io`` Events are ``v1`` Events)."""
 
     @property
     def group_version(self) -> str:
@@ -47,14 +59,29 @@ class Resource:
 
     @property
     def key(self) -> GroupKind:
-        """The resource's identity in the store."""
+        """Where the store keeps the resource's objects."""
+        return self.stored_as or GroupKind(self.group, self.kind)
+
+    @property
+    def served_key(self) -> GroupKind:
+        """The resource's own identity: its objects' shape on the wire (time fields, field names)."""
         return GroupKind(self.group, self.kind)
 
     def world_row(self) -> WorldResource:
         return WorldResource(group=self.group, versions=(self.version,), kind=self.kind, plural=self.plural,
                              singular=self.singular, short_names=self.short_names, namespaced=self.namespaced,
                              status=self.status, scale=self.scale, categories=self.categories,
-                             list_kind=f"{self.kind}List")
+                             list_kind=f"{self.kind}List", connect=self.connect,
+                             verbs=() if self.verbs == ALL_VERBS else self.verbs)
+
+    @property
+    def log(self) -> bool:
+        return "log" in self.connect
+
+    @property
+    def stored(self) -> bool:
+        """Whether objects of this resource are kept (a review is answered and forgotten)."""
+        return "get" in self.verbs
 
     @property
     def custom(self) -> bool:
@@ -65,41 +92,20 @@ class Resource:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
 
-def _r(group: str, version: str, kind: str, plural: str, **kw: Any) -> Resource:
-    return Resource(group=group, version=version, kind=kind, plural=plural, singular=kind.lower(), **kw)
+def _served(row: WorldResource) -> Resource:
+    """A world row as served: its preferred version (the store keeps one version of each object)."""
+    return Resource(group=row.group, version=row.version, kind=row.kind, plural=row.plural, singular=row.singular,
+                    namespaced=row.namespaced, short_names=row.short_names, categories=row.categories,
+                    status=row.status, scale=row.scale, connect=row.connect, verbs=row.verbs or ALL_VERBS,
+                    printer_columns=ROLLWISE_PRINTER_COLUMNS if row.group_kind == ROLLWISE_STATEFULSET else (),
+                    stored_as=EVENT_V1 if row.group_kind == EVENT else None)
 
 
-BUILTINS: tuple[Resource, ...] = (
-    _r("", "v1", "Namespace", "namespaces", namespaced=False, short_names=("ns",), status=True),
-    _r("", "v1", "Pod", "pods", short_names=("po",), categories=("all",), status=True, log=True),
-    _r("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", short_names=("pvc",), status=True),
-    _r("", "v1", "Event", "events", short_names=("ev",)),
-    _r("", "v1", "Service", "services", short_names=("svc",), categories=("all",), status=True),
-    _r("", "v1", "ConfigMap", "configmaps", short_names=("cm",)),
-    _r("", "v1", "Secret", "secrets"),
-    _r("", "v1", "ServiceAccount", "serviceaccounts", short_names=("sa",)),
-    _r("", "v1", "Node", "nodes", namespaced=False, short_names=("no",), status=True),
-    _r("apps", "v1", "StatefulSet", "statefulsets", short_names=("sts",), categories=("all",), status=True,
-       scale=True),
-    _r("apps", "v1", "ControllerRevision", "controllerrevisions"),
-    _r("apps", "v1", "Deployment", "deployments", short_names=("deploy",), categories=("all",), status=True,
-       scale=True),
-    _r("coordination.k8s.io", "v1", "Lease", "leases"),
-    _r("events.k8s.io", "v1", "Event", "events", short_names=("ev",)),
-    _r("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", short_names=("pdb",), status=True),
-    _r("rbac.authorization.k8s.io", "v1", "Role", "roles"),
-    _r("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
-    _r("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False),
-    _r("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
-    # The project's own kind is not here: ApiStore installs its CRD (cluster/crd.py), so it is served, defaulted and
-    # validated as a cluster serves it, by its schema and CEL rules.
-    _r("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", namespaced=False,
-       short_names=("crd", "crds"), status=True),
-    _r("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies",
-       namespaced=False, status=True),
-    _r("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding",
-       "validatingadmissionpolicybindings", namespaced=False),
-)
+# The one table (rollwise.cluster.resources) seen as REST. The project's own kind is not built in: ApiStore installs
+# its CRD (cluster/crd.py), so it is served, defaulted and validated as a cluster serves it, by its schema and CEL
+# rules.
+BUILTINS: tuple[Resource, ...] = tuple(_served(row) for row in BUILTIN_RESOURCES
+                                       if row.group_kind != ROLLWISE_STATEFULSET)
 
 
 def crd_resources(crd: Mapping[str, Any]) -> list[Resource]:

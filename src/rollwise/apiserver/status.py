@@ -27,10 +27,12 @@ _CAUSE_TYPES = {"Invalid value": "FieldValueInvalid", "Required value": "FieldVa
 
 def status_body(code: int, message: str, *, reason: str | None = None, details: dict[str, Any] | None = None,
                 ) -> dict[str, Any]:
+    # kube-apiserver's field order (metav1.Status): details before code, as clients that compare bodies expect.
     body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                            "message": message, "reason": reason or REASONS.get(code, "Unknown"), "code": code}
+                            "message": message, "reason": reason or REASONS.get(code, "Unknown")}
     if details:
         body["details"] = details
+    body["code"] = code
     return body
 
 
@@ -49,6 +51,9 @@ def error_status(err: ApiStatusError, *, kind: str = "", group: str = "", name: 
     if kind:
         details["kind"] = kind
     message = err.message
+    causes = getattr(err, "causes", None)  # an apply's field-manager conflicts (ownership.ApplyConflict)
+    if causes:
+        details["causes"] = causes
     if isinstance(err, Invalid) and err.errors:
         details["causes"] = [_cause(e) for e in err.errors]
         what = f"{kind}.{group}" if group else kind
@@ -58,5 +63,6 @@ def error_status(err: ApiStatusError, *, kind: str = "", group: str = "", name: 
 
 
 def success_status(*, kind: str, group: str, name: str, uid: str) -> dict[str, Any]:
-    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-            "details": {"name": name, "group": group, "kind": kind, "uid": uid}}
+    details = {"name": name, "group": group, "kind": kind, "uid": uid} if group else {"name": name, "kind": kind,
+                                                                                      "uid": uid}
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}

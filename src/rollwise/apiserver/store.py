@@ -9,7 +9,6 @@ runs, and DeleteOptions preconditions.
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -32,11 +31,16 @@ from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.validation_objects import check_object_references
 from rollwise.api.values import clone
+from rollwise.apiserver import event_shapes
 from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
 from rollwise.apiserver.feed import FeedPump
+from rollwise.apiserver.fieldsets import ListTypes
+from rollwise.apiserver.names import check_name
+from rollwise.apiserver.node import node_object
+from rollwise.apiserver.ownership import apply, record_write
 from rollwise.apiserver.policies import BINDING, POLICY, PolicyRequest, policy_verdict
-from rollwise.apiserver.printers import jsonpath_value
 from rollwise.apiserver.resources import Registry, Resource
+from rollwise.apiserver.scale import scale_of
 from rollwise.apiserver.schema import admit_custom
 from rollwise.apiserver.smp import PatchError, strategic_merge
 from rollwise.apiserver.versioning import Versioning
@@ -47,6 +51,7 @@ from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
 from rollwise.cluster.resources import GroupKind
+from rollwise.cluster.wire import format_time
 
 __all__ = ["PATCH_TYPES", "ApiStore", "Forbidden", "UnsupportedMediaType"]
 
@@ -59,6 +64,7 @@ PATCH_TYPES = {
 }
 _INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 NODE = GroupKind("", "Node")
+SERVICE_ACCOUNT = GroupKind("", "ServiceAccount")
 
 
 class ApiStore:
@@ -91,10 +97,9 @@ class ApiStore:
                 self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                                     actor="system")
         if not self._exists(NODE, "", NODE_NAME):
-            self.cluster.create({"apiVersion": "v1", "kind": "Node", "metadata": {
-                "name": NODE_NAME, "labels": {"kubernetes.io/hostname": NODE_NAME}},
-                "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]}},
-                actor="system")
+            self.cluster.create(node_object(NODE_NAME, now=clock()), actor="system")
+        for namespace in self.cluster.list(NAMESPACE):
+            self._default_service_account(name_of(namespace))
         self.feed.pump()
 
     def _install_rollwise_crd(self) -> None:
@@ -180,6 +185,8 @@ class ApiStore:
              field_selector: str | None = None) -> list[Obj]:
         """Objects of a resource in a namespace (None: all); BadRequest for a malformed or unsupported selector."""
         ns = namespace if resource.namespaced else None
+        if resource.stored_as is not None:
+            field_selector = event_shapes.selector_to_stored(field_selector)
         return self.cluster.list(resource.key, ns, label_selector=label_selector, field_selector=field_selector)
 
     def _typed(self, resource: Resource, body: Any, old: Obj | None = None) -> Obj:
@@ -206,18 +213,32 @@ class ApiStore:
             if errors:
                 raise Invalid(f'{resource.kind}.{resource.group} "{(obj.get("metadata") or {}).get("name", "")}" '
                               "is invalid: " + ", ".join(map(str, errors)), errors=errors)
-        return obj
+        return event_shapes.to_stored(obj) if resource.stored_as is not None else obj
 
     @staticmethod
     def wire_kind(resource: Resource, obj: Obj) -> Obj:
+        if resource.stored_as is not None:
+            return event_shapes.to_served(obj)
         return {**obj, "kind": resource.kind, "apiVersion": resource.api_version}
 
     # -- writes ----------------------------------------------------------------------------------------------
 
+    def _owned(self, resource: Resource, old: Obj | None, new: Obj, manager: str | None, subresource: str) -> None:
+        """Record ``manager``'s write in ``new``'s managedFields (ownership.py); None: an internal write."""
+        if manager is not None:
+            record_write(old, new, manager=manager, types=ListTypes(resource.schema),
+                         api_version=resource.api_version, now=format_time(self.clock()), subresource=subresource)
+        elif old is not None and "managedFields" in old["metadata"]:
+            new["metadata"]["managedFields"] = old["metadata"]["managedFields"]
+
     def create(self, resource: Resource, namespace: str | None, body: Mapping[str, Any], *, actor: str,
-               dry_run: bool = False) -> Obj:
+               dry_run: bool = False, manager: str | None = None, applied: bool = False) -> Obj:
         ns = self._ns(resource, namespace)
         obj = self._typed(resource, body)
+        if not applied:
+            obj["metadata"] = dict(obj.get("metadata") or {})
+            obj["metadata"].pop("managedFields", None)
+            self._owned(resource, None, obj, manager, "")
         meta = obj["metadata"] = dict(obj.get("metadata") or {})
         if resource.namespaced and meta.get("namespace") not in (None, "", ns):
             raise BadRequest("the namespace of the provided object does not match the namespace sent on the request")
@@ -228,7 +249,7 @@ class ApiStore:
         self._check_namespace(resource, ns)
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
-        _check_name(resource, meta.get("name"))
+        check_name(resource.group, resource.kind, meta.get("name"))
         if resource.status and resource.kind not in ("Pod",):
             obj.pop("status", None)
         self._policies(resource, "CREATE", obj, None, actor=actor)
@@ -249,13 +270,22 @@ class ApiStore:
         out["metadata"].update(uid=str(uuid.uuid4()), creationTimestamp=self.clock(), generation=1)
         return out
 
+    def _default_service_account(self, namespace: str) -> None:
+        """The service account controller's part: every namespace has a ``default`` account."""
+        if not self._exists(SERVICE_ACCOUNT, namespace, "default"):
+            self.cluster.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                                 "metadata": {"name": "default", "namespace": namespace}},
+                                actor="system:serviceaccount:kube-system:service-account-controller")
+
     def _after_write(self, resource: Resource, obj: Obj | None) -> None:
         if resource.key == CRD and obj is not None:
             self.registry.register_in(self.cluster.resources, obj)
+        if resource.key == NAMESPACE and obj is not None and obj["metadata"].get("deletionTimestamp") is None:
+            self._default_service_account(name_of(obj))
         self.feed.pump()
 
     def update(self, resource: Resource, namespace: str | None, name: str, body: Mapping[str, Any], *,
-               actor: str, subresource: str = "", dry_run: bool = False) -> Obj:
+               actor: str, subresource: str = "", dry_run: bool = False, manager: str | None = None) -> Obj:
         old = self.get(resource, namespace, name)
         obj = self._typed(resource, body, old)
         meta = obj["metadata"] = dict(obj.get("metadata") or {})
@@ -265,6 +295,8 @@ class ApiStore:
         meta["name"] = name
         if resource.namespaced:
             meta["namespace"] = old["metadata"]["namespace"]
+        meta.pop("managedFields", None)
+        self._owned(resource, old, obj, manager, subresource)
         return self._write(resource, old, obj, actor=actor, subresource=subresource, dry_run=dry_run)
 
     def _write(self, resource: Resource, old: Obj, new: Obj, *, actor: str, subresource: str,
@@ -297,7 +329,8 @@ class ApiStore:
         return out
 
     def patch(self, resource: Resource, namespace: str | None, name: str, patch_type: str, patch: Any, *,
-              actor: str, subresource: str = "", dry_run: bool = False) -> tuple[Obj, bool]:
+              actor: str, subresource: str = "", dry_run: bool = False, manager: str | None = None,
+              force: bool = False) -> tuple[Obj, bool]:
         """The patched object and whether it was created (server-side apply of a missing object)."""
         kind = PATCH_TYPES.get(patch_type)
         if kind is None:
@@ -311,7 +344,10 @@ class ApiStore:
             if not isinstance(patch, Mapping):
                 raise BadRequest("an apply patch must be an object") from None
             body = {**patch, "metadata": {**(patch.get("metadata") or {}), "name": name}}
-            return self.create(resource, namespace, body, actor=actor, dry_run=dry_run), True
+            if manager is not None:
+                body = apply(None, body, manager=manager, force=force, types=ListTypes(resource.schema),
+                             api_version=resource.api_version, now=format_time(self.clock()))
+            return self.create(resource, namespace, body, actor=actor, dry_run=dry_run, applied=True), True
         if kind == "strategic" and resource.custom:
             raise UnsupportedMediaType("strategic merge patch is not supported for custom resources; use a merge "
                                        "patch (--type merge) or a JSON patch (--type json)")
@@ -325,6 +361,10 @@ class ApiStore:
                 raise BadRequest("a merge patch must be a JSON object")
             elif kind == "merge":
                 new = merge_patch(base, patch)
+            elif kind == "apply":
+                new = apply(base, patch, manager=manager or "unknown", force=force,
+                            types=ListTypes(resource.schema), api_version=resource.api_version,
+                            now=format_time(self.clock()), subresource=subresource)
             else:
                 new = strategic_merge(base, patch)
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, PatchError) as err:
@@ -340,6 +380,9 @@ class ApiStore:
         if resource.namespaced:
             new["metadata"]["namespace"] = old["metadata"]["namespace"]
         new = self._typed(resource, new, old)
+        if kind != "apply":
+            new["metadata"].pop("managedFields", None)
+            self._owned(resource, old, new, manager, subresource)
         return self._write(resource, old, new, actor=actor, subresource=subresource, dry_run=dry_run), False
 
     def delete(self, resource: Resource, namespace: str | None, name: str, options: Mapping[str, Any], *,
@@ -388,18 +431,7 @@ class ApiStore:
     # -- scale -----------------------------------------------------------------------------------------------
 
     def scale_of(self, resource: Resource, obj: Obj) -> Obj:
-        spec_path, status_path, selector_path = resource.scale_paths
-        selector = jsonpath_value(obj, selector_path)
-        if selector is None and resource.kind == "StatefulSet" and not resource.custom:
-            labels = ((obj.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-            selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-        meta = obj["metadata"]
-        return {"kind": "Scale", "apiVersion": "autoscaling/v1",
-                "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
-                             if meta.get(k) not in (None, "")},
-                "spec": {"replicas": int(jsonpath_value(obj, spec_path) or 0)},
-                "status": {"replicas": int(jsonpath_value(obj, status_path) or 0),
-                           **({"selector": selector} if selector else {})}}
+        return scale_of(resource, obj)
 
     def update_scale(self, resource: Resource, namespace: str | None, name: str, scale: Mapping[str, Any], *,
                      actor: str, dry_run: bool = False) -> Obj:
@@ -419,25 +451,3 @@ class ApiStore:
         target[parts[-1]] = replicas
         out = self._write(resource, old, self._typed(resource, new, old), actor=actor, subresource="", dry_run=dry_run)
         return self.scale_of(resource, out)
-
-
-
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_PATH_SEGMENT_GROUPS = ("rbac.authorization.k8s.io",)  # RBAC names are path segments (system:controller:...)
-
-
-def _check_name(resource: Resource, name: Any) -> None:
-    """The API server's name rule: a DNS-1123 subdomain for most resources, a path segment for RBAC."""
-    if not name:
-        return  # the store reports a missing name with its own field error
-    text = str(name)
-    if resource.group in _PATH_SEGMENT_GROUPS:
-        ok = text not in (".", "..") and "/" not in text and "%" not in text
-        rule = 'may not be "." or ".." and may not contain "/" or "%"'
-    else:
-        ok = len(text) <= 253 and _DNS_SUBDOMAIN.match(text) is not None
-        rule = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
-                "must start and end with an alphanumeric character")
-    if not ok:
-        raise Invalid(f'{resource.kind} "{text}" is invalid: metadata.name: Invalid value: "{text}": {rule}',
-                      errors=[FieldError(path="metadata.name", value=text, rule=rule)])

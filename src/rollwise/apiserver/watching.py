@@ -19,6 +19,7 @@ from aiohttp import web
 
 from rollwise.api.errors import Gone
 from rollwise.apiserver.config import ServerConfig
+from rollwise.apiserver.event_shapes import selector_to_stored
 from rollwise.apiserver.http import bool_flag, query_int, table, wants_table, wire_object
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import error_status
@@ -41,7 +42,8 @@ async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig,
     try:
         watch = store.cluster.watch(resource.key, ns, since=request.query.get("resourceVersion"),
                                          label_selector=request.query.get("labelSelector"),
-                                         field_selector=request.query.get("fieldSelector"))
+                                         field_selector=selector_to_stored(request.query.get("fieldSelector"))
+                                         if resource.stored_as is not None else request.query.get("fieldSelector"))
     except Gone as err:
         await resp.prepare(request)
         await resp.write(_line({"type": "ERROR", "object": error_status(err)}))

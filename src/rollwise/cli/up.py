@@ -27,6 +27,7 @@ from rollwise.api.versions import DEFAULT_KUBE_VERSION, parse_kube_version
 from rollwise.apiserver.app import make_app
 from rollwise.apiserver.authz import RbacAuthorizer
 from rollwise.apiserver.config import Faults, ServerConfig
+from rollwise.apiserver.connect import process_connect
 from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
 from rollwise.apiserver.versioning import Versioning
@@ -38,13 +39,14 @@ from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.driver import WallDriver, scaled_profile
 from rollwise.local.processes import ProcessKubelet
+from rollwise.local.workloads import DEPLOYMENT, REPLICASET, REPLICATION_CONTROLLER, WorkloadControllers
 from rollwise.runtime.trace import DecisionLog
 from rollwise.scenario.scenario import parse_apps
 
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
 
 DEFAULT_DATA_DIR = Path("~/.local/state/rollwise/up").expanduser()
-CONTROLLERS = ("statefulset", "apps.rollwise.dev", "quorum", "kubelet")
+CONTROLLERS = ("statefulset", "apps.rollwise.dev", "quorum", "kubelet", "deployment", "replicaset")
 _FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "timeout-rate",
                "seed")
 
@@ -233,6 +235,11 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                                                                      (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
                                                 if name in controllers))
     config.pod_fault = driver.pod_fault
+    if processes is not None:
+        config.pod_connect = process_connect(processes.runtime.exec_context)
+    workloads = WorkloadControllers(store.cluster, listen=store.feed.listen, pump=store.feed.pump, kinds=tuple(
+        gk for gk, name in ((DEPLOYMENT, "deployment"), (REPLICASET, "replicaset"),
+                            (REPLICATION_CONTROLLER, "replicaset")) if name in controllers))
     runner = web.AppRunner(make_app(store, config), handle_signals=False, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port, ssl_context=server_ssl_context(creds), shutdown_timeout=1)
@@ -245,6 +252,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     if args.merge_kubeconfig:
         merge_kubeconfig(Path("~/.kube/config").expanduser(), url, creds)
     driver.start()
+    workloads.start()
     print(f"rollwise up: serving {url}", flush=True)
     print(f"kubeconfig: {kubeconfig}", flush=True)
     print(f"export KUBECONFIG={kubeconfig}", flush=True)
@@ -264,6 +272,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     for task in tasks:
         task.cancel()
     driver.stop()
+    workloads.stop()
     store.cluster.drop_watches()  # open watch streams end cleanly before the server stops
     await runner.cleanup()
     store.close()

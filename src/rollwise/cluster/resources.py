@@ -84,6 +84,16 @@ class Resource:
     """Has a ``/scale`` subresource over ``spec.replicas``."""
     categories: tuple[str, ...] = ()
     list_kind: str = ""
+    connect: tuple[str, ...] = ()
+    """Subresources beyond status and scale that the server answers itself (a pod's ``log``, ``exec``, ...)."""
+    verbs: tuple[str, ...] = ()
+    """The verbs served; empty is every verb of a stored resource. A review (``SelfSubjectAccessReview``) is only
+    created, never stored: its verbs are ``("create",)``."""
+
+    @property
+    def stored(self) -> bool:
+        """Whether objects of this resource are kept (a review is answered and forgotten)."""
+        return not self.verbs or "get" in self.verbs
 
     @property
     def group_kind(self) -> GroupKind:
@@ -111,10 +121,19 @@ def _r(group: str, versions: str, kind: str, plural: str, *, short: str = "", **
 
 _ALL = ("all",)
 
+_POD_CONNECT = ("log", "exec", "attach", "portforward")
+_CREATE_ONLY = ("create",)
+_ADM = "admissionregistration.k8s.io"
+_RBAC = "rbac.authorization.k8s.io"
+_AUTHZ = "authorization.k8s.io"
+
+# Every kind a 1.37 kube-apiserver's discovery lists, at its preferred version, in discovery's order within a group
+# (the core group first, then apps, as `kubectl get` resolves a bare kind). Left out: componentstatuses (deprecated,
+# answers from the control plane's own health) and bindings (a scheduler's write, folded into pods here).
 BUILTIN_RESOURCES: tuple[Resource, ...] = (
     _r("", "v1", "Namespace", "namespaces", short="ns", namespaced=False, status=True),
     _r("", "v1", "Node", "nodes", short="no", namespaced=False, status=True),
-    _r("", "v1", "Pod", "pods", short="po", status=True, categories=_ALL),
+    _r("", "v1", "Pod", "pods", short="po", status=True, categories=_ALL, connect=_POD_CONNECT),
     _r("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims", short="pvc", status=True),
     _r("", "v1", "PersistentVolume", "persistentvolumes", short="pv", namespaced=False, status=True),
     _r("", "v1", "Event", "events", short="ev"),
@@ -123,6 +142,11 @@ BUILTIN_RESOURCES: tuple[Resource, ...] = (
     _r("", "v1", "Secret", "secrets"),
     _r("", "v1", "ServiceAccount", "serviceaccounts", short="sa"),
     _r("", "v1", "Endpoints", "endpoints", short="ep"),
+    _r("", "v1", "ReplicationController", "replicationcontrollers", short="rc", status=True, scale=True,
+       categories=_ALL),
+    _r("", "v1", "PodTemplate", "podtemplates"),
+    _r("", "v1", "LimitRange", "limitranges", short="limits"),
+    _r("", "v1", "ResourceQuota", "resourcequotas", short="quota", status=True),
     _r("apps", "v1", "StatefulSet", "statefulsets", short="sts", status=True, scale=True, categories=_ALL),
     _r("apps", "v1", "ControllerRevision", "controllerrevisions"),
     _r("apps", "v1", "Deployment", "deployments", short="deploy", status=True, scale=True, categories=_ALL),
@@ -130,19 +154,56 @@ BUILTIN_RESOURCES: tuple[Resource, ...] = (
     _r("apps", "v1", "DaemonSet", "daemonsets", short="ds", status=True, categories=_ALL),
     _r("apps.rollwise.dev", "v1alpha1", "StatefulSet", "statefulsets", short="rsts", status=True, scale=True,
        categories=("all", "rollwise")),
+    _r("batch", "v1", "Job", "jobs", status=True, categories=_ALL),
+    _r("batch", "v1", "CronJob", "cronjobs", short="cj", status=True, categories=_ALL),
+    _r("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", short="hpa", status=True,
+       categories=_ALL),
     _r("coordination.k8s.io", "v1", "Lease", "leases"),
+    _r("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices"),
     _r("events.k8s.io", "v1", "Event", "events", short="ev"),
+    _r("networking.k8s.io", "v1", "Ingress", "ingresses", short="ing", status=True),
+    _r("networking.k8s.io", "v1", "IngressClass", "ingressclasses", namespaced=False),
+    _r("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", short="netpol"),
+    _r("networking.k8s.io", "v1", "IPAddress", "ipaddresses", short="ip", namespaced=False),
+    _r("networking.k8s.io", "v1", "ServiceCIDR", "servicecidrs", namespaced=False, status=True),
+    _r("node.k8s.io", "v1", "RuntimeClass", "runtimeclasses", namespaced=False),
     _r("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets", short="pdb", status=True),
-    _r("rbac.authorization.k8s.io", "v1", "Role", "roles"),
-    _r("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings"),
-    _r("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", namespaced=False),
-    _r("rbac.authorization.k8s.io", "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
+    _r(_RBAC, "v1", "Role", "roles"),
+    _r(_RBAC, "v1", "RoleBinding", "rolebindings"),
+    _r(_RBAC, "v1", "ClusterRole", "clusterroles", namespaced=False),
+    _r(_RBAC, "v1", "ClusterRoleBinding", "clusterrolebindings", namespaced=False),
+    _r("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", short="pc", namespaced=False),
+    _r("storage.k8s.io", "v1", "StorageClass", "storageclasses", short="sc", namespaced=False),
+    _r("storage.k8s.io", "v1", "CSIDriver", "csidrivers", namespaced=False),
+    _r("storage.k8s.io", "v1", "CSINode", "csinodes", namespaced=False),
+    _r("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities"),
+    _r("storage.k8s.io", "v1", "VolumeAttachment", "volumeattachments", namespaced=False, status=True),
+    _r("storage.k8s.io", "v1", "VolumeAttributesClass", "volumeattributesclasses", short="vac", namespaced=False),
+    _r("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests", short="csr",
+       namespaced=False, status=True),
+    _r(_ADM, "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", namespaced=False,
+       categories=("api-extensions",)),
+    _r(_ADM, "v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", namespaced=False,
+       categories=("api-extensions",)),
+    _r(_ADM, "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", namespaced=False, status=True,
+       categories=("api-extensions",)),
+    _r(_ADM, "v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", namespaced=False,
+       categories=("api-extensions",)),
     _r("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", short="crd,crds",
+       namespaced=False, status=True, categories=("api-extensions",)),
+    _r("apiregistration.k8s.io", "v1", "APIService", "apiservices", namespaced=False, status=True,
+       categories=("api-extensions",)),
+    _r("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas", namespaced=False, status=True),
+    _r("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration", "prioritylevelconfigurations",
        namespaced=False, status=True),
-    _r("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies",
-       namespaced=False, status=True),
-    _r("admissionregistration.k8s.io", "v1", "ValidatingAdmissionPolicyBinding",
-       "validatingadmissionpolicybindings", namespaced=False),
+    # Reviews: created and answered, never stored (apiserver/reviews.py answers them).
+    _r("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", namespaced=False,
+       verbs=_CREATE_ONLY),
+    _r("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", namespaced=False, verbs=_CREATE_ONLY),
+    _r(_AUTHZ, "v1", "SelfSubjectAccessReview", "selfsubjectaccessreviews", namespaced=False, verbs=_CREATE_ONLY),
+    _r(_AUTHZ, "v1", "SelfSubjectRulesReview", "selfsubjectrulesreviews", namespaced=False, verbs=_CREATE_ONLY),
+    _r(_AUTHZ, "v1", "SubjectAccessReview", "subjectaccessreviews", namespaced=False, verbs=_CREATE_ONLY),
+    _r(_AUTHZ, "v1", "LocalSubjectAccessReview", "localsubjectaccessreviews", verbs=_CREATE_ONLY),
 )
 
 POD = GroupKind("", "Pod")

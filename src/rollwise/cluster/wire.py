@@ -36,7 +36,8 @@ Path = tuple[str, ...]
 """Keys from the object's root; ``"[]"`` stands for every item of a list."""
 
 _CONDITIONS: tuple[tuple[Path, str], ...] = tuple(
-    (("status", "conditions", "[]", f), TIME) for f in ("lastTransitionTime", "lastUpdateTime", "lastProbeTime"))
+    (("status", "conditions", "[]", f), TIME)
+    for f in ("lastTransitionTime", "lastUpdateTime", "lastProbeTime", "lastHeartbeatTime"))
 _CONTAINER_TIMES: tuple[tuple[Path, str], ...] = tuple(
     (("status", statuses, "[]", state, phase, f), TIME)
     for statuses in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")

@@ -25,6 +25,7 @@ import dataclasses
 import fnmatch
 import importlib.util
 import json
+import os
 import shutil
 import threading
 import time
@@ -162,6 +163,18 @@ class ProcessRuntime:
                 out.append(MemberLease(namespace=entry.namespace, name=entry.name, set_name=entry.set_name,
                                        holder=holder))
         return out
+
+    def exec_context(self, namespace: str, name: str) -> tuple[dict[str, str], Path] | None:
+        """Where ``kubectl exec`` into a member runs its command: the environment (the etcd tools first on PATH,
+        ``ETCDCTL_ENDPOINTS`` the member's client URL, as inside an etcd image) and the member's data directory;
+        None for a pod this runtime does not run."""
+        entry = next((e for e in self._pods.values() if (e.namespace, e.name) == (namespace, name)), None)
+        if entry is None:
+            return None
+        tools = str(Path(self.binary).parent)
+        env = {**os.environ, "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}",
+               "ETCDCTL_ENDPOINTS": entry.member.endpoint, "HOSTNAME": entry.name}
+        return env, entry.data_dir
 
     def pod_removed(self, pod: Mapping[str, Any]) -> None:
         """The pod object is gone: forget it (a claim-less pod's directory goes with it)."""
