@@ -56,6 +56,8 @@ class Sync:
     broken_below: str | None = None
     """Under EnforcedRollingUpdate and OrderedReady: the first outdated unhealthy pod creation went past."""
     halted: str | None = None
+    retried: set[str] = field(default_factory=set)
+    """Pods podProgressTimeoutSeconds is retrying at the update revision: deleting or recreating one is not progress."""
     """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
     _labels: tuple[tuple[str, str], ...] = ()
     _health: dict[int, tuple[bool, bool]] = field(default_factory=dict)
@@ -174,14 +176,15 @@ class Sync:
         name = pod if isinstance(pod, str) else ("" if pod is None else name_of(pod))
         self.blocked.append(Blocked(pod=name, cause=cause))
 
-    def wait_for_unavailable(self, index: int, pod: Obj | None) -> None:
-        """Record why the pod at ``index`` holds things up, and when time alone would free it."""
+    def wait_for_unavailable(self, index: int, pod: Obj | None, note: str = "") -> None:
+        """Record why the pod at ``index`` holds things up, and when time alone would free it (``note``: what
+        else on-call should know, appended to the cause)."""
         name = pod_name(name_of(self.sts), self.ordinal(index)) if pod is None else name_of(pod)
         if pod is not None and name in self.deleted:
             cause = "terminating"
         else:
             cause = p.unavailable_cause(pod, self.min_ready_seconds, self.now)
-        self.wait(name, f"to become available: {cause}" if cause != "terminating" else "to finish terminating")
+        self.wait(name, f"to become available: {cause}{note}" if cause != "terminating" else "to finish terminating")
 
     def pods(self) -> list[Obj]:
         """Every existing pod the set owns: in range, then condemned."""

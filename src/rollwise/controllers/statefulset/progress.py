@@ -12,6 +12,10 @@ StatefulSets; "progress is considered when a new pod is created, deleted, or bec
   progress. It deletes nothing: it is a signal (a CI pipeline can fail fast on it). OnDelete has no deadline —
   nothing moves there until a person deletes a pod.
 - ``Progressing=False, reason SafetyHalt`` while EnforcedRollingUpdate's safety halt holds.
+- Progress is a pod becoming Ready or available, a new update revision, or a step the controller takes forward (a
+  pod created or deleted) — not podProgressTimeoutSeconds retrying the same pod at the update revision
+  (``Sync.retried``): a retry neither resets the deadline nor turns an exceeded one back to True, so
+  ``ProgressDeadlineExceeded`` fires once per stall and an alert on ``Progressing=False`` does not flap.
 - ``Available``: at least ``replicas - maxUnavailable`` replicas available.
 """
 
@@ -20,14 +24,16 @@ from __future__ import annotations
 from typing import Any
 
 from rollwise.api.conditions import condition_of
-from rollwise.api.meta import Obj
+from rollwise.api.meta import Obj, name_of
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.controllers.plan import CreatePod, DeletePod
 from rollwise.controllers.statefulset.context import Sync
 
 __all__ = ["progress_conditions", "rollout_complete"]
 
-_COUNTERS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
+_COUNTERS = ("readyReplicas", "availableReplicas")
+"""Counters whose rise is progress: a pod became Ready or available. A fall is not progress, and the pod counts
+(``replicas``, ``updatedReplicas``) move with creations and deletions, which the plan's actions show."""
 
 
 def rollout_complete(sync: Sync) -> bool:
@@ -41,14 +47,27 @@ def rollout_complete(sync: Sync) -> bool:
                                now=sync.now, deleting=sync.deleted, indexes=sync.census.loud)
 
 
+def _steps_forward(sync: Sync, action: object) -> bool:
+    """A creation or deletion that is not a retry of a pod podProgressTimeoutSeconds is cycling."""
+    if isinstance(action, CreatePod):
+        return name_of(action.pod) not in sync.retried
+    if isinstance(action, DeletePod):
+        return action.name not in sync.retried or action.revision != sync.update_name
+    return False
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> list[Obj]:
     """The owned conditions for this reconcile; also records events and the deadline wake-up on ``sync``."""
     now = sync.now
     old = condition_of(old_status.get("conditions") or [], "Progressing")
     recreate = sync.update_type == "Recreate"
     progressed = (
-        any(isinstance(a, (CreatePod, DeletePod)) for a in sync.actions)
-        or any(old_status.get(k) != status.get(k) for k in _COUNTERS)
+        any(_steps_forward(sync, a) for a in sync.actions)
+        or any(_count(old_status.get(k)) < _count(status.get(k)) for k in _COUNTERS)
         or old_status.get("updateRevision") != status.get("updateRevision")
     )
     last = old.get("lastUpdateTime") if old is not None else None
