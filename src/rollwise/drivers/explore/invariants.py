@@ -10,8 +10,9 @@ The list (issue: "Safety you can prove"; DESIGN.md "Tests"):
 - recreate: never pods of two revisions at once under Recreate, terminating ones included (seed 000);
 - one pod per ordinal;
 - claims: never a claim deleted while its ordinal is in range, nor under whenScaled Retain (reference §6.2);
-- no churn: never a healthy in-range pod deleted by the controller that created it under the same template and
-  partition (a pod it has just created must not be replaced for nothing);
+- no churn: never a healthy in-range pod deleted by the controller that built it from the same template under the
+  same partition (a pod it has just created must not be replaced for nothing). A pod built from an older
+  revision (reference §4.5) is outdated from birth; replacing it is the rollout's step (world.born_of);
 - status: once the controller has nothing left to do, its status counters agree with the pods.
 """
 

@@ -20,7 +20,7 @@ from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.plan import CreatePod, DeletePod, Plan
 from rollwise.controllers.view import SetView
 from rollwise.drivers.explore.model import Bounds, Move, SetFacts, budget_of
-from rollwise.drivers.explore.world import birth
+from rollwise.drivers.explore.world import birth, born_of
 from rollwise.drivers.sim.loop import Simulation
 from rollwise.drivers.sim.scenario import Scenario, parse_scenario
 
@@ -195,7 +195,8 @@ def _plan_problems(view: SetView, plan: Plan, facts: SetFacts, born: dict[str, t
         if born.get(name_of(pod)) == context and not p.is_failing(pod):
             found.append("no-churn")
     for create in plan.of_type(CreatePod):
-        born[name_of(create.pod)] = context
+        if (built := born_of(view.set, create.pod)) is not None:
+            born[name_of(create.pod)] = built
     return found
 
 

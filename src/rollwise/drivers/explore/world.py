@@ -85,6 +85,15 @@ def birth(sts: Obj) -> tuple[str, int]:
     return image_of(sts["spec"]["template"]), partition_of(sts)
 
 
+def born_of(sts: Obj, pod: Obj) -> tuple[str, int] | None:
+    """The no-churn context a created pod is recorded under: ``birth(sts)`` when the pod was built from the set's
+    template, None when it was built from an older revision's (below the partition, or without a rollingUpdate
+    block below ``status.currentReplicas``, reference §4.5). Such a pod is outdated from birth: the rollout
+    replacing it once its replacement comes at the update revision is a step forward, not churn."""
+    context = birth(sts)
+    return context if image_of(pod) == context[0] else None
+
+
 def spend(used: Used, **more: int) -> Used:
     return replace(used, **{k: getattr(used, k) + v for k, v in more.items()})
 
