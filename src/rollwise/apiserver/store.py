@@ -30,6 +30,7 @@ from rollwise.api.errors import (
 )
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.pod_status import pod_status_errors
 from rollwise.api.validation_objects import check_object_references
 from rollwise.api.values import clone
 from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
@@ -42,7 +43,7 @@ from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
-from rollwise.cluster.resources import GroupKind
+from rollwise.cluster.resources import POD, GroupKind
 
 __all__ = ["PATCH_TYPES", "ApiStore", "Forbidden", "UnsupportedMediaType"]
 
@@ -224,6 +225,10 @@ class ApiStore:
                            "has been modified; please apply your changes to the latest version and try again")
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         if subresource == "status":
+            if resource.key == POD:  # the store's admission does not run on status writes (api/pod_status.py)
+                errors = pod_status_errors(new)
+                if errors:
+                    raise Invalid(f'Pod "{name_of(old)}" is invalid: ' + "; ".join(map(str, errors)), errors=errors)
             if dry_run:
                 return {**old, "status": new.get("status")}
             out = self.cluster.update_status({**old, "status": new.get("status")}, actor=actor)

@@ -143,7 +143,7 @@ class Recorder:
             return
         if p.is_terminating(new) and not was_terminating:
             self._delete_requested(ch)
-        before, after = old.get("status") or {}, new.get("status") or {}
+        before, after = p.status_of(old), p.status_of(new)
         if after is before:
             return  # a write that left the status as it was (metadata, a finalizer): nothing below can differ
         phase, old_phase = after.get("phase"), before.get("phase")
@@ -290,12 +290,7 @@ def _round(x: float) -> float:
 
 
 def _waiting(pod: Obj) -> dict[str, str]:
-    out = {}
-    for cs in (pod.get("status") or {}).get("containerStatuses") or ():
-        waiting = (cs.get("state") or {}).get("waiting")
-        if waiting and waiting.get("reason"):
-            out[cs.get("name", "")] = waiting["reason"]
-    return out
+    return p.waiting_reasons(pod)
 
 
 def _by_ordinal(sts: Obj, pods: list[Obj]) -> dict[int, Obj]:
