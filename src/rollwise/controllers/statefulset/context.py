@@ -9,13 +9,14 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision_of
 from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.rollout import partition_floor, strategy_block
 from rollwise.controllers.census import Census, loud_census, quiet_at, quiet_context
 from rollwise.controllers.plan import Action, Blocked, DeletePod, EmitEvent, MetricSample
 
@@ -71,6 +72,8 @@ class Sync:
     """OrderedReady processes one ordinal at a time and stops at the first unhealthy one (reference §5.3)."""
     strategy_block: dict[str, Any] | None = field(init=False)
     """``rollingUpdate`` or ``enforcedRollingUpdate``, whichever the effective type reads (None if absent)."""
+    floor: int = field(init=False)
+    """The partition as an index (``api/rollout.partition_floor``): the lowest index the update touches."""
     update_name: str = field(init=False)
     current_name: str = field(init=False)
     min_ready_seconds: float = field(init=False)
@@ -81,12 +84,8 @@ class Sync:
         self.spec = self.sts["spec"]
         self.monotonic = self.spec.get("podManagementPolicy", "OrderedReady") != "Parallel"
         strategy = self.spec.get("updateStrategy") or {}
-        self.strategy_block = None
-        if strategy.get("type") == "EnforcedRollingUpdate" and self.update_type == "EnforcedRollingUpdate":
-            self.strategy_block = cast("dict[str, Any] | None", strategy.get("enforcedRollingUpdate"))
-        elif self.update_type == "RollingUpdate":
-            self.strategy_block = cast("dict[str, Any] | None",
-                                       strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate"))
+        self.strategy_block = strategy_block(strategy, self.update_type)
+        self.floor = partition_floor(strategy, self.update_type)
         self.update_name = name_of(self.update_revision)
         self.current_name = name_of(self.current_revision)
         self.min_ready_seconds = float(self.spec.get("minReadySeconds") or 0)

@@ -7,7 +7,8 @@ StatefulSets; "progress is considered when a new pod is created, deleted, or bec
   (``waiting for web-3 to become available: container app is CrashLoopBackOff``), and ``lastUpdateTime`` marking
   the last progress; ``reason`` ``RolloutInProgress`` (``RecreateInProgress`` under Recreate).
 - ``Progressing=True, reason RolloutComplete`` (``RecreateComplete``) once every ordinal runs the update revision
-  and is available.
+  and is available; ``PartitionRolledOut`` when a partition holds the ordinals below it at their revision and
+  every ordinal from the partition up is updated and available (what was asked is done).
 - ``Progressing=False, reason ProgressDeadlineExceeded`` when ``spec.progressDeadlineSeconds`` pass without
   progress. It deletes nothing: it is a signal (a CI pipeline can fail fast on it). OnDelete has no deadline —
   nothing moves there until a person deletes a pod.
@@ -25,6 +26,7 @@ from typing import Any
 
 from rollwise.api.conditions import condition_of
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.rollout import PARTITION_ROLLED_OUT, ROLLOUT_COMPLETE
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.controllers.plan import CreatePod, DeletePod
 from rollwise.controllers.statefulset.context import Sync
@@ -38,8 +40,7 @@ _COUNTERS = ("readyReplicas", "availableReplicas")
 
 def rollout_complete(sync: Sync) -> bool:
     """The shared rule (``api/rollout.py``) over this reconcile's slots, counting this plan's deletions."""
-    block = sync.strategy_block
-    floor = int(block.get("partition") or 0) if block is not None else 0
+    floor = sync.floor
     if sync.quiet_deleted() or sync.quiet_outdated_alive(floor):
         return False  # a quiet pod being deleted, or one at the current revision the update must still replace
     return is_rollout_complete(sync.replicas, outside_range=len(sync.condemned), floor=floor,
@@ -74,8 +75,15 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
     if progressed or last is None or (old is not None and old.get("reason") in ("InvalidSpec",)):
         last = now
     replicas = int(sync.spec.get("replicas", 1))
-    if rollout_complete(sync):
-        reason = "RecreateComplete" if recreate else "RolloutComplete"
+    updated = int(status.get("updatedReplicas", 0))
+    if rollout_complete(sync) and not recreate and sync.floor > 0 and updated < replicas:
+        # Held at the partition on purpose (a canary): what was asked is done; Ready agrees (readiness.py).
+        progressing = {"type": "Progressing", "status": "True", "reason": PARTITION_ROLLED_OUT,
+                       "message": f"{updated} of {replicas} replicas at revision {sync.update_name}: every ordinal "
+                                  f"from the partition ({sync.floor}) up; the {replicas - updated} below it stay at "
+                                  f"revision {sync.current_name} until the partition is lowered"}
+    elif rollout_complete(sync):
+        reason = "RecreateComplete" if recreate else ROLLOUT_COMPLETE
         progressing = {"type": "Progressing", "status": "True", "reason": reason,
                        "message": f"{replicas} replicas available at revision {sync.update_name}"}
         if recreate and old is not None and old.get("reason") == "RecreateInProgress":

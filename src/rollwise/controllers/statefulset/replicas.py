@@ -50,7 +50,7 @@ def revision_for_new_pod(sync: Sync, ordinal: int) -> Obj:
         current_replicas = int((sync.sts.get("status") or {}).get("currentReplicas") or 0)
         if ordinal < sync.start + current_replicas:
             return sync.current_revision
-    elif ordinal < sync.start + int(block.get("partition") or 0):
+    elif ordinal < sync.start + sync.floor:
         return sync.current_revision
     return sync.update_revision
 
@@ -188,7 +188,7 @@ def outdated_wait_note(sync: Sync, index: int, pod: Obj) -> str:
     if sync.update_type != "RollingUpdate" or not sync.outdated(pod):
         return ""
     block = sync.strategy_block or {}
-    if index < int(block.get("partition") or 0) or replacement_is_outdated(sync, pod):
+    if index < sync.floor or replacement_is_outdated(sync, pod):
         return ""  # the rollout leaves it at its revision by design (below the partition, reference §4.5)
     if p.classify_container(pod) == p.CONTAINER_TRANSIENT and not p.is_failing(pod):
         return ""  # still starting: nothing to explain yet

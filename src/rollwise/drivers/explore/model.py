@@ -19,6 +19,7 @@ from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.leases import lease_role
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
 from rollwise.api.predicates import is_terminating
+from rollwise.api.rollout import partition_floor
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
 from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY
@@ -136,7 +137,7 @@ def strategy_block(sts: Obj) -> Mapping[str, Any] | None:
 
 
 def partition_of(sts: Obj) -> int:
-    return int((strategy_block(sts) or {}).get("partition") or 0)
+    return partition_floor(sts["spec"].get("updateStrategy") or {})
 
 
 def budget_of(sts: Obj, facts: SetFacts) -> int | None:

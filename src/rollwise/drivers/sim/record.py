@@ -10,6 +10,7 @@ from rollwise.api import predicates as p
 from rollwise.api.identity import claim_ordinal, ordinal_of, ordinal_range, pod_name, revision_of
 from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of, namespace_of
 from rollwise.api.retention import retention_policy
+from rollwise.api.rollout import partition_floor
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.cluster.protocol import Change
 
@@ -314,10 +315,8 @@ def rollout_complete(sts: Obj, pods: list[Obj], now: float) -> bool:
     if status.get("observedGeneration") != sts["metadata"].get("generation") or not status.get("updateRevision"):
         return False
     span = ordinal_range(sts)
-    strategy = sts["spec"].get("updateStrategy") or {}
-    block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate") or {}
     by_ordinal = _by_ordinal(sts, pods)
     return is_rollout_complete(
         [by_ordinal.get(o) for o in span], outside_range=sum(1 for pod in pods if ordinal_of(pod) not in span),
-        floor=int(block.get("partition") or 0), update_revision=status["updateRevision"],
+        floor=partition_floor(sts["spec"].get("updateStrategy") or {}), update_revision=status["updateRevision"],
         min_ready_seconds=0.0, now=now)

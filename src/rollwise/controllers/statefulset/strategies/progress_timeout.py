@@ -68,7 +68,7 @@ def replace_timed_out_pods(sync: Sync) -> None:
     # moves on, or once a pod of that name is Ready.
     kept = {name: r for name, r in records.items()
             if isinstance(r, dict) and r.get("revision") == sync.update_name}
-    floor = int(block.get("partition") or 0)
+    floor = sync.floor
     for name in list(kept):
         # A quiet pod is Ready: its record goes. The walk below covers the rest (census.py).
         index = quiet_at(sync.census, name)
