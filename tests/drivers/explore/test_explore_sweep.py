@@ -3,7 +3,11 @@ explorer's default bounds (one template change, one fault, one user action): iss
 
 Cases that the API server stores alike explore the same state space, so each distinct stored set is explored once:
 an EnforcedRollingUpdate set without its block is defaulted to ``enforcedRollingUpdate: {}`` (seed 003), exactly the
-set with an empty block. ``test_the_sweep_explores_each_stored_set_once`` pins that only such cases share a run."""
+set with an empty block. ``test_the_sweep_explores_each_stored_set_once`` pins that only such cases share a run.
+
+Cost: 28 explorations; a 2-replica one is ~5,000 states (6 CPU s), a 3-replica RollingUpdate one ~42,000 states
+(~45 CPU s). About 1 ms per transition: the reconcile itself (a third), the state keys, the environment's moves
+and the store forks share the rest (cProfile of ``RollingUpdate``, Parallel, 3 replicas)."""
 
 from __future__ import annotations
 
