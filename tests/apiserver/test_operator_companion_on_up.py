@@ -8,11 +8,14 @@ kube-controller-manager does on a real cluster.
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, running_up, statefulset
+from kubectl_support import DEADLINE, Up, running_up, statefulset
 from operator_support import WEB, Operator, audit_entries, get_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,14 +71,23 @@ def test_the_companion_rolls_an_apps_v1_set_with_deletes_events_and_its_annotati
     up.apply(manifest)
     up.kubectl("wait", "sts/qa", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
     up.kubectl("set", "image", "sts/qa", "app=nginx:1.27")
+    # `rollout status` follows the quorum-aware rollout to its end (kubectl's own refuses OnDelete).
+    followed = subprocess.run([sys.executable, "-m", "rollwise", "rollout", "status", "sts/qa", "--timeout=60s"],
+                              env=up.env, capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
+    assert followed.returncode == 0, followed.stderr
+    assert followed.stdout.splitlines()[-1].startswith("quorum-aware roll out complete: 3 members at revision ")
     up.until(lambda: _images(up, "qa") == ["nginx:1.27"] * 3, "the companion replaced every member")
 
     def settled() -> bool:
-        notes = get_json(up, "sts", "qa")["metadata"].get("annotations") or {}
-        stored = json.loads(notes.get("rollwise.dev/quorum-status") or "[]")
-        return any(c["type"] == "AllMembersUpdated" and c["status"] == "True" for c in stored)
+        sts = get_json(up, "sts", "qa")
+        state = json.loads((sts["metadata"].get("annotations") or {}).get("rollwise.dev/quorum-status") or "{}")
+        return state.get("updateRevision") == sts["status"]["updateRevision"] and any(
+            c["type"] == "AllMembersUpdated" and c["status"] == "True" for c in state.get("conditions") or [])
 
     up.until(settled, "the companion records AllMembersUpdated in its annotation")
+    notes = get_json(up, "sts", "qa")["metadata"]["annotations"]
+    (condition,) = json.loads(notes["rollwise.dev/quorum-status"])["conditions"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", condition["lastTransitionTime"]), "RFC 3339"
     status = get_json(up, "sts", "qa")["status"]
     assert all(c["type"] != "AllMembersUpdated" for c in status.get("conditions") or [])
     events = up.kubectl("get", "events", "--field-selector", "involvedObject.name=qa").stdout

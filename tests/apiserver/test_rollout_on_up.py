@@ -105,3 +105,26 @@ def test_status_exits_1_on_timeout_and_errors_are_reported(up: Up) -> None:
     assert missing.returncode == 1 and "NotFound" in missing.stderr
     bad = _plugin(up, "rollout", "status", "deploy/web")
     assert bad.returncode == 2 and bad.stdout == ""
+
+
+CANARY = WEB.replace("name: web,", "name: canary,").replace("app: web", "app: canary").replace(
+    "rollingUpdate: {maxUnavailable: 2}", "rollingUpdate: {partition: 2}")
+
+
+def test_a_canary_held_at_its_partition_is_ready_and_the_plugin_agrees(up: Up) -> None:
+    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crd.yaml"))
+    up.apply(CANARY)
+    up.kubectl("wait", "--for=condition=Ready", "rsts/canary", "--timeout=60s")
+    up.kubectl("patch", "rsts", "canary", "--type=merge", "-p",
+               json.dumps({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}}}))
+    waited = up.kubectl("wait", "--for=condition=Ready", "rsts/canary", "--timeout=60s", check=False)
+    assert waited.returncode == 0, waited.stderr
+    status = json.loads(up.kubectl("get", "rsts", "canary", "-o", "json").stdout)["status"]
+    reasons = {c["type"]: c["reason"] for c in status["conditions"]}
+    assert reasons["Ready"] == reasons["Progressing"] == "PartitionRolledOut"
+    plugin = _plugin(up, "rollout", "status", "rsts/canary", "--timeout=60s")
+    assert plugin.returncode == 0, plugin.stderr
+    assert plugin.stdout.splitlines()[-1] == "partitioned roll out complete: 1 new pods have been updated..."
+    images = sorted(p["spec"]["containers"][0]["image"] for p in json.loads(
+        up.kubectl("get", "pods", "-l", "app=canary", "-o", "json").stdout)["items"])
+    assert images == ["nginx:1.27", "nginx:1.27", "nginx:1.28"]

@@ -1,19 +1,22 @@
 """`rollwise rollout status` prints kubectl's StatefulSet progress lines (kubectl `rollout_status.go`) and says when
-the rollout is done; OnDelete is refused as kubectl refuses non-rolling strategies."""
+the rollout is done by the one rule of api/rollout.py: as the custom kind's Ready condition (`kubectl wait`) says,
+for every strategy; OnDelete and quorum-aware sets are followed to their end."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from rollwise.cli.kubetarget import parse_target
-from rollwise.cli.rollout import RolloutError, status_message
+from rollwise.cli.rollout import status_message
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
 
 
 def _sts(*, generation: int = 2, strategy: dict[str, Any] | None = None, **status: Any) -> dict[str, Any]:
-    base = {"observedGeneration": 2, "replicas": 3, "readyReplicas": 3, "updatedReplicas": 3, "currentReplicas": 3,
+    base = {"observedGeneration": 2, "replicas": 3, "readyReplicas": 3, "availableReplicas": 3, "updatedReplicas": 3,
+            "currentReplicas": 3,
             "currentRevision": "web-b", "updateRevision": "web-b"}
     return {"metadata": {"name": "web", "generation": generation},
             "spec": {"replicas": 3, "updateStrategy": strategy or {"type": "RollingUpdate"}},
@@ -23,7 +26,7 @@ def _sts(*, generation: int = 2, strategy: dict[str, Any] | None = None, **statu
 @pytest.mark.parametrize(("sts", "line", "done"), [
     (_sts(generation=3), "Waiting for statefulset spec update to be observed...", False),
     (_sts(observedGeneration=0), "Waiting for statefulset spec update to be observed...", False),
-    (_sts(readyReplicas=1), "Waiting for 2 pods to be ready...", False),
+    (_sts(readyReplicas=1, availableReplicas=1), "Waiting for 2 pods to be ready...", False),
     (_sts(updatedReplicas=1, currentRevision="web-a"),
      "waiting for statefulset rolling update to complete 1 pods at revision web-b...", False),
     (_sts(), "statefulset rolling update complete 3 pods at revision web-b...", True),
@@ -39,9 +42,63 @@ def test_status_lines_follow_kubectl(sts: dict[str, Any], line: str, done: bool)
     assert status_message(sts) == (line, done)
 
 
-def test_on_delete_has_no_rollout_status() -> None:
-    with pytest.raises(RolloutError, match="OnDelete"):
-        status_message(_sts(strategy={"type": "OnDelete"}))
+def test_a_pod_ready_but_not_yet_available_is_waited_for() -> None:
+    assert status_message(_sts(availableReplicas=2)) == ("Waiting for 1 pods to be available...", False)
+
+
+def test_on_delete_is_followed_until_its_pods_are_recreated() -> None:
+    waiting = _sts(strategy={"type": "OnDelete"}, updatedReplicas=1, currentRevision="web-a")
+    assert status_message(waiting) == ("Waiting for 2 pods to be deleted and recreated at revision web-b (OnDelete "
+                                       "replaces a pod only when it is deleted)...", False)
+    assert status_message(_sts(strategy={"type": "OnDelete"}))[1] is True
+
+
+QUORUM = {"rollwise.dev/update-policy": "QuorumAware"}
+
+
+def _quorum(**status: Any) -> dict[str, Any]:
+    sts = _sts(strategy={"type": "OnDelete"}, **status)
+    sts["metadata"]["annotations"] = dict(QUORUM)
+    return sts
+
+
+def test_a_quorum_aware_rollout_is_followed_quoting_what_the_controller_waits_for() -> None:
+    wait = {"type": "AllMembersUpdated", "status": "False", "reason": "UpdateInProgress",
+            "message": "waiting for web-1: updated but not participating"}
+    line, done = status_message(_quorum(updatedReplicas=2, currentRevision="web-a", conditions=[wait]))
+    assert not done
+    assert line == ("Waiting for quorum-aware roll out to finish: 2 of 3 members at revision web-b: waiting for "
+                    "web-1: updated but not participating...")
+    assert status_message(_quorum()) == ("quorum-aware roll out complete: 3 members at revision web-b...", True)
+
+
+def test_a_quorum_aware_apps_v1_set_reads_the_companion_annotation_of_the_current_revision() -> None:
+    def annotated(revision: str) -> dict[str, Any]:
+        sts = _quorum(updatedReplicas=1, currentRevision="web-a")
+        state = {"updateRevision": revision, "conditions": [
+            {"type": "AllMembersUpdated", "status": "False", "reason": "UpdateInProgress", "message": "held",
+             "lastTransitionTime": "2026-11-25T21:00:00Z"}]}
+        sts["metadata"]["annotations"]["rollwise.dev/quorum-status"] = json.dumps(state)
+        return sts
+
+    assert status_message(annotated("web-b"))[0].endswith("revision web-b: held...")
+    assert status_message(annotated("web-old"))[0].endswith("revision web-b..."), "a stale wait is not quoted"
+
+
+def _custom(ready: str, reason: str, **status: Any) -> dict[str, Any]:
+    sts = _sts(strategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 2}}, **status)
+    sts["apiVersion"] = "apps.rollwise.dev/v1alpha1"
+    sts["status"]["conditions"] = [{"type": "Ready", "status": ready, "reason": reason, "observedGeneration": 2}]
+    return sts
+
+
+def test_the_custom_kind_is_done_exactly_when_its_ready_condition_says_so() -> None:
+    held = _custom("True", "PartitionRolledOut", updatedReplicas=1, currentRevision="web-a")
+    assert status_message(held) == ("partitioned roll out complete: 1 new pods have been updated...", True)
+    behind = _custom("True", "PartitionRolledOut", updatedReplicas=1, currentRevision="web-a")
+    behind["status"]["conditions"][0]["observedGeneration"] = 1
+    behind["status"]["availableReplicas"] = 2
+    assert status_message(behind)[1] is False, "a Ready of an older generation is not read"
 
 
 @pytest.mark.parametrize(("text", "kind", "display"), [

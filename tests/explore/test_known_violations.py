@@ -79,3 +79,14 @@ def test_quorum_aware_controller_does_not_delete_a_member_created_at_the_update_
         "quorum-aware-controller: reconciles",
     ])
     assert {name for _, problems in path for name in problems} == set()
+
+
+def test_replacing_a_pod_built_from_the_old_template_is_not_churn() -> None:
+    """Parallel, ``type: RollingUpdate`` without a block, 2 replicas, one fault and one user action: 7. user
+    changes the template; 9. web-0 fails; 10-11. controller deletes it and recreates it at the *current* revision
+    (ordinal < status.currentReplicas, reference §4.5); 13. user deletes web-1; 14. controller deletes web-0 as
+    outdated and unavailable, its replacement now at the update revision (upstream's phase 1, §5.8). The pod was
+    built from the old template, so replacing it is the rollout's step: no-churn judged it as built from the new."""
+    result = run(manifest({"type": "RollingUpdate"}, "Parallel", replicas=2), replicas=2, faults=1, user_actions=1)
+    assert result.complete
+    assert found(result) == {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hostile_status import hostile_statuses
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,9 @@ step = st.one_of(
     st.builds(lambda o: {"deletePod": f"web-{o}"}, st.integers(0, 4)),
     st.builds(lambda o, f: {"podFault": {"pod": f"web-{o}", "fault": f}}, st.integers(0, 4), st.sampled_from(FAULTS)),
     st.builds(lambda s: {"after": s}, st.integers(1, 40)),
+    # A pod status of any shape: refused like the API server refuses it, or accepted and survived.
+    st.builds(lambda o, status: {"patch": {"kind": "Pod", "name": f"web-{o}", "merge": {"status": status}}},
+              st.integers(0, 4), hostile_statuses),
 )
 
 

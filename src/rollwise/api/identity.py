@@ -15,6 +15,7 @@ __all__ = [
     "POD_NAME_LABEL",
     "REVISION_LABEL",
     "claim_name",
+    "claim_names_for_pod",
     "claim_ordinal",
     "claims_for_pod",
     "identity_matches",
@@ -88,6 +89,14 @@ def claim_ordinal(sts: Mapping[str, Any], name: str) -> int | None:
         if rest.isdigit() and rest == str(int(rest)):
             return int(rest)
     return None
+
+
+def claim_names_for_pod(sts: Mapping[str, Any], ordinal: int) -> list[str]:
+    """The names of the claims a pod at ``ordinal`` needs (``claims_for_pod`` without building them: the owner
+    checks of every reconcile need only the names)."""
+    set_name = name_of(sts)
+    return [claim_name((tmpl.get("metadata") or {}).get("name", ""), set_name, ordinal)
+            for tmpl in sts["spec"].get("volumeClaimTemplates") or ()]
 
 
 def claims_for_pod(sts: Mapping[str, Any], ordinal: int) -> list[Obj]:

@@ -6,6 +6,7 @@ inconsistency behind upstream bugs #112307, #119234 and #123918 (reference §5.7
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,18 +31,54 @@ __all__ = [
     "is_terminating",
     "is_unavailable",
     "ready_since",
+    "status_of",
     "unavailable_cause",
+    "waiting_reasons",
 ]
 
 
+_NO_STATUS: Mapping[str, Any] = {}
+
+
 def _status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
-    return pod.get("status") or {}
+    """The pod's status, or an empty one when it is not an object: anyone who may write a pod's status may write
+    any shape there (a scenario step, a client of a lenient server), and no predicate may fail on it (DESIGN
+    principle 5). A status of the wrong shape reads as a pod the kubelet has not reported on."""
+    status = pod.get("status")
+    return status if isinstance(status, dict) else _NO_STATUS
+
+
+status_of = _status
+
+
+def waiting_reasons(pod: Mapping[str, Any]) -> dict[str, str]:
+    """Container name → the reason it is waiting, for each container whose status says so."""
+    out = {}
+    for cs in _objects(_status(pod).get("containerStatuses")):
+        state = cs.get("state")
+        waiting = state.get("waiting") if isinstance(state, dict) else None
+        if isinstance(waiting, dict) and waiting.get("reason"):
+            out[str(cs.get("name", ""))] = str(waiting["reason"])
+    return out
+
+
+def _objects(value: Any) -> list[Mapping[str, Any]]:
+    """The object entries of a status list (``conditions``, ``containerStatuses``); anything else has none."""
+    if not isinstance(value, list):
+        return []
+    return [entry for entry in value if isinstance(entry, dict)]
+
+
+def _seconds(value: Any) -> float | None:
+    """A status timestamp as the controllers' view holds it (seconds), None when it is not one."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return None if math.isnan(value) else float(value)
 
 
 def condition(pod: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
     """The pod condition of the given type, if present."""
-    found: Mapping[str, Any]
-    for found in _status(pod).get("conditions") or ():
+    for found in _objects(_status(pod).get("conditions")):
         if found.get("type") == ctype:
             return found
     return None
@@ -84,11 +121,13 @@ def is_running_and_ready(pod: Mapping[str, Any]) -> bool:
     """Phase Running and Ready=True (reference §1.2 isRunningAndReady)."""
     # ``is_running(pod) and is_ready(pod)`` reading the status once: asked of every pod on every change.
     status = pod.get("status")
-    if not status or status.get("phase") != "Running":
+    if type(status) is not dict or status.get("phase") != "Running":
         return False
-    found: Mapping[str, Any]
-    for found in status.get("conditions") or ():
-        if found.get("type") == "Ready":
+    conditions = status.get("conditions")
+    if type(conditions) is not list:
+        return False
+    for found in conditions:
+        if type(found) is dict and found.get("type") == "Ready":
             return found.get("status") == "True"
     return False
 
@@ -98,8 +137,7 @@ def ready_since(pod: Mapping[str, Any]) -> float | None:
     c = condition(pod, "Ready")
     if c is None or c.get("status") != "True":
         return None
-    t = c.get("lastTransitionTime")
-    return None if t is None else float(t)
+    return _seconds(c.get("lastTransitionTime"))
 
 
 def is_available(pod: Mapping[str, Any], min_ready_seconds: float, now: float) -> bool:
@@ -144,19 +182,20 @@ def classify_container(pod: Mapping[str, Any], container: str | None = None) -> 
     seed 001 (DEP-07): terminated, or waiting for a reason that will not resolve by itself, is Dead; waiting while
     being created is Transient; running is Alive.
     """
-    statuses = _status(pod).get("containerStatuses") or []
+    statuses = _objects(_status(pod).get("containerStatuses"))
     if container is not None:
         statuses = [s for s in statuses if s.get("name") == container]
     if not statuses:
         return None
-    state = statuses[0].get("state") or {}
-    if not state:
+    state = statuses[0].get("state")
+    if not state or not isinstance(state, dict):
         return None  # DEP-07 (etcd-druid health.go): no sub-state at all is Unknown, not Transient
     if "running" in state:
         return CONTAINER_ALIVE
     if "terminated" in state:
         return CONTAINER_DEAD
-    reason = (state.get("waiting") or {}).get("reason", "")
+    waiting = state.get("waiting")
+    reason = waiting.get("reason", "") if isinstance(waiting, dict) else ""
     if reason in DEAD_WAITING_REASONS:
         return CONTAINER_DEAD
     return CONTAINER_TRANSIENT
@@ -168,11 +207,12 @@ def is_failing(pod: Mapping[str, Any]) -> bool:
     crash loop, which must not read as recovery."""
     if is_failed(pod):
         return True
-    for cs in _status(pod).get("containerStatuses") or ():
+    for cs in _objects(_status(pod).get("containerStatuses")):
         if classify_container(pod, cs.get("name")) == CONTAINER_DEAD:
             return True
-        last = (cs.get("lastState") or {}).get("terminated") or {}
-        if not cs.get("ready") and last.get("exitCode") not in (None, 0):
+        last_state = cs.get("lastState")
+        last = last_state.get("terminated") if isinstance(last_state, dict) else None
+        if not cs.get("ready") and isinstance(last, dict) and last.get("exitCode") not in (None, 0):
             return True
     return False
 
@@ -185,13 +225,15 @@ def unavailable_cause(pod: Mapping[str, Any] | None, min_ready_seconds: float, n
         return "terminating"
     status = _status(pod)
     phase = status.get("phase") or "not yet created"
-    for cs in status.get("containerStatuses") or ():
-        state = cs.get("state") or {}
+    for cs in _objects(status.get("containerStatuses")):
+        state = cs.get("state")
+        if not isinstance(state, dict):
+            continue
         if "waiting" in state:
-            reason = state["waiting"].get("reason") or "waiting"
+            reason = _text(state["waiting"], "waiting")
             return f"container {cs.get('name')} is {reason}"
         if "terminated" in state:
-            reason = state["terminated"].get("reason") or "terminated"
+            reason = _text(state["terminated"], "terminated")
             return f"container {cs.get('name')} terminated ({reason})"
     if phase != "Running":
         return f"phase {phase}"
@@ -202,3 +244,9 @@ def unavailable_cause(pod: Mapping[str, Any] | None, min_ready_seconds: float, n
         # Stable wording (no elapsed seconds), so a status condition quoting it does not change every instant.
         return f"Ready since t={since:g}, not yet for minReadySeconds {min_ready_seconds:g}"
     return "not available"
+
+
+def _text(detail: Any, default: str) -> str:
+    """A container state's reason, or ``default`` when there is none (or the state is not an object)."""
+    reason = detail.get("reason") if isinstance(detail, dict) else None
+    return str(reason) if reason else default

@@ -1,16 +1,60 @@
-"""When a rollout is complete: one rule for the controller's ``RolloutComplete`` condition, the simulator's summary
-(``completed``, ``rolloutSeconds``) and ``waitFor: {rolloutComplete: ...}``."""
+"""When a rollout is complete: one rule for the controller's ``Progressing`` and ``Ready`` conditions, the
+simulator's summary (``completed``, ``rolloutSeconds``), ``waitFor: {rolloutComplete: ...}`` and
+``rollwise rollout status``; and the one place the partition floor is read from a set's strategy.
+
+The rule has two forms over the same facts. ``rollout_complete`` judges the pods (the controller and the
+simulator see them); ``status_progress`` judges the counters a controller wrote from those pods (what a client
+such as ``rollout status`` sees). A rollout held at its partition on purpose — every ordinal from the partition up
+updated and available, the ones below left at their revision — has reached what was asked: ``PartitionRolledOut``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import name_of
 from rollwise.api.predicates import is_unavailable
 
-__all__ = ["rollout_complete"]
+__all__ = [
+    "PARTITION_ROLLED_OUT",
+    "ROLLOUT_COMPLETE",
+    "ROLLOUT_IN_PROGRESS",
+    "StatusProgress",
+    "partition_floor",
+    "rollout_complete",
+    "status_progress",
+    "strategy_block",
+]
+
+ROLLOUT_COMPLETE = "RolloutComplete"
+PARTITION_ROLLED_OUT = "PartitionRolledOut"
+ROLLOUT_IN_PROGRESS = "RolloutInProgress"
+
+
+def strategy_block(strategy: Mapping[str, Any], update_type: str | None = None) -> dict[str, Any] | None:
+    """The parameter block the strategy in effect reads (None if it has none or the set gives none).
+
+    ``update_type`` is the type in effect (``strategies.effective_type``), the declared one when not given. A
+    controller without the EnforcedRollingUpdate gate runs such a set as RollingUpdate and reads its
+    ``enforcedRollingUpdate`` block (seed 003, version skew)."""
+    declared = str(strategy.get("type") or "RollingUpdate")
+    kind = update_type or declared
+    block: Any = None
+    if kind == "EnforcedRollingUpdate" and declared == "EnforcedRollingUpdate":
+        block = strategy.get("enforcedRollingUpdate")
+    elif kind == "RollingUpdate":
+        block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate")
+    return block if isinstance(block, dict) else None
+
+
+def partition_floor(strategy: Mapping[str, Any], update_type: str | None = None) -> int:
+    """The partition as an index into the ordinal range: the lowest ordinal the update touches (0 without one)."""
+    block = strategy_block(strategy, update_type)
+    value = block.get("partition") if block is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def rollout_complete(
@@ -42,3 +86,53 @@ def rollout_complete(
         if index >= floor and revision_of(pod) != update_revision:
             return False
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class StatusProgress:
+    """``status_progress``'s verdict: ``reason`` is ROLLOUT_COMPLETE, PARTITION_ROLLED_OUT or ROLLOUT_IN_PROGRESS;
+    ``waiting`` says what is missing (empty when done)."""
+
+    reason: str
+    waiting: tuple[str, ...]
+    replicas: int
+    updated: int
+    floor: int
+
+    @property
+    def done(self) -> bool:
+        return not self.waiting
+
+
+def _count(status: Mapping[str, Any], key: str) -> int:
+    value = status.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def status_progress(sts: Mapping[str, Any]) -> StatusProgress:
+    """``rollout_complete`` read from the counters a controller wrote: the latest generation observed, exactly
+    ``spec.replicas`` pods, all available, and every ordinal from the partition up updated. The counters are
+    computed from the same pods (``status.py``), so the two forms agree on the controller's own status; this one
+    also reads a status kube-controller-manager wrote (an ``apps/v1`` set on a real cluster, where
+    ``currentRevision`` is not promoted under OnDelete, bug #136833, so it is not asked for)."""
+    spec: Mapping[str, Any] = sts.get("spec") or {}
+    status: Mapping[str, Any] = sts.get("status") or {}
+    want = spec.get("replicas", 1)
+    want = want if isinstance(want, int) and not isinstance(want, bool) else 1
+    floor = min(partition_floor(spec.get("updateStrategy") or {}), want)
+    generation = (sts.get("metadata") or {}).get("generation") or 0
+    updated = _count(status, "updatedReplicas")
+    waiting: list[str] = []
+    observed = _count(status, "observedGeneration")
+    if observed == 0 or (isinstance(generation, int) and observed < generation):
+        waiting.append(f"generation {generation} not yet observed")
+    if updated < want - floor:
+        waiting.append(f"{updated} of {want - floor} replicas updated")
+    available, present = _count(status, "availableReplicas"), _count(status, "replicas")
+    if available != want or present != want:
+        waiting.append(f"{available} of {want} replicas available" if present <= want
+                       else f"{present - want} pods above the range still to go")
+    if waiting:
+        return StatusProgress(ROLLOUT_IN_PROGRESS, tuple(waiting), want, updated, floor)
+    reason = ROLLOUT_COMPLETE if updated >= want else PARTITION_ROLLED_OUT
+    return StatusProgress(reason, (), want, updated, floor)

@@ -16,6 +16,7 @@ from rollwise.api.defaults import default_image_pull_policy
 from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.pod_status import pod_status_errors
 from rollwise.apiserver.cel_rules import compile_errors
 from rollwise.apiserver.kind_defaults import kind_hooks
 from rollwise.apiserver.policies import POLICY, check_policy
@@ -60,6 +61,11 @@ class Admission:
         return hooks
 
     def _pod(self, new: Obj, old: Obj | None) -> Obj:
+        # kube-apiserver decodes a pod into typed structs: a status of the wrong shape is refused, never stored.
+        status_errors = pod_status_errors(new)
+        if status_errors:
+            raise Invalid(f'Pod "{name_of(new)}" is invalid: ' + "; ".join(map(str, status_errors)),
+                          errors=status_errors)
         spec = new.get("spec")
         if not isinstance(spec, dict) or not isinstance(spec.get("containers"), list) or not spec["containers"]:
             raise Invalid(errors=[FieldError(path="spec.containers", kind="Required value",

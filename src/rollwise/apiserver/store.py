@@ -29,6 +29,7 @@ from rollwise.api.errors import (
 )
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.pod_status import pod_status_errors
 from rollwise.api.validation_objects import check_object_references
 from rollwise.api.values import clone
 from rollwise.apiserver import event_shapes
@@ -50,7 +51,7 @@ from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
-from rollwise.cluster.resources import GroupKind
+from rollwise.cluster.resources import POD, GroupKind
 from rollwise.cluster.wire import format_time
 
 __all__ = ["PATCH_TYPES", "ApiStore", "Forbidden", "UnsupportedMediaType"]
@@ -308,6 +309,10 @@ class ApiStore:
         new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         self._policies(resource, "UPDATE", new, old, actor=actor, sub=subresource)
         if subresource == "status":
+            if resource.key == POD:  # the store's admission does not run on status writes (api/pod_status.py)
+                errors = pod_status_errors(new)
+                if errors:
+                    raise Invalid(f'Pod "{name_of(old)}" is invalid: ' + "; ".join(map(str, errors)), errors=errors)
             if dry_run:
                 return {**old, "status": new.get("status")}
             out = self.cluster.update_status({**old, "status": new.get("status")}, actor=actor)

@@ -19,11 +19,17 @@ from typing import Any
 
 import yaml
 
-from rollwise.api.meta import Obj, controller_of, uid_of
+from rollwise.api.conditions import condition_of
+from rollwise.api.meta import Obj, annotations_of, controller_of, uid_of
 from rollwise.api.revisions import revision_number, template_of
+from rollwise.api.rollout import status_progress
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget, add_connection_flags, parse_target, run_on_cluster
+from rollwise.cluster.quorum_status import quorum_status_of
 from rollwise.cluster.resources import CONTROLLER_REVISION
 from rollwise.cluster.wire import format_time
+from rollwise.controllers.quorum import ALL_MEMBERS_UPDATED
+from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY
+from rollwise.controllers.statefulset.readiness import READY, is_custom_kind
 
 __all__ = ["add_rollout", "duration", "kubectl_plugin", "status_message"]
 
@@ -37,33 +43,76 @@ class RolloutError(ClusterCommandError):
 
 
 def status_message(sts: Obj) -> tuple[str, bool]:
-    """kubectl's ``StatefulSetStatusViewer.Status``: the progress line, and whether the rollout is done."""
+    """kubectl's ``StatefulSetStatusViewer.Status`` lines, and whether the rollout is done.
+
+    Done is the one rollout-complete rule (``api/rollout.py``): the set's own ``Ready`` condition where it has one
+    for its latest generation (the custom kind; what ``kubectl wait --for=condition=Ready`` waits for), else the
+    same rule read from the counters. So it agrees with ``kubectl wait`` for every strategy, a set held at its
+    partition (``PartitionRolledOut``) and OnDelete included. kubectl refuses OnDelete; here an OnDelete set is
+    followed until its pods have been deleted and recreated, and a quorum-aware one (DEP-07) until the quorum-aware
+    controller has replaced every member, its wait quoted from ``AllMembersUpdated``.
+    """
     spec, status = sts.get("spec") or {}, sts.get("status") or {}
     strategy = spec.get("updateStrategy") or {}
-    if strategy.get("type", "RollingUpdate") == "OnDelete":
-        raise RolloutError("rollout status is not available for the OnDelete strategy type (pods change only when "
-                           "deleted)")
+    on_delete = strategy.get("type", "RollingUpdate") == "OnDelete"
+    quorum = on_delete and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
+    progress = status_progress(sts)
+    ready = _ready_condition(sts)
+    done = progress.done if ready is None else ready.get("status") == "True"
     generation = int((sts.get("metadata") or {}).get("generation") or 0)
     observed = int(status.get("observedGeneration") or 0)
-    if observed == 0 or generation > observed:
+    if not done and (observed == 0 or generation > observed):
         return "Waiting for statefulset spec update to be observed...", False
-    replicas = int(spec.get("replicas", 1))
-    ready = int(status.get("readyReplicas") or 0)
-    if ready < replicas:
-        return f"Waiting for {replicas - ready} pods to be ready...", False
-    updated = int(status.get("updatedReplicas") or 0)
-    partition = int((strategy.get("rollingUpdate") or {}).get("partition") or 0) \
-        if strategy.get("type", "RollingUpdate") == "RollingUpdate" else 0
-    if partition > 0:
-        if updated < replicas - partition:
-            return (f"Waiting for partitioned roll out to finish: {updated} out of {replicas - partition} new pods "
-                    f"have been updated..."), False
-        return f"partitioned roll out complete: {updated} new pods have been updated...", True
-    if status.get("updateRevision") != status.get("currentRevision"):
-        return (f"waiting for statefulset rolling update to complete {updated} pods at revision "
-                f"{status.get('updateRevision')}..."), False
-    return (f"statefulset rolling update complete {status.get('currentReplicas', 0)} pods at revision "
-            f"{status.get('currentRevision')}..."), True
+    replicas, updated, floor = progress.replicas, progress.updated, progress.floor
+    revision = status.get("updateRevision")
+    if done:
+        if quorum:
+            return f"quorum-aware roll out complete: {updated} members at revision {revision}...", True
+        if floor > 0 and updated < replicas:
+            return f"partitioned roll out complete: {updated} new pods have been updated...", True
+        return f"statefulset rolling update complete {updated} pods at revision {revision}...", True
+    if quorum:
+        waiting = _quorum_wait(sts)
+        return (f"Waiting for quorum-aware roll out to finish: {updated} of {replicas} members at revision "
+                f"{revision}" + (f": {waiting}" if waiting else "") + "..."), False
+    ready_count = int(status.get("readyReplicas") or 0)
+    if ready_count < replicas:
+        return f"Waiting for {replicas - ready_count} pods to be ready...", False
+    available = int(status.get("availableReplicas") or 0)
+    if available < replicas:
+        return f"Waiting for {replicas - available} pods to be available...", False
+    if floor > 0:
+        return (f"Waiting for partitioned roll out to finish: {updated} out of {replicas - floor} new pods "
+                f"have been updated..."), False
+    if on_delete:
+        return (f"Waiting for {replicas - updated} pods to be deleted and recreated at revision {revision} "
+                "(OnDelete replaces a pod only when it is deleted)..."), False
+    return f"waiting for statefulset rolling update to complete {updated} pods at revision {revision}...", False
+
+
+def _ready_condition(sts: Obj) -> Obj | None:
+    """The custom kind's Ready condition when it speaks of the set's latest generation (as ``kubectl wait``
+    reads it), else None."""
+    if not is_custom_kind(sts):
+        return None
+    generation = (sts.get("metadata") or {}).get("generation")
+    found = condition_of((sts.get("status") or {}).get("conditions") or [], READY)
+    if found is None or found.get("observedGeneration") != generation:
+        return None
+    return found
+
+
+def _quorum_wait(sts: Obj) -> str:
+    """What the quorum-aware controller waits for: its AllMembersUpdated message, from the status (where it shares
+    it) or from the companion's annotation on an apps/v1 set, when it speaks of the current revision."""
+    status = sts.get("status") or {}
+    found = condition_of(status.get("conditions") or [], ALL_MEMBERS_UPDATED)
+    if found is None:
+        state = quorum_status_of(sts, types=(ALL_MEMBERS_UPDATED,))
+        if state.update_revision not in (None, status.get("updateRevision")):
+            return ""
+        found = next(iter(state.conditions), None)
+    return "" if found is None or found.get("status") == "True" else str(found.get("message") or "")
 
 
 async def _status(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from rollwise.api.meta import Obj
+from rollwise.api.predicates import status_of
 from rollwise.cluster.gc import FOREGROUND_FINALIZER
 
 __all__ = ["DEFAULT_POD_GRACE_SECONDS", "Deletion", "plan_deletion", "without_owner_refs"]
@@ -35,7 +36,7 @@ def plan_deletion(obj: Obj, *, pod: bool, grace: float | None, foreground: bool,
     if pod:
         if grace is None:
             grace = (obj.get("spec") or {}).get("terminationGracePeriodSeconds", DEFAULT_POD_GRACE_SECONDS)
-        if (obj.get("status") or {}).get("phase") in ("Failed", "Succeeded"):
+        if status_of(obj).get("phase") in ("Failed", "Succeeded"):
             grace = 0  # the API server: a terminated pod has nothing left to stop
         current = meta.get("deletionGracePeriodSeconds")
         if terminating and current is not None and grace >= current:

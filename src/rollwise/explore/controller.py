@@ -21,7 +21,7 @@ from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 from rollwise.explore.model import NAMESPACE, QUORUM_CONTROLLER, Bounds, Move, Node
 from rollwise.explore.pods import NOW
-from rollwise.explore.world import Transition, birth, controllers_of, spend, successor
+from rollwise.explore.world import Transition, born_of, controllers_of, spend, successor
 from rollwise.runtime.execute import execute
 from rollwise.runtime.views import set_view
 
@@ -74,13 +74,13 @@ def _run(node: Node, actor: str, plan: Plan, view: SetView, bounds: Bounds, move
     deleted: list[Obj] = []
     created: list[str] = []
     born = dict(node.born)
-    context = birth(view.set, node.facts.gates)  # what the controller believed it was creating for
     for action in actions:
         if isinstance(action, DeletePod) and (before := pods.get(action.name)) is not None \
                 and not (before.get("metadata") or {}).get("deletionTimestamp") and _deleted(cluster, before):
             deleted.append(before)
         elif isinstance(action, CreatePod) and _created(cluster, pods.get(name_of(action.pod)), action.pod):
-            born[name_of(action.pod)] = context
+            if (built := born_of(view.set, action.pod, node.facts.gates)) is not None:
+                born[name_of(action.pod)] = built
             created.append(name_of(action.pod))
     move = _with_effects(move, created=created,
                          deleted=[name_of(pod) for pod in deleted])

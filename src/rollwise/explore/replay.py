@@ -18,7 +18,7 @@ from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.plan import CreatePod, Plan
 from rollwise.controllers.view import SetView
 from rollwise.explore.model import Bounds, Move, SetFacts
-from rollwise.explore.world import birth
+from rollwise.explore.world import born_of
 from rollwise.invariants import Birth, Decision, rules
 from rollwise.scenario.scenario import Scenario, parse_scenario
 from rollwise.sim.loop import Simulation
@@ -174,9 +174,9 @@ def _plan_problems(view: SetView, plan: Plan, facts: SetFacts, born: dict[str, B
     if rules.quorum(decision) if quorum else rules.budget(decision):
         found.append("budget")
     found.extend("no-churn" for _ in rules.no_churn(decision))
-    context = birth(view.set, facts.gates)
     for create in plan.of_type(CreatePod):
-        born[name_of(create.pod)] = context
+        if (built := born_of(view.set, create.pod, facts.gates)) is not None:
+            born[name_of(create.pod)] = built
     return found
 
 

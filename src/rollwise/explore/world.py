@@ -28,7 +28,7 @@ from rollwise.explore.model import (
     Used,
     facts_of,
 )
-from rollwise.explore.pods import NOW
+from rollwise.explore.pods import NOW, image_of
 from rollwise.invariants import Birth
 from rollwise.runtime.quorum_app import LEASE_WRITER, write_member_lease
 
@@ -85,6 +85,15 @@ def successor(before: Node, cluster: MemoryCluster, move: Move, *, bounds: Bound
 def birth(sts: Obj, gates: FeatureGates) -> Birth:
     """The template image and partition a pod is created (or judged) under: the no-churn invariant's context."""
     return invariants.birth(sts, limits_of(sts, gates))
+
+
+def born_of(sts: Obj, pod: Obj, gates: FeatureGates) -> Birth | None:
+    """The no-churn context a created pod is recorded under: ``birth(sts)`` when the pod was built from the set's
+    template, None when it was built from an older revision's (below the partition, or without a rollingUpdate
+    block below ``status.currentReplicas``, reference §4.5). Such a pod is outdated from birth: the rollout
+    replacing it once its replacement comes at the update revision is a step forward, not churn."""
+    context = birth(sts, gates)
+    return context if image_of(pod) == context[0] else None
 
 
 def spend(used: Used, **more: int) -> Used:

@@ -137,10 +137,15 @@ def build_status(pod: Mapping[str, Any], containers: Sequence[tuple[ContainerRun
 
     Written as plain loops: the kubelet builds one on every pod transition, and the comprehensions and generators
     of the obvious version made it a fifteenth of a run of many small sets (bench/scale.py)."""
+    # A status of the wrong shape (anyone may write one to a lenient store) is rebuilt from scratch, as the
+    # kubelet's status manager overwrites what it does not own.
     old: Mapping[str, Any] = pod.get("status") or {}
+    if not isinstance(old, dict):
+        old = {}
     old_conditions: dict[str, Mapping[str, Any]] = {}
     foreign: list[Obj] = []
-    for c in old.get("conditions") or ():
+    listed = old.get("conditions")
+    for c in listed if isinstance(listed, list) else ():
         if type(c) is dict or isinstance(c, Mapping):  # the exact type first: an ABC check costs ten times more
             kind = str(c.get("type"))
             old_conditions[kind] = c
@@ -218,22 +223,32 @@ def build_status(pod: Mapping[str, Any], containers: Sequence[tuple[ContainerRun
 def container_waiting_reasons(status: Mapping[str, Any] | None) -> list[str]:
     """The ``state.waiting.reason`` of each waiting container, in container order."""
     reasons = []
-    for cs in (status or {}).get("containerStatuses") or ():
-        waiting = (cs.get("state") or {}).get("waiting")
-        if waiting and waiting.get("reason"):
+    for cs in _container_statuses(status):
+        state = cs.get("state")
+        waiting = state.get("waiting") if isinstance(state, dict) else None
+        if isinstance(waiting, dict) and waiting.get("reason"):
             reasons.append(str(waiting["reason"]))
     return reasons
 
 
+def _container_statuses(status: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """The object entries of ``status.containerStatuses`` (none when the status or the list has another shape)."""
+    listed = status.get("containerStatuses") if isinstance(status, dict) else None
+    return [cs for cs in listed if isinstance(cs, dict)] if isinstance(listed, list) else []
+
+
 def _ready(status: Mapping[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+    listed = status.get("conditions") if isinstance(status, dict) else None
+    return isinstance(listed, list) and any(isinstance(c, dict) and c.get("type") == "Ready"
+                                            and c.get("status") == "True" for c in listed)
 
 
 def _waiting_by_name(status: Mapping[str, Any]) -> dict[str, str]:
     out = {}
-    for cs in status.get("containerStatuses") or ():
-        waiting = (cs.get("state") or {}).get("waiting")
-        if waiting and waiting.get("reason"):
+    for cs in _container_statuses(status):
+        state = cs.get("state")
+        waiting = state.get("waiting") if isinstance(state, dict) else None
+        if isinstance(waiting, dict) and waiting.get("reason"):
             out[str(cs.get("name"))] = str(waiting["reason"])
     return out
 
@@ -241,7 +256,7 @@ def _waiting_by_name(status: Mapping[str, Any]) -> dict[str, str]:
 def status_notes(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> tuple[Note, ...]:
     """What changed from ``old`` to ``new``, as spec event types: PodRunning, PodReady, PodNotReady, PodFailed,
     ContainerWaiting (one per container whose waiting reason is new)."""
-    old = old or {}
+    old = old if isinstance(old, dict) else {}
     notes = []
     old_waiting = _waiting_by_name(old)
     for name, reason in _waiting_by_name(new).items():

@@ -3,35 +3,30 @@
 On a real cluster kube-controller-manager owns an ``apps/v1`` set's status: a second writer would fight it (each
 write of ours is overwritten, each of its writes drops our condition). So the companion writes only pod deletes,
 events and one annotation of its own on the set, ``rollwise.dev/quorum-status``, which holds the conditions the
-pure controller owns (``AllMembersUpdated``). Its memory (the message of the last wait, which keeps a long hold to
-one event) is read back from that annotation, so the pure controller decides exactly as it does in the simulator,
-where it shares the status.
+pure controller owns (``AllMembersUpdated``), with RFC 3339 times and the rollout they speak of (its shape:
+``cluster/quorum_status.py``, docs/quorum-status.md). Its memory (the message of the last wait, which keeps a long
+hold to one event) is read back from that annotation, so the pure controller decides exactly as it does in the
+simulator, where it shares the status.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Any
 
-from rollwise.api.meta import Obj, annotations_of
+from rollwise.api.meta import Obj
+from rollwise.cluster.quorum_status import STATUS_ANNOTATION, QuorumStatus, encode, quorum_status_of
 from rollwise.controllers.plan import Action, PatchSet, Plan, WriteStatus
 from rollwise.controllers.quorum import OWNED_CONDITIONS, reconcile_quorum
 from rollwise.controllers.view import SetView
 
 __all__ = ["STATUS_ANNOTATION", "reconcile_companion"]
 
-STATUS_ANNOTATION = "rollwise.dev/quorum-status"
 
 
 def _stored_conditions(sts: Obj) -> list[Obj]:
-    try:
-        stored = json.loads(annotations_of(sts).get(STATUS_ANNOTATION) or "[]")
-    except ValueError:
-        return []  # someone edited it by hand: start afresh, the next write replaces it
-    if not isinstance(stored, list):
-        return []
-    return [c for c in stored if isinstance(c, dict) and c.get("type") in OWNED_CONDITIONS and "status" in c]
+    # Unreadable (someone edited it by hand): start afresh, the next write replaces it.
+    return quorum_status_of(sts, types=OWNED_CONDITIONS).conditions
 
 
 def reconcile_companion(view: SetView) -> Plan:
@@ -48,8 +43,9 @@ def reconcile_companion(view: SetView) -> Plan:
     for action in plan.actions:
         if isinstance(action, WriteStatus):
             ours = [c for c in action.status.get("conditions") or [] if c.get("type") in OWNED_CONDITIONS]
-            merge: dict[str, Any] = {"metadata": {"annotations": {STATUS_ANNOTATION: json.dumps(ours,
-                                                                                             sort_keys=True)}}}
+            state = QuorumStatus(conditions=ours, update_revision=str(status.get("updateRevision") or "") or None,
+                                 observed_generation=int(sts["metadata"].get("generation") or 0) or None)
+            merge: dict[str, Any] = {"metadata": {"annotations": {STATUS_ANNOTATION: encode(state)}}}
             actions.append(PatchSet(merge=merge, reason=action.reason))
         else:
             actions.append(action)

@@ -10,6 +10,7 @@ from rollwise.api import predicates as p
 from rollwise.api.identity import claim_ordinal, ordinal_of, ordinal_range, pod_name, revision_of
 from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of, namespace_of
 from rollwise.api.retention import retention_policy
+from rollwise.api.rollout import partition_floor
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.cluster.protocol import Change
 from rollwise.scenario.scenario import set_label
@@ -139,7 +140,7 @@ class Recorder:
             return
         if p.is_terminating(new) and not was_terminating:
             self._delete_requested(ch)
-        before, after = old.get("status") or {}, new.get("status") or {}
+        before, after = p.status_of(old), p.status_of(new)
         if after is before:
             return  # a write that left the status as it was (metadata, a finalizer): nothing below can differ
         phase, old_phase = after.get("phase"), before.get("phase")
@@ -286,12 +287,7 @@ def _round(x: float) -> float:
 
 
 def _waiting(pod: Obj) -> dict[str, str]:
-    out = {}
-    for cs in (pod.get("status") or {}).get("containerStatuses") or ():
-        waiting = (cs.get("state") or {}).get("waiting")
-        if waiting and waiting.get("reason"):
-            out[cs.get("name", "")] = waiting["reason"]
-    return out
+    return p.waiting_reasons(pod)
 
 
 def _by_ordinal(sts: Obj, pods: list[Obj]) -> dict[int, Obj]:
@@ -315,10 +311,8 @@ def rollout_complete(sts: Obj, pods: list[Obj], now: float) -> bool:
     if status.get("observedGeneration") != sts["metadata"].get("generation") or not status.get("updateRevision"):
         return False
     span = ordinal_range(sts)
-    strategy = sts["spec"].get("updateStrategy") or {}
-    block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate") or {}
     by_ordinal = _by_ordinal(sts, pods)
     return is_rollout_complete(
         [by_ordinal.get(o) for o in span], outside_range=sum(1 for pod in pods if ordinal_of(pod) not in span),
-        floor=int(block.get("partition") or 0), update_revision=status["updateRevision"],
+        floor=partition_floor(sts["spec"].get("updateStrategy") or {}), update_revision=status["updateRevision"],
         min_ready_seconds=0.0, now=now)

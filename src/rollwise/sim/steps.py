@@ -12,6 +12,7 @@ from typing import Any
 
 from rollwise.api.errors import ApiStatusError, FieldError, Invalid, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of
+from rollwise.api.pod_status import pod_status_errors
 from rollwise.api.values import clone
 from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.resources import ResourceRef, ref_of
@@ -122,6 +123,8 @@ class StepRunner:
             return  # the store refuses a patch that changes what the object is
         errors: list[FieldError] = []
         check_manifest(patched, "", self.sim.scenario.gates, errors, copy=False)
+        if kind == "Pod":
+            errors += pod_status_errors(patched)  # as rollwise up (and kube-apiserver) refuse it
         if errors:
             raise Invalid(f'{kind} "{name}" is invalid: ' + "; ".join(map(str, errors)), errors=errors)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_range, parent_and_ordinal, pod_name, revision_of
 from rollwise.api.meta import Obj, name_of, namespace_of, shares_owner_references, uid_of
+from rollwise.api.rollout import partition_floor
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.runtime.census import PerSetFollower, before_and_after
@@ -32,9 +33,7 @@ _Facts = tuple[int, int, str, int, float]
 def _facts(sts: Obj) -> _Facts:
     """Read from the set's ``spec`` and its status' update revision only."""
     span = ordinal_range(sts)
-    strategy = sts["spec"].get("updateStrategy") or {}
-    block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate") or {}
-    return (span.start, span.stop, _update_revision(sts), int(block.get("partition") or 0),
+    return (span.start, span.stop, _update_revision(sts), partition_floor(sts["spec"].get("updateStrategy") or {}),
             float(sts["spec"].get("minReadySeconds") or 0))
 
 

@@ -4,10 +4,13 @@ but its condition lives in its own set annotation, never in the status kube-cont
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
+import pytest
 from quorum_views import NEW, NOW, leases_for, member, quorum_set, view_of
 
+from rollwise.cluster.quorum_status import decode, encode
 from rollwise.controllers.plan import DeletePod, EmitEvent, PatchSet, WriteStatus
 from rollwise.controllers.quorum import ALL_MEMBERS_UPDATED, WAITING_EVENT, reconcile_quorum
 from rollwise.operator.companion import STATUS_ANNOTATION, reconcile_companion
@@ -27,8 +30,28 @@ def test_companion_deletes_as_the_pure_controller_and_writes_no_status() -> None
     assert not plan.of_type(WriteStatus)
     (patch,) = plan.of_type(PatchSet)
     assert set(patch.merge) == {"metadata"}, "only its own annotation"
-    (stored,) = json.loads(patch.merge["metadata"]["annotations"][STATUS_ANNOTATION])
+    doc = json.loads(patch.merge["metadata"]["annotations"][STATUS_ANNOTATION])
+    (stored,) = doc["conditions"]
     assert (stored["type"], stored["status"]) == (ALL_MEMBERS_UPDATED, "False")
+    assert doc["updateRevision"] == view.set["status"]["updateRevision"]
+    assert doc.get("observedGeneration") == view.set["metadata"].get("generation")
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", stored["lastTransitionTime"]), "RFC 3339, not epoch"
+
+
+def test_the_annotation_written_by_earlier_versions_is_still_read() -> None:
+    earlier = json.dumps([{"type": ALL_MEMBERS_UPDATED, "status": "False", "reason": "UpdateInProgress",
+                           "message": "m", "lastTransitionTime": 1764104645.25}])
+    state = decode(earlier)
+    assert state.conditions[0]["lastTransitionTime"] == 1764104645.25 and state.update_revision is None
+    again = decode(encode(state))
+    assert again.conditions[0]["lastTransitionTime"] == 1764104645.0, "whole seconds, as metav1.Time"
+
+
+@pytest.mark.parametrize("text", ['{"conditions": 5}', '{"conditions": [{"type": "AllMembersUpdated", "status": '
+                                  '"True", "lastTransitionTime": "yesterday"}]}', "7", '{"updateRevision": 3}'])
+def test_a_mangled_companion_state_reads_as_much_as_it_can(text: str) -> None:
+    state = decode(text)
+    assert all(isinstance(c.get("lastTransitionTime", 0.0), float) for c in state.conditions)
 
 
 def test_companion_remembers_a_wait_in_its_annotation_so_a_long_hold_is_one_event() -> None:

@@ -11,6 +11,8 @@ from harness import Harness
 
 from rollwise.api.conditions import condition_of
 from rollwise.api.meta import format_selector
+from rollwise.api.rollout import status_progress
+from rollwise.cli.rollout import status_message
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.statefulset.readiness import ready_condition
@@ -35,23 +37,23 @@ def test_selector_is_written_in_apimachinery_string_form(selector: dict[str, Any
     assert format_selector(selector) == text
 
 
-STATUS = {"observedGeneration": 2, "replicas": 3, "readyReplicas": 3, "updatedReplicas": 3,
-          "currentRevision": "r2", "updateRevision": "r2"}
-
-
-@pytest.mark.parametrize(("change", "partition", "ready"), [
-    ({}, 0, "True"),
-    ({"observedGeneration": 1}, 0, "False"),
-    ({"updatedReplicas": 2}, 0, "False"),
-    ({"updatedReplicas": 2, "currentRevision": "r1"}, 1, "False"),
-    ({"readyReplicas": 2}, 0, "False"),
-    ({"currentRevision": "r1"}, 0, "False"),
-    ({"replicas": 4}, 0, "False"),
+@pytest.mark.parametrize(("progressing", "ready"), [
+    ({"status": "True", "reason": "PartitionRolledOut"}, ("True", "PartitionRolledOut")),
+    ({"status": "True", "reason": "RolloutInProgress"}, ("False", "RolloutInProgress")),
+    ({"status": "False", "reason": "ProgressDeadlineExceeded"}, ("False", "ProgressDeadlineExceeded")),
+    ({"status": "False", "reason": "SafetyHalt"}, ("False", "SafetyHalt")),
 ])
-def test_ready_only_when_the_rollout_is_done(change: dict[str, Any], partition: int, ready: str) -> None:
-    sts = _custom(strategy={"type": "RollingUpdate", "rollingUpdate": {"partition": partition}})
-    sts["metadata"]["generation"] = 2
-    assert ready_condition(sts, {**STATUS, **change})["status"] == ready
+def test_ready_follows_progressing_and_keeps_its_reason(progressing: dict[str, Any], ready: tuple[str, str]) -> None:
+    condition = ready_condition({"type": "Progressing", "message": "m", **progressing}, {})
+    assert (condition["status"], condition["reason"], condition["message"]) == (*ready, "m")
+
+
+@pytest.mark.parametrize("reason", ["RolloutComplete", "RecreateComplete"])
+def test_ready_says_rollout_complete_whatever_the_strategy(reason: str) -> None:
+    condition = ready_condition({"type": "Progressing", "status": "True", "reason": reason, "message": "m"},
+                                {"replicas": 3, "updateRevision": "web-b"})
+    assert condition == {"type": "Ready", "status": "True", "reason": "RolloutComplete",
+                         "message": "3 replicas ready at revision web-b"}
 
 
 class CustomHarness(Harness):
@@ -91,3 +93,43 @@ def test_apps_v1_status_keeps_upstream_shape() -> None:
     assert "labelSelector" not in status
     assert condition_of(status.get("conditions") or [], "Ready") is None
     assert all("observedGeneration" not in c for c in status.get("conditions") or [])
+
+
+STRATEGIES = {
+    "RollingUpdate": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+    "RollingUpdate-partition": {"type": "RollingUpdate", "rollingUpdate": {"partition": 2}},
+    "EnforcedRollingUpdate-partition": {"type": "EnforcedRollingUpdate", "enforcedRollingUpdate": {"partition": 1}},
+    "Recreate": {"type": "Recreate"},
+    "OnDelete": {"type": "OnDelete"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"])
+def test_rollout_status_and_ready_agree_at_every_step_of_a_rollout(name: str, policy: str) -> None:
+    h = CustomHarness(make_set(replicas=3, policy=policy, updateStrategy=STRATEGIES[name], minReadySeconds=5))
+    h.settle()
+    h.set_image("nginx:2")
+    seen = []
+    for step in range(60):
+        h.now = float(step)
+        h.sync()
+        sts = {**h.sts, "apiVersion": "apps.rollwise.dev/v1alpha1"}
+        ready = condition_of(h.status()["conditions"], "Ready")
+        assert ready is not None
+        line, done = status_message(sts)
+        assert done == (ready["status"] == "True"), (step, line, ready)
+        assert done == status_progress(sts).done, (step, line, "the counters' form of the rule agrees")
+        seen.append(done)
+        if name == "OnDelete":  # a person deletes the outdated pods, one per step
+            outdated = [p for p in h.pods() if p["spec"]["containers"][0]["image"] != "nginx:2"
+                        and p["metadata"].get("deletionTimestamp") is None]
+            if outdated:
+                h.cluster.delete("Pod", "default", outdated[-1]["metadata"]["name"])
+        h.step_pods()
+    assert seen[-1] is True and seen.count(False) >= 1
+    progressing = condition_of(h.status()["conditions"], "Progressing")
+    assert progressing is not None
+    if name.endswith("-partition"):
+        assert progressing["reason"] == "PartitionRolledOut"
+        assert "until the partition is lowered" in progressing["message"]

@@ -12,7 +12,7 @@ from typing import Any
 from rollwise.api.identity import ordinal_of, ordinal_range, parent_and_ordinal, pod_name, revision_of
 from rollwise.api.leases import LEADER, MEMBER, HolderError, lease_role
 from rollwise.api.meta import Obj, labels, name_of, selector_matches
-from rollwise.api.predicates import available_at, classify_container, is_available, is_terminating
+from rollwise.api.predicates import available_at, classify_container, is_available, is_terminating, status_of
 from rollwise.controllers.quorum.settings import Settings
 from rollwise.controllers.view import SetView
 
@@ -78,9 +78,9 @@ class Roster:
 
 
 def _member_status(pod: Mapping[str, Any], container: str) -> Mapping[str, Any] | None:
-    for cs in (pod.get("status") or {}).get("containerStatuses") or ():
+    for cs in _objects(status_of(pod).get("containerStatuses")):
         if cs.get("name") == container:
-            return cs  # type: ignore[no-any-return]
+            return cs
     return None
 
 
@@ -90,14 +90,14 @@ def container_state(pod: Mapping[str, Any], container: str) -> str:
     cs = _member_status(pod, container)
     if cs is None:
         return f"container {container} has no status yet"
-    state = cs.get("state") or {}
+    state = cs.get("state")
+    state = state if isinstance(state, dict) else {}
     if "running" in state:
         return f"container {container} is " + ("running and ready" if cs.get("ready") else "running but not ready")
     if "terminated" in state:
-        reason = (state["terminated"] or {}).get("reason") or "Error"
-        return f"container {container} terminated ({reason})"
+        return f"container {container} terminated ({_reason(state['terminated'], 'Error')})"
     if "waiting" in state:
-        return f"container {container} is {(state['waiting'] or {}).get('reason') or 'waiting'}"
+        return f"container {container} is {_reason(state['waiting'], 'waiting')}"
     return f"container {container} has no state"
 
 
@@ -164,3 +164,13 @@ def roster_of(view: SetView, settings: Settings) -> Roster:
         terminating=tuple(name_of(pod) for pod in pods if is_terminating(pod)),
         missing=tuple(pod_name(set_name, o) for o in span if o not in by_ordinal),
     )
+
+
+def _objects(value: object) -> list[Mapping[str, Any]]:
+    """The object entries of a status list; anything else has none (a pod's status may hold any shape)."""
+    return [entry for entry in value if isinstance(entry, dict)] if isinstance(value, list) else []
+
+
+def _reason(detail: object, default: str) -> str:
+    reason = detail.get("reason") if isinstance(detail, dict) else None
+    return str(reason) if reason else default

@@ -86,7 +86,7 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     wanted = progress_conditions(sync, status, old_status)
     if is_custom_kind(sts):
         status = with_selector(sts, status)
-        wanted = with_generation(sts, [*wanted, ready_condition(sts, status)])
+        wanted = with_generation(sts, [*wanted, ready_condition(wanted[0], status)])
     conditions = merge_conditions(old_status.get("conditions") or [], wanted, now=view.now, owned=OWNED_CONDITIONS)
     if conditions:
         status["conditions"] = conditions

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rollwise.api.identity import claims_for_pod, ordinal_of
+from rollwise.api.identity import claim_names_for_pod, claims_for_pod, ordinal_of
 from rollwise.api.meta import Obj, name_of, uid_of
 from rollwise.api.predicates import is_terminating
 from rollwise.api.retention import claim_is_stale, claim_owners_up_to_date, with_claim_owners
@@ -20,19 +20,19 @@ __all__ = [
 
 def stale_claim(sync: Sync, ordinal: int, pod_name: str) -> str | None:
     """The name of a claim still owned by an earlier pod of this name (reference §6.3), or None."""
-    for claim in claims_for_pod(sync.sts, ordinal):
-        existing = sync.claims.get(name_of(claim))
+    for name in claim_names_for_pod(sync.sts, ordinal):
+        existing = sync.claims.get(name)
         if existing is not None and claim_is_stale(existing, sync.sts, pod_name):
-            return name_of(claim)
+            return name
     return None
 
 
 def claims_blocking_creation(sync: Sync, ordinal: int) -> str | None:
     """Why the pod's claims stop its creation (a claim being deleted), or None (CreateStatefulPod step 1)."""
-    for claim in claims_for_pod(sync.sts, ordinal):
-        existing = sync.claims.get(name_of(claim))
+    for name in claim_names_for_pod(sync.sts, ordinal):
+        existing = sync.claims.get(name)
         if existing is not None and is_terminating(existing):
-            return f"pvc {name_of(claim)} is being deleted"
+            return f"pvc {name} is being deleted"
     return None
 
 
@@ -57,12 +57,12 @@ def fix_claim_owners(sync: Sync, pod: Obj, *, condemned: bool) -> list[Action]:
     actions: list[Action] = []
     if not uid_of(pod):
         return actions
-    for claim in claims_for_pod(sync.sts, ordinal_of(pod)):
-        existing = sync.claims.get(name_of(claim))
+    for name in claim_names_for_pod(sync.sts, ordinal_of(pod)):
+        existing = sync.claims.get(name)
         if existing is None or claim_owners_up_to_date(existing, sync.sts, pod, condemned=condemned):
             continue
         fixed = with_claim_owners(existing, sync.sts, pod, condemned=condemned)
-        sync.claims[name_of(claim)] = fixed
+        sync.claims[name] = fixed
         why = "condemned" if condemned else "in range"
         actions.append(UpdateClaim(claim=fixed, reason=f"retention policy for {why} pod {name_of(pod)}"))
     return actions

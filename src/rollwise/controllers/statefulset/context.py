@@ -56,6 +56,8 @@ class Sync:
     broken_below: str | None = None
     """Under EnforcedRollingUpdate and OrderedReady: the first outdated unhealthy pod creation went past."""
     halted: str | None = None
+    retried: set[str] = field(default_factory=set)
+    """Pods podProgressTimeoutSeconds is retrying at the update revision: deleting or recreating one is not progress."""
     """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
     _labels: tuple[tuple[str, str], ...] = ()
     _health: dict[int, tuple[bool, bool]] = field(default_factory=dict)
@@ -69,6 +71,8 @@ class Sync:
     """OrderedReady processes one ordinal at a time and stops at the first unhealthy one (reference §5.3)."""
     strategy_block: dict[str, Any] | None = field(init=False)
     """``rollingUpdate`` or ``enforcedRollingUpdate``, whichever the effective type reads (None if absent)."""
+    floor: int = field(init=False)
+    """The partition as an index (``api/rollout.partition_floor``): the lowest index the update touches."""
     update_name: str = field(init=False)
     current_name: str = field(init=False)
     min_ready_seconds: float = field(init=False)
@@ -82,7 +86,7 @@ class Sync:
         self.current_name = name_of(self.current_revision)
         self.min_ready_seconds = float(self.spec.get("minReadySeconds") or 0)
         limits = limits_of(self.sts, self.gates, self.update_type)
-        self.strategy_block, self.budget = limits.block, limits.budget
+        self.strategy_block, self.budget, self.floor = limits.block, limits.budget, limits.partition
         if self.census is None:
             ctx = quiet_context(self.sts, update_revision=self.update_name, current_revision=self.current_name)
             self.census = loud_census(ctx, ())
@@ -166,14 +170,15 @@ class Sync:
         name = pod if isinstance(pod, str) else ("" if pod is None else name_of(pod))
         self.blocked.append(Blocked(pod=name, cause=cause))
 
-    def wait_for_unavailable(self, index: int, pod: Obj | None) -> None:
-        """Record why the pod at ``index`` holds things up, and when time alone would free it."""
+    def wait_for_unavailable(self, index: int, pod: Obj | None, note: str = "") -> None:
+        """Record why the pod at ``index`` holds things up, and when time alone would free it (``note``: what
+        else on-call should know, appended to the cause)."""
         name = pod_name(name_of(self.sts), self.ordinal(index)) if pod is None else name_of(pod)
         if pod is not None and name in self.deleted:
             cause = "terminating"
         else:
             cause = p.unavailable_cause(pod, self.min_ready_seconds, self.now)
-        self.wait(name, f"to become available: {cause}" if cause != "terminating" else "to finish terminating")
+        self.wait(name, f"to become available: {cause}{note}" if cause != "terminating" else "to finish terminating")
 
     def pods(self) -> list[Obj]:
         """Every existing pod the set owns: in range, then condemned."""

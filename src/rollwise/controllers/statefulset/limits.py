@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.intstr import resolve_max_unavailable
+from rollwise.api.rollout import partition_floor, strategy_block
 
-__all__ = ["Limits", "limits_of", "strategy_block"]
+__all__ = ["Limits", "limits_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,16 +24,8 @@ class Limits:
     budget: int
     """The resolved maxUnavailable (reference §2, KEP-961): 1 when the gate is off or the strategy has no block."""
     partition: int
-    """The block's partition (0 without one): ordinals below start + partition keep the current revision."""
-
-
-def strategy_block(sts: Mapping[str, Any], update_type: str) -> dict[str, Any] | None:
-    strategy = sts["spec"].get("updateStrategy") or {}
-    if strategy.get("type") == "EnforcedRollingUpdate" and update_type == "EnforcedRollingUpdate":
-        return cast("dict[str, Any] | None", strategy.get("enforcedRollingUpdate"))
-    if update_type == "RollingUpdate":
-        return cast("dict[str, Any] | None", strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate"))
-    return None
+    """The partition as an index (``api/rollout.partition_floor``, 0 without one): ordinals below start + partition
+    keep the current revision."""
 
 
 def limits_of(sts: Mapping[str, Any], gates: FeatureGates, update_type: str | None = None) -> Limits:
@@ -41,8 +34,9 @@ def limits_of(sts: Mapping[str, Any], gates: FeatureGates, update_type: str | No
         from rollwise.controllers.statefulset.strategies import effective_type  # noqa: PLC0415  (strategies import Sync)
 
         update_type = effective_type(sts, gates)
-    block = strategy_block(sts, update_type)
+    strategy = sts["spec"].get("updateStrategy") or {}
+    block = strategy_block(strategy, update_type)
     budget = 1 if block is None or not gates.max_unavailable else resolve_max_unavailable(
         block.get("maxUnavailable"), int(sts["spec"].get("replicas", 1)))
     return Limits(update_type=update_type, block=block, budget=budget,
-                  partition=int(block.get("partition") or 0) if block is not None else 0)
+                  partition=partition_floor(strategy, update_type))

@@ -7,11 +7,16 @@ StatefulSets; "progress is considered when a new pod is created, deleted, or bec
   (``waiting for web-3 to become available: container app is CrashLoopBackOff``), and ``lastUpdateTime`` marking
   the last progress; ``reason`` ``RolloutInProgress`` (``RecreateInProgress`` under Recreate).
 - ``Progressing=True, reason RolloutComplete`` (``RecreateComplete``) once every ordinal runs the update revision
-  and is available.
+  and is available; ``PartitionRolledOut`` when a partition holds the ordinals below it at their revision and
+  every ordinal from the partition up is updated and available (what was asked is done).
 - ``Progressing=False, reason ProgressDeadlineExceeded`` when ``spec.progressDeadlineSeconds`` pass without
   progress. It deletes nothing: it is a signal (a CI pipeline can fail fast on it). OnDelete has no deadline —
   nothing moves there until a person deletes a pod.
 - ``Progressing=False, reason SafetyHalt`` while EnforcedRollingUpdate's safety halt holds.
+- Progress is a pod becoming Ready or available, a new update revision, or a step the controller takes forward (a
+  pod created or deleted) — not podProgressTimeoutSeconds retrying the same pod at the update revision
+  (``Sync.retried``): a retry neither resets the deadline nor turns an exceeded one back to True, so
+  ``ProgressDeadlineExceeded`` fires once per stall and an alert on ``Progressing=False`` does not flap.
 - ``Available``: at least ``replicas - maxUnavailable`` replicas available.
 """
 
@@ -20,25 +25,40 @@ from __future__ import annotations
 from typing import Any
 
 from rollwise.api.conditions import condition_of
-from rollwise.api.meta import Obj
+from rollwise.api.meta import Obj, name_of
+from rollwise.api.rollout import PARTITION_ROLLED_OUT, ROLLOUT_COMPLETE
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.controllers.plan import CreatePod, DeletePod
 from rollwise.controllers.statefulset.context import Sync
 
 __all__ = ["progress_conditions", "rollout_complete"]
 
-_COUNTERS = ("replicas", "readyReplicas", "updatedReplicas", "availableReplicas")
+_COUNTERS = ("readyReplicas", "availableReplicas")
+"""Counters whose rise is progress: a pod became Ready or available. A fall is not progress, and the pod counts
+(``replicas``, ``updatedReplicas``) move with creations and deletions, which the plan's actions show."""
 
 
 def rollout_complete(sync: Sync) -> bool:
     """The shared rule (``api/rollout.py``) over this reconcile's slots, counting this plan's deletions."""
-    block = sync.strategy_block
-    floor = int(block.get("partition") or 0) if block is not None else 0
+    floor = sync.floor
     if sync.quiet_deleted() or sync.quiet_outdated_alive(floor):
         return False  # a quiet pod being deleted, or one at the current revision the update must still replace
     return is_rollout_complete(sync.replicas, outside_range=len(sync.condemned), floor=floor,
                                update_revision=sync.update_name, min_ready_seconds=sync.min_ready_seconds,
                                now=sync.now, deleting=sync.deleted, indexes=sync.census.loud)
+
+
+def _steps_forward(sync: Sync, action: object) -> bool:
+    """A creation or deletion that is not a retry of a pod podProgressTimeoutSeconds is cycling."""
+    if isinstance(action, CreatePod):
+        return name_of(action.pod) not in sync.retried
+    if isinstance(action, DeletePod):
+        return action.name not in sync.retried or action.revision != sync.update_name
+    return False
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> list[Obj]:
@@ -47,16 +67,23 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
     old = condition_of(old_status.get("conditions") or [], "Progressing")
     recreate = sync.update_type == "Recreate"
     progressed = (
-        any(isinstance(a, (CreatePod, DeletePod)) for a in sync.actions)
-        or any(old_status.get(k) != status.get(k) for k in _COUNTERS)
+        any(_steps_forward(sync, a) for a in sync.actions)
+        or any(_count(old_status.get(k)) < _count(status.get(k)) for k in _COUNTERS)
         or old_status.get("updateRevision") != status.get("updateRevision")
     )
     last = old.get("lastUpdateTime") if old is not None else None
     if progressed or last is None or (old is not None and old.get("reason") in ("InvalidSpec",)):
         last = now
     replicas = int(sync.spec.get("replicas", 1))
-    if rollout_complete(sync):
-        reason = "RecreateComplete" if recreate else "RolloutComplete"
+    updated = int(status.get("updatedReplicas", 0))
+    if rollout_complete(sync) and not recreate and sync.floor > 0 and updated < replicas:
+        # Held at the partition on purpose (a canary): what was asked is done; Ready agrees (readiness.py).
+        progressing = {"type": "Progressing", "status": "True", "reason": PARTITION_ROLLED_OUT,
+                       "message": f"{updated} of {replicas} replicas at revision {sync.update_name}: every ordinal "
+                                  f"from the partition ({sync.floor}) up; the {replicas - updated} below it stay at "
+                                  f"revision {sync.current_name} until the partition is lowered"}
+    elif rollout_complete(sync):
+        reason = "RecreateComplete" if recreate else ROLLOUT_COMPLETE
         progressing = {"type": "Progressing", "status": "True", "reason": reason,
                        "message": f"{replicas} replicas available at revision {sync.update_name}"}
         if recreate and old is not None and old.get("reason") == "RecreateInProgress":

@@ -29,6 +29,7 @@ from rollwise.controllers.statefulset.context import Sync
 
 __all__ = [
     "first_unavailable",
+    "outdated_wait_note",
     "process_condemned",
     "process_replicas",
     "replacement_is_outdated",
@@ -49,7 +50,7 @@ def revision_for_new_pod(sync: Sync, ordinal: int) -> Obj:
         current_replicas = int((sync.sts.get("status") or {}).get("currentReplicas") or 0)
         if ordinal < sync.start + current_replicas:
             return sync.current_revision
-    elif ordinal < sync.start + int(block.get("partition") or 0):
+    elif ordinal < sync.start + sync.floor:
         return sync.current_revision
     return sync.update_revision
 
@@ -139,7 +140,7 @@ def _process_replica(sync: Sync, index: int, pod: Obj | None) -> bool:
     healthy = sync.health(pod)[1]
     if sync.monotonic and not healthy:
         if not (sync.tolerates_broken_outdated and sync.outdated(pod)):
-            sync.wait_for_unavailable(index, pod)
+            sync.wait_for_unavailable(index, pod, outdated_wait_note(sync, index, pod))
             return True
         sync.broken_below = sync.broken_below or name
     if not identity_matches(sync.sts, pod) or not storage_matches(sync.sts, pod):
@@ -171,3 +172,31 @@ def process_condemned(sync: Sync) -> bool:
         if sync.monotonic:
             return True
     return False
+
+
+def outdated_wait_note(sync: Sync, index: int, pod: Obj) -> str:
+    """What a wait on an outdated broken pod under RollingUpdate and OrderedReady tells the person on call.
+
+    Upstream's trap (kubernetes#67250, reference §5.8): a broken template is rolled out, the highest pod never
+    becomes Ready, and after the template is fixed that pod is *outdated* but still not Ready. OrderedReady waits for
+    it before anything else, and RollingUpdate replaces an outdated pod only through that same ordered walk, so
+    nothing moves until someone acts. The behaviour is upstream's and kept; the condition says so, with the ways
+    out: delete the pod, or a strategy that replaces it (EnforcedRollingUpdate, podProgressTimeoutSeconds).
+
+    The text to add to the wait for ``pod`` (not available, blocking ordered progress), or "" when the rollout
+    itself will replace it or the pod is not the rollout's to replace."""
+    if sync.update_type != "RollingUpdate" or not sync.outdated(pod):
+        return ""
+    block = sync.strategy_block or {}
+    if index < sync.floor or replacement_is_outdated(sync, pod):
+        return ""  # the rollout leaves it at its revision by design (below the partition, reference §4.5)
+    if p.classify_container(pod) == p.CONTAINER_TRANSIENT and not p.is_failing(pod):
+        return ""  # still starting: nothing to explain yet
+    name = name_of(pod)
+    timeout = block.get("podProgressTimeoutSeconds")
+    if timeout:
+        return (f"; {name} is at older revision {revision_of(pod) or '(none)'}: podProgressTimeoutSeconds replaces "
+                f"it once it has not been Ready for {timeout} s")
+    return (f"; {name} is at older revision {revision_of(pod) or '(none)'}, which RollingUpdate will not replace "
+            f"while it is not available (kubernetes#67250): delete the pod (kubectl delete pod {name}), or use "
+            f"updateStrategy.type EnforcedRollingUpdate or rollingUpdate.podProgressTimeoutSeconds")

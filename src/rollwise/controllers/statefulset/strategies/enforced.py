@@ -27,8 +27,7 @@ __all__ = ["EnforcedRollingUpdate"]
 
 
 def _floor(sync: Sync) -> int:
-    block = sync.strategy_block
-    return int(block.get("partition") or 0) if block is not None else 0
+    return sync.floor
 
 
 class EnforcedRollingUpdate:

@@ -1,5 +1,13 @@
-"""``podProgressTimeoutSeconds`` (seed 000, alternative 1): an updated pod that is not Ready within the timeout
-after its creation is deleted and recreated, for RollingUpdate and EnforcedRollingUpdate.
+"""``podProgressTimeoutSeconds`` (seed 000, alternative 1: "If pod doesn't become Ready within
+podProgressTimeoutSeconds, delete and recreate it"), for RollingUpdate and EnforcedRollingUpdate.
+
+- An updated pod that is not Ready within the timeout after its creation is deleted and recreated (a retry).
+- Under RollingUpdate, an *outdated* pod from the partition up that has not been Ready for the timeout is deleted
+  too, whatever revision it is at: that is the trap this field exists for (kubernetes#67250). A broken template
+  followed by a fix leaves the broken pod outdated, and OrderedReady waits on it before anything else; replacing it
+  brings it back at the fixed revision. Its clock starts at its creation or when it last stopped being Ready,
+  whichever is later, so a healthy old pod that blips is not replaced at once. (EnforcedRollingUpdate replaces
+  outdated pods that are not available anyway.) Pods below the partition are not the rollout's to touch.
 
 Back-off: each replacement of the same ordinal at the same revision doubles the time the next pod gets (capped at
 ``MAX_BACKOFF_FACTOR`` times the timeout), so a permanently broken template does not spin. The count lives in the
@@ -14,10 +22,12 @@ import json
 from typing import Any
 
 from rollwise.api import predicates as p
+from rollwise.api.identity import revision_of
 from rollwise.api.meta import annotations_of, name_of
 from rollwise.controllers.census import quiet_at
 from rollwise.controllers.plan import PatchSet
 from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.replicas import replacement_is_outdated
 
 __all__ = ["MAX_BACKOFF_FACTOR", "PROGRESS_ANNOTATION", "replace_timed_out_pods", "timeout_for"]
 
@@ -58,7 +68,7 @@ def replace_timed_out_pods(sync: Sync) -> None:
     # moves on, or once a pod of that name is Ready.
     kept = {name: r for name, r in records.items()
             if isinstance(r, dict) and r.get("revision") == sync.update_name}
-    floor = int(block.get("partition") or 0)
+    floor = sync.floor
     for name in list(kept):
         # A quiet pod is Ready: its record goes. The walk below covers the rest (census.py).
         index = quiet_at(sync.census, name)
@@ -67,15 +77,17 @@ def replace_timed_out_pods(sync: Sync) -> None:
             kept.pop(name)
     for index in sync.touched():
         pod = sync.replicas[index]
-        if pod is None or index < floor or sync.outdated(pod) or sync.terminating(pod):
+        if pod is None or index < floor or sync.terminating(pod):
+            continue
+        if sync.outdated(pod):
+            _replace_stuck_outdated(sync, pod, float(base))
             continue
         name = name_of(pod)
         count = int(kept.get(name, {}).get("count", 0))
         if p.is_running_and_ready(pod):
             kept.pop(name, None)  # made it
             continue
-        stamp = pod["metadata"].get("creationTimestamp")
-        created = sync.now if stamp is None else float(stamp)
+        created = _time(pod["metadata"].get("creationTimestamp"), sync.now)
         allowed = timeout_for(float(base), count)
         if sync.now - created > allowed:
             cause = p.unavailable_cause(pod, sync.min_ready_seconds, sync.now)
@@ -86,7 +98,39 @@ def replace_timed_out_pods(sync: Sync) -> None:
             kept[name] = {"revision": sync.update_name, "count": count + 1}
         else:
             sync.requeue_at(created + allowed + 1e-3)
+    # The pods being retried: deleting one, or creating it again, is not progress (progress.py).
+    sync.retried.update(name for name, r in kept.items() if int(r.get("count", 0)) > 0)
     if kept != records:
         value = json.dumps(kept, sort_keys=True) if kept else None
         sync.actions.append(PatchSet(merge={"metadata": {"annotations": {PROGRESS_ANNOTATION: value}}},
                                      reason="record pod progress timeouts for back-off"))
+
+
+def _time(value: Any, default: float) -> float:
+    """A timestamp as the controller's view holds it (seconds), or ``default`` when it is absent or not a number
+    (anyone may write a pod's status; DESIGN principle 5)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        return default
+
+
+def _replace_stuck_outdated(sync: Sync, pod: Any, base: float) -> None:
+    """seed 000 alternative 1 for a pod at an older revision (the trap after a fix, kubernetes#67250)."""
+    if sync.tolerates_broken_outdated or p.is_running_and_ready(pod) or replacement_is_outdated(sync, pod):
+        return
+    since = _time(pod["metadata"].get("creationTimestamp"), sync.now)
+    ready = p.condition(pod, "Ready")
+    if ready is not None:
+        since = max(since, _time(ready.get("lastTransitionTime"), since))
+    if sync.now - since <= base:
+        sync.requeue_at(since + base + 1e-3)
+        return
+    name = name_of(pod)
+    cause = p.unavailable_cause(pod, sync.min_ready_seconds, sync.now)
+    sync.delete(pod, f"podProgressTimeoutSeconds: {name} is outdated and not Ready for {base:g} s ({cause})")
+    sync.event("PodProgressTimeout", f"Pod {name} at older revision {revision_of(pod)} was not Ready for {base:g} s "
+                                     f"({cause}); replacing it with revision {sync.update_name}", warning=True)
+    sync.metric("statefulset_pod_progress_timeouts_total", 1, kind="counter")

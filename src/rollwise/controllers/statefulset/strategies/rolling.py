@@ -18,8 +18,7 @@ __all__ = ["RollingUpdate", "update_floor"]
 
 def update_floor(sync: Sync) -> int:
     """The lowest index the update touches: the partition (relative to ordinals.start), 0 without a block."""
-    block = sync.strategy_block
-    return int(block.get("partition") or 0) if block is not None else 0
+    return sync.floor
 
 
 class RollingUpdate:
