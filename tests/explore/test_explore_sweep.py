@@ -48,8 +48,22 @@ def _explored(stored: str, replicas: int) -> Exploration:
 
 
 OPEN = {("QuorumAware", "Parallel", 3): "more than 100,000 states: no violation among them, but not exhausted"}
-CASES = [pytest.param(n, p, r, marks=pytest.mark.xfail(strict=True, reason=OPEN[(n, p, r)]))
-         if (n, p, r) in OPEN else (n, p, r) for n in SWEEP for p in POLICIES for r in REPLICAS]
+
+
+def _slow(name: str, policy: str, replicas: int) -> bool:
+    """Over a minute of CPU each (3 replicas under Parallel, or the quorum model's): run by ``make test-slow``, not
+    in the default suite, until the explorer is fast enough for them there."""
+    return replicas == 3 and (policy == "Parallel" or name == "QuorumAware")
+
+
+def _case(n: str, p: str, r: int) -> Any:
+    marks = [pytest.mark.xfail(strict=True, reason=OPEN[(n, p, r)])] if (n, p, r) in OPEN else []
+    if _slow(n, p, r):
+        marks.append(pytest.mark.slow)
+    return pytest.param(n, p, r, marks=marks)
+
+
+CASES = [_case(n, p, r) for n in SWEEP for p in POLICIES for r in REPLICAS]
 
 
 @pytest.mark.parametrize(("name", "policy", "replicas"), CASES)
