@@ -112,7 +112,7 @@ CANARY = WEB.replace("name: web,", "name: canary,").replace("app: web", "app: ca
 
 
 def test_a_canary_held_at_its_partition_is_ready_and_the_plugin_agrees(up: Up) -> None:
-    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crd.yaml"))
+    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
     up.apply(CANARY)
     up.kubectl("wait", "--for=condition=Ready", "rsts/canary", "--timeout=60s")
     up.kubectl("patch", "rsts", "canary", "--type=merge", "-p",

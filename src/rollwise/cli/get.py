@@ -50,8 +50,10 @@ async def _get(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) 
             return 0
         if not console.is_terminal:
             return await _print_frames(follower, target, ns, console)
+        # A frame taller than the terminal is cut at its bottom (the events) with an ellipsis: one that scrolled
+        # could no longer be redrawn in place, and would leave its top lines behind on the screen.
         with Live(render_view(view), console=console, auto_refresh=False, transient=False,
-                  vertical_overflow="visible") as live:
+                  vertical_overflow="ellipsis") as live:
             while True:
                 await follower.changed(_TICK_SECONDS)
                 current = follower.view(target.kind, ns, target.name, time.time())
