@@ -5,6 +5,9 @@ the new set so it names its revisions as the old one did (the collision count is
 
 from __future__ import annotations
 
+import asyncio
+import sys
+import time
 from typing import Any
 
 from rollwise.api.errors import ApiStatusError
@@ -12,10 +15,11 @@ from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of,
 from rollwise.cli.kubetarget import ClusterCommandError
 from rollwise.cluster.resources import CONTROLLER_REVISION, ResourceRef
 
-__all__ = ["COPIED_STATUS", "HandoverError", "copy_status", "owned", "refuse_existing", "refuse_mid_rollout",
-           "relabel_revisions"]
+__all__ = ["COPIED_STATUS", "HandoverError", "copy_status", "hand_over", "owned", "refuse_existing",
+           "refuse_mid_rollout", "relabel_revisions"]
 
 COPIED_STATUS = ("currentRevision", "updateRevision", "collisionCount")
+POLL_SECONDS = 0.5
 
 
 class HandoverError(ClusterCommandError):
@@ -68,3 +72,27 @@ async def copy_status(kube: Any, resource: ResourceRef, label: str, created: Obj
                 raise
             current = await kube.get(resource, namespace_of(created), name_of(created))
     raise HandoverError(f"could not copy the status to {label}")
+
+
+async def hand_over(kube: Any, *, old: Obj, old_resource: ResourceRef, old_label: str, new: Obj,
+                    new_resource: ResourceRef, new_label: str, pods: list[Obj], timeout: float, adopter: str) -> bool:
+    """Create ``new`` with the old set's revision bookkeeping, delete ``old`` orphaning its pods, and wait until the
+    new set's controller (``adopter``, named in the timeout message) has adopted every one of ``pods`` (same uids).
+    False on a timeout, said on stderr."""
+    created = await kube.create(new)
+    await copy_status(kube, new_resource, new_label, created, old.get("status") or {})
+    print(f"{new_label} created")
+    await kube.delete(old_resource, namespace_of(old), name_of(old), uid=uid_of(old), propagation="Orphan")
+    print(f"{old_label} deleted (pods orphaned)")
+    want = {uid_of(p) for p in pods}
+    deadline = time.monotonic() + timeout
+    while True:
+        adopted = {uid_of(p) for p in await owned(kube, "Pod", namespace_of(old), created)}
+        if want <= adopted:
+            print(f"{new_label} adopted {len(want)} pods; none restarted")
+            return True
+        if time.monotonic() >= deadline:
+            print(f"error: timed out: {new_label} adopted {len(want & adopted)} of {len(want)} pods (is {adopter} "
+                  "running?)", file=sys.stderr)
+            return False
+        await asyncio.sleep(POLL_SECONDS)

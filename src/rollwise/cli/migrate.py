@@ -22,15 +22,13 @@ pods were not adopted within ``--timeout``; 2 invalid arguments.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import re
 import sys
-import time
 from typing import Any
 
-from rollwise.api.meta import Obj, name_of, uid_of
+from rollwise.api.meta import Obj, name_of
 from rollwise.cli.handover import (
-    copy_status,
+    hand_over,
     owned,
     refuse_existing,
     refuse_mid_rollout,
@@ -45,7 +43,6 @@ __all__ = ["add_migrate"]
 
 CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
 _DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
-_POLL_SECONDS = 0.5
 
 
 _OWNED_PATCH = {"metadata": {"labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}}
@@ -85,23 +82,11 @@ async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:
         await kube.patch(POD, ns, name_of(pod), _OWNED_PATCH)
     for claim in await _claims_of(kube, ns, sts):
         await kube.patch(PVC, ns, name_of(claim), _OWNED_PATCH)
-    created = await kube.create(custom_set_for(sts))
-    await copy_status(kube, ROLLWISE_STATEFULSET, f"statefulset.apps.rollwise.dev/{name}", created, old_status)
-    print(f"statefulset.apps.rollwise.dev/{name} created")
-    await kube.delete(STATEFULSET, ns, name, uid=uid_of(sts), propagation="Orphan")
-    print(f"statefulset.apps/{name} deleted (pods orphaned)")
-    want = {uid_of(p) for p in pods}
-    deadline = time.monotonic() + timeout
-    while True:
-        adopted = {uid_of(p) for p in await owned(kube, POD, ns, created)}
-        if want <= adopted:
-            print(f"statefulset.apps.rollwise.dev/{name} adopted {len(want)} pods; none restarted")
-            return 0
-        if time.monotonic() >= deadline:
-            print(f"error: timed out: statefulset.apps.rollwise.dev/{name} adopted {len(want & adopted)} of "
-                  f"{len(want)} pods (is `rollwise run` running?)", file=sys.stderr)
-            return 1
-        await asyncio.sleep(_POLL_SECONDS)
+    done = await hand_over(kube, old=sts, old_resource=STATEFULSET, old_label=f"statefulset.apps/{name}",
+                           new=custom_set_for(sts), new_resource=ROLLWISE_STATEFULSET,
+                           new_label=f"statefulset.apps.rollwise.dev/{name}", pods=pods, timeout=timeout,
+                           adopter="`rollwise run`")
+    return 0 if done else 1
 
 
 _TO = {"apps.rollwise.dev": ROLLWISE_STATEFULSET, "apps.rollwise.dev/v1alpha1": ROLLWISE_STATEFULSET,

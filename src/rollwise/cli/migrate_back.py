@@ -15,10 +15,8 @@ own condition) must be removed from the set first. ``maxUnavailable`` stays: it 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
-import time
 from typing import Any
 
 from rollwise.api.defaults import (
@@ -28,10 +26,10 @@ from rollwise.api.defaults import (
     STRATEGY_ROLLING_UPDATE,
 )
 from rollwise.api.errors import ApiStatusError
-from rollwise.api.meta import Obj, name_of, uid_of
+from rollwise.api.meta import Obj, name_of
 from rollwise.api.values import clone
 from rollwise.cli.handover import (
-    copy_status,
+    hand_over,
     owned,
     refuse_existing,
     refuse_mid_rollout,
@@ -45,7 +43,6 @@ __all__ = ["APPS_V1_STRATEGIES", "apps_v1_set_for", "fields_apps_v1_lacks", "mig
 APPS_V1_STRATEGIES = (STRATEGY_ROLLING_UPDATE, STRATEGY_ON_DELETE)
 _DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",
                         "rollwise.dev/progress-timeouts")  # the custom controller's own memory
-_POLL_SECONDS = 0.5
 _STRATEGY_HINT = f"pass --strategy {STRATEGY_ROLLING_UPDATE} or --strategy {STRATEGY_ON_DELETE}"
 
 
@@ -115,21 +112,11 @@ async def migrate_back(kube: Any, ns: str, name: str, strategy: str | None, time
     await refuse_existing(kube, STATEFULSET, f"statefulset.apps/{name}", ns, name)
     pods = await owned(kube, POD, ns, cr)
     await relabel_revisions(kube, ns, cr)
-    created = await kube.create(apps_v1_set_for(cr, strategy))
-    await copy_status(kube, STATEFULSET, f"statefulset.apps/{name}", created, status)
-    print(f"statefulset.apps/{name} created")
-    await kube.delete(ROLLWISE_STATEFULSET, ns, name, uid=uid_of(cr), propagation="Orphan")
-    print(f"statefulset.apps.rollwise.dev/{name} deleted (pods orphaned)")
-    want = {uid_of(p) for p in pods}
-    deadline = time.monotonic() + timeout
-    while True:
-        adopted = {uid_of(p) for p in await owned(kube, POD, ns, created)}
-        if want <= adopted:
-            print(f"statefulset.apps/{name} adopted {len(want)} pods; none restarted")
-            await _unlabel(kube, ns, pods)
-            return 0
-        if time.monotonic() >= deadline:
-            print(f"error: timed out: statefulset.apps/{name} adopted {len(want & adopted)} of {len(want)} pods "
-                  "(is kube-controller-manager's StatefulSet controller running?)", file=sys.stderr)
-            return 1
-        await asyncio.sleep(_POLL_SECONDS)
+    done = await hand_over(kube, old=cr, old_resource=ROLLWISE_STATEFULSET,
+                           old_label=f"statefulset.apps.rollwise.dev/{name}", new=apps_v1_set_for(cr, strategy),
+                           new_resource=STATEFULSET, new_label=f"statefulset.apps/{name}", pods=pods,
+                           timeout=timeout, adopter="kube-controller-manager's StatefulSet controller")
+    if not done:
+        return 1
+    await _unlabel(kube, ns, pods)
+    return 0
