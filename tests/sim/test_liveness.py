@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from event_figures import figures_from_events
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rollwise import invariants
@@ -84,8 +84,33 @@ def fault_histories(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
+def _broken_pod_spends_the_budget() -> dict[str, Any]:
+    """Parallel, budget 1: web-1 is replaced at a broken revision while unready, and its unavailability spends the
+    budget the healthy pods above it need; only replacing web-1 itself (at the current revision) unsticks it."""
+    return {
+        "name": "faults-then-calm",
+        "kubelet": {"startSeconds": 0, "readySeconds": 0, "terminationSeconds": 0,
+                    "images": {"app:typo": {"fail": "ImagePullBackOff"}}},
+        "objects": [{
+            "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web"},
+            "spec": {"replicas": 3, "podManagementPolicy": "Parallel", "minReadySeconds": 0,
+                     "updateStrategy": {"type": "RollingUpdate"},
+                     "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "app", "image": "app:v1"}]}},
+                     "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {}}]},
+        }],
+        "steps": [{"waitFor": {"ready": "web", "timeout": 60}},
+                  {"podFault": {"pod": "web-1", "fault": "crash"}}, {"deletePod": "web-0"}, _patch_image("app:typo"),
+                  {"after": 1}, *[{"podFault": {"pod": f"web-{o}", "fault": "recover"}} for o in range(3)],
+                  _patch_image(FINAL_IMAGE), {"after": SETTLE_BOUND_SECONDS}],
+        "limitSeconds": 20000,
+    }
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fault_histories())
+@example(_broken_pod_spends_the_budget())
 def test_rollout_completes_once_faults_stop_and_the_template_is_good(raw: dict[str, Any]) -> None:
     sim = Simulation(parse_scenario(raw))
     problems: list[str] = []

@@ -63,10 +63,16 @@ def replacement_is_outdated(sync: Sync, pod: Obj) -> bool:
     revision that are not terminating (status.py). When the ordinal is still below it, an update that deletes the
     pod only gets the same outdated pod back, not yet available, and would delete it again: a livelock. Such a pod
     waits until the current-revision pods above it are replaced; no controller churns a pod it just created.
+
+    A pod that is not available at a third revision (a broken template since replaced) is not held: it comes back
+    at the current revision, which heals it, and from then on it is held as any current pod is. Holding it instead
+    would deadlock a budgeted rollout, since the broken pod spends the budget the pods above it would need.
     """
     if sync.update_type not in ("RollingUpdate", "EnforcedRollingUpdate") or sync.strategy_block is not None:
         return False
     if sync.current_name == sync.update_name:
+        return False
+    if revision_of(pod) != sync.current_name and not sync.available(pod):
         return False
     quiet = sync.quiet_outdated_alive()  # quiet pods at the current revision, not deleted by this plan
     remaining = quiet + sum(1 for other in sync.loud_pods()
