@@ -16,7 +16,7 @@ from rollwise.cli.kubetarget import ClusterCommandError
 from rollwise.cluster.resources import CONTROLLER_REVISION, ResourceRef
 
 __all__ = ["COPIED_STATUS", "HandoverError", "copy_status", "hand_over", "owned", "refuse_existing",
-           "refuse_mid_rollout", "relabel_revisions"]
+           "refuse_mid_rollout", "relabel_revisions", "twin_of"]
 
 COPIED_STATUS = ("currentRevision", "updateRevision", "collisionCount")
 POLL_SECONDS = 0.5
@@ -24,6 +24,19 @@ POLL_SECONDS = 0.5
 
 class HandoverError(ClusterCommandError):
     pass
+
+
+def twin_of(src: Obj, *, api_version: str, spec: Obj, dropped_annotations: tuple[str, ...]) -> Obj:
+    """The set of the other kind that takes over from ``src``: same name, namespace, labels and annotations (less
+    ``dropped_annotations``: what belongs to the old kind's tooling or controller), with ``spec``."""
+    meta = src["metadata"]
+    out_meta: Obj = {"name": meta["name"], "namespace": meta.get("namespace", "default")}
+    if meta.get("labels"):
+        out_meta["labels"] = dict(meta["labels"])
+    notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in dropped_annotations}
+    if notes:
+        out_meta["annotations"] = notes
+    return {"apiVersion": api_version, "kind": "StatefulSet", "metadata": out_meta, "spec": spec}
 
 
 def refuse_mid_rollout(label: str, status: Obj) -> None:

@@ -33,6 +33,7 @@ from rollwise.cli.handover import (
     refuse_existing,
     refuse_mid_rollout,
     relabel_revisions,
+    twin_of,
 )
 from rollwise.cli.kubetarget import add_connection_flags, parse_target, run_on_cluster
 from rollwise.cli.migrate_back import APPS_V1_STRATEGIES, migrate_back
@@ -60,14 +61,7 @@ async def _claims_of(kube: Any, ns: str, sts: Obj) -> list[Obj]:
 
 def custom_set_for(sts: Obj) -> Obj:
     """The ``apps.rollwise.dev`` twin of an ``apps/v1`` set: same name, labels, annotations and spec."""
-    meta = sts["metadata"]
-    notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in _DROPPED_ANNOTATIONS}
-    out_meta: Obj = {"name": meta["name"], "namespace": meta.get("namespace", "default")}
-    if meta.get("labels"):
-        out_meta["labels"] = dict(meta["labels"])
-    if notes:
-        out_meta["annotations"] = notes
-    return {"apiVersion": CR_API_VERSION, "kind": "StatefulSet", "metadata": out_meta, "spec": sts["spec"]}
+    return twin_of(sts, api_version=CR_API_VERSION, spec=sts["spec"], dropped_annotations=_DROPPED_ANNOTATIONS)
 
 
 async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:

@@ -34,6 +34,7 @@ from rollwise.cli.handover import (
     refuse_existing,
     refuse_mid_rollout,
     relabel_revisions,
+    twin_of,
 )
 from rollwise.cluster.resources import POD, ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.cluster.scope import MANAGED_BY_LABEL
@@ -79,17 +80,10 @@ def _strategy(update: Obj, strategy: str) -> Obj:
 def apps_v1_set_for(cr: Obj, strategy: str | None) -> Obj:
     """The ``apps/v1`` twin of a custom set: same name, labels, annotations and spec (``strategy``, when given,
     in place of the update strategy)."""
-    meta = cr["metadata"]
-    notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in _DROPPED_ANNOTATIONS}
-    out_meta: Obj = {"name": meta["name"], "namespace": meta.get("namespace", "default")}
-    if meta.get("labels"):
-        out_meta["labels"] = dict(meta["labels"])
-    if notes:
-        out_meta["annotations"] = notes
     spec = clone(cr["spec"])
     if strategy is not None:
         spec["updateStrategy"] = _strategy(spec.get("updateStrategy") or {}, strategy)
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": out_meta, "spec": spec}
+    return twin_of(cr, api_version="apps/v1", spec=spec, dropped_annotations=_DROPPED_ANNOTATIONS)
 
 
 async def _unlabel(kube: Any, ns: str, pods: list[Obj]) -> None:
