@@ -17,26 +17,11 @@ from rollwise.api.meta import name_of, namespace_of
 from rollwise.api.numbers import MAX_SECONDS, check_number
 from rollwise.cli.options import load_with_overrides
 from rollwise.cli.render import figure, print_invalid
-from rollwise.controllers.plan import (
-    Action,
-    CreateClaim,
-    CreatePod,
-    CreateRevision,
-    DeletePod,
-    DeleteRevision,
-    EmitEvent,
-    PatchOwner,
-    PatchSet,
-    Plan,
-    UpdateClaim,
-    UpdatePod,
-    UpdateRevision,
-    WriteStatus,
-)
+from rollwise.controllers.plan import Plan
 from rollwise.runtime.setkeys import all_sets
 from rollwise.sim import Simulation
 
-__all__ = ["add_plan", "describe_action", "preview"]
+__all__ = ["add_plan", "preview"]
 
 
 def add_plan(sub: Any) -> None:
@@ -53,41 +38,10 @@ def add_plan(sub: Any) -> None:
     p.set_defaults(run=run_plan)
 
 
-def describe_action(action: Action) -> str:
-    """One line for one action, with its reason."""
-    if isinstance(action, CreatePod):
-        what = f"create pod {name_of(action.pod)} at revision {action.revision}"
-    elif isinstance(action, DeletePod):
-        what = f"delete pod {action.name} (revision {action.revision})"
-    elif isinstance(action, CreateClaim):
-        what = f"create claim {name_of(action.claim)}"
-    elif isinstance(action, UpdateClaim):
-        what = f"update owner references of claim {name_of(action.claim)}"
-    elif isinstance(action, UpdatePod):
-        what = f"update pod {name_of(action.pod)} in place"
-    elif isinstance(action, PatchOwner):
-        what = f"set owner references of {action.kind} {action.name}"
-    elif isinstance(action, CreateRevision):
-        what = f"create revision {name_of(action.revision)}"
-    elif isinstance(action, UpdateRevision):
-        what = f"reuse revision {name_of(action.revision)}"
-    elif isinstance(action, DeleteRevision):
-        what = f"delete revision {action.name}"
-    elif isinstance(action, PatchSet):
-        what = "annotate the StatefulSet"
-    elif isinstance(action, WriteStatus):
-        what = "write status"
-    elif isinstance(action, EmitEvent):
-        return f"event {action.event_reason}: {action.message}"
-    else:  # pragma: no cover
-        what = type(action).__name__
-    return f"{what} — {action.reason}" if action.reason else what
-
-
 def _entry(controller: str, plan: Plan) -> dict[str, Any]:
     return {
         "controller": controller,
-        "actions": [describe_action(a) for a in plan.actions],
+        "actions": [a.describe() for a in plan.actions],
         "waiting": [str(b) for b in plan.blocked],
         "requeueAfter": plan.requeue_after,
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any
 
-from rollwise.api.meta import Obj
+from rollwise.api.meta import Obj, name_of
 from rollwise.api.records import dataclass
 
 __all__ = [
@@ -38,11 +38,22 @@ class Action:
 
     reason: str = ""
 
+    def what(self) -> str:
+        """What the action does, in words, without the reason."""
+        return type(self).__name__
+
+    def describe(self) -> str:
+        """One line for a person (``rollwise plan``): what, and why."""
+        return f"{self.what()} — {self.reason}" if self.reason else self.what()
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateClaim(Action):
     claim: Obj
     pod_name: str
+
+    def what(self) -> str:
+        return f"create claim {name_of(self.claim)}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,6 +62,9 @@ class UpdateClaim(Action):
 
     claim: Obj
 
+    def what(self) -> str:
+        return f"update owner references of claim {name_of(self.claim)}"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreatePod(Action):
@@ -58,12 +72,18 @@ class CreatePod(Action):
     ordinal: int
     revision: str
 
+    def what(self) -> str:
+        return f"create pod {name_of(self.pod)} at revision {self.revision}"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UpdatePod(Action):
     """An in-place update (identity or storage repair); never a template change."""
 
     pod: Obj
+
+    def what(self) -> str:
+        return f"update pod {name_of(self.pod)} in place"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,6 +97,9 @@ class DeletePod(Action):
     """A Lease name: re-read it right before deleting, and skip the delete if it now names this member Leader
     (narrows the lease-lag race DEP-07 accepts)."""
 
+    def what(self) -> str:
+        return f"delete pod {self.name} (revision {self.revision})"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PatchOwner(Action):
@@ -87,6 +110,9 @@ class PatchOwner(Action):
     namespace: str
     owner_references: list[dict[str, Any]]
 
+    def what(self) -> str:
+        return f"set owner references of {self.kind} {self.name}"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PatchSet(Action):
@@ -94,10 +120,16 @@ class PatchSet(Action):
 
     merge: dict[str, Any]
 
+    def what(self) -> str:
+        return "annotate the StatefulSet"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CreateRevision(Action):
     revision: Obj
+
+    def what(self) -> str:
+        return f"create revision {name_of(self.revision)}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,11 +138,17 @@ class UpdateRevision(Action):
 
     revision: Obj
 
+    def what(self) -> str:
+        return f"reuse revision {name_of(self.revision)}"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeleteRevision(Action):
     name: str
     namespace: str
+
+    def what(self) -> str:
+        return f"delete revision {self.name}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +156,9 @@ class WriteStatus(Action):
     """Replace the set's whole status (upstream UpdateStatus); written only when it changed."""
 
     status: Obj
+
+    def what(self) -> str:
+        return "write status"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,6 +168,9 @@ class EmitEvent(Action):
     event_type: str = "Normal"
     event_reason: str = ""
     message: str = ""
+
+    def describe(self) -> str:
+        return f"event {self.event_reason}: {self.message}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
