@@ -7,54 +7,58 @@ stderr naming the file, the field path and the rule; nothing on stdout).
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from importlib import metadata
 
-from rollwise.cli.check_trace import add_check_trace
-from rollwise.cli.compare import add_compare
-from rollwise.cli.dashboard import add_dashboard
-from rollwise.cli.demo import add_demo
-from rollwise.cli.explore import add_explore
 from rollwise.cli.extras import MissingExtra
-from rollwise.cli.get import add_get, add_status
-from rollwise.cli.lab import add_lab
-from rollwise.cli.manifests import add_manifests
-from rollwise.cli.migrate import add_migrate
-from rollwise.cli.plan import add_plan
-from rollwise.cli.rollout import add_rollout
-from rollwise.cli.run import add_run
-from rollwise.cli.simulate import add_simulate
-from rollwise.cli.up import add_up
-from rollwise.cli.validate import add_validate
 
 __all__ = ["main"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+COMMANDS: dict[str, tuple[str, str]] = {
+    "simulate": ("rollwise.cli.simulate", "add_simulate"),
+    "compare": ("rollwise.cli.compare", "add_compare"),
+    "plan": ("rollwise.cli.plan", "add_plan"),
+    "demo": ("rollwise.cli.demo", "add_demo"),
+    "validate": ("rollwise.cli.validate", "add_validate"),
+    "lab": ("rollwise.cli.lab", "add_lab"),
+    "up": ("rollwise.cli.up", "add_up"),
+    "manifests": ("rollwise.cli.manifests", "add_manifests"),
+    "run": ("rollwise.cli.run", "add_run"),
+    "rollout": ("rollwise.cli.rollout", "add_rollout"),
+    "get": ("rollwise.cli.get", "add_get"),
+    "status": ("rollwise.cli.get", "add_status"),
+    "dashboard": ("rollwise.cli.dashboard", "add_dashboard"),
+    "migrate": ("rollwise.cli.migrate", "add_migrate"),
+    "explore": ("rollwise.cli.explore", "add_explore"),
+    "check-trace": ("rollwise.cli.check_trace", "add_check_trace"),
+}
+"""Each command, in the order ``--help`` lists them, and where its parser and code live.
+
+A command's module is imported only when that command runs (or for the full ``--help``): the server, the dashboard
+and the CEL runtime cost start-up time that ``rollwise validate`` or ``kubectl rollwise status`` should not pay."""
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rollwise",
         description="StatefulSet rollouts in virtual time: upstream semantics plus the strategies the KEPs describe.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    add_simulate(sub)
-    add_compare(sub)
-    add_plan(sub)
-    add_demo(sub)
-    add_validate(sub)
-    add_lab(sub)
-    add_up(sub)
-    add_manifests(sub)
-    add_run(sub)
-    add_rollout(sub)
-    add_get(sub)
-    add_status(sub)
-    add_dashboard(sub)
-    add_migrate(sub)
-    add_explore(sub)
-    add_check_trace(sub)
+    chosen = _command_in(sys.argv[1:] if argv is None else argv)
+    for name, (module, adder) in COMMANDS.items():
+        if chosen is None or name == chosen:
+            getattr(importlib.import_module(module), adder)(sub)
     return parser
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command named by the first word that is not an option (the top-level options take no value)."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return first if first in COMMANDS else None
 
 
 def _version() -> str:
@@ -65,7 +69,7 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     args, extra = parser.parse_known_args(argv)
     if extra:  # the command's own parser says so (`run` in one line), as parse_args would have done
         getattr(args, "parser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
