@@ -80,8 +80,10 @@ class Operator:
         return self.proc.wait()
 
 
-def get_json(up: Up, *args: str) -> Any:
-    return json.loads(up.kubectl("get", *args, "-o", "json").stdout)
+def get_json(up: Up, *args: str, check: bool = True) -> Any:
+    """The object(s) as kubectl prints them; with ``check=False``, ``{}`` when kubectl fails (e.g. NotFound)."""
+    result = up.kubectl("get", *args, "-o", "json", check=check)
+    return json.loads(result.stdout) if result.returncode == 0 else {}
 
 
 
