@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from typing import Any
 
+import msgspec
 from aiohttp import web
 
 from rollwise.api.errors import Gone
 from rollwise.apiserver.config import ServerConfig
 from rollwise.apiserver.event_shapes import selector_to_stored
-from rollwise.apiserver.http import bool_flag, query_int, table, wants_table, wire_object
+from rollwise.apiserver.http import bool_flag, dumps, query_int, table, wants_table, wire_bytes
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import error_status
 from rollwise.apiserver.store import ApiStore
@@ -63,17 +63,20 @@ async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig,
                                  include=include, headers=first)
             first = False
         else:
-            payload = wire_object(resource, ev.object)
+            payload = msgspec.Raw(wire_bytes(resource, ev.object))  # encoded once, shared by every watcher
         return _line({"type": ev.type, "object": payload})
 
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while True:
             wake.clear()  # before draining: a write from now on wakes the wait below
-            for ev in watch.drain():
-                if cfg.faults.watch_delay_seconds:
+            events = watch.drain()
+            if cfg.faults.watch_delay_seconds:
+                for ev in events:
                     await asyncio.sleep(cfg.faults.watch_delay_seconds)
-                await resp.write(encode_event(ev))
+                    await resp.write(encode_event(ev))
+            elif events:  # what queued while this stream waited goes out in one write (one TLS record, one send)
+                await resp.write(b"".join([encode_event(ev) for ev in events]))
             if watch.closed:
                 break
             wait = cfg.bookmark_seconds if bookmarks else None
@@ -97,4 +100,4 @@ async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig,
 
 
 def _line(event: dict[str, Any]) -> bytes:
-    return json.dumps(event, separators=(",", ":")).encode() + b"\n"
+    return dumps(event) + b"\n"
