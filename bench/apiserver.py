@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import msgspec
 import yaml
 
 PODS = "/api/v1/namespaces/default/pods"
@@ -105,7 +106,7 @@ async def bench(base: str, headers: dict[str, str], ctx: ssl.SSLContext,
             async with session.get(f"{PODS}?watch=true&resourceVersion={rv}", timeout=aiohttp.ClientTimeout(
                     total=None, sock_read=None)) as resp:
                 async for line in resp.content:
-                    ev = json.loads(line)
+                    ev = msgspec.json.decode(line)  # the cheapest parse: the figure is the server's, not ours
                     mark = ev["object"]["metadata"].get("labels", {}).get("mark")
                     if mark in sent:
                         latencies.append(time.perf_counter() - sent[mark])

@@ -50,9 +50,10 @@ def list_reply(resource: Resource, objects: Iterable[Obj], rv: str) -> web.Respo
     """A ``<Kind>List`` of stored objects: the head, then each item's cached bytes joined."""
     head = dumps({"kind": f"{resource.kind}List", "apiVersion": resource.api_version,
                   "metadata": {"resourceVersion": rv}})
-    items = b",".join([_CACHE.get(resource, o) for o in objects])
-    return web.Response(body=b"".join((head[:-1], b',"items":[', items, b"]}\n")),
-                        content_type="application/json")
+    parts = _CACHE.many(resource, objects) or [b""]
+    parts[0] = head[:-1] + b',"items":[' + parts[0]
+    parts[-1] += b"]}\n"
+    return web.Response(body=b",".join(parts), content_type="application/json")  # one copy of the items
 
 
 def status_reply(code: int, message: str, *, reason: str | None = None,
@@ -129,28 +130,41 @@ def wants_table(accept: str) -> str | None:
 
 
 class _WireCache:
-    """The JSON bytes of stored objects as served, by resource version and object key. A stored object never
-    changes (every write stores a new dict), so the entry of a key holds as long as the store holds the same dict;
-    a newer version replaces it. ``size`` bounds the entries (the oldest written go first): keys of deleted
-    objects stay until then."""
+    """The JSON bytes of stored objects as served, per served resource version and by namespace and name. A stored
+    object never changes (every write stores a new dict), so the entry of a key holds as long as the store holds
+    the same dict; a newer version replaces it. ``size`` bounds each resource's entries (the oldest written go
+    first): keys of deleted objects stay until then."""
 
     def __init__(self, size: int = 100_000) -> None:
         self.size = size
-        self._entries: dict[tuple[str, str, str, str], tuple[Obj, bytes]] = {}
+        self._tables: dict[tuple[str, str], dict[tuple[str, str], tuple[Obj, bytes]]] = {}
+
+    def _table(self, resource: Resource) -> dict[tuple[str, str], tuple[Obj, bytes]]:
+        served_as = (resource.api_version, resource.kind)
+        table = self._tables.get(served_as)
+        if table is None:
+            table = self._tables[served_as] = {}
+        return table
 
     def get(self, resource: Resource, obj: Obj) -> bytes:
-        meta = obj["metadata"]
-        key = (resource.api_version, resource.kind, meta.get("namespace") or "", meta.get("name") or "")
-        entry = self._entries.get(key)
-        if entry is not None and entry[0] is obj:
-            return entry[1]
-        data = dumps(encode(served(resource, obj), resource.served_key))
-        if entry is not None:
-            del self._entries[key]  # re-inserted at the end: the order is that of the latest write
-        elif len(self._entries) >= self.size:
-            del self._entries[next(iter(self._entries))]
-        self._entries[key] = (obj, data)
-        return data
+        return self.many(resource, (obj,))[0]
+
+    def many(self, resource: Resource, objects: Iterable[Obj]) -> list[bytes]:
+        table = self._table(resource)
+        out = []
+        for obj in objects:
+            meta = obj["metadata"]
+            key = (meta.get("namespace") or "", meta.get("name") or "")
+            entry = table.get(key)
+            if entry is None or entry[0] is not obj:
+                entry = (obj, dumps(encode(served(resource, obj), resource.served_key)))
+                if key in table:
+                    del table[key]  # re-inserted at the end: the order is that of the latest write
+                elif len(table) >= self.size:
+                    del table[next(iter(table))]
+                table[key] = entry
+            out.append(entry[1])
+        return out
 
 
 _CACHE = _WireCache()

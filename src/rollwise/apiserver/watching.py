@@ -18,6 +18,7 @@ import msgspec
 from aiohttp import web
 
 from rollwise.api.errors import Gone
+from rollwise.api.meta import Obj
 from rollwise.apiserver.config import ServerConfig
 from rollwise.apiserver.event_shapes import selector_to_stored
 from rollwise.apiserver.http import bool_flag, dumps, query_int, table, wants_table, wire_bytes
@@ -63,7 +64,7 @@ async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig,
                                  include=include, headers=first)
             first = False
         else:
-            payload = msgspec.Raw(wire_bytes(resource, ev.object))  # encoded once, shared by every watcher
+            return _LINES.get(resource, ev.type, ev.object)
         return _line({"type": ev.type, "object": payload})
 
     deadline = None if timeout is None else time.monotonic() + timeout
@@ -97,6 +98,29 @@ async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig,
     finally:
         watch.close()
     return resp
+
+
+class _EventLines:
+    """Each event's line, made once and shared by every watcher that sends it (the watchers of a resource take the
+    same change one after another). An entry holds its object, so the ``id`` in its key is not reused meanwhile."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._lines: dict[tuple[str, str, str, int], tuple[Obj, bytes]] = {}
+
+    def get(self, resource: Resource, event_type: str, obj: Obj) -> bytes:
+        key = (resource.api_version, resource.kind, event_type, id(obj))
+        hit = self._lines.get(key)
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        line = _line({"type": event_type, "object": msgspec.Raw(wire_bytes(resource, obj))})
+        if len(self._lines) >= self.size:
+            del self._lines[next(iter(self._lines))]
+        self._lines[key] = (obj, line)
+        return line
+
+
+_LINES = _EventLines()
 
 
 def _line(event: dict[str, Any]) -> bytes:
