@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
                     perturbations=frozenset(s for s in args.perturb.split(",") if s))
     say("command: .venv/bin/python bench/explore.py " + " ".join(argv))
     say(f"{'strategy':32} {'policy':13} {'states':>8} {'transitions':>11} {'wall s':>8} {'cpu s':>8} "
-          f"{'states/s':>9} {'exhaustive':>10}  violations")
+        f"{'states/s':>9} {'exhaustive':>10}  violations")
     total_states = total_seconds = 0.0
     cases: list[dict[str, Any]] = []
     for label, strategy, notes in STRATEGIES:
@@ -83,8 +83,8 @@ def main(argv: list[str]) -> int:
                           "wall_s": round(result.seconds, 4), "complete": result.complete,
                           "violations": [v.invariant for v in result.violations]})
             say(f"{label:32} {policy:13} {result.states:>8} {result.transitions:>11} {result.seconds:>8.2f} "
-                  f"{cpu:>8.2f} {result.states / cpu:>9.0f} {'yes' if result.complete else 'NO':>10}  {found}",
-                  flush=True)
+                f"{cpu:>8.2f} {result.states / cpu:>9.0f} {'yes' if result.complete else 'NO':>10}  {found}",
+                flush=True)
     if args.json:
         print(json.dumps({"cases": cases, "total": {"states": int(total_states), "cpu_s": round(total_seconds, 4)}}))
     else:
