@@ -1,14 +1,16 @@
 """States per second and state counts of ``rollwise explore`` for every strategy x podManagementPolicy.
 
 Run: `.venv/bin/python bench/explore.py [--replicas 3] [--template-changes 1] [--faults 1] [--user-actions 1]
-[--perturb LIST] [--only LABEL]`. Each row is one exhaustive exploration within the bounds; the figures are
+[--perturb LIST] [--only LABEL] [--json]`. Each row is one exhaustive exploration within the bounds; the figures are
 times on this machine, so compare rows, not machines. ``cpu s`` is the process's CPU time (what a shared
-machine does not inflate); ``states/s`` is states per CPU second.
+machine does not inflate); ``states/s`` is states per CPU second. ``--json`` prints one JSON document instead:
+``{"cases": [{"strategy", "policy", "states", "transitions", "cpu_s", ...}], "total": {"states", "cpu_s"}}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from typing import Any
@@ -53,14 +55,17 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--perturb", default="")
     ap.add_argument("--max-states", type=int, default=500_000)
     ap.add_argument("--only", default="", help="run only the strategies whose label starts with this")
+    ap.add_argument("--json", action="store_true", help="print one JSON document of the figures")
     args = ap.parse_args(argv)
+    say = (lambda *_a, **_k: None) if args.json else print
     bounds = Bounds(replicas=args.replicas, template_changes=args.template_changes, faults=args.faults,
                     user_actions=args.user_actions, max_states=args.max_states,
                     perturbations=frozenset(s for s in args.perturb.split(",") if s))
-    print("command: .venv/bin/python bench/explore.py " + " ".join(argv))
-    print(f"{'strategy':32} {'policy':13} {'states':>8} {'transitions':>11} {'wall s':>8} {'cpu s':>8} "
-          f"{'states/s':>9} {'exhaustive':>10}  violations")
+    say("command: .venv/bin/python bench/explore.py " + " ".join(argv))
+    say(f"{'strategy':32} {'policy':13} {'states':>8} {'transitions':>11} {'wall s':>8} {'cpu s':>8} "
+        f"{'states/s':>9} {'exhaustive':>10}  violations")
     total_states = total_seconds = 0.0
+    cases: list[dict[str, Any]] = []
     for label, strategy, notes in STRATEGIES:
         if not label.startswith(args.only):
             continue
@@ -73,11 +78,18 @@ def main(argv: list[str]) -> int:
             total_states += result.states
             total_seconds += cpu
             found = ", ".join(v.invariant for v in result.violations) or "-"
-            print(f"{label:32} {policy:13} {result.states:>8} {result.transitions:>11} {result.seconds:>8.2f} "
-                  f"{cpu:>8.2f} {result.states / cpu:>9.0f} {'yes' if result.complete else 'NO':>10}  {found}",
-                  flush=True)
-    print(f"total: {int(total_states)} states in {total_seconds:.1f} CPU s "
-          f"({total_states / total_seconds:.0f} states/s)")
+            cases.append({"strategy": label, "policy": policy, "states": result.states,
+                          "transitions": result.transitions, "cpu_s": round(cpu, 4),
+                          "wall_s": round(result.seconds, 4), "complete": result.complete,
+                          "violations": [v.invariant for v in result.violations]})
+            say(f"{label:32} {policy:13} {result.states:>8} {result.transitions:>11} {result.seconds:>8.2f} "
+                f"{cpu:>8.2f} {result.states / cpu:>9.0f} {'yes' if result.complete else 'NO':>10}  {found}",
+                flush=True)
+    if args.json:
+        print(json.dumps({"cases": cases, "total": {"states": int(total_states), "cpu_s": round(total_seconds, 4)}}))
+    else:
+        print(f"total: {int(total_states)} states in {total_seconds:.1f} CPU s "
+              f"({total_states / total_seconds:.0f} states/s)")
     return 0
 
 

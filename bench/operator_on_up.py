@@ -8,8 +8,12 @@ as subprocesses on 127.0.0.1, applies the sets with kubectl, and prints per phas
 operator and kubectl; reconciles per second; the event-to-action latency (bench/operator_events.py); the operator's
 API requests per replaced pod from up's audit log, beside what upstream's StatefulSet controller sends; peak RSS.
 
-Run: `.venv/bin/python bench/operator_on_up.py [--sets N] [--replicas R] [--workers W] [--profile DIR]` (defaults
-50 x 4, the operator's default 5 workers).
+Run: `.venv/bin/python bench/operator_on_up.py [--sets N] [--replicas R] [--workers W] [--profile DIR] [--json]`
+(defaults 50 x 4, the operator's default 5 workers). At the end it measures up's own pod-create capacity in the same
+run (``--capacity N`` bare pods from 8 concurrent clients, in a namespace of their own), the figure the operator's
+actions per second are held against. ``--json`` prints one JSON document: ``{"create": {...}, "rollout": {"p50_ms",
+"p99_ms", "operator_cpu_s", "up_cpu_s", "replaced_pods", "actions_per_s", ...}, "requests_per_replaced_pod":
+{...}, "up_create_capacity_per_s", ...}``.
 `--profile DIR` runs both servers under cProfile and leaves up.prof and operator.prof in DIR. Both processes share
 the machine's cores with kubectl and this process's watch; on the project's 2-core machine the figures are an upper
 bound.
@@ -18,6 +22,7 @@ bound.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import re
@@ -34,9 +39,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import yaml
 
 from operator_events import PodEvents, event_to_action
+from rollwise.apiserver.tls import read_endpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 KUBECTL = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32"
@@ -92,6 +99,49 @@ class Phase:
     cpu: dict[str, float]
     reconciles: float
     latencies: list[float]
+    actions: int
+
+    def figures(self, pods: int) -> dict[str, float]:
+        return {"wall_s": round(self.wall, 3), "p50_ms": round(_quantile(self.latencies, 0.5) * 1000, 1),
+                "p99_ms": round(_quantile(self.latencies, 0.99) * 1000, 1),
+                "operator_cpu_s": round(self.cpu["operator"], 3), "up_cpu_s": round(self.cpu["up"], 3),
+                "kubectl_cpu_s": round(self.cpu["kubectl"], 3), "replaced_pods": pods,
+                "operator_cpu_ms_per_pod": round(self.cpu["operator"] / pods * 1000, 3),
+                "actions": self.actions, "actions_per_s": round(self.actions / self.wall, 1),
+                "reconciles_per_s": round(self.reconciles / self.wall, 1)}
+
+
+def _create_capacity(kubeconfig: Path, count: int, concurrency: int = 8) -> float:
+    """up's own pod creates per second in this run: ``count`` bare pods from ``concurrency`` clients at once, in a
+    namespace of their own that is deleted afterwards."""
+    endpoint = read_endpoint(kubeconfig)
+    pods = "/api/v1/namespaces/capacity/pods"
+
+    async def run() -> float:
+        connector = aiohttp.TCPConnector(ssl=endpoint.tls, limit=concurrency)
+        async with aiohttp.ClientSession(f"https://{endpoint.host}:{endpoint.port}", connector=connector,
+                                         headers={"Authorization": f"Bearer {endpoint.token}"}) as session:
+            async with session.post("/api/v1/namespaces", json={"apiVersion": "v1", "kind": "Namespace",
+                                                                "metadata": {"name": "capacity"}}) as r:
+                await r.read()
+            gate = asyncio.Semaphore(concurrency)
+
+            async def one(i: int) -> None:
+                pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"c-{i:05d}"},
+                       "spec": {"containers": [{"name": "c", "image": "app:v1"}]}}
+                async with gate, session.post(pods, json=pod) as r:
+                    await r.read()
+                    if r.status != 201:
+                        raise RuntimeError(f"capacity pod create: {r.status}")
+
+            began = time.perf_counter()
+            await asyncio.gather(*(one(i) for i in range(count)))
+            rate = count / (time.perf_counter() - began)
+            async with session.delete("/api/v1/namespaces/capacity") as r:
+                await r.read()
+            return rate
+
+    return asyncio.run(run())
 
 
 def main() -> None:
@@ -100,6 +150,10 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=4)
     parser.add_argument("--workers", type=int, default=5, help="the operator's concurrent reconciles (its default 5)")
     parser.add_argument("--profile", type=Path, help="run up and the operator under cProfile; .prof files here")
+    parser.add_argument("--http-transport", default="aiohttp", choices=["aiohttp", "httpx"],
+                        help="the operator's HTTP connections (rollwise run --http-transport)")
+    parser.add_argument("--capacity", type=int, default=2000, help="pods created to measure up's create capacity")
+    parser.add_argument("--json", action="store_true", help="print one JSON document of the figures")
     args = parser.parse_args()
     kubectl = KUBECTL if os.access(KUBECTL, os.X_OK) else "kubectl"
     tmp = Path(tempfile.mkdtemp(prefix="rollwise-bench-"))
@@ -133,10 +187,13 @@ def main() -> None:
         for user in config["users"]:
             user["user"] = {"token": "op-a"}
         (tmp / "op.yaml").write_text(yaml.safe_dump(config))
+        # Passed only when not the default, so the bench also drives an operator from before the flag existed.
+        transport = [] if args.http_transport == "aiohttp" else ["--http-transport", args.http_transport]
         op = subprocess.Popen([*python("operator.prof"), "rollwise", "run", "--kubeconfig", str(tmp / "op.yaml"),
                                "--identity", "op-a", "--controllers", "statefulset", "--log-level", "WARNING",
                                "--health-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
-                               "--workers", str(args.workers)],
+                               "--workers", str(args.workers),
+                               *transport],
                               env=env, stderr=subprocess.PIPE, text=True)
         assert op.stderr is not None
         port = None
@@ -171,9 +228,11 @@ def main() -> None:
             wall = time.perf_counter() - wall_start
             after = {"up": _cpu(up.pid), "operator": _cpu(op.pid), "kubectl": _children_cpu(), "bench": _own_cpu()}
             entries = [json.loads(line) for line in audit.read_text().splitlines()]
+            actions = sum(1 for e in entries if e["user"] == "op-a" and e["resource"] == "pods"
+                          and e["verb"] in ("create", "delete") and e["time"] >= start)
             return Phase(name, wall, applied, {p: after[p] - before[p] for p in before},
                          _counter(metrics(), "controller_runtime_reconcile_total") - reconciles,
-                         event_to_action(pods.records, entries, "op-a", start))
+                         event_to_action(pods.records, entries, "op-a", start), actions)
 
         phases.append(phase("create", "app:v1"))
         mark = len(audit.read_text().splitlines())
@@ -184,6 +243,7 @@ def main() -> None:
         final = metrics()
         rss = {"operator": _peak_rss_mib(op.pid), "up": _peak_rss_mib(up.pid)}
         gaps = pods.gaps
+        capacity = _create_capacity(kc, args.capacity)
     finally:
         if pods is not None:
             pods.stop()
@@ -195,11 +255,24 @@ def main() -> None:
                 except subprocess.TimeoutExpired:
                     os.kill(proc.pid, signal.SIGKILL)
         shutil.rmtree(tmp, ignore_errors=True)
-    _report(args, phases, requests, final, rss, gaps)
+    if args.json:
+        pods = args.sets * args.replicas
+        rollout = phases[1].figures(pods)
+        print(json.dumps({
+            "sets": args.sets, "replicas": args.replicas, "workers": args.workers,
+            "http_transport": args.http_transport,
+            "create": phases[0].figures(pods), "rollout": rollout,
+            "requests_per_replaced_pod": {k: round(v / pods, 3) for k, v in sorted(requests.items())},
+            "up_create_capacity_per_s": round(capacity, 1),
+            "actions_vs_capacity": round(rollout["actions_per_s"] / capacity, 4),
+            "peak_rss_mib": rss, "watch_gaps": gaps,
+            "reconcile_errors": _counter(final, "controller_runtime_reconcile_errors_total")}))
+        return
+    _report(args, phases, requests, final, rss, gaps, capacity)
 
 
 def _report(args: Any, phases: list[Phase], requests: Counter[str], metrics: str, rss: dict[str, int],
-            gaps: int) -> None:
+            gaps: int, capacity: float) -> None:
     pods = args.sets * args.replicas
     print(f"operator against rollwise up: {args.sets} sets x {args.replicas} replicas = {pods} pods, "
           f"RollingUpdate maxUnavailable {BUDGET}")
@@ -209,6 +282,10 @@ def _report(args: Any, phases: list[Phase], requests: Counter[str], metrics: str
               f"{p.cpu['kubectl']:8.1f} {p.cpu['bench']:6.1f}  {p.reconciles / p.wall:12.0f}  "
               f"{_quantile(p.latencies, 0.5) * 1000:7.0f} ms / {_quantile(p.latencies, 0.99) * 1000:.0f} ms "
               f"({len(p.latencies)} actions)")
+    rollout = phases[1]
+    rate = rollout.actions / rollout.wall
+    print(f"  up's own pod-create capacity in this run: {capacity:.0f}/s; the rollout's actions: {rate:.0f}/s "
+          f"({rate / capacity:.0%} of it); operator CPU per replaced pod {rollout.cpu['operator'] / pods * 1e3:.2f} ms")
     print(f"  peak RSS: operator {rss['operator']} MiB, up {rss['up']} MiB; watch gaps: {gaps}; "
           f"reconcile errors: {_counter(metrics, 'controller_runtime_reconcile_errors_total'):.0f}, "
           f"stale-cache skips: {_counter(metrics, 'rollwise_stale_sync_skips_total'):.0f}")

@@ -56,6 +56,23 @@ def test_a_repeated_event_counts_up_on_one_object() -> None:
     assert sink.calls == ["create", "patch", "patch"]
 
 
+def test_repeats_queued_while_the_writer_is_behind_go_as_one_write_with_their_count() -> None:
+    recorder, sink, cluster, clock = _recorder()
+    for at in (5.0, 10.0, 15.0):
+        recorder.record(SET, _ev("Warning", "FailedCreate", "quota exceeded"))
+        clock.jump(at)
+    recorder.record(SET, _ev("Normal", "SuccessfulCreate", "create Pod web-0 in StatefulSet web successful"))
+    run(recorder.flush())
+    assert sink.calls == ["create", "create"]  # one per correlation key, not one per event
+    failed = next(e for e in cluster.list("Event") if e["reason"] == "FailedCreate")
+    assert (failed["count"], failed["firstTimestamp"], failed["lastTimestamp"]) == (3, 1_800_000_000, 1_800_000_010)
+    for _ in range(2):
+        recorder.record(SET, _ev("Warning", "FailedCreate", "quota exceeded"))
+    run(recorder.flush())
+    assert sink.calls[2:] == ["patch"] and cluster.get("Event", "default", failed["metadata"]["name"])["count"] == 5
+    assert recorder.sent == 6
+
+
 def test_similar_events_are_combined_after_ten_distinct_messages() -> None:
     recorder, _, cluster, _ = _recorder()
     for i in range(12):

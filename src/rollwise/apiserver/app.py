@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 from aiohttp import web
 
 from rollwise.api.errors import (
@@ -34,10 +35,12 @@ from rollwise.apiserver.field_validation import fields_checked, warning_header
 from rollwise.apiserver.http import (
     bool_flag,
     json_reply,
+    list_reply,
+    object_reply,
     read_body,
     table,
     wants_table,
-    wire_object,
+    wire_bytes,
 )
 from rollwise.apiserver.middleware import USER, auth_middleware, errors_middleware
 from rollwise.apiserver.ownership import default_manager
@@ -268,7 +271,7 @@ class _Api:
                                     manager=_manager(request))
             self._proposal_warnings(request, t, obj, body)
             self._audit(request, t, "create", obj, 201)
-            return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201)
+            return object_reply(t.resource, obj, 201, stored=not dry_run)
         if t.name is None and method == "DELETE":
             return await self._delete_collection(request, t, user=user, dry_run=dry_run)
         if t.name is None:
@@ -284,7 +287,7 @@ class _Api:
                                     subresource=t.sub, dry_run=dry_run, manager=_manager(request))
             self._proposal_warnings(request, t, obj, body)
             self._audit(request, t, "update", obj, 200)
-            return json_reply(wire_object(t.resource, obj, stored=not dry_run))
+            return object_reply(t.resource, obj, stored=not dry_run)
         if method == "PATCH":
             body = await read_body(request)
             if t.sub == "scale":
@@ -304,7 +307,7 @@ class _Api:
                                             force=bool_flag(request.query.get("force")))
             self._proposal_warnings(request, t, obj, body)
             self._audit(request, t, "patch", obj, 201 if created else 200)
-            return json_reply(wire_object(t.resource, obj, stored=not dry_run), 201 if created else 200)
+            return object_reply(t.resource, obj, 201 if created else 200, stored=not dry_run)
         if method == "DELETE":
             options = delete_options(await read_body(request), request.query)
             obj, gone = self.store.delete(t.resource, t.namespace, t.name, options, actor=user, dry_run=dry_run)
@@ -312,7 +315,7 @@ class _Api:
             if gone and t.resource.kind in ("Namespace",):
                 return json_reply(success_status(kind=t.resource.plural, group=t.resource.group, name=t.name,
                                                  uid=str(obj["metadata"].get("uid", ""))))
-            return json_reply(wire_object(t.resource, obj, stored=not dry_run))
+            return object_reply(t.resource, obj, stored=not dry_run)
         raise web.HTTPMethodNotAllowed(method, ["GET", "POST", "PUT", "PATCH", "DELETE"])
 
     async def _delete_collection(self, request: web.Request, t: _Target, *, user: str,
@@ -330,7 +333,7 @@ class _Api:
             except NotFound:
                 continue  # gone meanwhile (a garbage-collected dependent)
             self._audit(request, t, "delete", last, 200)
-            items.append(wire_object(t.resource, last, stored=not dry_run))
+            items.append(msgspec.Raw(wire_bytes(t.resource, last, stored=not dry_run)))
         return json_reply({"kind": f"{t.resource.kind}List", "apiVersion": t.resource.api_version,
                            "metadata": {"resourceVersion": str(self.store.resource_version)}, "items": items})
 
@@ -376,7 +379,7 @@ class _Api:
         if version and not t.sub:
             return json_reply(table(t.resource, [obj], now=self.store.clock(), version=version, rv=None,
                                     include=request.query.get("includeObject", "Metadata")))
-        return json_reply(wire_object(t.resource, obj))
+        return object_reply(t.resource, obj)
 
     def _list(self, request: web.Request, t: _Target) -> web.Response:
         self.store.feed.pump()
@@ -387,9 +390,7 @@ class _Api:
         if version:
             return json_reply(table(t.resource, objs, now=self.store.clock(), version=version, rv=rv,
                                     include=request.query.get("includeObject", "Metadata")))
-        return json_reply({"kind": f"{t.resource.kind}List", "apiVersion": t.resource.api_version,
-                           "metadata": {"resourceVersion": rv},
-                           "items": [wire_object(t.resource, o) for o in objs]})
+        return list_reply(t.resource, objs, rv)
 
     async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
         return await stream_watch(request, self.store, self.cfg, t.resource, t.namespace)

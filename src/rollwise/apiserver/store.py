@@ -15,8 +15,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import jsonpatch
-
 from rollwise.api.errors import (
     AlreadyExists,
     BadRequest,
@@ -33,22 +31,24 @@ from rollwise.api.pod_status import pod_status_errors
 from rollwise.api.validation_objects import check_object_references
 from rollwise.api.values import clone
 from rollwise.apiserver import event_shapes
-from rollwise.apiserver.admission import CRD, NAMESPACE, NODE_NAME, Admission
+from rollwise.apiserver.admission import CRD, NAMESPACE, Admission
+from rollwise.apiserver.bootstrap import (
+    PROTECTED_NAMESPACES,
+    default_service_account,
+    install_rollwise_crd,
+    seed_cluster,
+)
 from rollwise.apiserver.feed import FeedPump
 from rollwise.apiserver.fieldsets import ListTypes
 from rollwise.apiserver.names import check_name
-from rollwise.apiserver.node import node_object
 from rollwise.apiserver.ownership import apply, record_write
-from rollwise.apiserver.policies import BINDING, POLICY, PolicyRequest, policy_verdict
+from rollwise.apiserver.patch_apply import patched
 from rollwise.apiserver.resources import Registry, Resource
 from rollwise.apiserver.scale import scale_of
 from rollwise.apiserver.schema import admit_custom
-from rollwise.apiserver.smp import PatchError, strategic_merge
 from rollwise.apiserver.versioning import Versioning
-from rollwise.cluster.crd import crd as rollwise_crd
-from rollwise.cluster.crd import policy as rollwise_policy
+from rollwise.apiserver.write_policies import policy_warnings, wire_kind
 from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
 from rollwise.cluster.resources import POD, GroupKind
@@ -63,9 +63,6 @@ PATCH_TYPES = {
     "application/apply-patch+yaml": "apply",
     "application/apply-patch+json": "apply",
 }
-_INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-NODE = GroupKind("", "Node")
-SERVICE_ACCOUNT = GroupKind("", "ServiceAccount")
 
 
 class ApiStore:
@@ -89,57 +86,18 @@ class ApiStore:
         for r in self.registry:
             if r.key not in self.cluster.resources:
                 self.cluster.resources.register(r.world_row())
-        self._install_rollwise_crd()
+        install_rollwise_crd(self.cluster)
         for crd in self.cluster.list(CRD):
             self.registry.register_in(self.cluster.resources, crd)
         self.feed = FeedPump(self.cluster)
-        for ns in _INITIAL_NAMESPACES:
-            if not self._exists(NAMESPACE, "", ns):
-                self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
-                                    actor="system")
-        if not self._exists(NODE, "", NODE_NAME):
-            self.cluster.create(node_object(NODE_NAME, now=clock()), actor="system")
-        for namespace in self.cluster.list(NAMESPACE):
-            self._default_service_account(name_of(namespace))
+        seed_cluster(self.cluster, now=clock())
         self.feed.pump()
-
-    def _install_rollwise_crd(self) -> None:
-        """The project's CRD and its ValidatingAdmissionPolicy, as ``kubectl apply -f deploy/`` would leave them:
-        created when missing, brought up to this version's schema and rules when older ones are stored (a data
-        directory kept across upgrades)."""
-        for wanted in (rollwise_crd(), *rollwise_policy()):
-            gk = GroupKind(wanted["apiVersion"].rpartition("/")[0], wanted["kind"])
-            try:
-                stored = self.cluster.get(gk, "", name_of(wanted))
-            except NotFound:
-                self.cluster.create(wanted, actor="system")
-                continue
-            if stored.get("spec") != wanted["spec"]:
-                self.cluster.update({**stored, "spec": wanted["spec"]}, actor="system")
 
     def _policies(self, resource: Resource, operation: str, obj: Obj | None, old: Obj | None, *, actor: str,
                   sub: str = "") -> None:
-        """The ValidatingAdmissionPolicies bound to this write (``policies.py``): raises a denial; keeps the
+        """The ValidatingAdmissionPolicies bound to this write (``write_policies.py``): raises a denial; keeps the
         warnings of ``Warn`` bindings in ``self.warnings`` for the reply."""
-        if resource.group == "admissionregistration.k8s.io":
-            return  # policies never judge the policy resources themselves
-        bindings = self.cluster.list(BINDING)
-        if not bindings:
-            return
-        meta = (obj or old or {}).get("metadata") or {}
-        namespace = str(meta.get("namespace") or "") if resource.namespaced else ""
-        ns_obj = None
-        if namespace:
-            try:
-                ns_obj = self.cluster.get(NAMESPACE, "", namespace)
-            except NotFound:
-                ns_obj = None
-        req = PolicyRequest(operation=operation, group=resource.group, version=resource.version,
-                            resource=resource.plural + (f"/{sub}" if sub else ""), kind=resource.kind,
-                            namespace=namespace, name=str(meta.get("name") or ""), user=actor,
-                            obj=None if obj is None else self.wire_kind(resource, obj),
-                            old=None if old is None else self.wire_kind(resource, old), namespace_obj=ns_obj)
-        self.warnings += policy_verdict(self.cluster.list(POLICY), bindings, req)
+        self.warnings += policy_warnings(self.cluster, resource, operation, obj, old, actor=actor, sub=sub)
 
     def _exists(self, gk: GroupKind, namespace: str, name: str) -> bool:
         try:
@@ -216,11 +174,7 @@ class ApiStore:
                               "is invalid: " + ", ".join(map(str, errors)), errors=errors)
         return event_shapes.to_stored(obj) if resource.stored_as is not None else obj
 
-    @staticmethod
-    def wire_kind(resource: Resource, obj: Obj) -> Obj:
-        if resource.stored_as is not None:
-            return event_shapes.to_served(obj)
-        return {**obj, "kind": resource.kind, "apiVersion": resource.api_version}
+    wire_kind = staticmethod(wire_kind)
 
     # -- writes ----------------------------------------------------------------------------------------------
 
@@ -271,18 +225,11 @@ class ApiStore:
         out["metadata"].update(uid=str(uuid.uuid4()), creationTimestamp=self.clock(), generation=1)
         return out
 
-    def _default_service_account(self, namespace: str) -> None:
-        """The service account controller's part: every namespace has a ``default`` account."""
-        if not self._exists(SERVICE_ACCOUNT, namespace, "default"):
-            self.cluster.create({"apiVersion": "v1", "kind": "ServiceAccount",
-                                 "metadata": {"name": "default", "namespace": namespace}},
-                                actor="system:serviceaccount:kube-system:service-account-controller")
-
     def _after_write(self, resource: Resource, obj: Obj | None) -> None:
         if resource.key == CRD and obj is not None:
             self.registry.register_in(self.cluster.resources, obj)
         if resource.key == NAMESPACE and obj is not None and obj["metadata"].get("deletionTimestamp") is None:
-            self._default_service_account(name_of(obj))
+            default_service_account(self.cluster, name_of(obj))
         self.feed.pump()
 
     def update(self, resource: Resource, namespace: str | None, name: str, body: Mapping[str, Any], *,
@@ -356,29 +303,8 @@ class ApiStore:
         if kind == "strategic" and resource.custom:
             raise UnsupportedMediaType("strategic merge patch is not supported for custom resources; use a merge "
                                        "patch (--type merge) or a JSON patch (--type json)")
-        base = clone(self.wire_kind(resource, old))
-        try:
-            if kind == "json":
-                if not isinstance(patch, list):
-                    raise BadRequest("a JSON patch must be a list of operations")
-                new = jsonpatch.apply_patch(base, patch)
-            elif not isinstance(patch, Mapping):
-                raise BadRequest("a merge patch must be a JSON object")
-            elif kind == "merge":
-                new = merge_patch(base, patch)
-            elif kind == "apply":
-                new = apply(base, patch, manager=manager or "unknown", force=force,
-                            types=ListTypes(resource.schema), api_version=resource.api_version,
-                            now=format_time(self.clock()), subresource=subresource)
-            else:
-                new = strategic_merge(base, patch)
-        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, PatchError) as err:
-            raise Invalid(str(err)) from None
-        if not isinstance(new, dict):
-            raise Invalid("the patched object is not an object")
-        if not isinstance(new.get("metadata") or {}, Mapping):
-            raise Invalid(errors=[FieldError(path="metadata", value=new["metadata"], rule="must be an object")])
-        new["metadata"] = dict(new.get("metadata") or {})
+        new = patched(resource, clone(self.wire_kind(resource, old)), kind, patch, manager=manager, force=force,
+                      now=format_time(self.clock()), subresource=subresource)
         if name_of(new) != name:
             raise Invalid(errors=[FieldError(path="metadata.name", value=name_of(new),
                                              rule="field is immutable")])
@@ -410,7 +336,7 @@ class ApiStore:
             return old, False
         ns = old["metadata"].get("namespace", "")
         if resource.key == NAMESPACE:
-            if name in _INITIAL_NAMESPACES[:3]:
+            if name in PROTECTED_NAMESPACES:
                 raise Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
             self._empty_namespace(name, actor=actor)
         if resource.key == CRD:

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from typing import Any
 
+import msgspec
 from aiohttp import web
 
 from rollwise.api.errors import Gone
+from rollwise.api.meta import Obj
 from rollwise.apiserver.config import ServerConfig
 from rollwise.apiserver.event_shapes import selector_to_stored
-from rollwise.apiserver.http import bool_flag, query_int, table, wants_table, wire_object
+from rollwise.apiserver.http import bool_flag, dumps, query_int, table, wants_table, wire_bytes
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import error_status
 from rollwise.apiserver.store import ApiStore
@@ -63,17 +64,20 @@ async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig,
                                  include=include, headers=first)
             first = False
         else:
-            payload = wire_object(resource, ev.object)
+            return _LINES.get(resource, ev.type, ev.object)
         return _line({"type": ev.type, "object": payload})
 
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while True:
             wake.clear()  # before draining: a write from now on wakes the wait below
-            for ev in watch.drain():
-                if cfg.faults.watch_delay_seconds:
+            events = watch.drain()
+            if cfg.faults.watch_delay_seconds:
+                for ev in events:
                     await asyncio.sleep(cfg.faults.watch_delay_seconds)
-                await resp.write(encode_event(ev))
+                    await resp.write(encode_event(ev))
+            elif events:  # what queued while this stream waited goes out in one write (one TLS record, one send)
+                await resp.write(b"".join([encode_event(ev) for ev in events]))
             if watch.closed:
                 break
             wait = cfg.bookmark_seconds if bookmarks else None
@@ -96,5 +100,28 @@ async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig,
     return resp
 
 
+class _EventLines:
+    """Each event's line, made once and shared by every watcher that sends it (the watchers of a resource take the
+    same change one after another). An entry holds its object, so the ``id`` in its key is not reused meanwhile."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self.size = size
+        self._lines: dict[tuple[str, str, str, int], tuple[Obj, bytes]] = {}
+
+    def get(self, resource: Resource, event_type: str, obj: Obj) -> bytes:
+        key = (resource.api_version, resource.kind, event_type, id(obj))
+        hit = self._lines.get(key)
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        line = _line({"type": event_type, "object": msgspec.Raw(wire_bytes(resource, obj))})
+        if len(self._lines) >= self.size:
+            del self._lines[next(iter(self._lines))]
+        self._lines[key] = (obj, line)
+        return line
+
+
+_LINES = _EventLines()
+
+
 def _line(event: dict[str, Any]) -> bytes:
-    return json.dumps(event, separators=(",", ":")).encode() + b"\n"
+    return dumps(event) + b"\n"

@@ -113,12 +113,17 @@ def _config(args: argparse.Namespace) -> Any:
     return single
 
 
-def _client(config: Any, registry: Any) -> Any:
+def _client(config: Any, registry: Any, transport: str = "aiohttp") -> Any:
     from lightkube import AsyncClient  # noqa: PLC0415 - as above
+    from lightkube.config.client_adapter import verify_cluster  # noqa: PLC0415 - as above
 
     from rollwise.cli.client_metrics import instrument_client  # noqa: PLC0415 - prometheus-client, as below
+    from rollwise.cluster.aiohttp_transport import AiohttpTransport  # noqa: PLC0415 - as above
 
-    client = AsyncClient(config, trust_env=False)
+    # aiohttp under lightkube's httpx client (cluster/aiohttp_transport.py); "httpx" keeps httpx's own pool.
+    over = None if transport == "httpx" else AiohttpTransport(
+        verify_cluster(config.cluster, config.user, config.abs_file, trust_env=False))
+    client = AsyncClient(config, trust_env=False, transport=over)
     instrument_client(client._client._client, registry)  # lightkube's httpx client: every request it makes
     return client
 
@@ -132,7 +137,7 @@ async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: A
 
     runtime_metrics = RuntimeMetrics()
     register_process_collectors(runtime_metrics.registry)
-    client = _client(kube_config, runtime_metrics.registry)
+    client = _client(kube_config, runtime_metrics.registry, args.http_transport)
     worlds: dict[str, Any] = {"statefulset": KubeCluster(client, set_group=CR_GROUP),
                               "quorum": KubeCluster(client, set_group="apps")}
     config = OperatorConfig(identity=args.identity, namespaces=args.namespaces, controllers=args.controllers,
@@ -226,6 +231,8 @@ def add_run(sub: Any) -> None:
     p.add_argument("--renew-deadline", type=parse_duration, default=10.0, metavar="DURATION")
     p.add_argument("--retry-period", type=parse_duration, default=2.0, metavar="DURATION")
     p.add_argument("--workers", type=int, default=5, help="concurrent reconciles per controller (default 5)")
+    p.add_argument("--http-transport", default="aiohttp", choices=["aiohttp", "httpx"],
+                   help="the connections under the API client: aiohttp (default) or httpx's own")
     p.add_argument("--metrics-addr", default=":8080", help="serve /metrics here (default :8080)")
     p.add_argument("--health-addr", default=":8081", help="serve /healthz and /readyz (default :8081)")
     p.add_argument("--trace", metavar="FILE", help="append every decision that acts to FILE as JSON lines (the "

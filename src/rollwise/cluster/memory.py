@@ -11,9 +11,9 @@ What it models, as far as workload controllers can tell:
   ``update_status`` changes only status); ``patch`` is a JSON merge patch over the whole object;
 - graceful pod deletion (``deletionTimestamp``, ``deletionGracePeriodSeconds``; a pod in phase Failed or
   Succeeded has nothing to stop and goes at once), finalizers, and owner-reference garbage collection with
-  Background, Foreground and Orphan propagation (``rollwise.cluster.gc``; synchronous: zero latency);
+  Background, Foreground and Orphan propagation (``gc``, ``memory_deletion``; synchronous: zero latency);
 - an admission hook per resource (``rollwise.cluster.admission``), a change feed for the simulator, per-resource
-  watches with label and field selectors and a bounded history (``rollwise.cluster.watch``), write counts per
+  watches with label and field selectors and a bounded history (``watch``, ``memory_watches``), write counts per
   actor and fault injection (like upstream's fake ``SetCreateStatefulPodError(err, after)``);
 - optional persistence: with a ``backing`` (``rollwise.cluster.persistence``) every committed write is kept.
 
@@ -31,21 +31,22 @@ from __future__ import annotations
 
 import builtins
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from rollwise.api.errors import AlreadyExists, ApiStatusError, FieldError, InternalError, Invalid, NotFound
 from rollwise.api.meta import Obj, labels
 from rollwise.api.values import clone
-from rollwise.cluster.deletion import plan_deletion, without_owner_refs
 from rollwise.cluster.faults import FaultPlan
 from rollwise.cluster.feed import ChangeFeed
-from rollwise.cluster.gc import GC_ACTOR, GarbageCollector, Key
+from rollwise.cluster.gc import GarbageCollector, Key
+from rollwise.cluster.memory_deletion import DeletionVerbs, GcBridge
+from rollwise.cluster.memory_watches import WatchVerbs
 from rollwise.cluster.patching import clone_sharing, merge_patch
 from rollwise.cluster.persistence import DB_FILE, Backing, SqliteBacking, uuid_uids
 from rollwise.cluster.preconditions import check_preconditions
-from rollwise.cluster.protocol import Change, ChangeType, Propagation
+from rollwise.cluster.protocol import Change, ChangeType
 from rollwise.cluster.resources import EVENT, EVENT_V1, POD, GroupKind, ResourceRef, ResourceTable
 from rollwise.cluster.selectors import FieldSelector, LabelSelector, field_selector_of, label_selector_of
 from rollwise.cluster.server_fields import (
@@ -55,57 +56,19 @@ from rollwise.cluster.server_fields import (
     strip_server_fields,
 )
 from rollwise.cluster.storage import ObjectIndex
-from rollwise.cluster.watch import DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_PENDING, Watch, WatchHub, parse_resource_version
+from rollwise.cluster.watch import DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_PENDING, WatchHub
 
 __all__ = ["DEFAULT_NAMESPACE", "VERBS", "Admit", "MemoryCluster"]
 
 DEFAULT_NAMESPACE = "default"
 VERBS = frozenset({"create", "update", "update_status", "patch", "delete"})
-_PROPAGATIONS = ("Background", "Foreground", "Orphan")
 _UNCOUNTED = frozenset({EVENT_V1, EVENT})  # events are bookkeeping, not the API writes a summary counts
 
 Admit = Callable[[Obj, Obj | None], Obj]
 """An admission hook: ``(new, old) -> object to store`` (defaulted), or raise Invalid."""
 
 
-class _GcBridge:
-    """The store as the garbage collector sees it (``rollwise.cluster.gc.GcHost``)."""
-
-    __slots__ = ("_c",)
-
-    def __init__(self, cluster: MemoryCluster) -> None:
-        self._c = cluster
-
-    def by_key(self, key: Key) -> Obj | None:
-        return self._c._lookup(key)
-
-    def by_uid(self, uid: str) -> Obj | None:
-        key = self._c._index.uids.get(uid)
-        return None if key is None else self._c._lookup(key)
-
-    def key_of(self, obj: Obj) -> Key:
-        return self._c._index.uids[str(obj["metadata"]["uid"])]
-
-    def delete(self, key: Key, *, foreground: bool) -> None:
-        obj = self._c._lookup(key)
-        if obj is not None:
-            self._c._delete(key, obj, grace=None, foreground=foreground, actor=GC_ACTOR)
-
-    def drop_owner_refs(self, key: Key, uids: Sequence[str]) -> None:
-        self._c._drop_owner_refs(key, uids)
-
-    def drop_finalizer(self, key: Key, finalizer: str) -> None:
-        obj = self._c._lookup(key)
-        if obj is None or finalizer not in (obj["metadata"].get("finalizers") or ()):
-            return
-        meta = dict(obj["metadata"])
-        meta["finalizers"] = [f for f in meta["finalizers"] if f != finalizer]
-        if not meta["finalizers"]:
-            del meta["finalizers"]
-        self._c._write(key, obj, {**obj, "metadata": meta}, GC_ACTOR)
-
-
-class MemoryCluster:
+class MemoryCluster(WatchVerbs, DeletionVerbs):
     """An in-memory Kubernetes API server plus garbage collector, implementing ``rollwise.cluster.protocol.Cluster``.
 
     ``clock`` gives seconds (virtual or wall). ``admit[resource](new, old)`` runs on create (old None), update and
@@ -140,7 +103,7 @@ class MemoryCluster:
         self._feed = ChangeFeed(limit=feed_limit)
         self._faults = FaultPlan(VERBS)
         self._gc = GarbageCollector()
-        self._gc_host = _GcBridge(self)
+        self._gc_host = GcBridge(self)
         self._backing = backing
         self._hub = WatchHub(limit=history_limit, max_pending=watch_buffer)
         self.writes: Counter[str] = Counter()
@@ -243,41 +206,6 @@ class MemoryCluster:
     def __len__(self) -> int:
         return self._index.count
 
-    # -- watches -----------------------------------------------------------------------------------------------
-
-    def watch(
-        self,
-        kind: ResourceRef,
-        namespace: str | None = None,
-        *,
-        since: str | int | None = None,
-        label_selector: str | LabelSelector | None = None,
-        field_selector: str | FieldSelector | None = None,
-    ) -> Watch:
-        """Open a watch on one resource (``rollwise.cluster.watch``).
-
-        ``since`` is a resourceVersion: the changes after it are replayed from the resource's history (Gone if it
-        was compacted past); None, ``""`` or ``"0"`` start with a synthetic ADDED per current object. BadRequest for
-        a malformed ``since`` or selector."""
-        gk = self.resources.resolve(kind)
-        labels_sel = label_selector_of(label_selector)
-        fields_sel = field_selector_of(field_selector, gk)
-        start = parse_resource_version(since)
-        ns = namespace if namespace is None or self.resources.get(gk).namespaced else None
-        current = self.list(gk, ns) if start is None else []
-        return self._hub.open(self.resources.get(gk), namespace=ns, since=start, label_selector=labels_sel,
-                              field_selector=fields_sel, current=current, current_rv=lambda: self._rv)
-
-    def compact_history(self, resource_version: int | None = None, *, kind: ResourceRef | None = None) -> None:
-        """Forget watch history at or below ``resource_version`` (default: all of it), for one resource or all:
-        a later watch from before it gets Gone, as after an etcd compaction."""
-        gk = None if kind is None else self.resources.resolve(kind)
-        self._hub.compact(self._rv if resource_version is None else resource_version, gk)
-
-    def drop_watches(self, kind: ResourceRef | None = None) -> int:
-        """Close the open watches (of one resource, or all); returns how many were closed."""
-        return self._hub.drop(None if kind is None else self.resources.resolve(kind))
-
     def fork(self, *, clock: Callable[[], float] | None = None) -> MemoryCluster:
         """An independent store holding the same objects, uids and indexes (a state explorer branches from it).
 
@@ -289,7 +217,7 @@ class MemoryCluster:
         twin._lookup = twin._index.lookup
         twin._rv, twin._uid_seq, twin._name_seq = self._rv, self._uid_seq, self._name_seq
         twin._gc = self._gc.fork()
-        twin._gc_host = _GcBridge(twin)
+        twin._gc_host = GcBridge(twin)
         return twin
 
     # -- writes ------------------------------------------------------------------------------------------------
@@ -376,55 +304,7 @@ class MemoryCluster:
             new = clone(new)  # the hook may change it in place; unpatched parts are shared with the stored object
         return self._replace(key, old, new, actor)
 
-    def delete(
-        self,
-        kind: ResourceRef,
-        namespace: str,
-        name: str,
-        *,
-        grace_period_seconds: float | None = None,
-        propagation: Propagation = "Background",
-        preconditions: Mapping[str, Any] | None = None,
-        actor: str = "user",
-    ) -> Obj | None:
-        """Request deletion; the object if it remains (terminating), else None. See ``Cluster.delete``.
-
-        ``preconditions`` (DeleteOptions.preconditions: ``uid``, ``resourceVersion``) raise Conflict if stale."""
-        key = self._key(kind, namespace, name)
-        self._faults.check("delete", key[0])
-        if propagation not in _PROPAGATIONS:
-            raise Invalid(errors=[FieldError(path="propagationPolicy", rule=f"must be one of {_PROPAGATIONS}",
-                                             value=propagation, kind="Unsupported value")])
-        if grace_period_seconds is not None and grace_period_seconds < 0:
-            raise Invalid(errors=[FieldError(path="gracePeriodSeconds", rule="must be greater than or equal to 0",
-                                             value=grace_period_seconds)])
-        obj = self._require(key)
-        check_preconditions(preconditions, obj, kind=key[0].kind, name=key[2])
-        uid = obj["metadata"].get("uid")
-        if propagation == "Orphan":
-            # Upstream's collector strips the references (orphan finalizer) before the owner goes; here at once.
-            for dep in self._gc.dependents(str(uid)):
-                self._drop_owner_refs(dep, [str(uid)])
-            obj = self._require(key)
-        self._delete(key, obj, grace=grace_period_seconds, foreground=propagation == "Foreground", actor=actor)
-        self._gc.run(self._gc_host)
-        current = self._lookup(key)
-        return current if current is not None and current["metadata"].get("uid") == uid else None
-
-    # -- the change feed, write accounting and fault injection ---------------------------------------------------
-
-    @property
-    def cursor(self) -> int:
-        """The feed position after the latest change: ``changes_since(cluster.cursor)`` returns only newer ones."""
-        return self._feed.cursor
-
-    def changes_since(self, cursor: int) -> tuple[builtins.list[Change], int]:
-        """Changes after ``cursor`` and the new cursor. Gone if ``cursor`` is older than the last ``compact``."""
-        return self._feed.since(cursor)
-
-    def compact(self, cursor: int) -> None:
-        """Discard the changes before ``cursor`` (consumed by every reader), so memory stays bounded."""
-        self._feed.compact(cursor)
+    # -- write accounting and fault injection ---------------------------------------------------
 
     def write_count(self, actor: str | None = None) -> int:
         """Writes that reached the store by ``actor``, or by everyone (Events and failed calls never count)."""
@@ -462,18 +342,6 @@ class MemoryCluster:
         self._write(key, old, new, actor)
         self._gc.run(self._gc_host)
         return new
-
-    def _delete(self, key: Key, obj: Obj, *, grace: float | None, foreground: bool, actor: str) -> None:
-        """The delete path shared by callers and the collector; writes nothing when there is nothing to do."""
-        outcome = plan_deletion(obj, pod=key[0] == POD, grace=grace, foreground=foreground, now=self._clock())
-        if outcome is not None:
-            self._write(key, obj, outcome[1], actor, remove=outcome[0] == "remove")
-
-    def _drop_owner_refs(self, key: Key, uids: Sequence[str]) -> None:
-        obj = self._lookup(key)
-        new = None if obj is None else without_owner_refs(obj, uids)
-        if new is not None:
-            self._write(key, obj, new, GC_ACTOR)
 
     def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> None:
         """Commit one write: resourceVersion, backing, indexes, collector, feed, watches, counter. ``new`` owns

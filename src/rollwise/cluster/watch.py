@@ -191,9 +191,13 @@ class WatchHub:
             if since < floor:
                 raise Gone(f"too old resource version: {since} ({floor})")
             if history is not None:
-                for rv, change in history.events:
-                    if rv > since:
-                        watch._offer(change, rv)
+                newer = []
+                for rv, change in reversed(history.events):  # from the newest: a watch usually starts near now
+                    if rv <= since:
+                        break
+                    newer.append((rv, change))
+                for rv, change in reversed(newer):
+                    watch._offer(change, rv)
         self._watches.setdefault(gk, []).append(watch)
         return watch
 

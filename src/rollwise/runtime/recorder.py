@@ -12,7 +12,7 @@ correlation (``tools/record/events_cache.go``, ``event.go``), for every driver.
   record, where nothing reads Events back and every event a controller emitted is kept: ``correlate=False``).
 - ``AsyncEventRecorder`` never blocks a reconcile, as client-go's broadcaster: events go onto a bounded queue
   (1,000; overflow is dropped and counted) and one writer task correlates and sends them, each tried up to 12 times,
-  10 s apart (the operator, over the API).
+  10 s apart (the operator, over the API). What queued while it wrote goes as one write per correlation key.
 """
 
 from __future__ import annotations
@@ -131,15 +131,15 @@ class Correlator:
                AGGREGATE_PREFIX if combined else event["message"])
         return Correlated(event=event, key=key, repeat_of=self._seen.get(key))
 
-    def counted(self, c: Correlated) -> None:
-        """The repeat was counted onto its earlier Event."""
+    def counted(self, c: Correlated, times: int = 1) -> None:
+        """The repeat (``times`` of it) was counted onto its earlier Event."""
         assert c.repeat_of is not None
-        c.repeat_of.count += 1
+        c.repeat_of.count += times
         self._seen.move_to_end(c.key)
 
-    def created(self, c: Correlated, stored: Obj) -> None:
-        """A new Event was written for ``c``: repeats count onto it from now on."""
-        self._seen[c.key] = _Sent(name=name_of(stored), namespace=namespace_of(stored), count=1)
+    def created(self, c: Correlated, stored: Obj, count: int = 1) -> None:
+        """A new Event was written for ``c`` (counting ``count``): repeats count onto it from now on."""
+        self._seen[c.key] = _Sent(name=name_of(stored), namespace=namespace_of(stored), count=count)
         while len(self._seen) > CACHE_SIZE:
             self._seen.popitem(last=False)
 
@@ -178,9 +178,10 @@ class Correlator:
         return event
 
 
-def _count_patch(c: Correlated) -> dict[str, Any]:
+def _count_patch(c: Correlated, times: int = 1) -> dict[str, Any]:
     assert c.repeat_of is not None
-    return {"count": c.repeat_of.count + 1, "lastTimestamp": c.event["lastTimestamp"], "message": c.event["message"]}
+    return {"count": c.repeat_of.count + times, "lastTimestamp": c.event["lastTimestamp"],
+            "message": c.event["message"]}
 
 
 class StoreEventSink:
@@ -266,38 +267,61 @@ class AsyncEventRecorder:
         return self._queue.qsize()
 
     async def run(self) -> None:
-        """Send queued events until cancelled."""
+        """Send queued events until cancelled: each time, everything queued so far, folded (``_send_batch``)."""
         while True:
-            event = await self._queue.get()
-            await self._send(event)
+            batch = [await self._queue.get()]
+            await self._send_batch(batch + self._take_queued())
 
     async def flush(self) -> None:
         """Send everything queued now (shutdown, tests)."""
         while not self._queue.empty():
-            await self._send(self._queue.get_nowait())
+            await self._send_batch(self._take_queued())
 
-    async def _send(self, event: Obj) -> None:
-        c = self.correlator.correlate(event)
-        if c is None:
-            self.dropped += 1
-            return
+    def _take_queued(self) -> list[Obj]:
+        out = []
+        while not self._queue.empty():
+            out.append(self._queue.get_nowait())
+        return out
+
+    async def _send_batch(self, events: list[Obj]) -> None:
+        """Correlate the events in order, then write one request per correlation key: what client-go would send
+        as a create and n - 1 count patches (or n patches) goes as one write carrying the count. Events about
+        different objects are independent, so writing them grouped changes no Event's final state; the requests
+        are fewer exactly when the writer falls behind (a rollout of many sets at once)."""
+        groups: dict[tuple[Any, ...], tuple[Correlated, int, float]] = {}
+        for event in events:
+            c = self.correlator.correlate(event)
+            if c is None:
+                self.dropped += 1
+                continue
+            held = groups.get(c.key)
+            if held is None:
+                groups[c.key] = (c, 1, c.event["firstTimestamp"])
+            else:  # the latest message and time, the earlier one's Event to count onto
+                groups[c.key] = (Correlated(event=c.event, key=c.key, repeat_of=held[0].repeat_of), held[1] + 1,
+                                 held[2])
+        for c, count, first in groups.values():
+            await self._send(c, count, first)
+
+    async def _send(self, c: Correlated, count: int, first: float) -> None:
         for attempt in range(MAX_TRIES):
             try:
                 if c.repeat_of is not None:
                     try:
-                        await self.sink.patch(c.repeat_of.namespace, c.repeat_of.name, _count_patch(c))
-                        self.correlator.counted(c)
-                        self.sent += 1
+                        await self.sink.patch(c.repeat_of.namespace, c.repeat_of.name, _count_patch(c, count))
+                        self.correlator.counted(c, count)
+                        self.sent += count
                         return
                     except NotFound:
                         self.correlator.expired(c)
                         c = Correlated(event=c.event, key=c.key, repeat_of=None)
-                self.correlator.created(c, await self.sink.create(c.event))
-                self.sent += 1
+                event = c.event if count == 1 else {**c.event, "firstTimestamp": first, "count": count}
+                self.correlator.created(c, await self.sink.create(event), count)
+                self.sent += count
                 return
             except ApiStatusError as err:
-                log.warning("writing event %s failed (try %d of %d): %s", event["reason"], attempt + 1, MAX_TRIES,
+                log.warning("writing event %s failed (try %d of %d): %s", c.event["reason"], attempt + 1, MAX_TRIES,
                             err)
                 if attempt + 1 < MAX_TRIES:
                     await self.clock.sleep(RETRY_SECONDS)
-        self.dropped += 1
+        self.dropped += count

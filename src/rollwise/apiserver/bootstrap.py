@@ -1,0 +1,64 @@
+"""What a fresh (or reopened) ``up`` store holds before any client writes: the project's CRD and admission policy,
+the initial namespaces, the node, and a ``default`` service account in every namespace."""
+
+from __future__ import annotations
+
+from rollwise.api.errors import NotFound
+from rollwise.api.meta import name_of
+from rollwise.apiserver.admission import NAMESPACE, NODE_NAME
+from rollwise.apiserver.node import node_object
+from rollwise.cluster.crd import crd as rollwise_crd
+from rollwise.cluster.crd import policy as rollwise_policy
+from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.resources import GroupKind
+
+__all__ = ["INITIAL_NAMESPACES", "PROTECTED_NAMESPACES", "default_service_account", "install_rollwise_crd",
+           "seed_cluster"]
+
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+PROTECTED_NAMESPACES = INITIAL_NAMESPACES[:3]
+"""The namespaces the API server refuses to delete."""
+NODE = GroupKind("", "Node")
+SERVICE_ACCOUNT = GroupKind("", "ServiceAccount")
+
+
+def _exists(cluster: MemoryCluster, gk: GroupKind, namespace: str, name: str) -> bool:
+    try:
+        cluster.get(gk, namespace, name)
+    except NotFound:
+        return False
+    return True
+
+
+def install_rollwise_crd(cluster: MemoryCluster) -> None:
+    """The project's CRD and its ValidatingAdmissionPolicy, as ``kubectl apply -f deploy/`` would leave them:
+    created when missing, brought up to this version's schema and rules when older ones are stored (a data
+    directory kept across upgrades)."""
+    for wanted in (rollwise_crd(), *rollwise_policy()):
+        gk = GroupKind(wanted["apiVersion"].rpartition("/")[0], wanted["kind"])
+        try:
+            stored = cluster.get(gk, "", name_of(wanted))
+        except NotFound:
+            cluster.create(wanted, actor="system")
+            continue
+        if stored.get("spec") != wanted["spec"]:
+            cluster.update({**stored, "spec": wanted["spec"]}, actor="system")
+
+
+def default_service_account(cluster: MemoryCluster, namespace: str) -> None:
+    """The service account controller's part: every namespace has a ``default`` account."""
+    if not _exists(cluster, SERVICE_ACCOUNT, namespace, "default"):
+        cluster.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                        "metadata": {"name": "default", "namespace": namespace}},
+                       actor="system:serviceaccount:kube-system:service-account-controller")
+
+
+def seed_cluster(cluster: MemoryCluster, *, now: float) -> None:
+    """The initial namespaces, the node, and each namespace's default service account, where missing."""
+    for ns in INITIAL_NAMESPACES:
+        if not _exists(cluster, NAMESPACE, "", ns):
+            cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, actor="system")
+    if not _exists(cluster, NODE, "", NODE_NAME):
+        cluster.create(node_object(NODE_NAME, now=now), actor="system")
+    for namespace in cluster.list(NAMESPACE):
+        default_service_account(cluster, name_of(namespace))

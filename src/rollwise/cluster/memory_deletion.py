@@ -1,0 +1,123 @@
+"""The memory store's delete verb and the garbage collector's view of the store (``MemoryCluster`` inherits the
+verb): DeleteOptions checks, Orphan propagation, graceful deletion (``rollwise.cluster.deletion``) and the
+collector's own deletes and owner-reference edits (``rollwise.cluster.gc``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from rollwise.api.errors import FieldError, Invalid
+from rollwise.api.meta import Obj
+from rollwise.cluster.deletion import plan_deletion, without_owner_refs
+from rollwise.cluster.faults import FaultPlan
+from rollwise.cluster.gc import GC_ACTOR, GarbageCollector, Key
+from rollwise.cluster.preconditions import check_preconditions
+from rollwise.cluster.protocol import Propagation
+from rollwise.cluster.resources import POD, ResourceRef
+
+if TYPE_CHECKING:
+    from rollwise.cluster.memory import MemoryCluster
+
+__all__ = ["DeletionVerbs", "GcBridge"]
+
+_PROPAGATIONS = ("Background", "Foreground", "Orphan")
+
+
+class GcBridge:
+    """The store as the garbage collector sees it (``rollwise.cluster.gc.GcHost``)."""
+
+    __slots__ = ("_c",)
+
+    def __init__(self, cluster: MemoryCluster) -> None:
+        self._c = cluster
+
+    def by_key(self, key: Key) -> Obj | None:
+        return self._c._lookup(key)
+
+    def by_uid(self, uid: str) -> Obj | None:
+        key = self._c._index.uids.get(uid)
+        return None if key is None else self._c._lookup(key)
+
+    def key_of(self, obj: Obj) -> Key:
+        return self._c._index.uids[str(obj["metadata"]["uid"])]
+
+    def delete(self, key: Key, *, foreground: bool) -> None:
+        obj = self._c._lookup(key)
+        if obj is not None:
+            self._c._delete(key, obj, grace=None, foreground=foreground, actor=GC_ACTOR)
+
+    def drop_owner_refs(self, key: Key, uids: Sequence[str]) -> None:
+        self._c._drop_owner_refs(key, uids)
+
+    def drop_finalizer(self, key: Key, finalizer: str) -> None:
+        obj = self._c._lookup(key)
+        if obj is None or finalizer not in (obj["metadata"].get("finalizers") or ()):
+            return
+        meta = dict(obj["metadata"])
+        meta["finalizers"] = [f for f in meta["finalizers"] if f != finalizer]
+        if not meta["finalizers"]:
+            del meta["finalizers"]
+        self._c._write(key, obj, {**obj, "metadata": meta}, GC_ACTOR)
+
+
+class DeletionVerbs:
+    """``delete`` and the deletion steps the collector shares, over the store's lookups and ``_write``."""
+
+    if TYPE_CHECKING:
+        _gc: GarbageCollector
+        _gc_host: GcBridge
+        _faults: FaultPlan
+        _clock: Callable[[], float]
+        _lookup: Callable[[Key], Obj | None]
+
+        def _key(self, ref: ResourceRef, namespace: str | None, name: str) -> Key: ...
+        def _require(self, key: Key) -> Obj: ...
+        def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> None: ...
+
+    def delete(
+        self,
+        kind: ResourceRef,
+        namespace: str,
+        name: str,
+        *,
+        grace_period_seconds: float | None = None,
+        propagation: Propagation = "Background",
+        preconditions: Mapping[str, Any] | None = None,
+        actor: str = "user",
+    ) -> Obj | None:
+        """Request deletion; the object if it remains (terminating), else None. See ``Cluster.delete``.
+
+        ``preconditions`` (DeleteOptions.preconditions: ``uid``, ``resourceVersion``) raise Conflict if stale."""
+        key = self._key(kind, namespace, name)
+        self._faults.check("delete", key[0])
+        if propagation not in _PROPAGATIONS:
+            raise Invalid(errors=[FieldError(path="propagationPolicy", rule=f"must be one of {_PROPAGATIONS}",
+                                             value=propagation, kind="Unsupported value")])
+        if grace_period_seconds is not None and grace_period_seconds < 0:
+            raise Invalid(errors=[FieldError(path="gracePeriodSeconds", rule="must be greater than or equal to 0",
+                                             value=grace_period_seconds)])
+        obj = self._require(key)
+        check_preconditions(preconditions, obj, kind=key[0].kind, name=key[2])
+        uid = obj["metadata"].get("uid")
+        if propagation == "Orphan":
+            # Upstream's collector strips the references (orphan finalizer) before the owner goes; here at once.
+            for dep in self._gc.dependents(str(uid)):
+                self._drop_owner_refs(dep, [str(uid)])
+            obj = self._require(key)
+        self._delete(key, obj, grace=grace_period_seconds, foreground=propagation == "Foreground", actor=actor)
+        self._gc.run(self._gc_host)
+        current = self._lookup(key)
+        return current if current is not None and current["metadata"].get("uid") == uid else None
+
+    def _delete(self, key: Key, obj: Obj, *, grace: float | None, foreground: bool, actor: str) -> None:
+        """The delete path shared by callers and the collector; writes nothing when there is nothing to do."""
+        outcome = plan_deletion(obj, pod=key[0] == POD, grace=grace, foreground=foreground, now=self._clock())
+        if outcome is not None:
+            self._write(key, obj, outcome[1], actor, remove=outcome[0] == "remove")
+
+    def _drop_owner_refs(self, key: Key, uids: Sequence[str]) -> None:
+        obj = self._lookup(key)
+        new = None if obj is None else without_owner_refs(obj, uids)
+        if new is not None:
+            self._write(key, obj, new, GC_ACTOR)
