@@ -29,6 +29,7 @@ from rollwise.controllers.census import (
 from rollwise.controllers.plan import Action, EmitEvent, Plan, WriteStatus
 from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.disruption import guard_for
 from rollwise.controllers.statefulset.ownership import claim_pods, claim_revisions
 from rollwise.controllers.statefulset.pause import hold_while_paused, note_paused
 from rollwise.controllers.statefulset.progress import progress_conditions
@@ -160,7 +161,8 @@ def _build_sync(view: SetView, census: Census, pods: list[Obj], current: Obj, up
         replicas = Slots(census.slots, placed)
     return Sync(sts=sts, now=view.now, gates=view.gates, start=span.start, replicas=replicas, condemned=condemned,
                 current_revision=current, update_revision=update, collision_count=cc, claims=ChainMap({}, view.claims),  # type: ignore[arg-type]
-                census=census, present=sorted(placed), update_type=effective_type(sts, view.gates))
+                census=census, present=sorted(placed), update_type=effective_type(sts, view.gates),
+                guard=guard_for(sts, view.budgets, view.budget_pods, view.budget_scales))
 
 
 def _announce_rollout(sync: Sync, old_status: dict[str, object]) -> None:

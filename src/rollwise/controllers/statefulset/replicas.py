@@ -176,7 +176,8 @@ def process_condemned(sync: Sync) -> bool:
             sync.wait(name, "to become available before scale-down: "
                       + p.unavailable_cause(pod, sync.min_ready_seconds, sync.now))
             return True
-        sync.delete(pod, f"scale down: ordinal of {name} is out of range")
+        if not sync.disrupt(pod, f"scale down: ordinal of {name} is out of range"):
+            return True  # a PodDisruptionBudget holds the scale-in (the wait names it)
         if sync.monotonic:
             return True
     return False
