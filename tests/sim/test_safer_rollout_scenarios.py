@@ -1,5 +1,5 @@
 """Scenarios for the safer-rollout features (pause, PodDisruptionBudgets), run through ``rollwise simulate`` as a
-user would. They live apart from the bundled scenarios (tests/scenarios), whose result documents are pinned."""
+user would. They live under examples/safer, apart from the bundled scenarios, whose result documents are pinned."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from rollwise.cli import main
 
-SCENARIOS = Path(__file__).with_name("scenarios")
+SCENARIOS = Path(__file__).resolve().parents[2] / "src" / "rollwise" / "examples" / "safer"
 
 
 def simulate(capsys: pytest.CaptureFixture[str], name: str, *extra: str) -> tuple[int, dict[str, Any]]:
