@@ -7,6 +7,8 @@ from builders import make_set
 from harness import Harness
 from test_readiness import CustomHarness
 
+from rollwise.api.features import FeatureGates
+from rollwise.api.validation import validate_statefulset
 from rollwise.controllers.plan import CreatePod, DeletePod
 
 POLICIES = ["OrderedReady", "Parallel"]
@@ -136,3 +138,8 @@ def test_a_paused_custom_set_that_has_nothing_to_roll_stays_ready() -> None:
     ready = next(c for c in h.status()["conditions"] if c["type"] == "Ready")
     assert (ready["status"], ready["reason"]) == ("False", "RolloutPaused")
 
+
+
+def test_a_paused_that_is_not_a_boolean_is_refused_with_its_path() -> None:
+    errors = validate_statefulset(make_set(paused="yes"), gates=FeatureGates())
+    assert [str(e) for e in errors] == ['spec.paused: Invalid value: "yes": must be a boolean']
