@@ -44,6 +44,11 @@ def test_a_budget_holds_a_rollout_and_the_eviction_api_honours_it(up: Up, tmp_pa
     up.until(lambda: _ready(up, "web", 3), "the set comes up")
     created = up.kubectl("create", "pdb", "web", "--selector=app=web", "--min-available=3")
     assert "poddisruptionbudget.policy/web created" in created.stdout
+    up.until(lambda: _get(up, "pdb", "web").get("status", {}).get("currentHealthy") == 3,
+             "up's disruption controller writes the budget's status")
+    status = _get(up, "pdb", "web")["status"]
+    assert (status["disruptionsAllowed"], status["desiredHealthy"], status["expectedPods"]) == (0, 3, 3)
+    assert "web    3               N/A               0" in up.kubectl("get", "pdb", "web").stdout
 
     refused = _evict(up, tmp_path, "web-1")
     assert refused.returncode != 0

@@ -74,6 +74,8 @@ def sets_to_wake(sets: SetLookup, ch: Change) -> list[SetKey]:
             return sorted({*owners, *(set_key(s) for s in sets.sets_in(ch.namespace))})
         return owners
     if ch.kind == "PodDisruptionBudget":
+        if ch.actor == "disruption-controller" and ch.old is not None and ch.old.get("spec") == ch.obj.get("spec"):
+            return []  # up's disruption controller wrote the status the pods already gave (local/disruption.py)
         return sorted(set_key(s) for s in sets.sets_in(ch.namespace))
     if ch.kind == "Lease":
         return _members_of(sets, ch.namespace, ch.obj)
