@@ -31,7 +31,7 @@ def test_pods_and_claims_the_operator_creates_carry_the_label_and_nothing_else_c
 def test_informers_select_only_what_rollwise_owns() -> None:
     alone = {k: selector_text(v) if v else None for k, v in informer_selectors(("statefulset",)).items()}
     assert alone == {"Pod": OWNED, "PersistentVolumeClaim": OWNED, "Lease": "rollwise.dev/member-of",
-                     "ControllerRevision": None}
+                     "ControllerRevision": None, "PodDisruptionBudget": None}
     with_companion = informer_selectors(("statefulset", "quorum"))
     assert selector_text(with_companion["Pod"] or {}) == "statefulset.kubernetes.io/pod-name"
     assert selector_text({"a": False, "b": None, "c": "d"}) == "!a,b,c=d"

@@ -171,3 +171,18 @@ def test_a_quorum_aware_wait_is_explained_by_the_quorum_controllers_condition() 
     assert (view.state, view.waiting_on) == ("Progressing", "etcd-1")
     assert view.message == "waiting for etcd-1: updated but not participating"
     assert view.pods[1].why == "not Ready"
+
+
+def test_a_paused_set_shows_paused_in_the_header() -> None:
+    old_set = make_set("web", image="nginx:1.26")
+    old = revision_for(old_set, 1)
+    sts = with_image(old_set, "nginx:1.27")
+    sts["spec"]["paused"] = True
+    new = revision_for(sts, 2)
+    pods = [make_pod(sts, o, revision=old) for o in range(3)]
+    _status(sts, old, new, updated=0, ready=3, progressing={
+        "status": "Unknown", "reason": "RolloutPaused", "message": "rollout paused: 3 pods stay at their revision"})
+    view = project(sts, kind="sts", pods=pods, revisions=[old, new], now=NOW)
+    assert (view.state, view.done) == ("Paused", False)
+    assert view.message == "paused (spec.paused): 3 pods stay at an old revision until resumed (rollwise rollout " \
+                           "resume)"

@@ -41,9 +41,10 @@ def manifest(strategy: dict[str, Any], policy: str = "OrderedReady", *, annotati
 
 
 def run(obj: dict[str, Any], *, replicas: int = 3, template_changes: int = 1, faults: int = 0, user_actions: int = 0,
-        perturb: str = "", decide: Decide | None = None, max_states: int = 100_000) -> Exploration:
+        perturb: str = "", decide: Decide | None = None, max_states: int = 100_000, safety: str = "") -> Exploration:
     bounds = Bounds(replicas=replicas, template_changes=template_changes, faults=faults, user_actions=user_actions,
-                    perturbations=frozenset(s for s in perturb.split(",") if s), max_states=max_states)
+                    perturbations=frozenset(s for s in perturb.split(",") if s), max_states=max_states,
+                    safety_actions=frozenset(s for s in safety.split(",") if s))
     return explore(initial_node(obj, gates=FeatureGates(), bounds=bounds), bounds, decide=decide)
 
 

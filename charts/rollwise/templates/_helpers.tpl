@@ -75,4 +75,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 - apiGroups: [coordination.k8s.io]
   resources: [leases]
   verbs: [get, list, watch]
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [get, list, watch]
 {{- end }}

@@ -37,7 +37,7 @@ __all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "chec
 
 API_VERSIONS = ("apps/v1", "apps.rollwise.dev/v1alpha1")
 
-# reference §2 (ValidateStatefulSetUpdate), plus progressDeadlineSeconds, rollwise's own mutable field.
+# reference §2 (ValidateStatefulSetUpdate), plus progressDeadlineSeconds and paused, rollwise's own mutable fields.
 MUTABLE_SPEC_FIELDS = frozenset({
     "replicas",
     "ordinals",
@@ -47,6 +47,7 @@ MUTABLE_SPEC_FIELDS = frozenset({
     "persistentVolumeClaimRetentionPolicy",
     "minReadySeconds",
     "progressDeadlineSeconds",
+    "paused",
 })
 SPEC_UPDATE_FORBIDDEN = (
     "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy',"
@@ -151,6 +152,9 @@ def _check_spec(
                            ("progressDeadlineSeconds", 1)):
         if spec.get(field) is not None:
             errors += check_int(spec[field], f"spec.{field}", minimum=minimum)
+    paused = spec.get("paused")
+    if paused is not None and not isinstance(paused, bool):
+        errors.append(type_error("spec.paused", paused, "a boolean"))
     ordinals = spec.get("ordinals")
     if ordinals is not None:
         if not isinstance(ordinals, Mapping):

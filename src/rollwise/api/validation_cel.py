@@ -46,7 +46,7 @@ MAX_LIST = 64
 StatefulSet holds, and what keeps each rule's estimated cost inside kube-apiserver's per-rule limit."""
 
 # The declared spec fields an update may not change (reference §2); the schema prunes undeclared ones.
-DECLARED_SPEC_FIELDS = ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds",
+DECLARED_SPEC_FIELDS = ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds", "paused",
                         "serviceName", "podManagementPolicy", "ordinals", "selector", "template",
                         "volumeClaimTemplates", "updateStrategy", "persistentVolumeClaimRetentionPolicy")
 IMMUTABLE_SPEC_FIELDS = tuple(f for f in DECLARED_SPEC_FIELDS if f not in MUTABLE_SPEC_FIELDS)
@@ -168,6 +168,7 @@ TWINS: dict[tuple[str, str], Twin] = {
     ("spec.minReadySeconds", "Invalid value"): Twin("schema", "type: integer, minimum 0"),
     ("spec.revisionHistoryLimit", "Invalid value"): Twin("schema", "type: integer"),
     ("spec.progressDeadlineSeconds", "Invalid value"): Twin("schema", "type: integer, minimum 1"),
+    ("spec.paused", "Invalid value"): Twin("schema", "type: boolean"),
     ("spec.ordinals", "Invalid value"): Twin("schema", "type: object"),
     ("spec.ordinals.start", "Invalid value"): Twin("schema", "type: integer, minimum 0"),
     ("spec.podManagementPolicy", "Unsupported value"): Twin("schema", "enum"),

@@ -8,9 +8,10 @@ A real kube-apiserver of each release, with its feature gates (anchors-2026 §1.
   already uses it.
 - KEP-3541 ``Recreate`` (gate ``StatefulSetRecreateStrategy``): alpha in 1.37, off by default; no such gate or value
   before 1.37, where ``type: Recreate`` is an unsupported value (422).
-- ``EnforcedRollingUpdate``, ``podProgressTimeoutSeconds``, ``progressDeadlineSeconds`` (seeds 000 and 003): in no
-  release. A server does not know the fields (``fieldValidation=Strict`` refuses them, ``Warn`` and ``Ignore`` drop
-  them) and answers 422 for the strategy type.
+- ``EnforcedRollingUpdate``, ``podProgressTimeoutSeconds``, ``progressDeadlineSeconds`` (seeds 000 and 003) and
+  ``paused`` (Deployment's field, which apps/v1 StatefulSets lack): in no release. A server does not know the fields
+  (``fieldValidation=Strict`` refuses them, ``Warn`` and ``Ignore`` drop them) and answers 422 for the strategy
+  type.
 
 ``proposal_uses`` lists where a set goes beyond its release; ``rollwise up`` turns each into a ``Warning: 299``
 header (``--proposals on``) or into the real server's answer (``--proposals off``).
@@ -114,6 +115,9 @@ def proposal_uses(obj: Mapping[str, Any], old: Mapping[str, Any] | None, release
     if "progressDeadlineSeconds" in spec:
         uses.append(ProposalUse("spec.progressDeadlineSeconds", spec["progressDeadlineSeconds"], UNKNOWN_FIELD,
                                 "a proposal (KEP-3541's progress deadline), in no Kubernetes release"))
+    if "paused" in spec:
+        uses.append(ProposalUse("spec.paused", spec["paused"], UNKNOWN_FIELD,
+                                "a proposal (Deployment's pause for StatefulSets), in no Kubernetes release"))
     stype = strategy.get("type")
     if stype == STRATEGY_ENFORCED_ROLLING_UPDATE:
         uses.append(ProposalUse("spec.updateStrategy.type", stype, UNSUPPORTED_VALUE,

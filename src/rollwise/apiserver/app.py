@@ -31,6 +31,7 @@ from rollwise.apiserver import discovery as disc
 from rollwise.apiserver.config import ServerConfig
 from rollwise.apiserver.connect import CONNECT_SUBRESOURCES, connect
 from rollwise.apiserver.debug import add_debug_routes
+from rollwise.apiserver.eviction import add_eviction_route
 from rollwise.apiserver.field_validation import fields_checked, warning_header
 from rollwise.apiserver.http import (
     bool_flag,
@@ -86,6 +87,7 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     r.add_get("/openapi/v3", api.openapi_root)
     r.add_get("/openapi/v3/", api.openapi_root)
     r.add_get("/openapi/v3/{path:.*}", api.openapi_gv)
+    add_eviction_route(r, store, api)  # before the generic routes, which know no pods/eviction
     r.add_route("*", "/api/{version}", api.core_version)
     r.add_route("*", "/api/{version}/", api.core_version)
     r.add_route("*", "/api/{version}/{tail:.*}", api.resource)

@@ -210,6 +210,15 @@ def _lease_row(lease: Mapping[str, Any], now: float) -> Row:
             _age(_meta(lease).get("creationTimestamp"), now)]
 
 
+def _pdb_row(pdb: Mapping[str, Any], now: float) -> Row:
+    """kubectl's PodDisruptionBudget columns (``printPodDisruptionBudget``): N/A for the field not set."""
+    spec = pdb.get("spec") or {}
+    return [_meta(pdb).get("name"), str(spec["minAvailable"]) if spec.get("minAvailable") is not None else "N/A",
+            str(spec["maxUnavailable"]) if spec.get("maxUnavailable") is not None else "N/A",
+            int((pdb.get("status") or {}).get("disruptionsAllowed") or 0),
+            _age(_meta(pdb).get("creationTimestamp"), now)]
+
+
 def _namespace_row(ns: Mapping[str, Any], now: float) -> Row:
     return [_meta(ns).get("name"), (ns.get("status") or {}).get("phase") or "Active",
             _age(_meta(ns).get("creationTimestamp"), now)]
@@ -263,6 +272,8 @@ _PRINTERS: Mapping[tuple[str, str], tuple[list[Column], Callable[[Mapping[str, A
     ("apps", "ControllerRevision"): (_REVISION_COLUMNS, _revision_row),
     ("coordination.k8s.io", "Lease"): ([_NAME, _col("Holder"), _AGE], _lease_row),
     ("", "Namespace"): ([_NAME, _col("Status"), _AGE], _namespace_row),
+    ("policy", "PodDisruptionBudget"): ([_NAME, _col("Min Available"), _col("Max Unavailable"),
+                                         _col("Allowed Disruptions", "integer"), _AGE], _pdb_row),
     ("", "Service"): (_SERVICE_COLUMNS, _service_row),
     ("apps", "Deployment"): (_DEPLOYMENT_COLUMNS, _deployment_row),
     ("apps", "ReplicaSet"): (_REPLICASET_COLUMNS, _replicaset_row),

@@ -16,7 +16,7 @@ from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.cli.options import load_with_overrides
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
-from rollwise.explore import PERTURBATIONS, Bounds
+from rollwise.explore import PERTURBATIONS, SAFETY_ACTIONS, Bounds
 from rollwise.explore.report import explore_scenario, render_lines, to_document
 from rollwise.scenario.scenario import Scenario, parse_scenario
 from rollwise.scenario.strategy_override import parse_strategy
@@ -45,6 +45,9 @@ def add_explore(sub: Any) -> None:
                    help="perturbations of the controllers' view, comma-separated: stale (a reconcile on a view one "
                         "move old), crash (between two actions of a plan), burst (transitions the controller never "
                         "sees in between)")
+    p.add_argument("--safety-actions", default="", metavar="LIST",
+                   help="further user actions, comma-separated: pause (toggle spec.paused), pdb (create a "
+                        "PodDisruptionBudget of maxUnavailable 1 over the set's pods); each spends a user action")
     p.add_argument("--strategy", metavar="TYPE",
                    help="override every StatefulSet's update strategy: RollingUpdate[:maxUnavailable=N,partition=N], "
                         "OnDelete, Recreate, EnforcedRollingUpdate, QuorumAware")
@@ -68,10 +71,15 @@ def _bounds(args: argparse.Namespace) -> tuple[Bounds | None, list[FieldError]]:
         if s not in PERTURBATIONS:
             errors.append(FieldError(path="--perturb", kind="Unsupported value", value=s,
                                      rule="supported values: " + ", ".join(PERTURBATIONS)))
+    actions = [s.strip() for s in args.safety_actions.split(",") if s.strip()]
+    errors += [FieldError(path="--safety-actions", kind="Unsupported value", value=s,
+                          rule="supported values: " + ", ".join(SAFETY_ACTIONS)) for s in actions
+               if s not in SAFETY_ACTIONS]
     if errors:
         return None, errors
     return Bounds(replicas=args.replicas, template_changes=args.template_changes, faults=args.faults,
-                  user_actions=args.user_actions, perturbations=frozenset(switches), max_states=args.max_states), []
+                  user_actions=args.user_actions, perturbations=frozenset(switches), max_states=args.max_states,
+                  safety_actions=frozenset(actions)), []
 
 
 def load_input(path: str, *, strategy: str | None) -> Scenario:

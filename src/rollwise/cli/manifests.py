@@ -63,6 +63,7 @@ def rbac(namespace: str) -> list[dict[str, Any]]:
         # The quorum-aware companion reads plain sets and writes only its own annotation (DEP-07).
         _rule(["apps"], ["statefulsets"], [*READ, "patch"]),
         _rule(["coordination.k8s.io"], ["leases"], READ),  # member leases
+        _rule(["policy"], ["poddisruptionbudgets"], READ),  # voluntary deletions wait on the budgets
     ]
     subject = [{"kind": "ServiceAccount", "name": NAME, "namespace": namespace}]
     return [

@@ -54,6 +54,9 @@ def fields_apps_v1_lacks(spec: Obj, strategy: str | None) -> list[str]:
     if spec.get("progressDeadlineSeconds") is not None:
         problems.append("spec.progressDeadlineSeconds: apps/v1 has no such field; remove it from the set first "
                         "(it only sets rollwise's Progressing condition)")
+    if spec.get("paused") is not None:
+        problems.append("spec.paused: apps/v1 has no such field, and kube-controller-manager would roll a paused "
+                        "set at once; resume it (rollwise rollout resume) or remove the field first")
     if strategy is not None:
         return problems
     update = spec.get("updateStrategy") or {}

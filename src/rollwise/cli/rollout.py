@@ -1,10 +1,14 @@
-"""``rollwise rollout status|history|undo|restart rsts/NAME``: kubectl's rollout commands for the custom kind.
+"""``rollwise rollout status|history|undo|restart|pause|resume rsts/NAME``: kubectl's rollout commands for the
+custom kind.
 
 ``kubectl rollout`` never works on custom kinds: its status viewer, history viewer and rollbacker match only the
 built-in group-kinds (kubectl ``pkg/polymorphichelpers/rollout_status.go``, ``history.go``, ``rollback.go``;
 operator-plan §2). These follow kubectl's StatefulSet implementations, message for message, and work on plain
 ``sts/NAME`` too. Installed also as ``kubectl-rollwise``, so ``kubectl rollwise rollout status rsts/web`` works
 with the plugin on PATH.
+
+``pause`` and ``resume`` set ``spec.paused`` (Deployment's field, on both kinds here: on apps/v1 a lab proposal that
+``rollwise up --proposals on`` keeps), as ``kubectl rollout pause|resume`` does for Deployments, with its messages.
 
 Exit codes: 0 done; 1 an API error, a timeout (``status``), or nothing to roll back to; 2 invalid arguments.
 """
@@ -195,7 +199,19 @@ async def _restart(kube: Any, ns: str, target: SetTarget, args: argparse.Namespa
     return 0
 
 
-_ACTIONS = {"status": _status, "history": _history, "undo": _undo, "restart": _restart}
+async def _pause(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) -> int:
+    """kubectl's ``defaultObjectPauser`` / ``defaultObjectResumer``: refused when already in the state asked for."""
+    want = args.action == "pause"
+    sts = await kube.get(target.kind, ns, target.name)
+    if bool((sts.get("spec") or {}).get("paused")) == want:
+        raise RolloutError(f"{target.display} is {'already' if want else 'not'} paused")
+    await kube.patch(target.kind, ns, target.name, {"spec": {"paused": True if want else None}})
+    print(f"{target.display} {'paused' if want else 'resumed'}")
+    return 0
+
+
+_ACTIONS = {"status": _status, "history": _history, "undo": _undo, "restart": _restart, "pause": _pause,
+            "resume": _pause}
 
 
 def duration(text: str) -> float:
@@ -218,7 +234,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def add_rollout(sub: Any) -> None:
-    p = sub.add_parser("rollout", help="status, history, undo and restart of a set's rollout on a cluster "
+    p = sub.add_parser("rollout", help="status, history, undo, restart, pause and resume of a set's rollout "
+                                       "on a cluster "
                                        "(kubectl rollout, for rsts/NAME too)",
                        description="kubectl's rollout commands for rollwise's custom kind (rsts/NAME) and plain "
                                    "sets (sts/NAME). Also installed as the kubectl plugin `kubectl-rollwise`.")
@@ -227,7 +244,10 @@ def add_rollout(sub: Any) -> None:
                        ("history", "the set's revisions (ControllerRevisions)"),
                        ("undo", "roll back to the previous revision, or --to-revision"),
                        ("restart", "roll every pod, through the template annotation kubectl.kubernetes.io/"
-                                   "restartedAt")):
+                                   "restartedAt"),
+                       ("pause", "stop starting new rollout steps (spec.paused: true); scaling and repairs go on"),
+                       ("resume", "resume a paused rollout (spec.paused unset); the progress deadline starts "
+                                  "afresh")):
         a = actions.add_parser(name, help=text, description=text)
         a.add_argument("target", metavar="TYPE/NAME", help="rsts/NAME (apps.rollwise.dev) or sts/NAME (apps/v1)")
         add_connection_flags(a)

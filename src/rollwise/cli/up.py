@@ -37,6 +37,7 @@ from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
+from rollwise.local.disruption import DisruptionController
 from rollwise.local.driver import WallDriver, scaled_profile
 from rollwise.local.processes import ProcessKubelet
 from rollwise.local.workloads import DEPLOYMENT, REPLICASET, REPLICATION_CONTROLLER, WorkloadControllers
@@ -107,7 +108,8 @@ def add_up(sub: Any) -> None:
                         "MaxUnavailableStatefulSet=true|false, StatefulSetRecreateStrategy=true|false (1.37)")
     p.add_argument("--proposals", choices=("on", "off"), default="on",
                    help="on (default): apps/v1 sets may use the seeds' proposals (Recreate, EnforcedRollingUpdate, "
-                        "podProgressTimeoutSeconds, progressDeadlineSeconds, maxUnavailable where its gate is off), "
+                        "podProgressTimeoutSeconds, progressDeadlineSeconds, paused, maxUnavailable where its gate "
+                        "is off), "
                         "each write that does carries a warning; off: refuse or drop them as a real server of "
                         "--kube-version does")
     p.set_defaults(run=run_up)
@@ -240,6 +242,8 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     workloads = WorkloadControllers(store.cluster, listen=store.feed.listen, pump=store.feed.pump, kinds=tuple(
         gk for gk, name in ((DEPLOYMENT, "deployment"), (REPLICASET, "replicaset"),
                             (REPLICATION_CONTROLLER, "replicaset")) if name in controllers))
+    disruption = DisruptionController(store.cluster, listen=store.feed.listen, pump=store.feed.pump,
+                                      clock=driver.clock)
     runner = web.AppRunner(make_app(store, config), handle_signals=False, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port, ssl_context=server_ssl_context(creds), shutdown_timeout=1)
@@ -253,6 +257,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
         merge_kubeconfig(Path("~/.kube/config").expanduser(), url, creds)
     driver.start()
     workloads.start()
+    disruption.start()
     print(f"rollwise up: serving {url}", flush=True)
     print(f"kubeconfig: {kubeconfig}", flush=True)
     print(f"export KUBECONFIG={kubeconfig}", flush=True)
@@ -273,6 +278,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
         task.cancel()
     driver.stop()
     workloads.stop()
+    disruption.stop()
     store.cluster.drop_watches()  # open watch streams end cleanly before the server stops
     await runner.cleanup()
     store.close()

@@ -280,6 +280,11 @@ def spec_schema() -> dict[str, Any]:
         "progressDeadlineSeconds": _int("Seconds a rollout may go without progress before the set's Progressing "
                                         "condition turns False (ProgressDeadlineExceeded).",
                                         COUNT_MINIMUMS["progressDeadlineSeconds"]),
+        "paused": {"description": "Deployment's pause: while true the controller starts no new rollout step (no "
+                             "pod is deleted to move it to the update revision; steps under way finish); scaling "
+                             "and repairs still happen, Progressing says RolloutPaused and the progress deadline "
+                             "does not run. Setting it back to false resumes and restarts the deadline clock.",
+                   "type": "boolean"},
         "serviceName": _string("The headless Service that gives the pods their DNS names (<pod>.<service>). "
                                "Immutable.", maxLength=253) | _rules(dns),
         "podManagementPolicy": _string("OrderedReady (one pod at a time, in ordinal order) or Parallel. Immutable.",

@@ -71,6 +71,7 @@ RESOURCES: dict[tuple[str, str], Resource] = {
         Resource("apps", "v1", "ControllerRevision", "controllerrevisions"),
         Resource("apps", "v1", "StatefulSet", "statefulsets"),
         Resource("coordination.k8s.io", "v1", "Lease", "leases"),
+        Resource("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets"),
         Resource(CR_GROUP, "v1alpha1", "StatefulSet", "statefulsets"),
     )
 }

@@ -40,6 +40,7 @@ def informer_selectors(controllers: tuple[str, ...]) -> dict[str, Selector | Non
         "PersistentVolumeClaim": OWNED,
         "Lease": {MEMBER_OF_LABEL: None},
         "ControllerRevision": None,  # one or a few per StatefulSet of the cluster: not worth a label
+        "PodDisruptionBudget": None,  # few, and written by application teams: no label of ours
     }
 
 

@@ -34,6 +34,12 @@ class SetView:
     leases: Mapping[str, Obj] = field(default_factory=dict)
     now: float = 0.0
     gates: FeatureGates = field(default_factory=FeatureGates)
+    budgets: tuple[Obj, ...] = ()
+    """The namespace's PodDisruptionBudgets (policy/v1): voluntary deletions wait rather than exceed one."""
+    budget_pods: Sequence[Obj] = ()
+    """The namespace's pods, read only when it has budgets (a budget may select other workloads' pods too)."""
+    budget_scales: Mapping[str, int] = field(default_factory=dict)
+    """Controller uid → its replicas, for the controllers of ``budget_pods`` (a percentage budget scales them)."""
     census: Census | None = None
     """Optional: which pods are quiet, kept up to date by a driver that follows the change feed. Used only when its
     context is the one the reconcile derives (controllers/statefulset/census.py); a census over ``pods`` otherwise."""

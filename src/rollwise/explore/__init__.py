@@ -5,8 +5,8 @@ choices, the controllers' Plans as their moves, optional perturbations of the co
 invariants checked on every state and move, and liveness over the healthy sub-graph.
 """
 
-from rollwise.explore.model import PERTURBATIONS, Bounds, Move
+from rollwise.explore.model import PERTURBATIONS, SAFETY_ACTIONS, Bounds, Move
 from rollwise.explore.search import Exploration, Violation, explore
 from rollwise.explore.world import initial_node
 
-__all__ = ["PERTURBATIONS", "Bounds", "Exploration", "Move", "Violation", "explore", "initial_node"]
+__all__ = ["PERTURBATIONS", "SAFETY_ACTIONS", "Bounds", "Exploration", "Move", "Violation", "explore", "initial_node"]

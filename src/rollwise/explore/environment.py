@@ -125,6 +125,7 @@ def _user_set_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
             yield from _patch(node, {"spec": {"replicas": target}},
                               Move(actor=USER, kind="scales", target=facts.name, detail=f"to {target} replicas",
                                    healthy=False), bounds, user_actions=1)
+    yield from _safety_moves(node, bounds)
     if facts.has_partition:
         strategy = spec["updateStrategy"]
         key = "rollingUpdate" if strategy["type"] == "RollingUpdate" else "enforcedRollingUpdate"
@@ -134,6 +135,25 @@ def _user_set_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
         yield from _patch(node, {"spec": {"updateStrategy": {key: block}}},
                           Move(actor=USER, kind="sets the partition", target=facts.name,
                                detail=f"to {block['partition']}", healthy=False), bounds, user_actions=1)
+
+
+def _safety_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
+    """Issue 28's user actions: pause or resume the rollout, and put a PodDisruptionBudget over the set's pods."""
+    facts, spec = node.facts, node.sts["spec"]
+    if "pause" in bounds.safety_actions:
+        paused = spec.get("paused") is True
+        yield from _patch(node, {"spec": {"paused": None if paused else True}},
+                          Move(actor=USER, kind="resumes" if paused else "pauses", target=facts.name,
+                               healthy=False), bounds, user_actions=1)
+    if "pdb" in bounds.safety_actions and not node.cluster.list("PodDisruptionBudget", NAMESPACE):
+        cluster = node.cluster.fork()
+        cluster.create({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                        "metadata": {"name": facts.name, "namespace": NAMESPACE},
+                        "spec": {"maxUnavailable": 1, "selector": spec["selector"]}}, actor=USER)
+        move = Move(actor=USER, kind="creates a PodDisruptionBudget", target=facts.name, detail="maxUnavailable 1",
+                    healthy=False)
+        yield Transition(move=move, before=node,
+                         after=successor(node, cluster, move, bounds=bounds, used=spend(node.used, user_actions=1)))
 
 
 def _patch(node: Node, merge: dict[str, Any], move: Move, bounds: Bounds, **spent: int) -> Iterator[Transition]:

@@ -26,7 +26,9 @@ def _decision(tr: Transition) -> Decision | None:
     if not tr.deleted:
         return None
     before = tr.before
-    view = SetView(set=before.sts, pods=before.pods(), now=NOW, gates=before.facts.gates)
+    budgets = tuple(before.cluster.list("PodDisruptionBudget", NAMESPACE))
+    view = SetView(set=before.sts, pods=before.pods(), now=NOW, gates=before.facts.gates, budgets=budgets,
+                   budget_pods=before.pods() if budgets else ())
     return Decision(view=view, actions=tuple(delete_of(pod) for pod in tr.deleted),
                     quorum=tr.move.actor == QUORUM_CONTROLLER, births=before.born)
 
@@ -36,6 +38,11 @@ def budget(tr: Transition) -> list[str]:
     if d is None:
         return []
     return rules.quorum(d) if d.quorum else rules.budget(d)
+
+
+def disruption_budget(tr: Transition) -> list[str]:
+    d = _decision(tr)
+    return [] if d is None else rules.disruption_budget(d)
 
 
 def partition(tr: Transition) -> list[str]:
@@ -70,6 +77,7 @@ def status_agrees_with_pods(node: Node) -> list[str]:
 
 TRANSITION_INVARIANTS: dict[str, Callable[[Transition], list[str]]] = {
     "budget": budget, "partition": partition, "claims": claims, "no-churn": no_churn,
+    "disruption-budget": disruption_budget,
 }
 STATE_INVARIANTS: dict[str, Callable[[Node], list[str]]] = {
     "one-pod-per-ordinal": one_pod_per_ordinal, "recreate-never-mixes": recreate_never_mixes,

@@ -40,6 +40,7 @@ __all__ = [
 
 NAMESPACE = "default"
 PERTURBATIONS = ("stale", "crash", "burst")
+SAFETY_ACTIONS = ("pause", "pdb")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,6 +57,9 @@ class Bounds:
     max_states: int = 200_000
     broken_image: str = ""
     """An image that never pulls (the broken template); derived from the set's image when empty."""
+    safety_actions: frozenset[str] = frozenset()
+    """Further user actions (``SAFETY_ACTIONS``), each spending a user action: ``pause`` toggles spec.paused,
+    ``pdb`` creates a PodDisruptionBudget of maxUnavailable 1 over the set's pods."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,4 +224,5 @@ def store_key(cluster: MemoryCluster | None, facts: SetFacts) -> tuple[Any, ...]
         "ownerReferences")))) for r in cluster.list("ControllerRevision", NAMESPACE))
     leases = tuple(_memo(x, "lease", lambda o: (name_of(o), str(lease_role(o))))
                    for x in cluster.list("Lease", NAMESPACE))
-    return _memo(sts, "set", _set_part), pods, claims, revisions, leases
+    budgets = tuple(freeze(b.get("spec")) for b in cluster.list("PodDisruptionBudget", NAMESPACE))
+    return _memo(sts, "set", _set_part), pods, claims, revisions, leases, budgets

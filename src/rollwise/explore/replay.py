@@ -38,6 +38,8 @@ def unreplayable(trace: Sequence[Move]) -> list[str]:
         why.append("a stale view (the simulator's controllers always read the current store)")
     if "crashes mid-plan" in kinds:
         why.append("a controller crash between two actions of a plan")
+    if "creates a PodDisruptionBudget" in kinds:
+        why.append("a PodDisruptionBudget created mid-run (a scenario lists it among its objects instead)")
     if "fault: pull-fault" in kinds:
         why.append("a pull failure of a good image (the simulator fails pulls per image only)")
     return why
@@ -132,6 +134,9 @@ def _step(move: Move, facts: SetFacts, containers: list[dict[str, Any]]) -> dict
             changed[0]["image"] = move.detail.split()[1].rstrip(",")
             return {"patch": {"kind": "StatefulSet", "name": facts.name,
                               "merge": {"spec": {"template": {"spec": {"containers": changed}}}}}}
+        if move.kind in ("pauses", "resumes"):
+            return {"patch": {"kind": "StatefulSet", "name": facts.name,
+                              "merge": {"spec": {"paused": True if move.kind == "pauses" else None}}}}
         if move.kind == "sets the partition":
             key = "rollingUpdate" if facts.strategy == "RollingUpdate" else "enforcedRollingUpdate"
             return {"patch": {"kind": "StatefulSet", "name": facts.name,

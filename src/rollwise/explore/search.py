@@ -61,14 +61,16 @@ class Exploration:
 
 def rollout_complete(node: Node) -> bool:
     """The shared rule (``api/rollout.py``) once the controller has seen the latest spec; under plain OnDelete any
-    revision will do (the controller never replaces a pod there), so only presence and availability count."""
+    revision will do (the controller never replaces a pod there), so only presence and availability count; so too
+    while the set is paused (spec.paused: the controller scales and repairs, and replaces nothing)."""
     sts = node.sts
     status = sts.get("status") or {}
     if status.get("observedGeneration") != sts["metadata"].get("generation"):
         return False
     span = node.in_range()
     pods = {ordinal_of(pod): pod for pod in node.pods()}
-    floor = len(span) if node.facts.strategy == "OnDelete" else limits_of(sts, node.facts.gates).partition
+    held = node.facts.strategy == "OnDelete" or sts["spec"].get("paused") is True
+    floor = len(span) if held else limits_of(sts, node.facts.gates).partition
     return is_rollout_complete([pods.get(o) for o in span], outside_range=sum(1 for o in pods if o not in span),
                                floor=floor, update_revision=str(status.get("updateRevision") or ""),
                                min_ready_seconds=node.facts.min_ready_seconds, now=NOW)

@@ -43,7 +43,7 @@ def _rv(obj: Mapping[str, Any]) -> str:
 def encode(view: SetView, actions: Sequence[Action], *, controller: str, quorum: bool) -> dict[str, Any]:
     """One decision as a JSON-ready document."""
     sts = view.set
-    return {
+    doc: dict[str, Any] = {
         "log": LOG_VERSION,
         "time": view.now,
         "controller": controller,
@@ -62,6 +62,10 @@ def encode(view: SetView, actions: Sequence[Action], *, controller: str, quorum:
         "actions": [{"type": type(a).__name__, **{f.name: getattr(a, f.name) for f in dataclasses.fields(a)}}
                     for a in actions],
     }
+    if view.budgets:  # only where the namespace has PodDisruptionBudgets (the disruption-budget rule reads them)
+        doc["view"].update(budgets=list(view.budgets), budgetPods=list(view.budget_pods),
+                           budgetScales=dict(view.budget_scales))
+    return doc
 
 
 def _obj(value: Any, where: str) -> Obj:
@@ -124,6 +128,12 @@ def decode(doc: Any) -> tuple[str, Decision]:
     if unknown:
         raise TraceError("view.gates", f"unknown feature gate(s) {unknown}")
     actions = [_action(a, f"actions[{i}]") for i, a in enumerate(_field(doc, "actions", list, ""))]
+    budgets = [_obj(b, f"view.budgets[{i}]") for i, b in enumerate(view.get("budgets") or [])]
+    budget_pods = [_obj(x, f"view.budgetPods[{i}]") for i, x in enumerate(view.get("budgetPods") or [])]
+    scales = view.get("budgetScales") or {}
+    if not isinstance(scales, dict) or not all(isinstance(v, int) for v in scales.values()):
+        raise TraceError("view.budgetScales", "want an object of integers")
     set_view = SetView(set=sts, pods=tuple(pods), claims=claims, revisions=tuple(revisions), leases=leases,
-                       now=float(now), gates=FeatureGates(enabled=frozenset(gates)))
+                       now=float(now), gates=FeatureGates(enabled=frozenset(gates)), budgets=tuple(budgets),
+                       budget_pods=tuple(budget_pods), budget_scales=scales)
     return controller, Decision(view=set_view, actions=tuple(actions), quorum=quorum)

@@ -17,7 +17,9 @@ words (empty: it holds). ``TRANSITION_RULES`` names them; the store-level rules 
 - recreate: under Recreate, no pod created while a pod of another revision exists, terminating ones included
   (seed 000);
 - status-bounds: status counters stay within the API server's rules (reference §1.2);
-- one-pod-per-ordinal: never a pod created at an ordinal the set still holds a pod at.
+- one-pod-per-ordinal: never a pod created at an ordinal the set still holds a pod at;
+- disruption-budget: no voluntary deletion past the allowance of a PodDisruptionBudget selecting the pod
+  (``disruption``).
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.plan import WriteStatus
 from rollwise.invariants.decision import Decision, birth
+from rollwise.invariants.disruption import disruption_budget
 from rollwise.invariants.stages import stage_of
 
 __all__ = [
     "TRANSITION_RULES",
     "budget",
+    "disruption_budget",
     "futile_delete",
     "judge",
     "no_churn",
@@ -227,6 +231,7 @@ TRANSITION_RULES: dict[str, Callable[[Decision], list[str]]] = {
     "budget": budget, "quorum": quorum, "quorum-rejoin": quorum_rejoin, "partition": partition,
     "no-churn": no_churn, "futile-delete": futile_delete, "ordered-creation": ordered_creation,
     "recreate": recreate, "status-bounds": status_bounds, "one-pod-per-ordinal": one_pod_per_ordinal,
+    "disruption-budget": disruption_budget,
 }
 
 

@@ -53,7 +53,7 @@ CONTROLLERS = {
 }
 # controller name -> the name its decisions carry in the decision log (the runtime's controllers' names)
 TRACE_NAMES = {"statefulset": STATEFULSET_CONTROLLER, "quorum": QUORUM_CONTROLLER}
-SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease")
+SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease", "PodDisruptionBudget")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,6 +138,7 @@ class Operator:
             informer.add_handler(set_ctl.on_set)
             self.informers["Pod"].add_handler(set_ctl.on_owned)
             self.informers["Lease"].add_handler(set_ctl.on_lease)
+            self.informers["PodDisruptionBudget"].add_handler(set_ctl.on_budget)
             self.controllers.append(ctl)
             self.sets.append(set_ctl)
         self.metrics.leader.labels(name=config.lease_name).set(0 if config.leader_elect else 1)

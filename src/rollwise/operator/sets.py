@@ -98,6 +98,10 @@ class SetController:
         """A member Lease changed: wake the set it names."""
         self._wake("Lease", delta)
 
+    def on_budget(self, delta: Delta) -> None:
+        """A PodDisruptionBudget changed: wake every set of its namespace (a deletion may wait on it)."""
+        self._wake("PodDisruptionBudget", delta)
+
     def _wake(self, kind: str, delta: Delta) -> None:
         obj = delta.new if delta.new is not None else delta.old
         assert obj is not None

@@ -117,8 +117,14 @@ def project(
         held = f", the rest held at partition {partition}" if partition else ""
         state, icon, message = STATE_HEALTHY, ICON_OK, (f"rollout complete: {int(status.get('updatedReplicas') or 0)}"
                                                          f" pods at revision {_short(update_rev, name)}{held}")
+        if spec.get("paused") is True:
+            message += "; paused (spec.paused): a new template would wait for a resume"
     elif failed and progressing is not None:
         state, icon, message = STATE_DEGRADED, ICON_BAD, f"{progressing.reason}: {progressing.message}"
+    elif spec.get("paused") is True:
+        state, icon = STATE_PAUSED, ICON_PAUSED  # Deployment's pause (controllers/statefulset/pause.py)
+        message = (f"paused (spec.paused): {len(outdated)} pods stay at an old revision until resumed "
+                   f"(rollwise rollout resume)")
     elif paused:
         state, icon = STATE_PAUSED, ICON_PAUSED
         message = f"OnDelete: {len(outdated)} pods at an old revision wait to be deleted by hand"

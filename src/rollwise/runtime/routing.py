@@ -7,6 +7,11 @@ operator) — upstream ``stateful_set.go``'s event handlers (reference upstream-
 |                | ``OnlyControllerOwner``); while it has none, every set of its namespace whose selector     |
 |                | matches it (an orphan a set may adopt)                                                     |
 | a member Lease | the set its ``rollwise.dev/member-of`` label names; unlabelled, every set of its namespace |
+| a PodDisrup-   | every set of its namespace: a budget that loosens (or goes) may free a deletion a set      |
+| tionBudget     | waits on (controllers/statefulset/disruption.py)                                           |
+| a Pod, again   | when it became Ready or stopped being so, or went, and a budget of the namespace selects   |
+|                | it: every set of the namespace too (the allowance moved; ``ClusterSets`` only: the     |
+|                | operator's Pod informer sees rollwise's own pods, which wake their set anyway)            |
 | a StatefulSet  | itself, except a controller's own status write: the controller wrote what it had just      |
 |                | decided, and reconciling on it decides nothing new                                         |
 | anything else  | nothing (upstream watches no ControllerRevision; the reconcile lists them)                 |
@@ -20,9 +25,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from rollwise.api.disruption import selects
 from rollwise.api.errors import NotFound
 from rollwise.api.leases import MEMBER_OF_LABEL
 from rollwise.api.meta import Obj, controller_of, labels, namespace_of, selector_matches
+from rollwise.api.predicates import is_ready, is_terminating
 from rollwise.cluster.protocol import Change, Cluster
 from rollwise.runtime.actors import CONTROLLERS
 from rollwise.runtime.setkeys import SetKey, all_sets, find_set, set_key, set_resource
@@ -48,6 +55,9 @@ class ClusterSets:
     def sets_in(self, namespace: str) -> Sequence[Obj]:
         return all_sets(self._cluster, namespace)
 
+    def budgets_in(self, namespace: str) -> Sequence[Obj]:
+        return self._cluster.list("PodDisruptionBudget", namespace)
+
     def find(self, namespace: str, name: str) -> Obj | None:
         try:
             return find_set(self._cluster, namespace, name)
@@ -58,12 +68,28 @@ class ClusterSets:
 def sets_to_wake(sets: SetLookup, ch: Change) -> list[SetKey]:
     """The sets to reconcile because of ``ch`` (empty for kinds no set reads)."""
     if ch.kind == "Pod":
-        return _owners_of(sets, ch.obj, ch.old)
+        owners = _owners_of(sets, ch.obj, ch.old)
+        if isinstance(sets, ClusterSets) and _budget_moved(ch) and any(
+                selects(b, ch.obj) for b in sets.budgets_in(ch.namespace)):
+            return sorted({*owners, *(set_key(s) for s in sets.sets_in(ch.namespace))})
+        return owners
+    if ch.kind == "PodDisruptionBudget":
+        if ch.actor == "disruption-controller" and ch.old is not None and ch.old.get("spec") == ch.obj.get("spec"):
+            return []  # up's disruption controller wrote the status the pods already gave (local/disruption.py)
+        return sorted(set_key(s) for s in sets.sets_in(ch.namespace))
     if ch.kind == "Lease":
         return _members_of(sets, ch.namespace, ch.obj)
     if ch.of_statefulset and not is_own_status_write(ch):
         return [(ch.resource, ch.namespace, ch.name)]
     return []
+
+
+def _budget_moved(ch: Change) -> bool:
+    """The pod's part in a budget's allowance changed: it became Ready, stopped being Ready, or went."""
+    old, new = ch.old, ch.obj
+    if old is None or ch.type == "DELETED":
+        return ch.type == "DELETED"
+    return (is_ready(old) and not is_terminating(old)) != (is_ready(new) and not is_terminating(new))
 
 
 def is_own_status_write(ch: Change) -> bool:

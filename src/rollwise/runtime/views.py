@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import builtins
-from typing import Protocol, TypeGuard, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
 from rollwise.cluster.protocol import Cluster
 from rollwise.controllers.view import SetView
+from rollwise.runtime.setkeys import all_sets
 
-__all__ = ["IndexedReads", "set_view"]
+__all__ = ["IndexedReads", "budget_reads", "set_view"]
 
 
 @runtime_checkable
@@ -54,7 +55,18 @@ def set_view(cluster: Cluster, sts: Obj, *, now: float, gates: FeatureGates) -> 
     claims = {name_of(c): c for c in cluster.list("PersistentVolumeClaim", ns)}
     leases = {name_of(x): x for x in cluster.list("Lease", ns)}
     return SetView(set=sts, pods=pods, claims=claims, revisions=set_revisions(cluster, sts), leases=leases, now=now,
-                   gates=gates)
+                   gates=gates, **budget_reads(cluster, ns))
+
+
+def budget_reads(cluster: Cluster, ns: str) -> dict[str, Any]:
+    """The view's PodDisruptionBudget fields: the namespace's budgets and, only when there are some, its pods and
+    the scale of their StatefulSets (a percentage budget scales its pods' controllers)."""
+    budgets = tuple(cluster.list("PodDisruptionBudget", ns))
+    if not budgets:
+        return {}
+    pods = cluster.list("Pod", ns)
+    scales = {uid_of(s): int(s["spec"].get("replicas", 1)) for s in all_sets(cluster, ns)}
+    return {"budgets": budgets, "budget_pods": tuple(pods), "budget_scales": scales}
 
 
 def set_revisions(cluster: Cluster, sts: Obj) -> tuple[Obj, ...]:

@@ -7,7 +7,7 @@ OnDelete need no handover (seed 001 "The OnDelete Controller", "Transitioning Be
 
 from __future__ import annotations
 
-from rollwise.controllers.plan import Plan
+from rollwise.controllers.plan import Blocked, Plan
 from rollwise.controllers.quorum.members import Member, Roster, roster_of
 from rollwise.controllers.quorum.report import (
     ALL_MEMBERS_UPDATED,
@@ -70,4 +70,9 @@ def reconcile_quorum(view: SetView) -> Plan:
     roster = roster_of(view, settings)
     if errors and roster.outdated:
         return invalid_plan(view, errors)
-    return plan_for(view, roster, decide(roster, settings))
+    decision = decide(roster, settings)
+    if decision.deletions and (view.set.get("spec") or {}).get("paused") is True:
+        # spec.paused (controllers/statefulset/pause.py): no new member is deleted; one already terminating goes on.
+        decision = Decision(waits=(Blocked(pod="", cause=f"rollout paused: {len(roster.outdated)} members stay at "
+                                                         f"their revision until spec.paused is false"),))
+    return plan_for(view, roster, decision)

@@ -29,9 +29,12 @@ from rollwise.controllers.census import (
 from rollwise.controllers.plan import Action, EmitEvent, Plan, WriteStatus
 from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.disruption import guard_for
 from rollwise.controllers.statefulset.ownership import claim_pods, claim_revisions
+from rollwise.controllers.statefulset.pause import hold_while_paused, note_paused
 from rollwise.controllers.statefulset.progress import progress_conditions
 from rollwise.controllers.statefulset.readiness import (
+    DONE_REASONS,
     READY,
     is_custom_kind,
     ready_condition,
@@ -77,16 +80,20 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
         strategy = strategy_for(sync.update_type)
         _announce_rollout(sync, old_status)
         sync.actions.extend(keep_in_range_claims(sync))
-        hold = strategy.prepare(sync)
+        hold = hold_while_paused(sync) if sync.paused else strategy.prepare(sync)
         stop = hold or process_replicas(sync) or process_condemned(sync)
         if not stop:
-            strategy.update(sync)
+            if sync.paused:
+                note_paused(sync)
+            else:
+                strategy.update(sync)
 
     status = compute_status(sync, [])
     wanted = progress_conditions(sync, status, old_status)
     if is_custom_kind(sts):
         status = with_selector(sts, status)
-        wanted = with_generation(sts, [*wanted, ready_condition(wanted[0], status)])
+        basis = sync.unpaused_progressing if _done(sync.unpaused_progressing) else wanted[0]
+        wanted = with_generation(sts, [*wanted, ready_condition(basis or wanted[0], status)])
     conditions = merge_conditions(old_status.get("conditions") or [], wanted, now=view.now, owned=OWNED_CONDITIONS)
     if conditions:
         status["conditions"] = conditions
@@ -109,6 +116,10 @@ _SLOTS_PER_LOUD_FOR_A_COPY = 64
 the same: its phases read every loud slot a few times, so a wave of a large rollout (a tenth of the set loud) reads
 far more than the copy costs. An OrderedReady set stops at its first missing or unhealthy ordinal and reads a
 handful, however many are loud (all of them, while it is first created)."""
+
+
+def _done(progressing: Obj | None) -> bool:
+    return progressing is not None and progressing.get("status") == "True" and progressing.get("reason") in DONE_REASONS
 
 
 def _census(view: SetView, ctx: QuietContext) -> Census:
@@ -150,7 +161,8 @@ def _build_sync(view: SetView, census: Census, pods: list[Obj], current: Obj, up
         replicas = Slots(census.slots, placed)
     return Sync(sts=sts, now=view.now, gates=view.gates, start=span.start, replicas=replicas, condemned=condemned,
                 current_revision=current, update_revision=update, collision_count=cc, claims=ChainMap({}, view.claims),  # type: ignore[arg-type]
-                census=census, present=sorted(placed), update_type=effective_type(sts, view.gates))
+                census=census, present=sorted(placed), update_type=effective_type(sts, view.gates),
+                guard=guard_for(sts, view.budgets, view.budget_pods, view.budget_scales))
 
 
 def _announce_rollout(sync: Sync, old_status: dict[str, object]) -> None:

@@ -17,6 +17,7 @@ from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision
 from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.census import Census, loud_census, quiet_at, quiet_context
 from rollwise.controllers.plan import Action, Blocked, DeletePod, EmitEvent, MetricSample
+from rollwise.controllers.statefulset.disruption import DisruptionGuard
 from rollwise.controllers.statefulset.limits import limits_of
 
 __all__ = ["Sync"]
@@ -59,6 +60,13 @@ class Sync:
     retried: set[str] = field(default_factory=set)
     """Pods podProgressTimeoutSeconds is retrying at the update revision: deleting or recreating one is not progress."""
     """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
+    unpaused_progressing: dict[str, Any] | None = None
+    """While paused: the Progressing condition the set would have without the pause (Ready follows it once the
+    rollout is complete: a pause that holds nothing back does not make a set unready)."""
+    guard: DisruptionGuard | None = None
+    """The namespace's PodDisruptionBudgets (disruption.py); None: there are none."""
+    create_at_current: bool = False
+    """A paused Recreate set that has deleted nothing yet creates new pods at the current revision (pause.py)."""
     _labels: tuple[tuple[str, str], ...] = ()
     _health: dict[int, tuple[bool, bool]] = field(default_factory=dict)
     """Per pod object (by identity): (running and ready, available at ``now``) — computed once per reconcile,
@@ -78,6 +86,8 @@ class Sync:
     min_ready_seconds: float = field(init=False)
     budget: int = field(init=False)
     """The resolved maxUnavailable (reference §2, KEP-961): 1 when the gate is off or the strategy has no block."""
+    paused: bool = field(init=False)
+    """``spec.paused`` (pause.py): no new rollout step starts."""
 
     def __post_init__(self) -> None:
         self.spec = self.sts["spec"]
@@ -85,6 +95,7 @@ class Sync:
         self.update_name = name_of(self.update_revision)
         self.current_name = name_of(self.current_revision)
         self.min_ready_seconds = float(self.spec.get("minReadySeconds") or 0)
+        self.paused = self.spec.get("paused") is True
         limits = limits_of(self.sts, self.gates, self.update_type)
         self.strategy_block, self.budget, self.floor = limits.block, limits.budget, limits.partition
         if self.census is None:
@@ -165,6 +176,17 @@ class Sync:
                       revision=revision_of(pod), reason=reason)
         )
         self.deleted.add(meta["name"])
+
+    def disrupt(self, pod: Obj, reason: str) -> bool:
+        """A voluntary deletion (an update step, Recreate, a scale-in): made when every PodDisruptionBudget that
+        selects the pod allows it, else a wait naming the budget. Returns whether the pod is deleted."""
+        if self.guard is not None:
+            refusal = self.guard.admit(pod)
+            if refusal is not None:
+                self.wait(pod, f"to be deleted: {refusal}")
+                return False
+        self.delete(pod, reason)
+        return True
 
     def wait(self, pod: Obj | str | None, cause: str) -> None:
         name = pod if isinstance(pod, str) else ("" if pod is None else name_of(pod))

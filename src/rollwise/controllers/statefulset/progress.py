@@ -17,6 +17,8 @@ StatefulSets; "progress is considered when a new pod is created, deleted, or bec
   pod created or deleted) — not podProgressTimeoutSeconds retrying the same pod at the update revision
   (``Sync.retried``): a retry neither resets the deadline nor turns an exceeded one back to True, so
   ``ProgressDeadlineExceeded`` fires once per stall and an alert on ``Progressing=False`` does not flap.
+- ``Progressing=Unknown, reason RolloutPaused`` while ``spec.paused`` is true (Deployment's ``DeploymentPaused``):
+  the deadline does not run, and the first reconcile after a resume starts its clock afresh (pause.py).
 - ``Available``: at least ``replicas - maxUnavailable`` replicas available.
 """
 
@@ -30,6 +32,7 @@ from rollwise.api.rollout import PARTITION_ROLLED_OUT, ROLLOUT_COMPLETE
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.controllers.plan import CreatePod, DeletePod
 from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.pause import ROLLOUT_PAUSED
 
 __all__ = ["progress_conditions", "rollout_complete"]
 
@@ -61,6 +64,13 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def _paused_message(sync: Sync, status: Obj, replicas: int) -> str:
+    held = next((b.cause for b in sync.blocked if b.cause.startswith("rollout paused")), None)
+    counts = (f"{status.get('updatedReplicas', 0)} of {replicas} replicas at revision {sync.update_name}, "
+              f"{status.get('availableReplicas', 0)} available")
+    return f"{held}; {counts}" if held else f"rollout paused (spec.paused): {counts}"
+
+
 def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> list[Obj]:
     """The owned conditions for this reconcile; also records events and the deadline wake-up on ``sync``."""
     now = sync.now
@@ -72,8 +82,8 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
         or old_status.get("updateRevision") != status.get("updateRevision")
     )
     last = old.get("lastUpdateTime") if old is not None else None
-    if progressed or last is None or (old is not None and old.get("reason") in ("InvalidSpec",)):
-        last = now
+    if progressed or last is None or (old is not None and old.get("reason") in ("InvalidSpec", ROLLOUT_PAUSED)):
+        last = now  # a resume restarts the deadline's clock, as a Deployment's does
     replicas = int(sync.spec.get("replicas", 1))
     updated = int(status.get("updatedReplicas", 0))
     if rollout_complete(sync) and not recreate and sync.floor > 0 and updated < replicas:
@@ -97,7 +107,7 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
         deadline = sync.spec.get("progressDeadlineSeconds")
         progressing = {"type": "Progressing", "status": "True",
                        "reason": "RecreateInProgress" if recreate else "RolloutInProgress", "message": message}
-        if deadline and sync.update_type != "OnDelete":
+        if deadline and sync.update_type != "OnDelete" and not sync.paused:
             if now - float(last) > float(deadline):
                 progressing = {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
                                "message": f"no progress for {deadline} s: {message}"}
@@ -106,6 +116,10 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
                                f"StatefulSet has not progressed for {deadline} s: {message}", warning=True)
             else:
                 sync.requeue_at(float(last) + float(deadline) + 1e-3)
+    if sync.paused:
+        sync.unpaused_progressing = progressing
+        progressing = {"type": "Progressing", "status": "Unknown", "reason": ROLLOUT_PAUSED,
+                       "message": _paused_message(sync, status, replicas)}
     condition: Obj = {**progressing, "lastUpdateTime": last}
     budget = sync.budget
     available = int(status.get("availableReplicas", 0))

@@ -43,6 +43,8 @@ def revision_for_new_pod(sync: Sync, ordinal: int) -> Obj:
     With ``type: RollingUpdate`` and no ``rollingUpdate`` block, ordinals below ``start + status.currentReplicas``
     come back at the current revision (upstream quirk, kept). OnDelete and Recreate always use the update revision.
     """
+    if sync.create_at_current:
+        return sync.current_revision  # a paused Recreate that has not begun (pause.py)
     if sync.update_type not in ("RollingUpdate", "EnforcedRollingUpdate"):
         return sync.update_revision
     block = sync.strategy_block
@@ -174,7 +176,8 @@ def process_condemned(sync: Sync) -> bool:
             sync.wait(name, "to become available before scale-down: "
                       + p.unavailable_cause(pod, sync.min_ready_seconds, sync.now))
             return True
-        sync.delete(pod, f"scale down: ordinal of {name} is out of range")
+        if not sync.disrupt(pod, f"scale down: ordinal of {name} is out of range"):
+            return True  # a PodDisruptionBudget holds the scale-in (the wait names it)
         if sync.monotonic:
             return True
     return False

@@ -80,12 +80,14 @@ class EnforcedRollingUpdate:
             name = name_of(pod)
             if broken:
                 cause = p.unavailable_cause(pod, sync.min_ready_seconds, sync.now)
-                sync.delete(pod, f"EnforcedRollingUpdate: {name} is outdated and not available ({cause})")
+                if not sync.disrupt(pod, f"EnforcedRollingUpdate: {name} is outdated and not available ({cause})"):
+                    break
                 sync.event("ForcedReplacement", f"Forcibly replacing pod {name} ({cause}) with revision "
                                                 f"{sync.update_name}", warning=True)
                 sync.metric("statefulset_forced_pod_replacements_total", 1, kind="counter")
             else:
-                sync.delete(pod, f"EnforcedRollingUpdate: {name} runs an older revision")
+                if not sync.disrupt(pod, f"EnforcedRollingUpdate: {name} runs an older revision"):
+                    break
                 unavailable += 1
             in_flight += 1
         if sync.quiet_outdated_alive(floor) or any(

@@ -91,7 +91,9 @@ def replace_timed_out_pods(sync: Sync) -> None:
         allowed = timeout_for(float(base), count)
         if sync.now - created > allowed:
             cause = p.unavailable_cause(pod, sync.min_ready_seconds, sync.now)
-            sync.delete(pod, f"podProgressTimeoutSeconds: {name} not Ready {allowed:g} s after creation ({cause})")
+            if not sync.disrupt(pod, f"podProgressTimeoutSeconds: {name} not Ready {allowed:g} s after creation "
+                                     f"({cause})"):
+                continue
             sync.event("PodProgressTimeout", f"Pod {name} was not Ready within {allowed:g} s of its creation "
                                              f"({cause}); deleting it (replacement {count + 1})", warning=True)
             sync.metric("statefulset_pod_progress_timeouts_total", 1, kind="counter")
@@ -130,7 +132,8 @@ def _replace_stuck_outdated(sync: Sync, pod: Any, base: float) -> None:
         return
     name = name_of(pod)
     cause = p.unavailable_cause(pod, sync.min_ready_seconds, sync.now)
-    sync.delete(pod, f"podProgressTimeoutSeconds: {name} is outdated and not Ready for {base:g} s ({cause})")
+    if not sync.disrupt(pod, f"podProgressTimeoutSeconds: {name} is outdated and not Ready for {base:g} s ({cause})"):
+        return
     sync.event("PodProgressTimeout", f"Pod {name} at older revision {revision_of(pod)} was not Ready for {base:g} s "
                                      f"({cause}); replacing it with revision {sync.update_name}", warning=True)
     sync.metric("statefulset_pod_progress_timeouts_total", 1, kind="counter")

@@ -63,7 +63,8 @@ class Recreate:
                                               f"{sync.update_name}")
             for pod in sorted(old, key=name_of):
                 # KEP-3541: orphans with ordinal >= replicas are deleted too, and broken pods like any other.
-                sync.delete(pod, f"Recreate: {name_of(pod)} runs an older revision")
+                if not sync.disrupt(pod, f"Recreate: {name_of(pod)} runs an older revision"):
+                    break  # a PodDisruptionBudget holds the rest: old pods go as it allows, new ones wait
             sync.wait("", f"Recreate: deleting {len(old)} old-revision pods before creating any new one")
             return True
         if phase == WAITING_TERMINATION:

@@ -41,8 +41,8 @@ def legacy(sync: Sync, *, floor: int) -> None:
         pod = sync.replicas[index]
         if pod is not None and sync.outdated(pod) and not sync.terminating(pod) \
                 and not replacement_is_outdated(sync, pod):
-            sync.delete(pod, f"rolling update: {pod['metadata']['name']} runs an older revision")
-            return
+            sync.disrupt(pod, f"rolling update: {pod['metadata']['name']} runs an older revision")
+            return  # deleted, or held by a PodDisruptionBudget (the wait says which)
         if sync.unavailable(pod):
             sync.wait_for_unavailable(index, pod)
             return
@@ -64,7 +64,7 @@ def with_budget(sync: Sync, *, floor: int, budget: int) -> None:
             pod = sync.replicas[index]
             if pod is not None and sync.outdated(pod) and not sync.terminating(pod) and not sync.available(pod) \
                     and not replacement_is_outdated(sync, pod):
-                sync.delete(pod, f"rolling update: {pod['metadata']['name']} is outdated and already unavailable")
+                sync.disrupt(pod, f"rolling update: {pod['metadata']['name']} is outdated and already unavailable")
     spend = budget - unavailable
     for index in sync.walk_down(floor):
         if spend <= 0:
@@ -74,7 +74,8 @@ def with_budget(sync: Sync, *, floor: int, budget: int) -> None:
             continue
         if not sync.monotonic and not sync.available(pod):
             continue  # handled by phase 1
-        sync.delete(pod, f"rolling update: {pod['metadata']['name']} runs an older revision")
+        if not sync.disrupt(pod, f"rolling update: {pod['metadata']['name']} runs an older revision"):
+            break  # a PodDisruptionBudget allows no more: the next step waits for it, in order
         spend -= 1
     still_outdated = sync.quiet_outdated_alive(floor) or any(
         pod is not None and sync.outdated(pod) and not sync.terminating(pod)
