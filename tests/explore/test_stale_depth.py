@@ -10,6 +10,7 @@ on takes 0.3 to 6.6 CPU s a case (2,700 states at most), so it runs in the defau
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,12 @@ def test_the_summary_names_the_depth_and_the_check(capsys: pytest.CaptureFixture
     assert out.splitlines()[0] == ("bounds: 2 replicas, 1 template change(s), 0 fault(s), 0 user action(s), "
                                    "perturbations: stale:3, read-your-writes check off")
     assert "16. statefulset-controller: reconciles on a stale view (misses the last 3 changes; deletes web-1)" in out
+
+
+def test_the_document_records_the_depth_and_the_check(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["explore", str(EXAMPLES / "rolling-update.yaml"), "--replicas", "2", "--faults", "0",
+                 "--user-actions", "0", "--perturb", "stale:2", "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert doc["bounds"]["perturbations"] == ["stale"]
+    assert (doc["bounds"]["staleDepth"], doc["bounds"]["readYourWrites"]) == (2, True)
