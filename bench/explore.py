@@ -17,6 +17,7 @@ from typing import Any
 
 from rollwise.api.features import FeatureGates
 from rollwise.explore import Bounds, explore, initial_node
+from rollwise.explore.model import perturbations_of
 
 STRATEGIES: list[tuple[str, dict[str, Any], dict[str, str]]] = [
     ("RollingUpdate", {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}, {}),
@@ -52,15 +53,17 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--template-changes", type=int, default=1)
     ap.add_argument("--faults", type=int, default=1)
     ap.add_argument("--user-actions", type=int, default=1)
-    ap.add_argument("--perturb", default="")
+    ap.add_argument("--perturb", default="", help="as rollwise explore's: stale[:K], crash, burst")
+    ap.add_argument("--no-read-your-writes", dest="read_your_writes", action="store_false")
     ap.add_argument("--max-states", type=int, default=500_000)
     ap.add_argument("--only", default="", help="run only the strategies whose label starts with this")
     ap.add_argument("--json", action="store_true", help="print one JSON document of the figures")
     args = ap.parse_args(argv)
     say = (lambda *_a, **_k: None) if args.json else print
+    switches, depth = perturbations_of(s for s in args.perturb.split(",") if s)
     bounds = Bounds(replicas=args.replicas, template_changes=args.template_changes, faults=args.faults,
-                    user_actions=args.user_actions, max_states=args.max_states,
-                    perturbations=frozenset(s for s in args.perturb.split(",") if s))
+                    user_actions=args.user_actions, max_states=args.max_states, perturbations=switches,
+                    stale_depth=depth, read_your_writes=args.read_your_writes)
     say("command: .venv/bin/python bench/explore.py " + " ".join(argv))
     say(f"{'strategy':32} {'policy':13} {'states':>8} {'transitions':>11} {'wall s':>8} {'cpu s':>8} "
         f"{'states/s':>9} {'exhaustive':>10}  violations")

@@ -9,7 +9,8 @@ from rollwise.api.features import FeatureGates
 from rollwise.api.predicates import is_available, is_running_and_ready
 from rollwise.explore import Bounds, initial_node
 from rollwise.explore.controller import controller_moves
-from rollwise.explore.pods import AVAILABLE, NOW, READY, STAGES, stage_of, status_for
+from rollwise.explore.pods import NOW, stage_of, status_for
+from rollwise.invariants.stages import AVAILABLE, READY, STAGES
 
 POD = {"metadata": {"name": "web-0"}, "spec": {"containers": [{"name": "app", "image": "app:v1"}]}}
 

@@ -9,8 +9,8 @@ from runtime_fakes import run
 
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.operator.probes import health_app, metrics_app, parse_addr
-from rollwise.operator.recording import RecordingCluster
 from rollwise.runtime.consistency import ConsistencyStore
+from rollwise.runtime.recording import RecordingCluster
 
 
 @pytest.mark.parametrize(("addr", "expected"), [(":8080", ("0.0.0.0", 8080)), ("127.0.0.1:0", ("127.0.0.1", 0)),

@@ -24,10 +24,10 @@ from rollwise.api.meta import Obj, name_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
 from rollwise.controllers.statefulset import reconcile
 from rollwise.invariants import Decision, one_pod_per_ordinal, rules
-from rollwise.operator.recording import RecordingCluster
 from rollwise.runtime.cache import CacheReader, Store
 from rollwise.runtime.consistency import ConsistencyStore
 from rollwise.runtime.execute import execute
+from rollwise.runtime.recording import RecordingCluster
 from rollwise.runtime.views import set_view
 
 KINDS = ("StatefulSet", "Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease")

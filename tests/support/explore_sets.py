@@ -7,6 +7,7 @@ from typing import Any
 from rollwise.api.features import FeatureGates
 from rollwise.explore import Bounds, Exploration, explore, initial_node
 from rollwise.explore.controller import Decide
+from rollwise.explore.model import perturbations_of
 
 QUORUM = {"rollwise.dev/update-policy": "QuorumAware"}
 STRATEGIES: dict[str, tuple[dict[str, Any], dict[str, str]]] = {
@@ -41,10 +42,12 @@ def manifest(strategy: dict[str, Any], policy: str = "OrderedReady", *, annotati
 
 
 def run(obj: dict[str, Any], *, replicas: int = 3, template_changes: int = 1, faults: int = 0, user_actions: int = 0,
-        perturb: str = "", decide: Decide | None = None, max_states: int = 100_000, safety: str = "") -> Exploration:
+        perturb: str = "", decide: Decide | None = None, max_states: int = 100_000, safety: str = "",
+        read_your_writes: bool = True) -> Exploration:
+    switches, depth = perturbations_of(s for s in perturb.split(",") if s)
     bounds = Bounds(replicas=replicas, template_changes=template_changes, faults=faults, user_actions=user_actions,
-                    perturbations=frozenset(s for s in perturb.split(",") if s), max_states=max_states,
-                    safety_actions=frozenset(s for s in safety.split(",") if s))
+                    perturbations=switches, stale_depth=depth, read_your_writes=read_your_writes,
+                    max_states=max_states, safety_actions=frozenset(s for s in safety.split(",") if s))
     return explore(initial_node(obj, gates=FeatureGates(), bounds=bounds), bounds, decide=decide)
 
 

@@ -17,6 +17,7 @@ from rollwise.cli.options import load_with_overrides
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
 from rollwise.explore import PERTURBATIONS, SAFETY_ACTIONS, Bounds
+from rollwise.explore.model import perturbations_of
 from rollwise.explore.report import explore_scenario, render_lines, to_document
 from rollwise.scenario.scenario import Scenario, parse_scenario
 from rollwise.scenario.strategy_override import parse_strategy
@@ -42,9 +43,12 @@ def add_explore(sub: Any) -> None:
     p.add_argument("--user-actions", type=int, default=1, metavar="N",
                    help="user actions per path: delete a pod, scale, set the partition (1)")
     p.add_argument("--perturb", default="", metavar="LIST",
-                   help="perturbations of the controllers' view, comma-separated: stale (a reconcile on a view one "
-                        "move old), crash (between two actions of a plan), burst (transitions the controller never "
-                        "sees in between)")
+                   help="perturbations of the controllers' view, comma-separated: stale or stale:K (a reconcile on a "
+                        "view up to K moves old, informer lag; stale is stale:1), crash (between two actions of a "
+                        "plan), burst (transitions the controller never sees in between)")
+    p.add_argument("--no-read-your-writes", dest="read_your_writes", action="store_false",
+                   help="turn off the runtime's read-your-writes check (KEP-5647), so a stale reconcile may decide "
+                        "on a view that misses the controller's own last writes")
     p.add_argument("--safety-actions", default="", metavar="LIST",
                    help="further user actions, comma-separated: pause (toggle spec.paused), pdb (create a "
                         "PodDisruptionBudget of maxUnavailable 1 over the set's pods); each spends a user action")
@@ -66,11 +70,18 @@ def _bounds(args: argparse.Namespace) -> tuple[Bounds | None, list[FieldError]]:
         if value < least:
             errors.append(FieldError(path="--" + flag.replace("_", "-"), value=value,
                                      rule=f"must be greater than or equal to {least}"))
-    switches = [s.strip() for s in args.perturb.split(",") if s.strip()]
-    for s in switches:
-        if s not in PERTURBATIONS:
-            errors.append(FieldError(path="--perturb", kind="Unsupported value", value=s,
-                                     rule="supported values: " + ", ".join(PERTURBATIONS)))
+    switches: frozenset[str] = frozenset()
+    depth = 1
+    for item in (s.strip() for s in args.perturb.split(",") if s.strip()):
+        try:
+            more, item_depth = perturbations_of([item])
+        except ValueError as err:
+            known = item.partition(":")[0] in PERTURBATIONS
+            errors.append(FieldError(path="--perturb", kind="Invalid value" if known else "Unsupported value",
+                                     value=item, rule=str(err).partition(": ")[2]))
+            continue
+        switches |= more
+        depth = max(depth, item_depth)
     actions = [s.strip() for s in args.safety_actions.split(",") if s.strip()]
     errors += [FieldError(path="--safety-actions", kind="Unsupported value", value=s,
                           rule="supported values: " + ", ".join(SAFETY_ACTIONS)) for s in actions
@@ -78,7 +89,8 @@ def _bounds(args: argparse.Namespace) -> tuple[Bounds | None, list[FieldError]]:
     if errors:
         return None, errors
     return Bounds(replicas=args.replicas, template_changes=args.template_changes, faults=args.faults,
-                  user_actions=args.user_actions, perturbations=frozenset(switches), max_states=args.max_states,
+                  user_actions=args.user_actions, perturbations=switches, stale_depth=depth,
+                  read_your_writes=args.read_your_writes, max_states=args.max_states,
                   safety_actions=frozenset(actions)), []
 
 

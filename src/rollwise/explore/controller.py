@@ -1,8 +1,11 @@
 """The controllers' moves: build the view from the store, decide with the real pure controller, and carry the
-Plan out through the real executor — unperturbed, on a stale view, or cut short by a crash.
+Plan out through the real executor, behind the runtime's read-your-writes check — unperturbed, on a stale view,
+or cut short by a crash.
 
-- stale: the view comes from the store as it was one move earlier (an informer that has not delivered the
-  controller's own last writes, or a pod's last transition); the writes go to the real store, where optimistic
+- stale (``stale:K``): the view comes from the store as it was up to K moves earlier (an informer that has not
+  delivered the controller's own last writes, or a pod's last transitions). With the check on (the default, as the
+  operator runs), a store that misses one of the controller's own writes is refused (``lag.behind``) and only the
+  newer ones are decided on; with it off, any of them. The writes go to the real store, where optimistic
   concurrency refuses what was read at an old resourceVersion, as the API server does.
 - crash: only the first k actions run (k from 1 to all but one), then the process is gone; the next controller
   move is a fresh controller, which is what a stateless, level-triggered controller is.
@@ -13,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from rollwise.api.errors import NotFound
-from rollwise.api.meta import Obj, name_of
+from rollwise.api.meta import Obj, name_of, uid_of
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.controllers.plan import CreatePod, DeletePod, Plan
 from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
+from rollwise.explore.lag import behind, recording
 from rollwise.explore.model import NAMESPACE, QUORUM_CONTROLLER, Bounds, Move, Node
 from rollwise.explore.pods import NOW
 from rollwise.explore.world import Transition, born_of, controllers_of, spend, successor
@@ -57,12 +61,17 @@ def _moves_of(node: Node, actor: str, decide: Decide, bounds: Bounds) -> Iterato
             yield _run(node, actor, plan, view, bounds,
                        Move(actor=actor, kind="crashes mid-plan", detail=f"after {k} of {n} actions", healthy=False),
                        stop_after=k, crashes=1)
-    if "stale" in bounds.perturbations and node.prev is not None and node.used.stale < bounds.perturbation_budget:
-        stale = _view(node.prev, node)
-        if stale is not None:
-            yield _run(node, actor, decide(stale), stale, bounds,
-                       Move(actor=actor, kind="reconciles on a stale view",
-                            detail="misses the last change", healthy=False), stale=1)
+    if "stale" in bounds.perturbations and node.used.stale < bounds.perturbation_budget:
+        written = node.written.get(actor, {})
+        for depth, old in enumerate(node.history, start=1):
+            if bounds.read_your_writes and behind(written, actor, uid_of(view.set), old):
+                continue  # the runtime skips this reconcile and requeues: nothing changes
+            stale = _view(old, node)
+            if stale is not None:
+                misses = "misses the last change" if depth == 1 else f"misses the last {depth} changes"
+                yield _run(node, actor, decide(stale), stale, bounds,
+                           Move(actor=actor, kind="reconciles on a stale view", detail=misses, healthy=False),
+                           stale=1)
 
 
 def _run(node: Node, actor: str, plan: Plan, view: SetView, bounds: Bounds, move: Move, *,
@@ -70,7 +79,13 @@ def _run(node: Node, actor: str, plan: Plan, view: SetView, bounds: Bounds, move
     cluster = node.cluster.fork()
     actions = plan.actions if stop_after is None else plan.actions[:stop_after]
     pods = {name_of(p): p for p in node.cluster.list("Pod", NAMESPACE)}
-    execute(Plan(actions=actions), cluster, sts=view.set, actor=actor)
+    written = node.written
+    if "stale" in bounds.perturbations:
+        writer, consistency = recording(cluster, node.written.get(actor, {}), actor, uid_of(view.set))
+        execute(Plan(actions=actions), writer, sts=view.set, actor=actor)
+        written = {**node.written, actor: consistency.written(actor)}
+    else:  # no view lags: the check would always pass, and its record would never be read
+        execute(Plan(actions=actions), cluster, sts=view.set, actor=actor)
     deleted: list[Obj] = []
     created: list[str] = []
     born = dict(node.born)
@@ -85,7 +100,7 @@ def _run(node: Node, actor: str, plan: Plan, view: SetView, bounds: Bounds, move
     move = _with_effects(move, created=created,
                          deleted=[name_of(pod) for pod in deleted])
     after = successor(node, cluster, move, bounds=bounds, used=spend(node.used, **spent) if spent else None,
-                      born=born)
+                      born=born, written=written)
     return Transition(move=move, before=node, after=after, deleted=tuple(deleted), actions=len(actions),
                       planned=len(plan.actions))
 

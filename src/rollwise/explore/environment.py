@@ -16,7 +16,9 @@ from rollwise.api import predicates as p
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj, name_of
 from rollwise.explore.model import NAMESPACE, Bounds, Move, Node, Used
-from rollwise.explore.pods import (
+from rollwise.explore.pods import stage_of, status_for
+from rollwise.explore.world import Transition, spend, successor
+from rollwise.invariants.stages import (
     AVAILABLE,
     CRASHING,
     CREATING,
@@ -26,10 +28,7 @@ from rollwise.explore.pods import (
     READY,
     RUNNING,
     image_of,
-    stage_of,
-    status_for,
 )
-from rollwise.explore.world import Transition, spend, successor
 
 __all__ = ["environment_moves"]
 

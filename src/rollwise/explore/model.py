@@ -2,14 +2,14 @@
 
 A ``Node`` carries a whole ``MemoryCluster`` (so controllers and the executor run on the real thing) plus the
 bookkeeping the invariants need: the template and partition each pod was created under, the budgets already
-spent, and (for the stale-view perturbation) the store
-as it was one move earlier. ``Node.key`` forgets what cannot change a decision: uids, resourceVersions, timestamps
-(beyond "available or not"), generations (beyond "observed or not").
+spent, and (for the stale-view perturbation) the store as it was up to K moves earlier, with the resourceVersions
+each controller last wrote (the read-your-writes check's record). ``Node.key`` forgets what cannot change a
+decision: uids, resourceVersions, timestamps (beyond "available or not"), generations (beyond "observed or not").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +21,8 @@ from rollwise.api.predicates import is_terminating
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
 from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY
-from rollwise.explore.pods import image_of, stage_of
+from rollwise.explore.pods import stage_of
+from rollwise.invariants.stages import image_of
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.setkeys import set_resource
 
@@ -36,6 +37,7 @@ __all__ = [
     "SetFacts",
     "Used",
     "facts_of",
+    "perturbations_of",
 ]
 
 NAMESPACE = "default"
@@ -54,6 +56,10 @@ class Bounds:
     perturbations: frozenset[str] = frozenset()
     perturbation_budget: int = 1
     """How many stale reconciles and how many controller crashes one path may contain (each)."""
+    stale_depth: int = 1
+    """``stale:K``: a stale reconcile decides on the store as it was up to K moves earlier (informer lag)."""
+    read_your_writes: bool = True
+    """The runtime's KEP-5647 check: a controller never decides on a view older than its own last write."""
     max_states: int = 200_000
     broken_image: str = ""
     """An image that never pulls (the broken template); derived from the set's image when empty."""
@@ -139,9 +145,14 @@ class Node:
     born: Mapping[str, tuple[str, int]] = field(default_factory=dict)
     """Pod name → (template image, partition) when the controller created it (the no-churn invariant)."""
     used: Used = Used()
-    prev: MemoryCluster | None = None
-    """The store one move earlier: what a stale informer would still show (kept only while a stale reconcile
-    may still happen on this path, so it splits states only when it can matter)."""
+    history: tuple[MemoryCluster, ...] = ()
+    """The stores up to ``stale_depth`` moves earlier, newest first: what a lagging informer may still show (kept
+    only while a stale reconcile may still happen on this path, so it splits states only when it can matter)."""
+    written: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Controller → resource → the resourceVersion of its last write there (KEP-5647's record)."""
+    admitted: tuple[tuple[bool, ...], ...] = ()
+    """Per entry of ``history``: whether each controller's read-your-writes check lets it decide on that store
+    (empty with the check off). Part of the key in place of the resourceVersions, which the key forgets."""
     _key: tuple[Any, ...] | None = None
 
     @property
@@ -158,8 +169,26 @@ class Node:
     def key(self) -> tuple[Any, ...]:
         if self._key is None:
             self._key = (store_key(self.cluster, self.facts), tuple(sorted(self.born.items())), self.used,
-                         store_key(self.prev, self.facts))
+                         tuple(store_key(old, self.facts) for old in self.history), self.admitted)
         return self._key
+
+
+def perturbations_of(items: Iterable[str]) -> tuple[frozenset[str], int]:
+    """The switches of ``--perturb`` and the stale depth (``stale`` is ``stale:1``). Raises ValueError, naming the
+    item and the rule, on an unknown switch or a bad depth."""
+    switches, depth = set(), 1
+    for item in items:
+        name, colon, value = item.partition(":")
+        if name not in PERTURBATIONS:
+            raise ValueError(f"{item}: supported values: {', '.join(PERTURBATIONS)} (stale:K for a depth)")
+        if colon:
+            if name != "stale":
+                raise ValueError(f"{item}: only stale takes a depth")
+            if not value.isdigit() or int(value) < 1:
+                raise ValueError(f"{item}: the depth K of stale:K must be a whole number of at least 1")
+            depth = int(value)
+        switches.add(name)
+    return frozenset(switches), depth
 
 
 _TIMES = frozenset({"lastTransitionTime", "lastUpdateTime", "lastProbeTime", "startedAt", "finishedAt"})

@@ -13,34 +13,9 @@ from typing import Any
 
 from rollwise.api.meta import Obj
 from rollwise.invariants import stages
-from rollwise.invariants.stages import (  # the stages' one home; re-exported for the explorer's modules
-    AVAILABLE,
-    CRASHING,
-    CREATING,
-    FAILED,
-    PENDING,
-    PULL_FAILING,
-    READY,
-    RUNNING,
-    STAGES,
-    image_of,
-)
+from rollwise.invariants.stages import AVAILABLE, CRASHING, CREATING, FAILED, PENDING, PULL_FAILING, READY, RUNNING
 
-__all__ = [
-    "AVAILABLE",
-    "CRASHING",
-    "CREATING",
-    "FAILED",
-    "NOW",
-    "PENDING",
-    "PULL_FAILING",
-    "READY",
-    "RUNNING",
-    "STAGES",
-    "image_of",
-    "stage_of",
-    "status_for",
-]
+__all__ = ["NOW", "stage_of", "status_for"]
 
 NOW = 1000.0
 """The explorer's frozen instant: every timestamp is ``NOW`` or derived from it."""

@@ -80,6 +80,7 @@ def to_document(outcomes: list[SetOutcome], bounds: Bounds) -> dict[str, Any]:
     return {
         "bounds": {"replicas": bounds.replicas, "templateChanges": bounds.template_changes, "faults": bounds.faults,
                    "userActions": bounds.user_actions, "perturbations": sorted(bounds.perturbations),
+                   "staleDepth": bounds.stale_depth, "readYourWrites": bounds.read_your_writes,
                    "maxStates": bounds.max_states},
         "sets": [{
             "name": o.exploration.set_name,
@@ -98,7 +99,10 @@ def to_document(outcomes: list[SetOutcome], bounds: Bounds) -> dict[str, Any]:
 
 
 def render_lines(outcomes: list[SetOutcome], bounds: Bounds) -> list[str]:
-    perturb = ",".join(sorted(bounds.perturbations)) or "none"
+    perturb = ",".join(f"stale:{bounds.stale_depth}" if s == "stale" and bounds.stale_depth > 1 else s
+                       for s in sorted(bounds.perturbations)) or "none"
+    if not bounds.read_your_writes:
+        perturb += ", read-your-writes check off"
     lines = [f"bounds: {bounds.replicas} replicas, {bounds.template_changes} template change(s), "
              f"{bounds.faults} fault(s), {bounds.user_actions} user action(s), perturbations: {perturb}"]
     for o in outcomes:

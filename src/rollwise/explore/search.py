@@ -22,7 +22,8 @@ from rollwise.explore.controller import Decide, controller_moves
 from rollwise.explore.environment import environment_moves
 from rollwise.explore.invariants import STATE_INVARIANTS, TRANSITION_INVARIANTS, status_agrees_with_pods
 from rollwise.explore.model import STATEFULSET_CONTROLLER, Bounds, Move, Node
-from rollwise.explore.pods import NOW, image_of
+from rollwise.explore.pods import NOW
+from rollwise.invariants.stages import image_of
 
 __all__ = ["Exploration", "Violation", "explore", "follow", "rollout_complete"]
 

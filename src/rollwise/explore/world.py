@@ -1,9 +1,11 @@
 """Building the starting store and each successor: admission as the API server does it, member Leases for
-quorum-aware sets, and the bookkeeping every move shares (budgets, births, the stale store)."""
+quorum-aware sets, and the bookkeeping every move shares (budgets, births, the older stores a lagging informer
+may show, and each controller's read-your-writes record)."""
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from rollwise import invariants
@@ -11,13 +13,14 @@ from rollwise.api.errors import NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_range
 from rollwise.api.leases import LEADER, MEMBER, cluster_id, format_holder, lease_role, member_id
-from rollwise.api.meta import Obj, name_of
+from rollwise.api.meta import Obj, name_of, uid_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
 from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
 from rollwise.controllers.quorum.settings import read_settings
 from rollwise.controllers.statefulset.limits import limits_of
+from rollwise.explore.lag import behind
 from rollwise.explore.model import (
     NAMESPACE,
     QUORUM_CONTROLLER,
@@ -28,8 +31,9 @@ from rollwise.explore.model import (
     Used,
     facts_of,
 )
-from rollwise.explore.pods import NOW, image_of
+from rollwise.explore.pods import NOW
 from rollwise.invariants import Birth
+from rollwise.invariants.stages import image_of
 from rollwise.runtime.quorum_app import LEASE_WRITER, write_member_lease
 
 __all__ = ["LEASE_WRITER", "Transition", "controllers_of", "initial_node", "successor"]
@@ -66,20 +70,38 @@ def initial_node(manifest: Obj, *, gates: FeatureGates, bounds: Bounds) -> Node:
 
 
 def successor(before: Node, cluster: MemoryCluster, move: Move, *, bounds: Bounds, used: Used | None = None,
-              born: dict[str, tuple[str, int]] | None = None) -> Node:
-    """The node after ``move`` changed ``cluster`` (a fork of ``before.cluster``).
+              born: dict[str, tuple[str, int]] | None = None,
+              written: Mapping[str, Mapping[str, str]] | None = None) -> Node:
+    """The node after ``move`` changed ``cluster`` (a fork of ``before.cluster``); ``written``: the controllers'
+    read-your-writes record after it (default: unchanged).
 
-    A pod that is gone loses its birth record; member Leases follow the pods; the stale store is kept while a
-    stale reconcile may still come."""
+    A pod that is gone loses its birth record; member Leases follow the pods; the older stores are kept (up to
+    ``bounds.stale_depth``) while a stale reconcile may still come."""
     used = used or before.used
     if before.facts.strategy == "QuorumAware":
         _sync_leases(cluster, before.facts.resource, before.facts.name)
     names = {name_of(p) for p in cluster.list("Pod", NAMESPACE)}
     born = {k: v for k, v in (born if born is not None else before.born).items() if k in names}
     changed = cluster.cursor > 0  # a fork starts with an empty change feed
-    keep_prev = "stale" in bounds.perturbations and used.stale < bounds.perturbation_budget
-    return Node(cluster=cluster, facts=before.facts, born=born, used=used,
-                prev=before.cluster if keep_prev and changed else (before.prev if keep_prev else None))
+    written = before.written if written is None else written
+    history: tuple[MemoryCluster, ...] = ()
+    if "stale" in bounds.perturbations and used.stale < bounds.perturbation_budget:
+        history = (before.cluster, *before.history)[:bounds.stale_depth] if changed else before.history
+    node = Node(cluster=cluster, facts=before.facts, born=born, used=used, history=history, written=written)
+    if history and bounds.read_your_writes:
+        verdicts = admitted(node)
+        # A store the check refuses to every controller stays refused (it only ages, and records only grow), and
+        # so does every older one: forget them, so they split no state.
+        keep = next((i for i, row in enumerate(verdicts) if not any(row)), len(verdicts))
+        node.history, node.admitted = history[:keep], verdicts[:keep]
+    return node
+
+
+def admitted(node: Node) -> tuple[tuple[bool, ...], ...]:
+    """Per older store of ``node``: whether each controller's read-your-writes check lets it decide on it."""
+    set_uid = uid_of(node.sts)
+    return tuple(tuple(not behind(node.written.get(actor, {}), actor, set_uid, old) for actor in controllers_of(node))
+                 for old in node.history)
 
 
 def birth(sts: Obj, gates: FeatureGates) -> Birth:

@@ -24,15 +24,16 @@ from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
 from rollwise.cluster.protocol import Change, Cluster
 from rollwise.cluster.resources import group_of
+from rollwise.cluster.scope import stamp
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
-from rollwise.operator.recording import RecordingCluster
 from rollwise.operator.world import AsyncCluster, BlockingCluster
 from rollwise.runtime.cache import CacheReader, Delta, Store
 from rollwise.runtime.consistency import ConsistencyStore
 from rollwise.runtime.execute import execute
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder
+from rollwise.runtime.recording import RecordingCluster
 from rollwise.runtime.routing import sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import set_resource
@@ -121,8 +122,7 @@ class SetController:
         if sts is None:
             self.consistency.clear(key)
             return None
-        self.consistency.clear(key, uid_of(sts))  # a set recreated under the name starts clean
-        behind = self.consistency.behind(key)
+        behind = self.consistency.check(key, uid_of(sts))  # a set recreated under the name starts clean
         if behind:
             raise CacheBehind(", ".join(behind))
         view = set_view(cast(Cluster, self.reader), sts, now=self.wall_time(), gates=self.gates)
@@ -143,8 +143,9 @@ class SetController:
 
         target: Cluster = self.inline if self.inline is not None else cast(Cluster, BlockingCluster(
             self.world, asyncio.get_running_loop(), pod_uid=pod_uid))
+        # What the operator creates carries the label its informers select by (cluster.scope).
         recording = cast(Cluster, RecordingCluster(target, self.consistency, owner=key, owner_uid=uid_of(sts),
-                                                   tracked=self.tracked))
+                                                   tracked=self.tracked, prepare=stamp))
         for action in plan.actions:
             kind, obj = type(action).__name__, _target(action)
             reason = getattr(action, "reason", "") or getattr(action, "message", "")

@@ -67,6 +67,17 @@ class ConsistencyStore:
                 lagging.append(resource)
         return lagging
 
+    def check(self, owner: Hashable, owner_uid: str) -> list[str]:
+        """The check before a reconcile of ``owner`` (the set as its cache shows it, ``owner_uid``): a record kept
+        for an older object under the name is dropped, then the resources whose cache is behind (empty: decide)."""
+        self.clear(owner, owner_uid)
+        return self.behind(owner)
+
+    def written(self, owner: Hashable) -> dict[str, str]:
+        """The newest resourceVersion this controller wrote per resource for ``owner`` (a copy; empty: none)."""
+        entry = self._owners.get(owner)
+        return dict(entry.rvs) if entry is not None else {}
+
     def ensure_ready(self, owner: Hashable) -> bool:
         """True when the caches have caught up with every write recorded for ``owner``.
 

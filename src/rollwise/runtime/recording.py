@@ -1,19 +1,19 @@
 """A ``Cluster`` that tells the consistency store about every write it carries for one owner.
 
 The controller's executor writes through it; each successful write's returned resourceVersion is recorded
-against the set being reconciled (KEP-5647 ``WroteAt``), including the pod returned by a graceful delete.
+against the set being reconciled (KEP-5647 ``WroteAt``), including the pod returned by a graceful delete. The
+operator and the explorer write through it; ``prepare`` changes what is created (the operator's informer label).
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from rollwise.api.meta import Obj
 from rollwise.cluster.protocol import Change, Cluster, Propagation
 from rollwise.cluster.resources import GroupKind, ResourceRef
-from rollwise.cluster.scope import stamp
 from rollwise.runtime.consistency import ConsistencyStore
 
 __all__ = ["RecordingCluster"]
@@ -21,13 +21,14 @@ __all__ = ["RecordingCluster"]
 
 class RecordingCluster:
     def __init__(self, inner: Cluster, consistency: ConsistencyStore, *, owner: Hashable, owner_uid: str,
-                 tracked: frozenset[str] | None = None) -> None:
+                 tracked: frozenset[str] | None = None, prepare: Callable[[Obj], Obj] | None = None) -> None:
         self.inner = inner
         self.consistency = consistency
         self.owner = owner
         self.owner_uid = owner_uid
         self.tracked = tracked
         """Kinds an informer watches (None: all); a write to any other kind could never be seen, so is not noted."""
+        self.prepare = prepare
 
     def _note(self, ref: ResourceRef, obj: Obj | None) -> Obj | None:
         kind = ref.kind if isinstance(ref, GroupKind) else ref.partition(".")[0]  # informers are named by kind
@@ -44,8 +45,8 @@ class RecordingCluster:
         return self.inner.list(kind, namespace, selector=selector)
 
     def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
-        # What the operator creates carries the label its informers select by (cluster.scope).
-        out = self.inner.create(stamp(obj), actor=actor, handed_over=handed_over)
+        out = self.inner.create(obj if self.prepare is None else self.prepare(obj), actor=actor,
+                                handed_over=handed_over)
         self._note(str(obj.get("kind")), out)
         return out
 
