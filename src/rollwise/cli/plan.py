@@ -25,6 +25,7 @@ from rollwise.controllers.plan import (
     DeletePod,
     DeleteRevision,
     EmitEvent,
+    InPlaceUpdatePod,
     PatchOwner,
     PatchSet,
     Plan,
@@ -65,6 +66,9 @@ def describe_action(action: Action) -> str:
         what = f"update owner references of claim {name_of(action.claim)}"
     elif isinstance(action, UpdatePod):
         what = f"update pod {name_of(action.pod)} in place"
+    elif isinstance(action, InPlaceUpdatePod):
+        images = ", ".join(f"{c}={i}" for c, i in action.images)
+        what = f"update the images of pod {name_of(action.pod)} in place ({images}; was revision {action.revision})"
     elif isinstance(action, PatchOwner):
         what = f"set owner references of {action.kind} {action.name}"
     elif isinstance(action, CreateRevision):

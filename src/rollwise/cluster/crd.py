@@ -30,6 +30,7 @@ from rollwise.api.validation_cel import (
     selector_matches_template_rule,
     strategy_block_rules,
 )
+from rollwise.api.in_place import POD_UPDATE_POLICIES, RECREATE_POLICY
 from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
 __all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "POLICY_NAME", "crd", "policy"]
@@ -56,6 +57,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "updateStrategy.type": STRATEGY_TYPES,
     "persistentVolumeClaimRetentionPolicy.whenDeleted": ("Retain", "Delete"),
     "persistentVolumeClaimRetentionPolicy.whenScaled": ("Retain", "Delete"),
+    "updateStrategy.{block}.podUpdatePolicy": POD_UPDATE_POLICIES,
 }
 
 
@@ -227,6 +229,12 @@ def _rolling_block(block: str, owner: str) -> dict[str, Any]:
             "KEP-3541: seconds an updated pod may take to become ready before it counts as failed and the update "
             "moves on (EnforcedRollingUpdate) or stops.",
             COUNT_MINIMUMS["updateStrategy.{block}.podProgressTimeoutSeconds"]),
+        "podUpdatePolicy": _string(
+            "How an outdated pod is brought to the update revision (OpenKruise's Advanced StatefulSet): ReCreate "
+            "deletes and creates it; InPlaceIfPossible updates its container images in place (same uid, node, IP "
+            "and volumes; the containers restart) when the revisions differ only in images, else recreates it; "
+            "InPlaceOnly does the same but halts the rollout, touching no pod, when a pod cannot be updated in place.",
+            ENUMS["updateStrategy.{block}.podUpdatePolicy"], default=RECREATE_POLICY),
     })
 
 

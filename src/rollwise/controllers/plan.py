@@ -21,6 +21,7 @@ __all__ = [
     "DeletePod",
     "DeleteRevision",
     "EmitEvent",
+    "InPlaceUpdatePod",
     "MetricSample",
     "PatchOwner",
     "PatchSet",
@@ -64,6 +65,19 @@ class UpdatePod(Action):
     """An in-place update (identity or storage repair); never a template change."""
 
     pod: Obj
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InPlaceUpdatePod(Action):
+    """Update a pod's container images to the update revision instead of deleting it (``podUpdatePolicy``,
+    api/in_place.py): ``pod`` is the whole pod as it is to be written, at the resourceVersion it was read at, so a
+    pod that changed since is not overwritten (Conflict; the next reconcile decides again)."""
+
+    pod: Obj
+    images: tuple[tuple[str, str], ...]
+    """(container, new image), for the event stream."""
+    revision: str
+    """The revision label the pod had (the update revision is the one ``pod`` carries)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

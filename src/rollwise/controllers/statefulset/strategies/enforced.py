@@ -20,6 +20,7 @@ import bisect
 from rollwise.api import predicates as p
 from rollwise.api.meta import name_of
 from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.in_place import replace
 from rollwise.controllers.statefulset.replicas import replacement_is_outdated
 from rollwise.controllers.statefulset.strategies.progress_timeout import replace_timed_out_pods
 
@@ -80,12 +81,12 @@ class EnforcedRollingUpdate:
             name = name_of(pod)
             if broken:
                 cause = p.unavailable_cause(pod, sync.min_ready_seconds, sync.now)
-                sync.delete(pod, f"EnforcedRollingUpdate: {name} is outdated and not available ({cause})")
+                replace(sync, pod, f"EnforcedRollingUpdate: {name} is outdated and not available ({cause})")
                 sync.event("ForcedReplacement", f"Forcibly replacing pod {name} ({cause}) with revision "
                                                 f"{sync.update_name}", warning=True)
                 sync.metric("statefulset_forced_pod_replacements_total", 1, kind="counter")
             else:
-                sync.delete(pod, f"EnforcedRollingUpdate: {name} runs an older revision")
+                replace(sync, pod, f"EnforcedRollingUpdate: {name} runs an older revision")
                 unavailable += 1
             in_flight += 1
         if sync.quiet_outdated_alive(floor) or any(
