@@ -18,6 +18,7 @@ from rollwise.api.defaults import (
     STRATEGY_RECREATE,
     STRATEGY_ROLLING_UPDATE,
 )
+from rollwise.api.in_place import POD_UPDATE_POLICIES, RECREATE_POLICY
 from rollwise.api.validation_cel import (
     DNS_LABEL,
     LABEL_VALUE,
@@ -30,7 +31,6 @@ from rollwise.api.validation_cel import (
     selector_matches_template_rule,
     strategy_block_rules,
 )
-from rollwise.api.in_place import POD_UPDATE_POLICIES, RECREATE_POLICY
 from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
 __all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "POLICY_NAME", "crd", "policy"]
