@@ -37,6 +37,9 @@ def describe_event(ev: Mapping[str, Any]) -> str:
         return f"{pod} created at revision {ev.get('revision')} (by {ev.get('by')})"
     if kind == "PodDeleteRequested":
         return f"{pod} deletion requested (revision {ev.get('revision')}, by {ev.get('by')})"
+    if kind == "PodUpdatedInPlace":
+        return (f"{pod} updated in place to revision {ev.get('revision')} (from {ev.get('fromRevision')}, "
+                f"by {ev.get('by')})")
     if kind == "PodGone":
         return f"{pod} gone"
     if kind == "PodReady":

@@ -13,7 +13,7 @@ Judged three ways on every decision, each from facts the controller did not comp
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rollwise.api import predicates as p
@@ -22,7 +22,7 @@ from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.plan import InPlaceUpdatePod, UpdatePod, WriteStatus
 from rollwise.invariants.decision import Decision
 
-__all__ = ["in_place_restart"]
+__all__ = ["in_place_restart", "restarting_counted_available"]
 
 
 def _changed(pod: Mapping[str, Any]) -> list[str]:
@@ -50,13 +50,16 @@ def _restarting(pod: Mapping[str, Any], containers: list[str]) -> list[str]:
     return out
 
 
+def restarting_counted_available(pods: Iterable[Obj], min_ready_seconds: float, now: float) -> list[str]:
+    """Pods whose in-place restart is under way that the one availability predicate counts available."""
+    return [f"{name_of(pod)} counted available while its containers restart for an in-place update"
+            for pod in pods if (changed := _changed(pod)) and _restarting(pod, changed)
+            and p.is_available(pod, min_ready_seconds, now)]
+
+
 def in_place_restart(d: Decision) -> list[str]:
-    problems: list[str] = []
+    problems = restarting_counted_available(d.view.pods, d.min_ready_seconds, d.view.now)
     mrs, now = d.min_ready_seconds, d.view.now
-    for pod in d.view.pods:
-        changed = _changed(pod)
-        if changed and _restarting(pod, changed) and p.is_available(pod, mrs, now):
-            problems.append(f"{name_of(pod)} counted available while its containers restart for an in-place update")
     patched = {name_of(a.pod) for a in d.actions if isinstance(a, InPlaceUpdatePod)}
     seen: dict[str, Obj] = {name_of(pod): pod for pod in d.view.pods}
     for action in d.actions:
