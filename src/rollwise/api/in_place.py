@@ -36,6 +36,7 @@ __all__ = [
     "IN_PLACE_ANNOTATION",
     "IN_PLACE_IF_POSSIBLE",
     "IN_PLACE_ONLY",
+    "IN_PLACE_UPDATED_AT",
     "POD_UPDATE_POLICIES",
     "RECREATE_POLICY",
     "images_only_difference",
@@ -43,6 +44,7 @@ __all__ = [
     "in_place_finished",
     "in_place_patched",
     "in_place_pending",
+    "in_place_started_at",
     "pod_update_policy",
 ]
 
@@ -52,8 +54,12 @@ IN_PLACE_ONLY = "InPlaceOnly"
 POD_UPDATE_POLICIES = (RECREATE_POLICY, IN_PLACE_IF_POSSIBLE, IN_PLACE_ONLY)
 
 IN_PLACE_ANNOTATION = "rollwise.dev/in-place-update"
-"""On a pod while its containers restart for an in-place update: ``{"revision": ..., "imageIDs": {container: id}}``
-(the ids before the patch; OpenKruise's ``apps.kruise.io/inplace-update-state`` keeps the same facts)."""
+"""On a pod while its containers restart for an in-place update: ``{"revision": ..., "at": seconds, "imageIDs":
+{container: id}}`` (the ids before the patch; OpenKruise's ``apps.kruise.io/inplace-update-state`` keeps the same
+facts)."""
+IN_PLACE_UPDATED_AT = "rollwise.dev/in-place-updated-at"
+"""Left on a pod once its in-place update is through: when it started (seconds, as the controller's clock read
+them). A pod's clock for podProgressTimeoutSeconds starts there, not at its creation: its container is that new."""
 
 
 def pod_update_policy(block: Mapping[str, Any] | None) -> str:
@@ -129,12 +135,25 @@ def in_place_done(pod: Mapping[str, Any]) -> bool:
     return True
 
 
-def in_place_patched(pod: Obj, images: Mapping[str, str], revision: str, label: str) -> Obj:
+def in_place_started_at(pod: Mapping[str, Any]) -> float | None:
+    """When the pod's latest in-place update started (from its record, or the mark left once it was through)."""
+    at = _record(pod).get("at")
+    if at is None:
+        at = ((pod.get("metadata") or {}).get("annotations") or {}).get(IN_PLACE_UPDATED_AT)
+    if isinstance(at, bool):
+        return None
+    try:
+        return float(at) if isinstance(at, (int, float, str)) else None
+    except ValueError:
+        return None
+
+
+def in_place_patched(pod: Obj, images: Mapping[str, str], revision: str, label: str, *, at: float) -> Obj:
     """The pod as the in-place update writes it: new images, the revision label ``label`` set to ``revision``, and
     the annotation recording each changed container's current ``imageID``. Nothing else changes (an update of a
     pod may change only its images among the spec's fields)."""
     statuses = _statuses(pod)
-    record = {"revision": revision,
+    record = {"revision": revision, "at": at,
               "imageIDs": {name: str((statuses.get(name) or {}).get("imageID") or "") for name in sorted(images)}}
     meta = pod["metadata"]
     spec = pod["spec"]
@@ -148,9 +167,13 @@ def in_place_patched(pod: Obj, images: Mapping[str, str], revision: str, label: 
 
 
 def in_place_finished(pod: Obj) -> Obj:
-    """The pod with the in-place record removed (the update is through; readiness is the pod's own again)."""
+    """The pod with the in-place record removed (the update is through; readiness is the pod's own again) and the
+    time it started kept in ``IN_PLACE_UPDATED_AT``."""
     meta = pod["metadata"]
+    at = in_place_started_at(pod)
     annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != IN_PLACE_ANNOTATION}
+    if at is not None:
+        annotations[IN_PLACE_UPDATED_AT] = repr(at)
     new_meta = {k: v for k, v in meta.items() if k != "annotations"}
     if annotations:
         new_meta["annotations"] = annotations

@@ -61,7 +61,7 @@ def replace(sync: Sync, pod: Obj, reason: str) -> None:
         images, _ = _difference(sync, pod)
         if images:
             name = name_of(pod)
-            patched = in_place_patched(pod, images, sync.update_name, REVISION_LABEL)
+            patched = in_place_patched(pod, images, sync.update_name, REVISION_LABEL, at=sync.now)
             sync.actions.append(InPlaceUpdatePod(
                 pod=patched, images=tuple(sorted(images.items())), revision=revision_of(pod),
                 reason=f"{reason}; only images differ, updating in place ({policy})"))

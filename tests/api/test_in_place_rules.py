@@ -18,6 +18,7 @@ from rollwise.api.in_place import (
     in_place_finished,
     in_place_patched,
     in_place_pending,
+    in_place_started_at,
     pod_update_policy,
 )
 from rollwise.api.validation import validate_statefulset
@@ -57,11 +58,11 @@ def _pod(image_id: str = "sha256:old", *, state: str = "running", ready: bool = 
 def test_the_patch_sets_images_label_and_record_and_the_pod_stops_counting_ready_at_once() -> None:
     pod = _pod()
     assert p.is_running_and_ready(pod)
-    patched = in_place_patched(pod, {"app": "app:v2"}, "web-2", "controller-revision-hash")
+    patched = in_place_patched(pod, {"app": "app:v2"}, "web-2", "controller-revision-hash", at=30.0)
     assert patched["spec"]["containers"][0]["image"] == "app:v2"
     assert patched["metadata"]["labels"]["controller-revision-hash"] == "web-2"
     assert json.loads(patched["metadata"]["annotations"][IN_PLACE_ANNOTATION]) == {
-        "revision": "web-2", "imageIDs": {"app": "sha256:old"}}
+        "revision": "web-2", "at": 30.0, "imageIDs": {"app": "sha256:old"}}
     assert in_place_pending(patched) and not p.is_running_and_ready(patched), \
         "the status still says Ready (the old container's), yet the pod is restarting"
     assert p.unavailable_cause(patched, 0, 0) == "containers restarting for an in-place update"
@@ -76,10 +77,13 @@ def test_the_patch_sets_images_label_and_record_and_the_pod_stops_counting_ready
 ])
 def test_the_update_is_through_once_every_changed_container_runs_a_new_image(
         image_id: str, state: str, done: bool) -> None:
-    patched = in_place_patched(_pod(), {"app": "app:v2"}, "web-2", "controller-revision-hash")
+    patched = in_place_patched(_pod(), {"app": "app:v2"}, "web-2", "controller-revision-hash", at=30.0)
     status = {**patched["status"], "containerStatuses": [{"name": "app", "image": "app:v2", "imageID": image_id,
                                                           "ready": False, "state": {state: {}}}]}
     assert in_place_done({**patched, "status": status}) is done
+    finished = in_place_finished(patched)
+    assert not in_place_pending(finished) and in_place_started_at(finished) == 30.0, \
+        "the start is kept: podProgressTimeoutSeconds counts from it"
 
 
 def test_a_malformed_record_counts_as_done_so_the_controller_clears_it() -> None:

@@ -117,3 +117,13 @@ def test_recreate_policy_is_the_default_and_deletes() -> None:
     raw = _scenario(policy="ReCreate", patch=IMAGE_ONLY)
     result, _ = _run(raw)
     assert result["summary"]["web"]["podDeletions"] == 4 and result["summary"]["web"]["podInPlaceUpdates"] == 0
+
+
+def test_a_progress_timeout_counts_from_the_in_place_update_not_the_pods_creation() -> None:
+    raw = _scenario(policy="InPlaceIfPossible", patch=IMAGE_ONLY, max_unavailable=2)
+    raw["objects"][0]["spec"]["updateStrategy"]["rollingUpdate"]["podProgressTimeoutSeconds"] = 10
+    result, problems = _run(raw)
+    assert not problems, problems[:5]
+    web = result["summary"]["web"]
+    assert web["completed"] and web["podDeletions"] == 0 and web["podInPlaceUpdates"] == 4
+    assert not [e for e in result["events"] if e["type"] == "Event" and e["reason"] == "PodProgressTimeout"]
