@@ -184,6 +184,8 @@ class Sync:
         name = pod_name(name_of(self.sts), self.ordinal(index)) if pod is None else name_of(pod)
         if pod is not None and name in self.deleted:
             cause = "terminating"
+        elif pod is not None and name in self.in_place:
+            cause = "containers restarting for an in-place update"  # patched by this plan; the view predates it
         else:
             cause = p.unavailable_cause(pod, self.min_ready_seconds, self.now)
         self.wait(name, f"to become available: {cause}{note}" if cause != "terminating" else "to finish terminating")
