@@ -41,7 +41,8 @@ def test_every_path_through_in_place_updates_keeps_the_invariants(
 
 
 def test_a_predicate_blind_to_the_in_place_record_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(predicates, "in_place_pending", lambda pod: False)
+    # The readiness rule looks for another annotation than the one the controller writes: it no longer sees it.
+    monkeypatch.setattr(predicates, "IN_PLACE_ANNOTATION", "example.com/not-the-record")
     result = run(manifest(IN_PLACE, "Parallel", replicas=2), replicas=2, template_changes=1)
     problems = found(result)
     assert "counted available while its containers restart" in problems.get("in-place-restart", ""), problems

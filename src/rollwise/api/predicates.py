@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from rollwise.api.in_place import in_place_pending
+from rollwise.api.in_place import IN_PLACE_ANNOTATION, in_place_pending
 
 __all__ = [
     "CONTAINER_ALIVE",
@@ -132,7 +132,12 @@ def is_running_and_ready(pod: Mapping[str, Any]) -> bool:
         return False
     for found in conditions:
         if type(found) is dict and found.get("type") == "Ready":
-            return found.get("status") == "True" and not in_place_pending(pod)
+            if found.get("status") != "True":
+                return False
+            # in_place_pending(pod), inlined: asked of every pod on every change.
+            meta = pod.get("metadata")
+            annotations = meta.get("annotations") if type(meta) is dict else None
+            return not annotations or IN_PLACE_ANNOTATION not in annotations
     return False
 
 
