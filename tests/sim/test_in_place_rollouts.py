@@ -127,3 +127,20 @@ def test_a_progress_timeout_counts_from_the_in_place_update_not_the_pods_creatio
     web = result["summary"]["web"]
     assert web["completed"] and web["podDeletions"] == 0 and web["podInPlaceUpdates"] == 4
     assert not [e for e in result["events"] if e["type"] == "Event" and e["reason"] == "PodProgressTimeout"]
+
+
+def _enforced(raw: dict[str, Any], policy: str) -> dict[str, Any]:
+    raw["objects"][0]["spec"]["updateStrategy"] = {
+        "type": "EnforcedRollingUpdate", "enforcedRollingUpdate": {"podUpdatePolicy": policy, "maxUnavailable": 2}}
+    return raw
+
+
+def test_enforced_rolling_update_takes_the_same_policy_in_its_own_block() -> None:
+    result, problems = _run(_enforced(_scenario(policy="ReCreate", patch=IMAGE_ONLY), "InPlaceOnly"))
+    assert not problems, problems[:5]
+    web = result["summary"]["web"]
+    assert web["completed"] and web["podInPlaceUpdates"] == 4 and web["podDeletions"] == 0
+    halted, _ = _run(_enforced(_scenario(policy="ReCreate", patch=MIXED), "InPlaceOnly"))
+    conditions = halted["final"]["statefulSets"][0]["status"]["conditions"]
+    assert any(c["reason"] == "InPlaceUpdateImpossible" for c in conditions)
+    assert halted["summary"]["web"]["podDeletions"] == 0
