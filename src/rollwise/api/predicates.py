@@ -136,7 +136,7 @@ def is_running_and_ready(pod: Mapping[str, Any]) -> bool:
                 return False
             # in_place_pending(pod), inlined: asked of every pod on every change.
             meta = pod.get("metadata")
-            annotations = meta.get("annotations") if type(meta) is dict else None
+            annotations = meta.get("annotations") if isinstance(meta, dict) else None
             return not annotations or IN_PLACE_ANNOTATION not in annotations
     return False
 
