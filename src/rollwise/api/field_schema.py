@@ -69,7 +69,7 @@ PVC_SPEC = _fields(
     selector=LABEL_SELECTOR, resources=RESOURCES, dataSource=ANY, dataSourceRef=ANY,
 )
 PVC_TEMPLATE = _fields("apiVersion", "kind", metadata=OBJECT_META, spec=PVC_SPEC, status=ANY)
-_ROLLING = _fields("partition", "maxUnavailable", "podProgressTimeoutSeconds")
+_ROLLING = _fields("partition", "maxUnavailable", "podProgressTimeoutSeconds", "podUpdatePolicy")
 STATEFULSET_SPEC = _fields(
     "replicas", "serviceName", "podManagementPolicy", "revisionHistoryLimit", "minReadySeconds",
     "progressDeadlineSeconds", "paused",

@@ -10,6 +10,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from rollwise.api.in_place import IN_PLACE_ANNOTATION, in_place_pending
+
 __all__ = [
     "CONTAINER_ALIVE",
     "CONTAINER_DEAD",
@@ -118,7 +120,9 @@ def is_ready(pod: Mapping[str, Any]) -> bool:
 
 
 def is_running_and_ready(pod: Mapping[str, Any]) -> bool:
-    """Phase Running and Ready=True (reference §1.2 isRunningAndReady)."""
+    """Phase Running and Ready=True (reference §1.2 isRunningAndReady), and no in-place update under way: a pod
+    whose images were just patched is restarting even while its Ready condition is still the old container's
+    (api/in_place.py; OpenKruise keeps it out through its InPlaceUpdateReady readiness gate)."""
     # ``is_running(pod) and is_ready(pod)`` reading the status once: asked of every pod on every change.
     status = pod.get("status")
     if type(status) is not dict or status.get("phase") != "Running":
@@ -128,7 +132,12 @@ def is_running_and_ready(pod: Mapping[str, Any]) -> bool:
         return False
     for found in conditions:
         if type(found) is dict and found.get("type") == "Ready":
-            return found.get("status") == "True"
+            if found.get("status") != "True":
+                return False
+            # in_place_pending(pod), inlined: asked of every pod on every change.
+            meta = pod.get("metadata")
+            annotations = meta.get("annotations") if isinstance(meta, dict) else None
+            return not annotations or IN_PLACE_ANNOTATION not in annotations
     return False
 
 
@@ -223,6 +232,8 @@ def unavailable_cause(pod: Mapping[str, Any] | None, min_ready_seconds: float, n
         return "missing"
     if is_terminating(pod):
         return "terminating"
+    if in_place_pending(pod):
+        return "containers restarting for an in-place update"
     status = _status(pod)
     phase = status.get("phase") or "not yet created"
     for cs in _objects(status.get("containerStatuses")):

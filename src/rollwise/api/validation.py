@@ -19,6 +19,7 @@ from rollwise.api.defaults import (
 )
 from rollwise.api.errors import FieldError
 from rollwise.api.features import ENFORCED_ROLLING_UPDATE, MAX_UNAVAILABLE, RECREATE, FeatureGates
+from rollwise.api.in_place import POD_UPDATE_POLICIES
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, selector_matches
 from rollwise.api.validation_rules import (
@@ -234,6 +235,9 @@ def _check_rolling_block(
     if block.get("podProgressTimeoutSeconds") is not None:
         # seed 000, alternative 1: a per-pod timeout; zero would replace every pod at once, so at least 1.
         errors += check_int(block["podProgressTimeoutSeconds"], f"{path}.podProgressTimeoutSeconds", minimum=1)
+    if block.get("podUpdatePolicy") is not None:
+        # OpenKruise's Advanced StatefulSet names (api/in_place.py).
+        errors += check_enum(block["podUpdatePolicy"], f"{path}.podUpdatePolicy", POD_UPDATE_POLICIES)
     return errors
 
 

@@ -134,6 +134,9 @@ def proposal_uses(obj: Mapping[str, Any], old: Mapping[str, Any] | None, release
         uses.append(ProposalUse("spec.updateStrategy.rollingUpdate.podProgressTimeoutSeconds",
                                 block["podProgressTimeoutSeconds"], UNKNOWN_FIELD,
                                 "a proposal (KEP-3541, seed 000), in no Kubernetes release"))
+    if "podUpdatePolicy" in block:
+        uses.append(ProposalUse("spec.updateStrategy.rollingUpdate.podUpdatePolicy", block["podUpdatePolicy"],
+                                UNKNOWN_FIELD, "OpenKruise's in-place update, in no Kubernetes release"))
     if ("maxUnavailable" in block and not release.on(MAX_UNAVAILABLE)
             and _mapping(old_strategy.get("rollingUpdate")).get("maxUnavailable") is None):
         uses.append(ProposalUse("spec.updateStrategy.rollingUpdate.maxUnavailable", block["maxUnavailable"],

@@ -30,7 +30,8 @@ def add_compare(sub: Any) -> None:
     p.add_argument("file", metavar="FILE", help="scenario file (YAML or JSON, UTF-8; see spec/simulate.md)")
     p.add_argument("--strategies", default=DEFAULT_STRATEGIES,
                    help=f"comma-separated strategies (default: {DEFAULT_STRATEGIES}); each as for simulate "
-                        "--strategy, e.g. RollingUpdate:maxUnavailable=3")
+                        "--strategy, e.g. RollingUpdate:maxUnavailable=3 or "
+                        "RollingUpdate:podUpdatePolicy=InPlaceIfPossible (in-place image updates)")
     p.add_argument("--json", action="store_true", help='print {"runs": [result, ...]} and nothing else')
     p.add_argument("--plot", metavar="OUT.png",
                    help="write a timeline with one panel per strategy (.png, .svg or .pdf)")
@@ -137,7 +138,8 @@ def compare_table(runs: Sequence[Mapping[str, Any]]) -> Table:
     columns = ["strategy", "set", "done", "rollout s", "max unav.", "unav. pod-s"]
     if quorum:
         columns += ["quorum loss s", "elections", "leader moves"]
-    columns += ["deletes", "writes"]
+    in_place = any(fig.get("podInPlaceUpdates") for r in runs for fig in r["summary"].values())
+    columns += ["deletes", *(["in place"] if in_place else []), "writes"]
     for col in columns:
         table.add_column(col, justify="left" if col in ("strategy", "set", "done") else "right", no_wrap=True)
     for result in runs:
@@ -148,7 +150,8 @@ def compare_table(runs: Sequence[Mapping[str, Any]]) -> Table:
             if quorum:
                 row += [figure(fig["quorumLossSeconds"]), figure(fig["leaderElections"]),
                         str(fig.get("leaderChanges", "-"))]
-            row += [str(fig["podDeletions"]), str(result["apiWrites"])]
+            row += [str(fig["podDeletions"]), *([str(fig.get("podInPlaceUpdates", 0))] if in_place else []),
+                    str(result["apiWrites"])]
             table.add_row(*row)
     return table
 

@@ -37,6 +37,9 @@ def describe_event(ev: Mapping[str, Any]) -> str:
         return f"{pod} created at revision {ev.get('revision')} (by {ev.get('by')})"
     if kind == "PodDeleteRequested":
         return f"{pod} deletion requested (revision {ev.get('revision')}, by {ev.get('by')})"
+    if kind == "PodUpdatedInPlace":
+        return (f"{pod} updated in place to revision {ev.get('revision')} (from {ev.get('fromRevision')}, "
+                f"by {ev.get('by')})")
     if kind == "PodGone":
         return f"{pod} gone"
     if kind == "PodReady":
@@ -160,6 +163,9 @@ def render_result(result: Mapping[str, Any], *, show_events: bool = False, expec
     if quorum:
         columns += ["quorum loss s", "elections"]
     columns += ["pods created", "pods deleted", "forced"]
+    in_place = any(fig.get("podInPlaceUpdates") for fig in result["summary"].values())
+    if in_place:
+        columns.append("in place")
     for col in columns:
         table.add_column(col, justify="left" if col == "StatefulSet" else "right")
     for name, fig in result["summary"].items():
@@ -173,6 +179,8 @@ def render_result(result: Mapping[str, Any], *, show_events: bool = False, expec
         if quorum:
             row += [figure(fig.get("quorumLossSeconds")), figure(fig.get("leaderElections"))]
         row += [str(fig["podCreations"]), str(fig["podDeletions"]), str(fig["forcedReplacements"])]
+        if in_place:
+            row.append(str(fig.get("podInPlaceUpdates", 0)))
         table.add_row(*row)
     out.print(table)
     for line in waiting_lines(result):

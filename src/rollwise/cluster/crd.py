@@ -18,6 +18,7 @@ from rollwise.api.defaults import (
     STRATEGY_RECREATE,
     STRATEGY_ROLLING_UPDATE,
 )
+from rollwise.api.in_place import POD_UPDATE_POLICIES, RECREATE_POLICY
 from rollwise.api.validation_cel import (
     DNS_LABEL,
     LABEL_VALUE,
@@ -56,6 +57,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "updateStrategy.type": STRATEGY_TYPES,
     "persistentVolumeClaimRetentionPolicy.whenDeleted": ("Retain", "Delete"),
     "persistentVolumeClaimRetentionPolicy.whenScaled": ("Retain", "Delete"),
+    "updateStrategy.{block}.podUpdatePolicy": POD_UPDATE_POLICIES,
 }
 
 
@@ -227,6 +229,12 @@ def _rolling_block(block: str, owner: str) -> dict[str, Any]:
             "KEP-3541: seconds an updated pod may take to become ready before it counts as failed and the update "
             "moves on (EnforcedRollingUpdate) or stops.",
             COUNT_MINIMUMS["updateStrategy.{block}.podProgressTimeoutSeconds"]),
+        "podUpdatePolicy": _string(
+            "How an outdated pod is brought to the update revision (OpenKruise's Advanced StatefulSet): ReCreate "
+            "deletes and creates it; InPlaceIfPossible updates its container images in place (same uid, node, IP "
+            "and volumes; the containers restart) when the revisions differ only in images, else recreates it; "
+            "InPlaceOnly does the same but halts the rollout, touching no pod, when a pod cannot be updated in place.",
+            ENUMS["updateStrategy.{block}.podUpdatePolicy"], default=RECREATE_POLICY),
     })
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "DeletePod",
     "DeleteRevision",
     "EmitEvent",
+    "InPlaceUpdatePod",
     "MetricSample",
     "PatchOwner",
     "PatchSet",
@@ -84,6 +85,23 @@ class UpdatePod(Action):
 
     def what(self) -> str:
         return f"update pod {name_of(self.pod)} in place"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InPlaceUpdatePod(Action):
+    """Update a pod's container images to the update revision instead of deleting it (``podUpdatePolicy``,
+    api/in_place.py): ``pod`` is the whole pod as it is to be written, at the resourceVersion it was read at, so a
+    pod that changed since is not overwritten (Conflict; the next reconcile decides again)."""
+
+    pod: Obj
+    images: tuple[tuple[str, str], ...]
+    """(container, new image), for the event stream."""
+    revision: str
+    """The revision label the pod had (the update revision is the one ``pod`` carries)."""
+
+    def what(self) -> str:
+        images = ", ".join(f"{c}={i}" for c, i in self.images)
+        return f"update the images of pod {name_of(self.pod)} in place ({images}; was revision {self.revision})"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

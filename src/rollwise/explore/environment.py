@@ -51,6 +51,10 @@ def _pod_moves(node: Node, pod: Obj, bounds: Bounds) -> Iterator[Transition]:
     if p.is_terminating(pod):
         yield _remove(node, name, bounds)
         return
+    restart = _in_place_restart(node, pod, bounds)
+    if restart is not None:
+        yield restart
+        return
     facts = node.facts
     stage = stage_of(pod, facts.min_ready_seconds)
     broken = image_of(pod) == facts.broken_image
@@ -82,6 +86,18 @@ def _pod_moves(node: Node, pod: Obj, bounds: Bounds) -> Iterator[Transition]:
         move = Move(actor=USER, kind="deletes pod", target=name, healthy=False)
         yield Transition(move=move, before=node,
                          after=successor(node, cluster, move, bounds=bounds, used=spend(node.used, user_actions=1)))
+
+
+def _in_place_restart(node: Node, pod: Obj, bounds: Bounds) -> Transition | None:
+    """A container whose spec image no longer is the one its status runs (an in-place update patched it): the
+    kubelet kills it and creates it again with the new image. Until then the status still reports the old
+    container (Ready, maybe): the window the in-place-restart invariant watches."""
+    spec = {c.get("name"): c.get("image") for c in (pod.get("spec") or {}).get("containers") or ()}
+    statuses = (pod.get("status") or {}).get("containerStatuses") or ()
+    if not any(cs.get("image") != spec.get(cs.get("name")) for cs in statuses):
+        return None
+    return _set_stage(node, bounds, pod, CREATING,
+                      Move(actor=KUBELET, kind="restarts the container with its new image", target=name_of(pod)))
 
 
 def _set_stage(node: Node, bounds: Bounds, pod: Obj, stage: str, move: Move, *, used: Used | None = None

@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from rollwise.api.identity import revision_of
+from rollwise.api.meta import name_of, uid_of
+from rollwise.controllers.plan import Action, InPlaceUpdatePod, WriteStatus
 from rollwise.controllers.view import SetView
+from rollwise.explore.environment import KUBELET, USER
 from rollwise.explore.model import NAMESPACE, QUORUM_CONTROLLER, Node
 from rollwise.explore.pods import NOW
 from rollwise.explore.world import Transition
 from rollwise.invariants import rules, store
 from rollwise.invariants.decision import Decision, delete_of
+from rollwise.invariants.in_place import in_place_restart, restarting_counted_available
+from rollwise.invariants.stages import image_of
 
 __all__ = ["STATE_INVARIANTS", "TRANSITION_INVARIANTS", "status_agrees_with_pods"]
 
@@ -75,10 +81,42 @@ def status_agrees_with_pods(node: Node) -> list[str]:
     return store.status_agrees_with_pods(node.sts, node.pods(), NOW)
 
 
+def _in_place_decision(tr: Transition) -> Decision | None:
+    """A controller move's in-place updates (pods whose uid stayed and whose images it changed) and the status it
+    wrote, as a decision on the store before it: the budget counts in-place updates as it counts deletions."""
+    if tr.move.actor in (KUBELET, USER):
+        return None
+    after = {name_of(pod): pod for pod in tr.after.pods()}
+    actions: list[Action] = []
+    for pod in tr.before.pods():
+        now = after.get(name_of(pod))
+        if now is not None and uid_of(now) == uid_of(pod) and image_of(now) != image_of(pod):
+            actions.append(InPlaceUpdatePod(pod=now, images=(), revision=revision_of(pod)))
+    if not actions:
+        return None
+    status = tr.after.sts.get("status") or {}
+    if status != (tr.before.sts.get("status") or {}):
+        actions.append(WriteStatus(status=status))
+    before = tr.before
+    view = SetView(set=before.sts, pods=before.pods(), now=NOW, gates=before.facts.gates)
+    return Decision(view=view, actions=tuple(actions), births=before.born)
+
+
+def in_place(tr: Transition) -> list[str]:
+    """In-place updates keep the budget, and a pod is never counted available while its containers restart."""
+    d = _in_place_decision(tr)
+    return [] if d is None else rules.budget(d) + in_place_restart(d)
+
+
+def restarting_not_available(node: Node) -> list[str]:
+    return restarting_counted_available(node.pods(), node.facts.min_ready_seconds, NOW)
+
+
 TRANSITION_INVARIANTS: dict[str, Callable[[Transition], list[str]]] = {
-    "budget": budget, "partition": partition, "claims": claims, "no-churn": no_churn,
+    "budget": budget, "partition": partition, "claims": claims, "no-churn": no_churn, "in-place": in_place,
     "disruption-budget": disruption_budget,
 }
 STATE_INVARIANTS: dict[str, Callable[[Node], list[str]]] = {
     "one-pod-per-ordinal": one_pod_per_ordinal, "recreate-never-mixes": recreate_never_mixes,
+    "in-place-restart": restarting_not_available,
 }

@@ -15,6 +15,7 @@ from typing import Any
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
+from rollwise.api.in_place import in_place_pending
 from rollwise.api.leases import lease_role
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
 from rollwise.api.predicates import is_terminating
@@ -228,7 +229,15 @@ def _set_part(sts: Obj) -> tuple[Any, ...]:
 
 def _pod_part(pod: Obj, min_ready_seconds: float) -> tuple[Any, ...]:
     return (name_of(pod), revision_of(pod), image_of(pod), stage_of(pod, min_ready_seconds), is_terminating(pod),
+            *_in_place_part(pod),
             tuple(str(r.get("uid")) for r in pod["metadata"].get("ownerReferences") or ()))
+
+
+def _in_place_part(pod: Obj) -> tuple[Any, ...]:
+    """An in-place update's state (api/in_place.py): whether the record is on the pod, and the images its status
+    runs (which the spec's differ from until the kubelet restarts the containers)."""
+    statuses = (pod.get("status") or {}).get("containerStatuses") or ()
+    return in_place_pending(pod), tuple(str(cs.get("image", "")) for cs in statuses)
 
 
 def _owners(part: tuple[Any, ...], names: Mapping[str, str]) -> tuple[Any, ...]:

@@ -43,8 +43,11 @@ def status_for(pod: Mapping[str, Any], stage: str, *, min_ready_seconds: float) 
     phase = {CREATING: "Pending", PULL_FAILING: "Pending", FAILED: "Failed"}.get(stage, "Running")
     statuses = []
     for c in (pod.get("spec") or {}).get("containers") or ():
-        cs: Obj = {"name": c.get("name", ""), "image": c.get("image", ""), "ready": ready,
-                   "restartCount": 1 if stage == CRASHING else 0, "started": running}
+        image = str(c.get("image", ""))
+        # imageID once the image ran, as the kubelet reports it: what tells an in-place update is through.
+        started = running or stage in (CRASHING, FAILED)
+        cs: Obj = {"name": c.get("name", ""), "image": image, "imageID": f"sha256:{image}" if started else "",
+                   "ready": ready, "restartCount": 1 if stage == CRASHING else 0, "started": running}
         if running:
             cs["state"] = {"running": {"startedAt": NOW}}
         elif stage == CRASHING:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_of, ordinal_range
-from rollwise.api.meta import Obj, name_of
-from rollwise.controllers.plan import Action, CreatePod, DeletePod
+from rollwise.api.meta import Obj, name_of, uid_of
+from rollwise.controllers.plan import Action, CreatePod, DeletePod, InPlaceUpdatePod
 from rollwise.controllers.statefulset.limits import Limits, limits_of
 from rollwise.controllers.view import SetView
 from rollwise.invariants.stages import image_of
@@ -81,6 +81,15 @@ class Decision:
             if (name, uid) in wanted or (name, "") in wanted:
                 out.append(pod)
         return out
+
+    def updated_in_place(self) -> list[Obj]:
+        """The live pods its in-place updates patched, as they were (matched by uid: the update is at a
+        resourceVersion, so it cannot land on a pod recreated under the name)."""
+        wanted = {(name_of(a.pod), uid_of(a.pod)) for a in self.actions if isinstance(a, InPlaceUpdatePod)}
+        if not wanted:
+            return []
+        return [pod for pod in self.state.pods
+                if (name_of(pod), uid_of(pod)) in wanted and not p.is_terminating(pod)]
 
     def creates(self) -> list[CreatePod]:
         return [a for a in self.actions if isinstance(a, CreatePod)]

@@ -20,6 +20,8 @@ words (empty: it holds). ``TRANSITION_RULES`` names them; the store-level rules 
 - one-pod-per-ordinal: never a pod created at an ordinal the set still holds a pod at;
 - disruption-budget: no voluntary deletion past the allowance of a PodDisruptionBudget selecting the pod
   (``disruption``).
+- in-place-restart: a pod is never counted available while its containers restart for an in-place update
+  (``in_place``); the budget rule counts in-place updates as it counts deletions.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.plan import WriteStatus
 from rollwise.invariants.decision import Decision, birth
 from rollwise.invariants.disruption import disruption_budget
+from rollwise.invariants.in_place import in_place_restart
 from rollwise.invariants.stages import stage_of
 
 __all__ = [
@@ -73,7 +76,8 @@ def budget(d: Decision) -> list[str]:
     if d.quorum:
         return []
     mrs, now, span = d.min_ready_seconds, d.state.now, d.span
-    taken = [pod for pod in d.deleted() if ordinal_of(pod) in span and p.is_available(pod, mrs, now)]
+    taken = [pod for pod in (*d.deleted(), *d.updated_in_place())
+             if ordinal_of(pod) in span and p.is_available(pod, mrs, now)]
     if not taken:
         return []
     allowed = promised_budget(d)
@@ -232,6 +236,7 @@ TRANSITION_RULES: dict[str, Callable[[Decision], list[str]]] = {
     "no-churn": no_churn, "futile-delete": futile_delete, "ordered-creation": ordered_creation,
     "recreate": recreate, "status-bounds": status_bounds, "one-pod-per-ordinal": one_pod_per_ordinal,
     "disruption-budget": disruption_budget,
+    "in-place-restart": in_place_restart,
 }
 
 

@@ -25,6 +25,7 @@ from rollwise.controllers.plan import (
     DeletePod,
     DeleteRevision,
     EmitEvent,
+    InPlaceUpdatePod,
     PatchOwner,
     PatchSet,
     Plan,
@@ -101,6 +102,12 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
     elif isinstance(action, UpdatePod):
         cluster.update(action.pod, actor=actor)
         event("Normal", "SuccessfulUpdate", f"update Pod {name_of(action.pod)} in StatefulSet {set_name} successful")
+    elif isinstance(action, InPlaceUpdatePod):
+        # OpenKruise's event names; the images are patched through an update at the read resourceVersion.
+        cluster.update(action.pod, actor=actor)
+        images = ", ".join(f"{c}={i}" for c, i in action.images)
+        event("Normal", "SuccessfulUpdatePodInPlace",
+              f"successfully update pod {name_of(action.pod)} in-place ({images}) in StatefulSet {set_name}")
     elif isinstance(action, UpdateClaim):
         cluster.update(action.claim, actor=actor)
     elif isinstance(action, DeletePod):
@@ -154,6 +161,9 @@ def _report(action: Action, err: ApiStatusError, *, set_name: str, event: Callab
     elif isinstance(action, UpdatePod):
         event("Warning", "FailedUpdate",
               f"update Pod {name_of(action.pod)} in StatefulSet {set_name} failed error: {err}")
+    elif isinstance(action, InPlaceUpdatePod):
+        event("Warning", "FailedUpdatePodInPlace",
+              f"failed to update pod {name_of(action.pod)} in-place in StatefulSet {set_name} error: {err}")
     elif isinstance(action, UpdateClaim):
         event("Warning", "FailedUpdate", f"update Claim {name_of(action.claim)} in StatefulSet {set_name} "
                                          f"failed error: {err}")

@@ -21,6 +21,7 @@ SUMMARY_FIELDS = (
     "podCreations",
     "podDeletions",
     "forcedReplacements",
+    "podInPlaceUpdates",
     "claimsLost",
 )
 # completed is a boolean; the null-able figures (null when the set has no rollout or no quorum model) accept null

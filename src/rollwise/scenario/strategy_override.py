@@ -9,16 +9,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api.errors import FieldError
+from rollwise.api.in_place import IN_PLACE_IF_POSSIBLE, POD_UPDATE_POLICIES
 from rollwise.api.intstr import PERCENT
 from rollwise.api.meta import Obj
-from rollwise.api.validation_rules import check_int, check_max_unavailable
+from rollwise.api.validation_rules import check_enum, check_int, check_max_unavailable
 
-__all__ = ["QUORUM_AWARE_ANNOTATION", "STRATEGY_NAMES", "StrategyOverride", "parse_strategy"]
+__all__ = ["IN_PLACE", "QUORUM_AWARE_ANNOTATION", "STRATEGY_NAMES", "StrategyOverride", "parse_strategy"]
 
-STRATEGY_NAMES = ("RollingUpdate", "OnDelete", "Recreate", "EnforcedRollingUpdate", "QuorumAware")
+STRATEGY_NAMES = ("RollingUpdate", "OnDelete", "Recreate", "EnforcedRollingUpdate", "QuorumAware", "InPlace")
+IN_PLACE = "InPlace"
+"""Shorthand for RollingUpdate with ``podUpdatePolicy: InPlaceIfPossible`` (api/in_place.py), as QuorumAware is for
+OnDelete plus its annotation: what ``compare`` sets beside a recreating rollout."""
 QUORUM_AWARE_ANNOTATION = "rollwise.dev/update-policy"
-_KEYS = {"RollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds"),
-         "EnforcedRollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds")}
+_KEYS = {"RollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds", "podUpdatePolicy"),
+         "EnforcedRollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds", "podUpdatePolicy"),
+         IN_PLACE: ("maxUnavailable", "partition", "podProgressTimeoutSeconds")}
 
 _DIGITS = re.compile(r"[0-9]{1,18}")
 _MINIMUM = {"partition": 0, "podProgressTimeoutSeconds": 1}
@@ -42,6 +47,9 @@ class StrategyOverride:
             annotations[QUORUM_AWARE_ANNOTATION] = "QuorumAware"
         elif self.kind == "RollingUpdate":
             spec["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": dict(self.options)}
+        elif self.kind == IN_PLACE:
+            spec["updateStrategy"] = {"type": "RollingUpdate",
+                                      "rollingUpdate": {**self.options, "podUpdatePolicy": IN_PLACE_IF_POSSIBLE}}
         elif self.kind == "EnforcedRollingUpdate":
             spec["updateStrategy"] = {"type": "EnforcedRollingUpdate", "enforcedRollingUpdate": dict(self.options)}
         else:
@@ -67,6 +75,12 @@ def parse_strategy(text: str, *, path: str = "--strategy") -> tuple[StrategyOver
         if key not in allowed or not sep:
             rule = (f"options allowed for {kind}: " + ", ".join(allowed)) if allowed else f"{kind} takes no options"
             errors.append(FieldError(path=path, value=item, rule=rule))
+            continue
+        if key == "podUpdatePolicy":  # a name, not a number (api/in_place.py)
+            problems = check_enum(value, key, POD_UPDATE_POLICIES)
+            errors += [FieldError(path=path, value=item, rule=f"{e.path} {e.rule}") for e in problems]
+            if not problems:
+                options[key] = value
             continue
         parsed = _value(value)
         if parsed is None or (key != "maxUnavailable" and not isinstance(parsed, int)):

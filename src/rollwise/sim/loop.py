@@ -21,6 +21,7 @@ from rollwise.api.meta import (
     controller_of,
     name_of,
     namespace_of,
+    uid_of,
 )
 from rollwise.api.values import clone
 from rollwise.cluster.admission import Admission
@@ -260,5 +261,11 @@ def _no_cycle_collections() -> Iterator[None]:
 
 
 def _pod_line(pod: Obj) -> Mapping[str, Any]:
-    return {"name": name_of(pod), "revision": revision_of(pod), "phase": (pod.get("status") or {}).get("phase"),
-            "ready": p.is_ready(pod), "terminating": p.is_terminating(pod)}
+    """A pod as the run left it; ``uid`` and ``restartCount`` (summed over its containers) show which pods were
+    updated in place rather than recreated."""
+    status = pod.get("status") or {}
+    restarts = sum(cs.get("restartCount") or 0 for cs in status.get("containerStatuses") or ()
+                   if isinstance(cs, dict) and isinstance(cs.get("restartCount"), int))
+    return {"name": name_of(pod), "revision": revision_of(pod), "phase": status.get("phase"),
+            "ready": p.is_ready(pod), "terminating": p.is_terminating(pod), "uid": uid_of(pod),
+            "restartCount": restarts}

@@ -32,6 +32,7 @@ class SetFigures:
     pod_creations: int = 0
     pod_deletions: int = 0
     forced_replacements: int = 0
+    in_place_updates: int = 0
     claims_lost: int = 0
     """Claims deleted by anyone but a user while their ordinal was in range or under whenScaled=Retain."""
     last_unavailable: int = 0
@@ -140,6 +141,8 @@ class Recorder:
             return
         if p.is_terminating(new) and not was_terminating:
             self._delete_requested(ch)
+        if new.get("spec") is not old.get("spec") and _images(new) != _images(old):
+            self._updated_in_place(ch, old)
         before, after = p.status_of(old), p.status_of(new)
         if after is before:
             return  # a write that left the status as it was (metadata, a finalizer): nothing below can differ
@@ -171,6 +174,14 @@ class Recorder:
         owner = self._owner(ch)
         if ch.actor in self.controllers and owner:
             self._figures(owner).pod_deletions += self._started(owner)
+
+    def _updated_in_place(self, ch: Change, old: Obj) -> None:
+        """A pod's container images changed (an in-place update, api/in_place.py): same uid, new revision."""
+        self.emit(ch.at, "PodUpdatedInPlace", pod=self._pod_label(ch), revision=revision_of(ch.obj),
+                  fromRevision=revision_of(old), by=ch.actor)
+        owner = self._owner(ch)
+        if ch.actor in self.controllers and owner:
+            self._figures(owner).in_place_updates += self._started(owner)
 
     # -- the summary -----------------------------------------------------------------------------------------
 
@@ -239,6 +250,7 @@ class Recorder:
                 "podCreations": fig.pod_creations,
                 "podDeletions": fig.pod_deletions,
                 "forcedReplacements": fig.forced_replacements,
+                "podInPlaceUpdates": fig.in_place_updates,
                 "claimsLost": fig.claims_lost,
             }
         return out
@@ -284,6 +296,10 @@ class PodLists:
 
 def _round(x: float) -> float:
     return round(x, 3)
+
+
+def _images(pod: Obj) -> list[Any]:
+    return [c.get("image") for c in (pod.get("spec") or {}).get("containers") or ()]
 
 
 def _waiting(pod: Obj) -> dict[str, str]:

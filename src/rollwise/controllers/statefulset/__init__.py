@@ -30,6 +30,7 @@ from rollwise.controllers.plan import Action, EmitEvent, Plan, WriteStatus
 from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.disruption import guard_for
+from rollwise.controllers.statefulset.in_place import finish_in_place, in_place_only_halt
 from rollwise.controllers.statefulset.ownership import claim_pods, claim_revisions
 from rollwise.controllers.statefulset.pause import hold_while_paused, note_paused
 from rollwise.controllers.statefulset.progress import progress_conditions
@@ -70,6 +71,7 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
         census = loud_census(census.ctx, view.pods)
         pods, ownership = claim_pods(sts, census.others)
     sync = _build_sync(view, census, pods, current, update, cc)
+    sync.revisions = {name_of(r): r for r in owned_revisions}
     sync.actions.extend(ownership)
     sync.actions.extend(revision_adoption)
     sync.actions.extend(revision_actions)
@@ -80,9 +82,13 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
         strategy = strategy_for(sync.update_type)
         _announce_rollout(sync, old_status)
         sync.actions.extend(keep_in_range_claims(sync))
-        hold = hold_while_paused(sync) if sync.paused else strategy.prepare(sync)
+        finish_in_place(sync)
+        # InPlaceOnly: a pod that cannot be updated in place halts the rollout before the strategy touches any (a
+        # paused set touches none anyway, and says it is paused).
+        halt = not sync.paused and in_place_only_halt(sync)
+        hold = not halt and (hold_while_paused(sync) if sync.paused else strategy.prepare(sync))
         stop = hold or process_replicas(sync) or process_condemned(sync)
-        if not stop:
+        if not stop and not halt:
             if sync.paused:
                 note_paused(sync)
             else:

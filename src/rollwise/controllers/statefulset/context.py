@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,9 +57,11 @@ class Sync:
     broken_below: str | None = None
     """Under EnforcedRollingUpdate and OrderedReady: the first outdated unhealthy pod creation went past."""
     halted: str | None = None
+    """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
+    halt_reason: str = "SafetyHalt"
+    """The Progressing condition's reason while ``halted`` (InPlaceOnly's halt has its own)."""
     retried: set[str] = field(default_factory=set)
     """Pods podProgressTimeoutSeconds is retrying at the update revision: deleting or recreating one is not progress."""
-    """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
     unpaused_progressing: dict[str, Any] | None = None
     """While paused: the Progressing condition the set would have without the pause (Ready follows it once the
     rollout is complete: a pause that holds nothing back does not make a set unready)."""
@@ -67,6 +69,10 @@ class Sync:
     """The namespace's PodDisruptionBudgets (disruption.py); None: there are none."""
     create_at_current: bool = False
     """A paused Recreate set that has deleted nothing yet creates new pods at the current revision (pause.py)."""
+    revisions: Mapping[str, Obj] = field(default_factory=dict)
+    """The set's ControllerRevisions by name: what an in-place update compares a pod's template with."""
+    in_place: set[str] = field(default_factory=set)
+    """Pods this plan updates in place: every later step treats them as unavailable (their containers restart)."""
     _labels: tuple[tuple[str, str], ...] = ()
     _health: dict[int, tuple[bool, bool]] = field(default_factory=dict)
     """Per pod object (by identity): (running and ready, available at ``now``) — computed once per reconcile,
@@ -140,6 +146,8 @@ class Sync:
 
     def health(self, pod: Obj) -> tuple[bool, bool]:
         """(running and ready, available) for this reconcile's ``now``."""
+        if self.in_place and pod["metadata"]["name"] in self.in_place:
+            return (False, False)  # patched by this plan: its containers are about to restart (api/in_place.py)
         key = id(pod)
         found = self._health.get(key)
         if found is None:
@@ -180,12 +188,19 @@ class Sync:
     def disrupt(self, pod: Obj, reason: str) -> bool:
         """A voluntary deletion (an update step, Recreate, a scale-in): made when every PodDisruptionBudget that
         selects the pod allows it, else a wait naming the budget. Returns whether the pod is deleted."""
+        if not self.admit(pod, "to be deleted"):
+            return False
+        self.delete(pod, reason)
+        return True
+
+    def admit(self, pod: Obj, what: str) -> bool:
+        """Whether every PodDisruptionBudget that selects the pod allows one more disruption now (spending it);
+        else a wait, ``what`` first (e.g. "to be deleted"), naming the budget."""
         if self.guard is not None:
             refusal = self.guard.admit(pod)
             if refusal is not None:
-                self.wait(pod, f"to be deleted: {refusal}")
+                self.wait(pod, f"{what}: {refusal}")
                 return False
-        self.delete(pod, reason)
         return True
 
     def wait(self, pod: Obj | str | None, cause: str) -> None:
@@ -198,6 +213,8 @@ class Sync:
         name = pod_name(name_of(self.sts), self.ordinal(index)) if pod is None else name_of(pod)
         if pod is not None and name in self.deleted:
             cause = "terminating"
+        elif pod is not None and name in self.in_place:
+            cause = "containers restarting for an in-place update"  # patched by this plan; the view predates it
         else:
             cause = p.unavailable_cause(pod, self.min_ready_seconds, self.now)
         self.wait(name, f"to become available: {cause}{note}" if cause != "terminating" else "to finish terminating")
@@ -215,21 +232,32 @@ class Sync:
         found = (quiet_at(self.census, name) for name in self.deleted)
         return sorted(i for i in found if i is not None)
 
+    def quiet_acted(self) -> list[int]:
+        """Indexes of quiet pods this plan deletes or updates in place (no longer quiet from then on)."""
+        if not self.in_place:
+            return self.quiet_deleted()
+        found = (quiet_at(self.census, name) for name in self.deleted | self.in_place)
+        return sorted(i for i in found if i is not None)
+
+    def quiet_in_place(self) -> int:
+        """Quiet pods this plan updates in place (the census counts them available; they no longer are)."""
+        return sum(1 for name in self.in_place if quiet_at(self.census, name) is not None)
+
     def touched(self) -> Sequence[int]:
-        """In-range indexes a phase must look at, ascending: the loud ones and the quiet pods deleted so far.
-        Every other index holds a quiet pod that no phase acts on, waits for or stops at."""
-        if not self.deleted:  # the common case, without a call (every phase asks)
+        """In-range indexes a phase must look at, ascending: the loud ones and the quiet pods deleted or updated in
+        place so far. Every other index holds a quiet pod that no phase acts on, waits for or stops at."""
+        if not self.deleted and not self.in_place:  # the common case, without a call (every phase asks)
             return self.census.loud
-        deleted = self.quiet_deleted()
+        deleted = self.quiet_acted()
         if not deleted:
             return self.census.loud
         return sorted({*self.census.loud, *deleted})
 
     def pod_indexes(self) -> Sequence[int]:
         """The touched indexes that hold a pod, ascending (``touched`` without the missing ordinals)."""
-        if not self.deleted:
+        if not self.deleted and not self.in_place:
             return self.present
-        deleted = self.quiet_deleted()
+        deleted = self.quiet_acted()
         return sorted({*self.present, *deleted}) if deleted else self.present
 
     def unquiet_pods(self) -> list[Obj]:
@@ -247,11 +275,12 @@ class Sync:
         Kept until this plan deletes another pod: nothing else a reconcile does moves it (the slots, the census and
         ``now`` are fixed for the call), and the update's budget and the metrics each ask."""
         seen, count = self._unavailable
-        if seen == len(self.deleted):
+        acted = len(self.deleted) + len(self.in_place)
+        if seen == acted:
             return count
         missing = len(self.census.loud) - len(self.present)
         count = missing + sum(1 for i in self.pod_indexes() if self.unavailable(self.replicas[i]))
-        self._unavailable = (len(self.deleted), count)
+        self._unavailable = (acted, count)
         return count
 
     def walk_down(self, floor: int, *, quiet: Callable[[], bool] = lambda: True) -> Iterator[int]:

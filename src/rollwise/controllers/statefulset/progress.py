@@ -30,7 +30,7 @@ from rollwise.api.conditions import condition_of
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.rollout import PARTITION_ROLLED_OUT, ROLLOUT_COMPLETE
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
-from rollwise.controllers.plan import CreatePod, DeletePod
+from rollwise.controllers.plan import CreatePod, DeletePod, InPlaceUpdatePod
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.pause import ROLLOUT_PAUSED
 
@@ -57,7 +57,7 @@ def _steps_forward(sync: Sync, action: object) -> bool:
         return name_of(action.pod) not in sync.retried
     if isinstance(action, DeletePod):
         return action.name not in sync.retried or action.revision != sync.update_name
-    return False
+    return isinstance(action, InPlaceUpdatePod)
 
 
 def _count(value: Any) -> int:
@@ -99,7 +99,8 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
         if recreate and old is not None and old.get("reason") == "RecreateInProgress":
             sync.event("RecreateComplete", f"All {replicas} pods run revision {sync.update_name}")
     elif sync.halted is not None:
-        progressing = {"type": "Progressing", "status": "False", "reason": "SafetyHalt", "message": sync.halted}
+        progressing = {"type": "Progressing", "status": "False", "reason": sync.halt_reason,
+                       "message": sync.halted}
     else:
         message = str(sync.blocked[0]) if sync.blocked else (
             f"{status.get('updatedReplicas', 0)} of {replicas} replicas at revision {sync.update_name}, "

@@ -39,7 +39,8 @@ def compute_status(sync: Sync, conditions: list[Obj]) -> Obj:
     updated = sync.quiet_updated_alive()
     outdated = sync.quiet_outdated_alive()
     current, update = sync.current_name, sync.update_name
-    replicas = ready_count = available_count = quiet
+    replicas = quiet
+    ready_count = available_count = quiet - (sync.quiet_in_place() if sync.in_place else 0)
     current_count = updated if current == update else outdated
     updated_count = updated
     for pod in sync.unquiet_pods():

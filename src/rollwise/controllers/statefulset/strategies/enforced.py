@@ -20,6 +20,7 @@ import bisect
 from rollwise.api import predicates as p
 from rollwise.api.meta import name_of
 from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.in_place import replace
 from rollwise.controllers.statefulset.replicas import replacement_is_outdated
 from rollwise.controllers.statefulset.strategies.progress_timeout import replace_timed_out_pods
 
@@ -80,13 +81,13 @@ class EnforcedRollingUpdate:
             name = name_of(pod)
             if broken:
                 cause = p.unavailable_cause(pod, sync.min_ready_seconds, sync.now)
-                if not sync.disrupt(pod, f"EnforcedRollingUpdate: {name} is outdated and not available ({cause})"):
+                if not replace(sync, pod, f"EnforcedRollingUpdate: {name} is outdated and not available ({cause})"):
                     break
                 sync.event("ForcedReplacement", f"Forcibly replacing pod {name} ({cause}) with revision "
                                                 f"{sync.update_name}", warning=True)
                 sync.metric("statefulset_forced_pod_replacements_total", 1, kind="counter")
             else:
-                if not sync.disrupt(pod, f"EnforcedRollingUpdate: {name} runs an older revision"):
+                if not replace(sync, pod, f"EnforcedRollingUpdate: {name} runs an older revision"):
                     break
                 unavailable += 1
             in_flight += 1

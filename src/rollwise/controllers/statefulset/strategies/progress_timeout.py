@@ -23,6 +23,7 @@ from typing import Any
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import revision_of
+from rollwise.api.in_place import in_place_started_at
 from rollwise.api.meta import annotations_of, name_of
 from rollwise.controllers.census import quiet_at
 from rollwise.controllers.plan import PatchSet
@@ -88,6 +89,8 @@ def replace_timed_out_pods(sync: Sync) -> None:
             kept.pop(name, None)  # made it
             continue
         created = _time(pod["metadata"].get("creationTimestamp"), sync.now)
+        # A pod updated in place runs a container as new as the update: its clock starts there (api/in_place.py).
+        created = max(created, in_place_started_at(pod) or created)
         allowed = timeout_for(float(base), count)
         if sync.now - created > allowed:
             cause = p.unavailable_cause(pod, sync.min_ready_seconds, sync.now)

@@ -10,6 +10,7 @@ delete up to the budget, and let ordered creation bring them back one by one.
 from __future__ import annotations
 
 from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.in_place import replace
 from rollwise.controllers.statefulset.replicas import replacement_is_outdated
 from rollwise.controllers.statefulset.strategies.progress_timeout import replace_timed_out_pods
 
@@ -41,7 +42,7 @@ def legacy(sync: Sync, *, floor: int) -> None:
         pod = sync.replicas[index]
         if pod is not None and sync.outdated(pod) and not sync.terminating(pod) \
                 and not replacement_is_outdated(sync, pod):
-            sync.disrupt(pod, f"rolling update: {pod['metadata']['name']} runs an older revision")
+            replace(sync, pod, f"rolling update: {pod['metadata']['name']} runs an older revision")
             return  # deleted, or held by a PodDisruptionBudget (the wait says which)
         if sync.unavailable(pod):
             sync.wait_for_unavailable(index, pod)
@@ -64,7 +65,7 @@ def with_budget(sync: Sync, *, floor: int, budget: int) -> None:
             pod = sync.replicas[index]
             if pod is not None and sync.outdated(pod) and not sync.terminating(pod) and not sync.available(pod) \
                     and not replacement_is_outdated(sync, pod):
-                sync.disrupt(pod, f"rolling update: {pod['metadata']['name']} is outdated and already unavailable")
+                replace(sync, pod, f"rolling update: {pod['metadata']['name']} is outdated and already unavailable")
     spend = budget - unavailable
     for index in sync.walk_down(floor):
         if spend <= 0:
@@ -74,7 +75,7 @@ def with_budget(sync: Sync, *, floor: int, budget: int) -> None:
             continue
         if not sync.monotonic and not sync.available(pod):
             continue  # handled by phase 1
-        if not sync.disrupt(pod, f"rolling update: {pod['metadata']['name']} runs an older revision"):
+        if not replace(sync, pod, f"rolling update: {pod['metadata']['name']} runs an older revision"):
             break  # a PodDisruptionBudget allows no more: the next step waits for it, in order
         spend -= 1
     still_outdated = sync.quiet_outdated_alive(floor) or any(
