@@ -25,6 +25,7 @@ __all__ = [
     "FIXED_CLAIM_FIELDS",
     "IN_PLACE",
     "ON_CLAIM_DELETE",
+    "RESIZE_REFUSED_ANNOTATION",
     "SHRINK_RULE",
     "capacity_of",
     "check_claim_template_update",
@@ -37,6 +38,10 @@ __all__ = [
 ON_CLAIM_DELETE = "OnClaimDelete"
 IN_PLACE = "InPlace"
 CLAIM_UPDATE_POLICIES = (ON_CLAIM_DELETE, IN_PLACE)
+
+RESIZE_REFUSED_ANNOTATION = "rollwise.dev/resize-refused"
+"""On a claim whose expansion the API server refused: ``<size>: <the server's message>`` (the executor writes it;
+the controller reads it, names the claim and its class in the set's condition and does not retry that size)."""
 
 SHRINK_RULE = "may not be less than the previous value"
 """The rule a smaller storage request breaks (kube-apiserver's wording for a claim's own request)."""

@@ -7,6 +7,8 @@ operator) — upstream ``stateful_set.go``'s event handlers (reference upstream-
 |                | ``OnlyControllerOwner``); while it has none, every set of its namespace whose selector     |
 |                | matches it (an orphan a set may adopt)                                                     |
 | a member Lease | the set its ``rollwise.dev/member-of`` label names; unlabelled, every set of its namespace |
+| a claim        | on a change of its status or of its resize-refused annotation (KEP-4650: an expansion moved  |
+|                | on or was refused), the sets whose claim templates name it                                 |
 | a StatefulSet  | itself, except a controller's own status write: the controller wrote what it had just      |
 |                | decided, and reconciling on it decides nothing new                                         |
 | anything else  | nothing (upstream watches no ControllerRevision; the reconcile lists them)                 |
@@ -20,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from rollwise.api.claim_templates import RESIZE_REFUSED_ANNOTATION
 from rollwise.api.errors import NotFound
+from rollwise.api.identity import claim_ordinal
 from rollwise.api.leases import MEMBER_OF_LABEL
 from rollwise.api.meta import Obj, controller_of, labels, namespace_of, selector_matches
 from rollwise.cluster.protocol import Change, Cluster
@@ -63,7 +67,20 @@ def sets_to_wake(sets: SetLookup, ch: Change) -> list[SetKey]:
         return _members_of(sets, ch.namespace, ch.obj)
     if ch.of_statefulset and not is_own_status_write(ch):
         return [(ch.resource, ch.namespace, ch.name)]
+    if ch.kind == "PersistentVolumeClaim" and ch.type == "MODIFIED" and _resize_moved(ch):
+        return sorted(set_key(s) for s in sets.sets_in(ch.namespace) if claim_ordinal(s, ch.name) is not None)
     return []
+
+
+def _resize_moved(ch: Change) -> bool:
+    """A claim's expansion moved on (its status changed) or was refused (the annotation the executor writes).
+    Nothing else about a claim changes a decision, so an owner-reference repair wakes no set."""
+    old, new = ch.old or {}, ch.obj
+    if old.get("status") != new.get("status"):
+        return True
+    before = (old.get("metadata") or {}).get("annotations") or {}
+    after = (new.get("metadata") or {}).get("annotations") or {}
+    return before.get(RESIZE_REFUSED_ANNOTATION) != after.get(RESIZE_REFUSED_ANNOTATION)
 
 
 def is_own_status_write(ch: Change) -> bool:
