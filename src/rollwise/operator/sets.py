@@ -98,6 +98,11 @@ class SetController:
         """A member Lease changed: wake the set it names."""
         self._wake("Lease", delta)
 
+    def on_claim(self, delta: Delta) -> None:
+        """A claim changed: an expansion moved on or was refused (KEP-4650) wakes the set whose claim it is."""
+        if delta.type == "MODIFIED":
+            self._wake("PersistentVolumeClaim", delta)
+
     def _wake(self, kind: str, delta: Delta) -> None:
         obj = delta.new if delta.new is not None else delta.old
         assert obj is not None
