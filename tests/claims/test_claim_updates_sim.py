@@ -5,10 +5,16 @@ StorageClass without expansion is named in the condition."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
+
+import pytest
+import yaml
 
 from rollwise.api.claim_templates import RESIZE_REFUSED_ANNOTATION
 from rollwise.api.conditions import condition_of
+from rollwise.api.errors import Invalid, InvalidObject
+from rollwise.cli import main
 from rollwise.cluster.resources import GroupKind
 from rollwise.sim import parse_scenario
 from rollwise.sim.loop import Simulation
@@ -123,13 +129,38 @@ def test_a_set_that_never_changed_its_templates_reports_nothing() -> None:
     assert "volumeClaimTemplates" not in _set(sim)["status"]
 
 
-def test_shrinking_the_template_is_refused_with_the_field_path() -> None:
+def _shrinking() -> dict[str, Any]:
     shrink = copy.deepcopy(GROW)
     shrink["merge"]["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] = "500Mi"
-    _, result = _run(_scenario(steps=[{"waitFor": {"ready": "db", "timeout": 120}}, {"patch": shrink}]))
-    [rejected] = [e for e in result["events"] if e["type"] == "StepRejected"]
-    assert "spec.volumeClaimTemplates[0].spec.resources.requests.storage: Forbidden: may not be less than the " \
-           "previous value" in rejected["message"]
+    return _scenario(steps=[{"waitFor": {"ready": "db", "timeout": 120}}, {"patch": GROW}, {"patch": shrink}])
+
+
+def test_a_scenario_that_shrinks_a_template_is_refused_with_the_steps_field_path() -> None:
+    with pytest.raises(InvalidObject) as refused:
+        parse_scenario(_shrinking())
+    assert [str(e) for e in refused.value.errors] == [
+        "steps[2].patch.merge.spec.volumeClaimTemplates[0].spec.resources.requests.storage: Forbidden: "
+        "may not be less than the previous value"]
+
+
+def test_rollwise_validate_refuses_the_shrink_with_exit_2_and_nothing_on_stdout(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "shrink.yaml"
+    path.write_text(yaml.safe_dump(_shrinking()), encoding="utf-8")
+    assert main(["validate", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "steps[2].patch.merge.spec.volumeClaimTemplates[0].spec.resources.requests.storage: Forbidden" in err
+
+
+def test_the_store_refuses_a_shrink_the_scenario_did_not_see(tmp_path: Path) -> None:
+    sim = Simulation(parse_scenario(_scenario(steps=[])))
+    sim.run()
+    shrink = copy.deepcopy(GROW["merge"])
+    shrink["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] = "500Mi"
+    with pytest.raises(Invalid) as refused:
+        sim.cluster.patch(CUSTOM, "default", "db", shrink)
+    assert [e.path for e in refused.value.errors] == ["spec.volumeClaimTemplates[0].spec.resources.requests.storage"]
 
 
 def test_a_storage_class_without_expansion_is_named_in_the_condition() -> None:
