@@ -19,8 +19,10 @@ from typing import Any
 
 from rollwise.api.errors import FieldError
 from rollwise.api.quantity import parse_quantity
+from rollwise.api.validation_rules import check_enum
 
 __all__ = [
+    "CLAIM_SPEC_FIELDS",
     "CLAIM_UPDATE_POLICIES",
     "FIXED_CLAIM_FIELDS",
     "IN_PLACE",
@@ -28,6 +30,7 @@ __all__ = [
     "RESIZE_REFUSED_ANNOTATION",
     "SHRINK_RULE",
     "capacity_of",
+    "check_claim_spec",
     "check_claim_template_update",
     "claim_update_policy",
     "fixed_differences",
@@ -38,6 +41,8 @@ __all__ = [
 ON_CLAIM_DELETE = "OnClaimDelete"
 IN_PLACE = "InPlace"
 CLAIM_UPDATE_POLICIES = (ON_CLAIM_DELETE, IN_PLACE)
+CLAIM_SPEC_FIELDS = frozenset({"volumeClaimTemplates", "volumeClaimUpdatePolicy"})
+"""The spec fields KEP-4650 makes mutable (``validation.MUTABLE_SPEC_FIELDS``)."""
 
 RESIZE_REFUSED_ANNOTATION = "rollwise.dev/resize-refused"
 """On a claim whose expansion the API server refused: ``<size>: <the server's message>`` (the executor writes it;
@@ -87,6 +92,14 @@ def fixed_differences(claim: Mapping[str, Any], template: Mapping[str, Any]) -> 
     """The fixed fields (``FIXED_CLAIM_FIELDS``) the template sets to something else than the claim has."""
     have, want = _mapping(claim.get("spec")), _mapping(template.get("spec"))
     return [f for f in FIXED_CLAIM_FIELDS if want.get(f) is not None and want.get(f) != have.get(f)]
+
+
+def check_claim_spec(spec: Mapping[str, Any], old_spec: Mapping[str, Any]) -> list[FieldError]:
+    """``spec.volumeClaimUpdatePolicy`` when given, and the update rules against ``old_spec`` (empty on create)."""
+    errors: list[FieldError] = []
+    if spec.get("volumeClaimUpdatePolicy") is not None:
+        errors += check_enum(spec["volumeClaimUpdatePolicy"], "spec.volumeClaimUpdatePolicy", CLAIM_UPDATE_POLICIES)
+    return errors + check_claim_template_update(spec, old_spec)
 
 
 def check_claim_template_update(spec: Mapping[str, Any], old_spec: Mapping[str, Any]) -> list[FieldError]:

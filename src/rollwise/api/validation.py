@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from rollwise.api.claim_templates import CLAIM_UPDATE_POLICIES, check_claim_template_update
+from rollwise.api.claim_templates import CLAIM_SPEC_FIELDS, check_claim_spec
 from rollwise.api.defaults import (
     STRATEGY_BLOCKS,
     STRATEGY_ENFORCED_ROLLING_UPDATE,
@@ -48,10 +48,7 @@ MUTABLE_SPEC_FIELDS = frozenset({
     "persistentVolumeClaimRetentionPolicy",
     "minReadySeconds",
     "progressDeadlineSeconds",
-    # KEP-4650: claim templates change under the rules of api/claim_templates.py (grow, never shrink).
-    "volumeClaimTemplates",
-    "volumeClaimUpdatePolicy",
-})
+}) | CLAIM_SPEC_FIELDS  # KEP-4650: claim templates change under api/claim_templates.py's rules
 SPEC_UPDATE_FORBIDDEN = (
     "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy',"
     " 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
@@ -84,9 +81,7 @@ def validate_statefulset(obj: Obj, *, old: Obj | None = None, gates: FeatureGate
         errors.append(type_error("spec", spec, "a mapping"))
     else:
         errors += _check_spec(spec, gates=gates, old_spec=old_spec, update=update)
-    if old is not None:
-        errors += _check_update(obj, _mapping(old))
-    return errors
+    return errors + (_check_update(obj, _mapping(old)) if old is not None else [])
 
 
 _ALL_GATES = FeatureGates()
@@ -172,8 +167,7 @@ def _check_spec(
         errors += check_dns_label(service, "spec.serviceName")
     errors += _check_selector_and_template(spec.get("selector"), spec.get("template"))
     errors += _check_claim_templates(spec.get("volumeClaimTemplates"))
-    if spec.get("volumeClaimUpdatePolicy") is not None:
-        errors += check_enum(spec["volumeClaimUpdatePolicy"], "spec.volumeClaimUpdatePolicy", CLAIM_UPDATE_POLICIES)
+    errors += check_claim_spec(spec, old_spec)  # the policy, and on update no shrunk template
     return errors
 
 
@@ -397,8 +391,6 @@ def _check_update(obj: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldE
     if isinstance(spec, Mapping) and isinstance(old_spec, Mapping) and _frozen(spec) != _frozen(old_spec):
         # reference §2: one error for the whole spec, with upstream's exact wording.
         errors.append(FieldError(path="spec", kind="Forbidden", rule=SPEC_UPDATE_FORBIDDEN))
-    if isinstance(spec, Mapping) and isinstance(old_spec, Mapping):
-        errors += check_claim_template_update(spec, old_spec)
     return errors
 
 

@@ -31,6 +31,7 @@ from rollwise.api.validation_cel import (
     selector_matches_template_rule,
     strategy_block_rules,
 )
+from rollwise.cluster.crd_claims import CLAIM_STORAGE, CLAIM_TEMPLATES, claim_status_schema, claim_update_policy_schema
 from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
 __all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "POLICY_NAME", "crd", "policy"]
@@ -209,12 +210,7 @@ def _claim_template() -> dict[str, Any]:
             "volumeMode": _string("Filesystem or Block.", default="Filesystem"),
             "volumeName": _string("A PersistentVolume to bind to, by name."),
             "volumeAttributesClassName": _string("The VolumeAttributesClass of the volume."),
-            "resources": _resources("claim") | {"description": (
-                "The claim's storage request (requests.storage). It may grow on update, never shrink: with "
-                "volumeClaimUpdatePolicy InPlace the controller expands each existing claim to it. The shrink "
-                "check is the API's validation (rollwise validate, rollwise up's admission), not a CEL rule: "
-                "comparing two quantities needs CEL's quantity library, which not every API server offers; the "
-                "controller never shrinks a claim whatever the template says.")},
+            "resources": _resources("claim") | {"description": CLAIM_STORAGE},
             "selector": _plain_selector("Which volumes the claim may bind to."),
             "dataSource": _reference("A snapshot or claim to fill the volume from."),
             "dataSourceRef": _reference("Any object to fill the volume from.", namespaced=True),
@@ -295,21 +291,13 @@ def spec_schema() -> dict[str, Any]:
             "start": _int("The first ordinal (pods are <set>-<start> up).", COUNT_MINIMUMS["ordinals.start"])}),
         "selector": _selector(),
         "template": _template(),
-        "volumeClaimTemplates": {"description": "Claims each pod gets, one per template. A template's storage "
-                                                "request may grow (see volumeClaimUpdatePolicy); other changes "
-                                                "shape the claims created from then on, and status."
-                                                "volumeClaimTemplates reports the claims that differ.",
+        "volumeClaimTemplates": {"description": CLAIM_TEMPLATES,
                                  "type": "array", "maxItems": MAX_LIST, "items": _claim_template(),
                                  **_rules(CelRule(rule="self.all(c, self.exists_one(d, d.metadata.name == "
                                                        "c.metadata.name))", message="names must be unique",
                                                   reason="FieldValueDuplicate"))},
         "updateStrategy": _strategy(),
-        "volumeClaimUpdatePolicy": _string(
-            "KEP-4650: what a grown storage request in a claim template does to existing claims. OnClaimDelete "
-            "(the default when absent): nothing, a claim gets the new size when it is deleted and made again. "
-            "InPlace: each existing claim's request is expanded to the template's, one replica at a time from the "
-            "highest ordinal (down to the partition), without touching a pod; a claim is never shrunk or deleted.",
-            ENUMS["volumeClaimUpdatePolicy"]),
+        "volumeClaimUpdatePolicy": claim_update_policy_schema(),
         "persistentVolumeClaimRetentionPolicy": _object("What happens to the pods' claims.", {
             "whenDeleted": _string(f"When the set is deleted: {when}.",
                                    ENUMS["persistentVolumeClaimRetentionPolicy.whenDeleted"], default="Retain"),
@@ -341,21 +329,7 @@ def status_schema() -> dict[str, Any]:
                                "lastTransitionTime": _string("When the status last changed.", format="date-time"),
                                "observedGeneration": _int("The generation the condition was set for.", int64=True),
                            }, keep=True, required=["type", "status"])}
-    props["volumeClaimTemplates"] = {
-        "description": "KEP-4650: per claim template, how the existing claims of in-range replicas compare with it "
-                       "(reported with volumeClaimUpdatePolicy InPlace, or when a claim differs from its template).",
-        "type": "array", "items": _object("The claims made from one template.", {
-            "name": _string("The template's name."),
-            "compatibleReplicas": _int("Replicas whose claim holds at least the template's storage request and "
-                                       "matches its fixed fields."),
-            "updatingReplicas": _int("Replicas whose claim is being expanded (its request above its capacity)."),
-            "overSizedReplicas": _int("Replicas whose claim holds more than the template asks for."),
-            "totalCapacity": _string("The sum of the claims' status.capacity.storage."),
-            "newClaimsOnly": {"description": "Template fields existing claims cannot take (storageClassName, "
-                                             "accessModes, ...): they shape claims created from now on.",
-                              "type": "array", "items": {"type": "string"}},
-            "message": _string("Why a claim is not expanding, naming the claim and its StorageClass."),
-        }, required=["name"])}
+    props["volumeClaimTemplates"] = claim_status_schema()
     # Unknown status fields are kept, so a newer controller's additions survive an older CRD.
     return _object("What the controller observed.", props, keep=True)
 
