@@ -195,6 +195,8 @@ CREATE_CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, str]]]] = [
      [("spec.volumeClaimTemplates[1].metadata.name", DUPLICATE, "unique")]),
     ("claims-not-list", {"spec.volumeClaimTemplates": "data"},
      [("spec.volumeClaimTemplates", INVALID, "must be a list")]),
+    ("claim-update-policy-unknown", {"spec.volumeClaimUpdatePolicy": "Sometimes"},
+     [("spec.volumeClaimUpdatePolicy", UNSUPPORTED, '"OnClaimDelete", "InPlace"')]),
     ("spec-not-mapping", {"spec": ["replicas"]}, [("spec", INVALID, "must be a mapping")]),
     ("spec-missing", {"spec": DELETE}, [("spec", REQUIRED, "")]),
     ("template-not-mapping", {"spec.template": "pod"}, [("spec.template", INVALID, "must be a mapping")]),
@@ -282,6 +284,12 @@ MUTABLE_CHANGES = [
                                                                         "whenScaled": "Delete"}}),
     ("min-ready-seconds", {"spec.minReadySeconds": 10}),
     ("progress-deadline-seconds", {"spec.progressDeadlineSeconds": 300}),
+    # KEP-4650: claim templates change (new claims take the change; InPlace expands existing ones).
+    ("claim-template-access-modes", {"spec.volumeClaimTemplates[0].spec.accessModes": ["ReadWriteMany"]}),
+    ("claim-template-added", {"spec.volumeClaimTemplates[1]": {"metadata": {"name": "logs"}}}),
+    ("claim-template-storage-set", {"spec.volumeClaimTemplates[0].spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "2Gi"}}}}),
+    ("claim-update-policy", {"spec.volumeClaimUpdatePolicy": "InPlace"}),
 ]
 
 
@@ -295,8 +303,6 @@ IMMUTABLE_CHANGES = [
                                     "matchExpressions": [{"key": "app", "operator": "Exists"}]}}),
     ("service-name", {"spec.serviceName": "web-headless"}),
     ("service-name-removed", {"spec.serviceName": DELETE}),
-    ("volume-claim-templates", {"spec.volumeClaimTemplates[0].spec.accessModes": ["ReadWriteMany"]}),
-    ("volume-claim-added", {"spec.volumeClaimTemplates[1]": {"metadata": {"name": "logs"}}}),
     ("pod-management-policy", {"spec.podManagementPolicy": "Parallel"}),
     ("unknown-field", {"spec.hostUsers": False}),
     ("several-at-once", {"spec.serviceName": "other", "spec.podManagementPolicy": "Parallel"}),

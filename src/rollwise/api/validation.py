@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rollwise.api.claim_templates import CLAIM_SPEC_FIELDS, check_claim_spec
 from rollwise.api.defaults import (
     STRATEGY_BLOCKS,
     STRATEGY_ENFORCED_ROLLING_UPDATE,
@@ -49,7 +50,7 @@ MUTABLE_SPEC_FIELDS = frozenset({
     "minReadySeconds",
     "progressDeadlineSeconds",
     "paused",
-})
+}) | CLAIM_SPEC_FIELDS  # KEP-4650: claim templates change under api/claim_templates.py's rules
 SPEC_UPDATE_FORBIDDEN = (
     "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy',"
     " 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
@@ -82,9 +83,7 @@ def validate_statefulset(obj: Obj, *, old: Obj | None = None, gates: FeatureGate
         errors.append(type_error("spec", spec, "a mapping"))
     else:
         errors += _check_spec(spec, gates=gates, old_spec=old_spec, update=update)
-    if old is not None:
-        errors += _check_update(obj, _mapping(old))
-    return errors
+    return errors + (_check_update(obj, _mapping(old)) if old is not None else [])
 
 
 _ALL_GATES = FeatureGates()
@@ -173,6 +172,7 @@ def _check_spec(
         errors += check_dns_label(service, "spec.serviceName")
     errors += _check_selector_and_template(spec.get("selector"), spec.get("template"))
     errors += _check_claim_templates(spec.get("volumeClaimTemplates"))
+    errors += check_claim_spec(spec, old_spec)  # the policy, and on update no shrunk template
     return errors
 
 

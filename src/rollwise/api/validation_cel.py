@@ -48,7 +48,8 @@ StatefulSet holds, and what keeps each rule's estimated cost inside kube-apiserv
 # The declared spec fields an update may not change (reference §2); the schema prunes undeclared ones.
 DECLARED_SPEC_FIELDS = ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds", "paused",
                         "serviceName", "podManagementPolicy", "ordinals", "selector", "template",
-                        "volumeClaimTemplates", "updateStrategy", "persistentVolumeClaimRetentionPolicy")
+                        "volumeClaimTemplates", "updateStrategy", "persistentVolumeClaimRetentionPolicy",
+                        "volumeClaimUpdatePolicy")
 IMMUTABLE_SPEC_FIELDS = tuple(f for f in DECLARED_SPEC_FIELDS if f not in MUTABLE_SPEC_FIELDS)
 
 
@@ -232,4 +233,9 @@ TWINS: dict[tuple[str, str], Twin] = {
     ("spec.volumeClaimTemplates[*].metadata.name", "Invalid value"): Twin("schema", "pattern, maxLength 63"),
     ("spec.volumeClaimTemplates[*].metadata.name", "Duplicate value"): Twin("cel", "volumeClaimTemplates: names "
                                                                                    "unique"),
+    ("spec.volumeClaimUpdatePolicy", "Unsupported value"): Twin("schema", "enum"),
+    ("spec.volumeClaimTemplates[*].spec.resources.requests.storage", "Forbidden"): Twin(
+        "none", "comparing two quantities needs the quantity() library, which the CEL of rollwise up does not "
+                "offer (apiserver/cel_k8s.py); the validator refuses a shrink, and on a cluster the controller "
+                "never shrinks a claim (KEP-4650: storage is patched to max(template, capacity))"),
 }

@@ -37,6 +37,8 @@ _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
 # How a real server answers a use of each kind: the field is dropped (a gate off), not known to it at all, or an
 # enum value it does not support.
 DROPPED, UNKNOWN_FIELD, UNSUPPORTED_VALUE = "dropped", "unknown field", "unsupported value"
+FORBIDDEN_UPDATE = "forbidden update"
+"""A change every release's ``ValidateStatefulSetUpdate`` refuses (KEP-4650's mutable claim templates)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +139,13 @@ def proposal_uses(obj: Mapping[str, Any], old: Mapping[str, Any] | None, release
     if "podUpdatePolicy" in block:
         uses.append(ProposalUse("spec.updateStrategy.rollingUpdate.podUpdatePolicy", block["podUpdatePolicy"],
                                 UNKNOWN_FIELD, "OpenKruise's in-place update, in no Kubernetes release"))
+    if "volumeClaimUpdatePolicy" in spec:
+        uses.append(ProposalUse("spec.volumeClaimUpdatePolicy", spec["volumeClaimUpdatePolicy"], UNKNOWN_FIELD,
+                                "a proposal (KEP-4650, provisional), in no Kubernetes release"))
+    old_spec = _mapping(_mapping(old).get("spec"))
+    if old is not None and spec.get("volumeClaimTemplates") != old_spec.get("volumeClaimTemplates"):
+        uses.append(ProposalUse("spec.volumeClaimTemplates", None, FORBIDDEN_UPDATE,
+                                "a proposal (KEP-4650, provisional): no release lets claim templates change"))
     if ("maxUnavailable" in block and not release.on(MAX_UNAVAILABLE)
             and _mapping(old_strategy.get("rollingUpdate")).get("maxUnavailable") is None):
         uses.append(ProposalUse("spec.updateStrategy.rollingUpdate.maxUnavailable", block["maxUnavailable"],
@@ -147,6 +156,6 @@ def proposal_uses(obj: Mapping[str, Any], old: Mapping[str, Any] | None, release
 def warning(use: ProposalUse, release: KubeRelease) -> str:
     """The ``Warning: 299`` text for one use under ``--proposals on``."""
     answer = {DROPPED: "drops it", UNKNOWN_FIELD: "does not know the field",
-              UNSUPPORTED_VALUE: "refuses it (422)"}[use.answer]
+              UNSUPPORTED_VALUE: "refuses it (422)", FORBIDDEN_UPDATE: "refuses the change (422)"}[use.answer]
     return (f"{use.path}: a Kubernetes {release.name} API server {answer}: {use.why}; rollwise up keeps it "
             f"(--proposals on); on a cluster, use apps.rollwise.dev/v1alpha1 StatefulSet")

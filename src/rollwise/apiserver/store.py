@@ -83,6 +83,7 @@ class ApiStore:
             self.cluster = MemoryCluster(uid=uuid_uids, **options)
         else:
             self.cluster = MemoryCluster.open(data_dir, **options)
+        self.admission.world.bind(self.cluster)  # a claim's expansion reads its StorageClass
         for r in self.registry:
             if r.key not in self.cluster.resources:
                 self.cluster.resources.register(r.world_row())

@@ -20,8 +20,10 @@ from typing import Any
 from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.features import ENFORCED_ROLLING_UPDATE, MAX_UNAVAILABLE, RECREATE, FeatureGates
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.validation import SPEC_UPDATE_FORBIDDEN
 from rollwise.api.versions import (
     DROPPED,
+    FORBIDDEN_UPDATE,
     UNKNOWN_FIELD,
     UNSUPPORTED_VALUE,
     KubeRelease,
@@ -57,6 +59,10 @@ class Versioning:
         if self.proposals or gk != STATEFULSET:
             return new
         uses = proposal_uses(new, old, self.release)
+        if any(u.answer == FORBIDDEN_UPDATE for u in uses):
+            # every release's ValidateStatefulSetUpdate: one Forbidden error on the whole spec
+            forbidden = [FieldError(path="spec", kind="Forbidden", rule=SPEC_UPDATE_FORBIDDEN)]
+            raise Invalid(f'StatefulSet.apps "{name_of(new)}" is invalid: {forbidden[0]}', errors=forbidden)
         refused = [u for u in uses if u.answer == UNSUPPORTED_VALUE]
         if refused:
             supported = ", ".join(f'"{t}"' for t in self.release.strategy_types())

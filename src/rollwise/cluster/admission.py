@@ -6,7 +6,8 @@ handlers — by giving ``Admission(...).hooks()`` to the store. Per resource, in
 1. strict field checks (an optional hook: unknown or mistyped fields are refused, not silently dropped);
 2. defaulting (``rollwise.api.defaults``, for the StatefulSet kinds);
 3. validation (``rollwise.api.validation``), with the update rules (immutable fields) when there is an old object;
-4. immutability of the other resources rollwise writes: a ControllerRevision's ``data``
+4. a claim's storage request: expansion only where its StorageClass allows it (``volumes.py``);
+5. immutability of the other resources rollwise writes: a ControllerRevision's ``data``
    (upstream ``ValidateControllerRevisionUpdate``), and a pod's spec except its containers' images
    (upstream ``ValidatePodUpdate``; the rest of ``spec`` is fixed once the pod exists).
 
@@ -26,7 +27,9 @@ from rollwise.api.meta import Obj, name_of
 from rollwise.api.revisions import stored_as_is
 from rollwise.api.validation import note_admitted, validate_statefulset
 from rollwise.cluster.memory import Admit
-from rollwise.cluster.resources import CONTROLLER_REVISION, POD, STATEFULSET_KINDS, GroupKind
+from rollwise.cluster.protocol import Cluster
+from rollwise.cluster.resources import CONTROLLER_REVISION, POD, PVC, STATEFULSET_KINDS, GroupKind
+from rollwise.cluster.volumes import ClaimResize
 
 __all__ = ["Admission", "StrictFields"]
 
@@ -47,12 +50,18 @@ class Admission:
         self.gates = gates
         self.strict_fields = strict_fields
         self.statefulset_kinds = statefulset_kinds
+        self.claims = ClaimResize()
+
+    def bind(self, cluster: Cluster) -> None:
+        """Let the hooks that read other objects (a claim's StorageClass) read them from the store they admit to."""
+        self.claims.bind(cluster)
 
     def hooks(self) -> dict[GroupKind, Admit]:
         """The store's admission hooks (``MemoryCluster(admit=...)``), one per resource admission acts on."""
         hooks: dict[GroupKind, Admit] = {gk: self._hook(gk) for gk in self.statefulset_kinds}
         hooks[POD] = self._hook(POD)
         hooks[CONTROLLER_REVISION] = self._hook(CONTROLLER_REVISION)
+        hooks[PVC] = self.claims.admit  # volume expansion (cluster/volumes.py)
         return hooks
 
     def _hook(self, gk: GroupKind) -> Admit:

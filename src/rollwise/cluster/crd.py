@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rollwise.api.claim_templates import CLAIM_UPDATE_POLICIES
 from rollwise.api.defaults import (
     STRATEGY_BLOCKS,
     STRATEGY_ENFORCED_ROLLING_UPDATE,
@@ -31,6 +32,7 @@ from rollwise.api.validation_cel import (
     selector_matches_template_rule,
     strategy_block_rules,
 )
+from rollwise.cluster.crd_claims import CLAIM_STORAGE, CLAIM_TEMPLATES, claim_status_schema, claim_update_policy_schema
 from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
 __all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "POLICY_NAME", "crd", "policy"]
@@ -58,6 +60,7 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "persistentVolumeClaimRetentionPolicy.whenDeleted": ("Retain", "Delete"),
     "persistentVolumeClaimRetentionPolicy.whenScaled": ("Retain", "Delete"),
     "updateStrategy.{block}.podUpdatePolicy": POD_UPDATE_POLICIES,
+    "volumeClaimUpdatePolicy": CLAIM_UPDATE_POLICIES,
 }
 
 
@@ -191,8 +194,8 @@ def _reference(description: str, *, namespaced: bool = False) -> dict[str, Any]:
 
 
 def _claim_template() -> dict[str, Any]:
-    # Declared in full (the PersistentVolumeClaimSpec of 1.37), no preserved unknown fields: the claim templates
-    # are immutable, and a rule sees only declared fields, so `self == oldSelf` must see all of them.
+    # Declared in full (the PersistentVolumeClaimSpec of 1.37), no preserved unknown fields: what a template holds
+    # is what its claims get, so a misspelt field is refused rather than kept and ignored.
     return _object("A PersistentVolumeClaim template: each pod gets a claim <name>-<set>-<ordinal> made from it.", {
         "apiVersion": _string("v1."),
         "kind": _string("PersistentVolumeClaim."),
@@ -209,7 +212,7 @@ def _claim_template() -> dict[str, Any]:
             "volumeMode": _string("Filesystem or Block.", default="Filesystem"),
             "volumeName": _string("A PersistentVolume to bind to, by name."),
             "volumeAttributesClassName": _string("The VolumeAttributesClass of the volume."),
-            "resources": _resources("claim"),
+            "resources": _resources("claim") | {"description": CLAIM_STORAGE},
             "selector": _plain_selector("Which volumes the claim may bind to."),
             "dataSource": _reference("A snapshot or claim to fill the volume from."),
             "dataSourceRef": _reference("Any object to fill the volume from.", namespaced=True),
@@ -301,12 +304,13 @@ def spec_schema() -> dict[str, Any]:
             "start": _int("The first ordinal (pods are <set>-<start> up).", COUNT_MINIMUMS["ordinals.start"])}),
         "selector": _selector(),
         "template": _template(),
-        "volumeClaimTemplates": {"description": "Claims each pod gets, one per template. Immutable.",
+        "volumeClaimTemplates": {"description": CLAIM_TEMPLATES,
                                  "type": "array", "maxItems": MAX_LIST, "items": _claim_template(),
                                  **_rules(CelRule(rule="self.all(c, self.exists_one(d, d.metadata.name == "
                                                        "c.metadata.name))", message="names must be unique",
                                                   reason="FieldValueDuplicate"))},
         "updateStrategy": _strategy(),
+        "volumeClaimUpdatePolicy": claim_update_policy_schema(),
         "persistentVolumeClaimRetentionPolicy": _object("What happens to the pods' claims.", {
             "whenDeleted": _string(f"When the set is deleted: {when}.",
                                    ENUMS["persistentVolumeClaimRetentionPolicy.whenDeleted"], default="Retain"),
@@ -338,6 +342,7 @@ def status_schema() -> dict[str, Any]:
                                "lastTransitionTime": _string("When the status last changed.", format="date-time"),
                                "observedGeneration": _int("The generation the condition was set for.", int64=True),
                            }, keep=True, required=["type", "status"])}
+    props["volumeClaimTemplates"] = claim_status_schema()
     # Unknown status fields are kept, so a newer controller's additions survive an older CRD.
     return _object("What the controller observed.", props, keep=True)
 

@@ -26,6 +26,7 @@ __all__ = [
     "PatchOwner",
     "PatchSet",
     "Plan",
+    "ResizeClaim",
     "UpdateClaim",
     "UpdatePod",
     "UpdateRevision",
@@ -65,6 +66,20 @@ class UpdateClaim(Action):
 
     def what(self) -> str:
         return f"update owner references of claim {name_of(self.claim)}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResizeClaim(Action):
+    """KEP-4650 InPlace: expand an existing claim, a merge patch of ``spec.resources.requests.storage``."""
+
+    name: str
+    namespace: str
+    storage: str
+    storage_class: str = ""
+    """The claim's StorageClass (empty: none named), for the refusal's event."""
+
+    def what(self) -> str:
+        return f"expand claim {self.name} to {self.storage}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

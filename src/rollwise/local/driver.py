@@ -44,7 +44,7 @@ from rollwise.api.meta import (
 )
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
-from rollwise.cluster.resources import POD, STATEFULSET_KINDS, GroupKind
+from rollwise.cluster.resources import POD, PVC, STATEFULSET_KINDS, GroupKind
 from rollwise.kubelet.agent import FAULTS
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
@@ -61,6 +61,7 @@ from rollwise.runtime.recorder import EventRecorder, StoreEventSink
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.setkeys import SetKey, set_key
 from rollwise.runtime.trace import DecisionLog
+from rollwise.runtime.volumes import VolumeExpander
 
 __all__ = ["WallDriver", "scaled_params", "scaled_profile"]
 
@@ -122,6 +123,8 @@ class WallDriver:
         self._recorder: EventRecorder | None = None
         self._pod_events: KubeletEvents | None = None
         self.kubelet: Kubelet | None = None
+        self.volumes: VolumeExpander | None = None
+        """Claims whose request grew expand, capacity following after a delay (runtime/volumes.py)."""
         """The simulated kubelet (runtime/kubelet.py), on the driver's clock, for every pod no process runs."""
         self._stopped = False
         self._apps = {name: scaled_params(p, speed) for name, p in (apps or {}).items()}
@@ -163,6 +166,9 @@ class WallDriver:
             for pod in self.cluster.list(POD):
                 if self.processes is None or not self.processes.matches(pod):
                     self.kubelet.look_at(pod)
+            self.volumes = VolumeExpander(self.cluster, self._scheduler, after_tick=self.pump)
+            for claim in self.cluster.list(PVC):
+                self.volumes.look_at(claim)
 
     def stop(self) -> None:
         self._stopped = True
@@ -172,6 +178,8 @@ class WallDriver:
             self._scheduler.cancel_all()
         if self.kubelet is not None:
             self.kubelet.stop()
+        if self.volumes is not None:
+            self.volumes.stop()
         if self.models is not None:
             self.models.stop()
         if self.processes is not None:
@@ -184,6 +192,8 @@ class WallDriver:
             return
         if ch.kind == "PersistentVolumeClaim" and self.processes is not None:
             self.processes.on_change(ch)
+        if ch.kind == "PersistentVolumeClaim" and self.volumes is not None:
+            self.volumes.claim_changed(ch)
         if ch.kind == "Pod":
             if self.models is not None:
                 self.models.pod_changed(ch.obj)

@@ -139,6 +139,7 @@ class Operator:
             self.informers["Pod"].add_handler(set_ctl.on_owned)
             self.informers["Lease"].add_handler(set_ctl.on_lease)
             self.informers["PodDisruptionBudget"].add_handler(set_ctl.on_budget)
+            self.informers["PersistentVolumeClaim"].add_handler(set_ctl.on_claim)
             self.controllers.append(ctl)
             self.sets.append(set_ctl)
         self.metrics.leader.labels(name=config.lease_name).set(0 if config.leader_elect else 1)

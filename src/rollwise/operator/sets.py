@@ -103,6 +103,11 @@ class SetController:
         """A PodDisruptionBudget changed: wake every set of its namespace (a deletion may wait on it)."""
         self._wake("PodDisruptionBudget", delta)
 
+    def on_claim(self, delta: Delta) -> None:
+        """A claim changed: an expansion moved on or was refused (KEP-4650) wakes the set whose claim it is."""
+        if delta.type == "MODIFIED":
+            self._wake("PersistentVolumeClaim", delta)
+
     def _wake(self, kind: str, delta: Delta) -> None:
         obj = delta.new if delta.new is not None else delta.old
         assert obj is not None

@@ -8,10 +8,12 @@ attempted, as upstream always tries them (reference §5.2).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import field
 
-from rollwise.api.errors import AlreadyExists, ApiStatusError, NotFound
+from rollwise.api.claim_templates import RESIZE_REFUSED_ANNOTATION
+from rollwise.api.errors import AlreadyExists, ApiStatusError, Forbidden, Invalid, NotFound
 from rollwise.api.leases import LEADER, lease_role
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.api.records import dataclass
@@ -29,6 +31,7 @@ from rollwise.controllers.plan import (
     PatchOwner,
     PatchSet,
     Plan,
+    ResizeClaim,
     UpdateClaim,
     UpdatePod,
     UpdateRevision,
@@ -110,6 +113,8 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
               f"successfully update pod {name_of(action.pod)} in-place ({images}) in StatefulSet {set_name}")
     elif isinstance(action, UpdateClaim):
         cluster.update(action.claim, actor=actor)
+    elif isinstance(action, ResizeClaim):
+        _resize(action, cluster, actor=actor, set_name=set_name, event=event)
     elif isinstance(action, DeletePod):
         if action.unless_leader and _leads_now(cluster, action.namespace, action.unless_leader):
             # DEP-07 accepts that a Lease may lag; re-reading it right before the delete narrows that race.
@@ -142,6 +147,25 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
         raise TypeError(f"unknown action {type(action).__name__}")
 
 
+def _resize(action: ResizeClaim, cluster: Cluster, *, actor: str, set_name: str,
+            event: Callable[[str, str, str], None]) -> None:
+    """Expand a claim; a refusal (its StorageClass does not allow expansion) is kept on the claim, so the controller
+    can name it in the set's condition and stop retrying until the template asks for another size."""
+    patch = {"spec": {"resources": {"requests": {"storage": action.storage}}},
+             "metadata": {"annotations": {RESIZE_REFUSED_ANNOTATION: None}}}
+    try:
+        cluster.patch("PersistentVolumeClaim", action.namespace, action.name, patch, actor=actor)
+    except NotFound:
+        return  # deleted meanwhile: a claim made again is made from the template, at its size
+    except (Forbidden, Invalid) as err:
+        note = {"metadata": {"annotations": {RESIZE_REFUSED_ANNOTATION: f"{action.storage}: {err}"}}}
+        with contextlib.suppress(ApiStatusError):  # the refusal stops this plan all the same
+            cluster.patch("PersistentVolumeClaim", action.namespace, action.name, note, actor=actor)
+        raise
+    event("Normal", "SuccessfulResize",
+          f"expand Claim {action.name} to {action.storage} in StatefulSet {set_name} success")
+
+
 def _leads_now(cluster: Cluster, namespace: str, lease_name: str) -> bool:
     try:
         lease = cluster.get("Lease", namespace, lease_name)
@@ -167,6 +191,10 @@ def _report(action: Action, err: ApiStatusError, *, set_name: str, event: Callab
     elif isinstance(action, UpdateClaim):
         event("Warning", "FailedUpdate", f"update Claim {name_of(action.claim)} in StatefulSet {set_name} "
                                          f"failed error: {err}")
+    elif isinstance(action, ResizeClaim):
+        where = f"StorageClass {action.storage_class}" if action.storage_class else "no StorageClass named"
+        event("Warning", "FailedResize", f"expand Claim {action.name} ({where}) to {action.storage} "
+                                         f"in StatefulSet {set_name} failed error: {err}")
     elif isinstance(action, DeletePod):
         event("Warning", "FailedDelete", f"delete Pod {action.name} in StatefulSet {set_name} failed error: {err}")
 

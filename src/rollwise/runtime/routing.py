@@ -12,6 +12,8 @@ operator) — upstream ``stateful_set.go``'s event handlers (reference upstream-
 | a Pod, again   | when it became Ready or stopped being so, or went, and a budget of the namespace selects   |
 |                | it: every set of the namespace too (the allowance moved; ``ClusterSets`` only: the     |
 |                | operator's Pod informer sees rollwise's own pods, which wake their set anyway)            |
+| a claim        | on a change of its status or of its resize-refused annotation (KEP-4650: an expansion moved  |
+|                | on or was refused), the sets whose claim templates name it                                 |
 | a StatefulSet  | itself, except a controller's own status write: the controller wrote what it had just      |
 |                | decided, and reconciling on it decides nothing new                                         |
 | anything else  | nothing (upstream watches no ControllerRevision; the reconcile lists them)                 |
@@ -25,8 +27,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from rollwise.api.claim_templates import RESIZE_REFUSED_ANNOTATION
 from rollwise.api.disruption import selects
 from rollwise.api.errors import NotFound
+from rollwise.api.identity import claim_ordinal
 from rollwise.api.leases import MEMBER_OF_LABEL
 from rollwise.api.meta import Obj, controller_of, labels, namespace_of, selector_matches
 from rollwise.api.predicates import is_ready, is_terminating
@@ -81,6 +85,8 @@ def sets_to_wake(sets: SetLookup, ch: Change) -> list[SetKey]:
         return _members_of(sets, ch.namespace, ch.obj)
     if ch.of_statefulset and not is_own_status_write(ch):
         return [(ch.resource, ch.namespace, ch.name)]
+    if ch.kind == "PersistentVolumeClaim" and ch.type == "MODIFIED" and _resize_moved(ch):
+        return sorted(set_key(s) for s in sets.sets_in(ch.namespace) if claim_ordinal(s, ch.name) is not None)
     return []
 
 
@@ -90,6 +96,17 @@ def _budget_moved(ch: Change) -> bool:
     if old is None or ch.type == "DELETED":
         return ch.type == "DELETED"
     return (is_ready(old) and not is_terminating(old)) != (is_ready(new) and not is_terminating(new))
+
+
+def _resize_moved(ch: Change) -> bool:
+    """A claim's expansion moved on (its status changed) or was refused (the annotation the executor writes).
+    Nothing else about a claim changes a decision, so an owner-reference repair wakes no set."""
+    old, new = ch.old or {}, ch.obj
+    if old.get("status") != new.get("status"):
+        return True
+    before = (old.get("metadata") or {}).get("annotations") or {}
+    after = (new.get("metadata") or {}).get("annotations") or {}
+    return before.get(RESIZE_REFUSED_ANNOTATION) != after.get(RESIZE_REFUSED_ANNOTATION)
 
 
 def is_own_status_write(ch: Change) -> bool:

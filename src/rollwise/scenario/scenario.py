@@ -19,6 +19,7 @@ from rollwise.api.numbers import MAX_SECONDS, check_number, describe_type
 from rollwise.cluster.documents import read_one_document
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams, parse_quorum_params
+from rollwise.scenario.claim_patches import check_claim_patches
 from rollwise.scenario.expect import parse_expect
 from rollwise.scenario.manifests import check_manifest as check_one_manifest
 from rollwise.scenario.step_schema import STEP_KINDS, Step, check_replicas_cap, parse_steps
@@ -132,6 +133,7 @@ def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario"
     expect, expect_errors = parse_expect(raw.get("expect") or {}, path="expect")
     errors += expect_errors
     ambiguous = _check_set_names(indexed, steps, expect, apps, errors)
+    check_claim_patches([obj for _, obj in indexed], steps, errors)  # KEP-4650: no shrunk claim template
     limit = raw.get("limitSeconds", 86400)
     limit_errors = check_number(limit, "limitSeconds", minimum=0, exclusive_minimum=True, maximum=MAX_SECONDS,
                                 what="a number of seconds")

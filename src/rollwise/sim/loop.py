@@ -37,6 +37,7 @@ from rollwise.runtime.recorder import EventRecorder
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import SetKey, all_sets
+from rollwise.runtime.volumes import VolumeExpander
 from rollwise.scenario.scenario import Scenario
 from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine, EngineClock
 from rollwise.sim.events import FeedEvents
@@ -57,8 +58,9 @@ class Simulation:
         self.clock = self.engine.clock
         # The simulator reads the change feed, not watches: it keeps no watch history (one only keeps old objects
         # alive, and costs every write a trip through it).
-        self.cluster = MemoryCluster(clock=self.clock, admit=Admission(gates=scenario.gates).hooks(),
-                                     history_limit=0)
+        admission = Admission(gates=scenario.gates)
+        self.cluster = MemoryCluster(clock=self.clock, admit=admission.hooks(), history_limit=0)
+        admission.bind(self.cluster)  # a claim's expansion reads its StorageClass
         self.recorder = Recorder(controllers=frozenset(CONTROLLERS), ambiguous=scenario.ambiguous_sets)
         self._sets = ClusterSets(self.cluster)
         self.tallies = Tallies(self.cluster)
@@ -74,6 +76,8 @@ class Simulation:
         self.kubelet = Kubelet(self.cluster, kubelet_clock, scenario.kubelet, handed_over=True,
                                readiness=self.models.readiness_for if self.models is not None else None)
         """The simulated kubelet (runtime/kubelet.py); a refused write of its is a bug, so it is not retried."""
+        self.volumes = VolumeExpander(self.cluster, kubelet_clock)
+        """Claims whose request grew expand, capacity following after a delay (runtime/volumes.py)."""
         self.metrics = MetricsRegistry()
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
@@ -154,6 +158,8 @@ class Simulation:
                 if models is not None:  # before the kubelet: a model's run comes first at the instant
                     models.pod_changed(ch.obj)
                 kubelet(ch)
+            elif ch.kind == "PersistentVolumeClaim":
+                self.volumes.claim_changed(ch)
             elif ch.kind == "StatefulSet" and ch.type != "DELETED":
                 self.metrics.observe_set(ch.old, ch.obj, ch.at)
             for key in sets_to_wake(sets, ch):

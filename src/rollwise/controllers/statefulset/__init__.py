@@ -27,6 +27,7 @@ from rollwise.controllers.census import (
     quiet_context,
 )
 from rollwise.controllers.plan import Action, EmitEvent, Plan, WriteStatus
+from rollwise.controllers.statefulset.claim_updates import ClaimReport, plan_claim_updates, with_claim_progress
 from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.disruption import guard_for
@@ -76,6 +77,7 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     sync.actions.extend(revision_adoption)
     sync.actions.extend(revision_actions)
     old_status = sts.get("status") or {}
+    claim_report: ClaimReport | None = None
 
     if deletion_timestamp(sts) is None:
         # A set being deleted neither creates, updates nor deletes pods (reference §4.4, test DeletionTimestamp).
@@ -93,9 +95,12 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
                 note_paused(sync)
             else:
                 strategy.update(sync)
+        claim_report = plan_claim_updates(sync, old_status)  # KEP-4650: no pod is touched
 
     status = compute_status(sync, [])
-    wanted = progress_conditions(sync, status, old_status)
+    if claim_report is not None:
+        status["volumeClaimTemplates"] = claim_report.entries
+    wanted = with_claim_progress(progress_conditions(sync, status, old_status), claim_report)
     if is_custom_kind(sts):
         status = with_selector(sts, status)
         basis = sync.unpaused_progressing if _done(sync.unpaused_progressing) else wanted[0]

@@ -24,6 +24,7 @@ _COMPARED = (
     "collisionCount",
     "conditions",
     "labelSelector",
+    "volumeClaimTemplates",  # KEP-4650's per-template claim report (claim_updates.py)
 )
 
 
