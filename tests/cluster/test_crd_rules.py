@@ -17,7 +17,8 @@ from rollwise.api.validation import validate_statefulset
 from rollwise.api.validation_cel import TWINS
 from rollwise.apiserver.policies import PolicyRequest, policy_verdict
 from rollwise.apiserver.schema import admit_custom
-from rollwise.cluster.crd import crd, policy
+from rollwise.cluster.crd import crd
+from rollwise.cluster.crd_policy import policy
 
 GATES = FeatureGates()
 

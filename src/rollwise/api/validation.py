@@ -23,6 +23,7 @@ from rollwise.api.features import ENFORCED_ROLLING_UPDATE, MAX_UNAVAILABLE, RECR
 from rollwise.api.in_place import POD_UPDATE_POLICIES
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, selector_matches
+from rollwise.api.validation_pods import check_pod_spec, check_unique_name
 from rollwise.api.validation_rules import (
     check_annotation_keys,
     check_dns_label,
@@ -34,8 +35,8 @@ from rollwise.api.validation_rules import (
     type_error,
 )
 
-__all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "check_container", "check_containers",
-           "note_admitted", "structural_errors", "validate_statefulset"]
+__all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "note_admitted", "structural_errors",
+           "validate_statefulset"]
 
 API_VERSIONS = ("apps/v1", "apps.rollwise.dev/v1alpha1")
 
@@ -281,7 +282,7 @@ def _check_selector_and_template(selector: object, template: object) -> list[Fie
     meta = template.get("metadata")
     if meta is not None and not isinstance(meta, Mapping):
         errors.append(type_error("spec.template.metadata", meta, "a mapping"))
-        return errors + _check_pod_spec(template.get("spec"))
+        return errors + check_pod_spec(template.get("spec"))
     meta = _mapping(meta)
     labels = meta.get("labels")
     label_errors = check_labels(labels, "spec.template.metadata.labels") if labels is not None else []
@@ -294,77 +295,7 @@ def _check_selector_and_template(selector: object, template: object) -> list[Fie
             # reference §2: otherwise the set would create pods it does not own.
             errors.append(FieldError(path="spec.template.metadata.labels", value=dict(template_labels),
                                      rule="selector does not match template labels"))
-    return errors + _check_pod_spec(template.get("spec"))
-
-
-def _check_pod_spec(pod_spec: object) -> list[FieldError]:
-    path = "spec.template.spec"
-    if pod_spec is None:
-        return [FieldError(path=path, kind="Required value", rule="a pod spec is required")]
-    if not isinstance(pod_spec, Mapping):
-        return [type_error(path, pod_spec, "a mapping")]
-    errors: list[FieldError] = []
-    restart = pod_spec.get("restartPolicy")
-    if restart != "Always":
-        # reference §2: a StatefulSet's pods are replaced by the controller, never left to exit.
-        errors.append(FieldError(path=f"{path}.restartPolicy", kind="Unsupported value", value=restart,
-                                 rule='supported values: "Always"'))
-    if pod_spec.get("terminationGracePeriodSeconds") is not None:
-        # a negative grace period would leave every deleted pod terminating for ever
-        errors += check_int(pod_spec["terminationGracePeriodSeconds"], f"{path}.terminationGracePeriodSeconds",
-                            minimum=0)
-    if pod_spec.get("activeDeadlineSeconds") is not None:
-        errors.append(FieldError(path=f"{path}.activeDeadlineSeconds", kind="Forbidden",
-                                 rule="activeDeadlineSeconds is not supported for StatefulSet pods"))
-    # Upstream leaves the rest of the pod spec to pod creation (FailedCreate events); rollwise has no later pod
-    # validation, so it checks here the container fields every driver relies on.
-    return errors + check_containers(pod_spec, path)
-
-
-def check_containers(pod_spec: Mapping[str, Any], path: str) -> list[FieldError]:
-    """The containers and init containers of a pod spec: at least one container, each well formed, names unique
-    across both lists."""
-    errors: list[FieldError] = []
-    seen: set[str] = set()
-    for key in ("initContainers", "containers"):
-        containers = pod_spec.get(key)
-        if containers is None or containers == []:
-            if key == "containers":
-                errors.append(FieldError(path=f"{path}.containers", kind="Required value",
-                                         rule="at least one container is required"))
-            continue
-        if not isinstance(containers, list):
-            errors.append(type_error(f"{path}.{key}", containers, "a list"))
-            continue
-        for i, container in enumerate(containers):
-            errors += check_container(container, f"{path}.{key}[{i}]", seen)
-    return errors
-
-
-def check_container(container: object, path: str, seen: set[str]) -> list[FieldError]:
-    """A container: a unique DNS-label name and an image (for pod templates and, in ``validation_objects``, Pods)."""
-    if not isinstance(container, Mapping):
-        return [type_error(path, container, "a mapping")]
-    errors = _check_unique_name(container.get("name"), f"{path}.name", seen)
-    image = container.get("image")
-    if image is None or image == "":
-        errors.append(FieldError(path=f"{path}.image", kind="Required value", rule="an image is required"))
-    elif not isinstance(image, str):
-        errors.append(type_error(f"{path}.image", image, "a string"))
-    return errors
-
-
-def _check_unique_name(name: object, path: str, seen: set[str]) -> list[FieldError]:
-    """A required DNS-label name, not already in ``seen`` (which it joins)."""
-    if name is None or name == "":
-        return [FieldError(path=path, kind="Required value", rule="name is required")]
-    errors = check_dns_label(name, path)
-    if errors or not isinstance(name, str):
-        return errors
-    if name in seen:
-        return [FieldError(path=path, kind="Duplicate value", value=name, rule="names must be unique")]
-    seen.add(name)
-    return []
+    return errors + check_pod_spec(template.get("spec"))
 
 
 def _check_claim_templates(claims: object) -> list[FieldError]:
@@ -384,7 +315,7 @@ def _check_claim_templates(claims: object) -> list[FieldError]:
             errors.append(type_error(f"{path}[{i}].metadata", meta, "a mapping"))
             continue
         # The claim name becomes part of each PVC name (<claim>-<set>-<ordinal>, reference §6.1).
-        errors += _check_unique_name(_mapping(meta).get("name"), f"{path}[{i}].metadata.name", seen)
+        errors += check_unique_name(_mapping(meta).get("name"), f"{path}[{i}].metadata.name", seen)
     return errors
 
 

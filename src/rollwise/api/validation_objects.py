@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rollwise.api.errors import FieldError
-from rollwise.api.validation import check_containers
+from rollwise.api.validation_pods import check_containers
 from rollwise.api.validation_rules import (
     check_annotation_keys,
     check_dns_label,

@@ -8,7 +8,7 @@ from rollwise.api.meta import name_of
 from rollwise.apiserver.admission import NAMESPACE, NODE_NAME
 from rollwise.apiserver.node import node_object
 from rollwise.cluster.crd import crd as rollwise_crd
-from rollwise.cluster.crd import policy as rollwise_policy
+from rollwise.cluster.crd_policy import policy as rollwise_policy
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
 

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from rollwise.cli.crd import CR_GROUP, CRD_FILE, crd
-from rollwise.cluster.crd import POLICY_NAME, policy
+from rollwise.cluster.crd_policy import POLICY_NAME, policy
 
 __all__ = ["add_manifests", "documents", "render"]
 

@@ -26,7 +26,6 @@ from rollwise.api.validation_cel import (
     MAX_LIST,
     CelRule,
     immutable_spec_rule,
-    key_validations,
     max_unavailable_rule,
     qualified_name_rule,
     selector_matches_template_rule,
@@ -35,7 +34,7 @@ from rollwise.api.validation_cel import (
 from rollwise.cluster.crd_claims import CLAIM_STORAGE, CLAIM_TEMPLATES, claim_status_schema, claim_update_policy_schema
 from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
-__all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "POLICY_NAME", "crd", "policy"]
+__all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "crd"]
 
 CR_GROUP = "apps.rollwise.dev"
 CR_VERSION = "v1alpha1"
@@ -381,24 +380,3 @@ def crd() -> dict[str, Any]:
             }],
         },
     }
-
-
-POLICY_NAME = "rollwise-statefulset-keys"
-
-
-def policy() -> list[dict[str, Any]]:
-    """The ValidatingAdmissionPolicy and its binding that check what the CRD cannot within its cost limit: the keys
-    of the set's label and annotation maps (``api/validation_cel.KEY_MAPS``)."""
-    labels = {"app.kubernetes.io/name": "rollwise"}
-    return [
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
-         "metadata": {"name": POLICY_NAME, "labels": labels},
-         "spec": {"failurePolicy": "Fail",
-                  "matchConstraints": {"resourceRules": [{
-                      "apiGroups": [CR_GROUP], "apiVersions": [CR_VERSION], "operations": ["CREATE", "UPDATE"],
-                      "resources": ["statefulsets"]}]},
-                  "validations": key_validations()}},
-        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
-         "metadata": {"name": POLICY_NAME, "labels": labels},
-         "spec": {"policyName": POLICY_NAME, "validationActions": ["Deny"]}},
-    ]
