@@ -178,3 +178,19 @@ def test_a_storage_class_without_expansion_is_named_in_the_condition() -> None:
     assert claim["metadata"]["annotations"][RESIZE_REFUSED_ANNOTATION].startswith("2Gi: ")
     failed = [e for e in result["events"] if e.get("reason") == "FailedResize"]
     assert len(failed) == 1  # refused once, then reported, not retried
+
+
+def test_the_result_document_lists_every_claim_with_its_request_capacity_and_conditions() -> None:
+    # A run goes on until the controllers are quiet; the limit stops this one while data-db-2 is expanding.
+    mid = {**_scenario(steps=[{"waitFor": {"ready": "db", "timeout": 120}}, {"after": 1}, {"patch": GROW}]),
+           "limitSeconds": 22.5}
+    _, during = _run(mid)
+    _, after = _run(_scenario())
+    expanding = {c["name"]: c for c in during["final"]["claims"]}
+    assert expanding["data-db-2"]["storage"] == "2Gi" and expanding["data-db-2"]["capacity"] == "1Gi"
+    assert {c["type"] for c in expanding["data-db-2"]["conditions"]} & {"Resizing", "FileSystemResizePending"}
+    # Not reached yet; the simulator's claims carry a capacity once an expansion writes one (no provisioner).
+    assert expanding["data-db-0"] == {"name": "data-db-0", "storage": "1Gi", "capacity": None, "conditions": [],
+                                      "terminating": False}
+    assert [(c["name"], c["storage"], c["capacity"]) for c in after["final"]["claims"]] == [
+        ("data-db-0", "2Gi", "2Gi"), ("data-db-1", "2Gi", "2Gi"), ("data-db-2", "2Gi", "2Gi")]

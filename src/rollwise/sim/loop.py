@@ -198,6 +198,11 @@ class Simulation:
         owner = (controller_of(pod) or {}).get("name", "")
         return f"{namespace_of(pod)}/{name_of(pod)}" if owner in self.recorder.ambiguous else name_of(pod)
 
+    def _claim_name(self, claim: Obj) -> str:
+        """``namespace/claim`` when some set's name is ambiguous in this run (a claim's owner may be its pod, so the
+        set is not at hand: every claim is then named with its namespace)."""
+        return f"{namespace_of(claim)}/{name_of(claim)}" if self.recorder.ambiguous else name_of(claim)
+
     def _summary(self, end: float) -> dict[str, Any]:
         summary = self.recorder.summary(end)
         models = self.models
@@ -219,6 +224,7 @@ class Simulation:
     def _result(self, end: float) -> dict[str, Any]:
         sets = all_sets(self.cluster)
         pods = self.cluster.list("Pod")
+        claims = self.cluster.list("PersistentVolumeClaim")
         return {
             "scenario": self.scenario.name,
             "description": self.scenario.description,
@@ -236,6 +242,7 @@ class Simulation:
                                            "updateStrategy": s["spec"].get("updateStrategy")},
                                   "status": s.get("status") or {}} for s in sets],
                 "pods": [{**_pod_line(pod), "name": self._pod_name(pod)} for pod in pods],
+                "claims": [{**_claim_line(claim), "name": self._claim_name(claim)} for claim in claims],
             },
         }
 
@@ -275,3 +282,14 @@ def _pod_line(pod: Obj) -> Mapping[str, Any]:
     return {"name": name_of(pod), "revision": revision_of(pod), "phase": status.get("phase"),
             "ready": p.is_ready(pod), "terminating": p.is_terminating(pod), "uid": uid_of(pod),
             "restartCount": restarts}
+
+
+def _claim_line(claim: Obj) -> Mapping[str, Any]:
+    """A claim as the run left it: what it asks for, what it has, and its conditions (``Resizing``,
+    ``FileSystemResizePending``), so a run shows which claims an InPlace claim-template update expanded."""
+    spec, status = claim.get("spec") or {}, claim.get("status") or {}
+    requested = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
+    return {"name": name_of(claim), "storage": requested, "capacity": (status.get("capacity") or {}).get("storage"),
+            "conditions": [{"type": c.get("type"), "status": c.get("status")}
+                           for c in status.get("conditions") or () if isinstance(c, dict)],
+            "terminating": p.is_terminating(claim)}
