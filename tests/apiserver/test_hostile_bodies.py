@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from server_support import AUTH, api, body, run, sts
 
@@ -150,6 +150,10 @@ def request_bodies(draw: st.DrawFn) -> tuple[str, bytes, str]:
 
 @settings(max_examples=MAX_EXAMPLES, deadline=timedelta(seconds=20), suppress_health_check=[HealthCheck.too_slow])
 @given(case=request_bodies())
+@example(case=("PATCH", b"apiVersion: 0\nkind: StatefulSet\nmetadata:\n  n", APPLY))  # metadata a string
+@example(case=("PATCH", b"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web, labels: x}", APPLY))
+@example(case=("PATCH", b"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web}\nspec: 3", APPLY))
+@example(case=("PATCH", b"apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: web, annotations: [1]}", APPLY))
 def test_mutated_manifests_get_a_status_never_a_5xx(case: tuple[str, bytes, str]) -> None:
     method, data, ctype = case
     if method == "PATCH" and ctype == JSON:

@@ -33,6 +33,8 @@ def patched(resource: Resource, base: Obj, kind: str, patch: Any, *, manager: st
         elif kind == "merge":
             new = merge_patch(base, patch)
         elif kind == "apply":
+            if not isinstance(patch.get("metadata") or {}, Mapping):  # as kube-apiserver's decoding refuses it
+                raise Invalid(errors=[FieldError(path="metadata", value=patch["metadata"], rule="must be an object")])
             new = apply(base, patch, manager=manager or "unknown", force=force, types=ListTypes(resource.schema),
                         api_version=resource.api_version, now=now, subresource=subresource)
         else:
