@@ -108,9 +108,21 @@ def _broken_pod_spends_the_budget() -> dict[str, Any]:
     }
 
 
+def _both_pods_exactly_min_ready_at_the_change() -> dict[str, Any]:
+    """minReadySeconds 3; web-0 (deleted, recreated) and web-1 both turn Ready at 3.001 and the template changes at
+    6.001, the very instant both have been Ready for exactly minReadySeconds: neither is available yet."""
+    raw = _broken_pod_spends_the_budget()
+    spec = raw["objects"][0]["spec"]
+    spec.update(replicas=2, podManagementPolicy="OrderedReady", minReadySeconds=3)
+    raw["steps"] = [{"waitFor": {"ready": "web", "timeout": 60}}, {"deletePod": "web-0"}, {"after": 1}, {"after": 2},
+                    _patch_image(FINAL_IMAGE), {"after": SETTLE_BOUND_SECONDS}]
+    return raw
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fault_histories())
 @example(_broken_pod_spends_the_budget())
+@example(_both_pods_exactly_min_ready_at_the_change())
 def test_rollout_completes_once_faults_stop_and_the_template_is_good(raw: dict[str, Any]) -> None:
     sim = Simulation(parse_scenario(raw))
     problems: list[str] = []

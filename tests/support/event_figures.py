@@ -23,12 +23,17 @@ class _Pod:
     failed: bool = False
 
 
+_SAME_INSTANT = 1e-12
+"""Event times are rounded to the microsecond, so a pod exactly minReadySeconds past Ready at an event's instant can
+sum to a hair under it: within this, it is the same instant, where availability (strictly after) does not hold."""
+
+
 def _unavailable(pods: dict[int, _Pod], replicas: int, mrs: float, now: float) -> int:
     count = 0
     for ordinal in range(replicas):
         pod = pods.get(ordinal)
         ok = (pod is not None and not pod.terminating and not pod.failed and pod.ready_since is not None
-              and (mrs <= 0 or pod.ready_since + mrs < now))
+              and (mrs <= 0 or pod.ready_since + mrs < now - _SAME_INSTANT))
         count += not ok
     return count
 
