@@ -107,8 +107,9 @@ def check_claim_template_update(spec: Mapping[str, Any], old_spec: Mapping[str, 
     are matched by name; a new template is a new claim and may ask for anything)."""
     old_by_name = {}
     for template in old_spec.get("volumeClaimTemplates") or ():
-        if isinstance(template, Mapping):
-            old_by_name[_mapping(template.get("metadata")).get("name")] = template
+        name = _mapping(template.get("metadata")).get("name") if isinstance(template, Mapping) else None
+        if isinstance(name, str):  # a name of another type is refused by the name's own rule
+            old_by_name[name] = template
     templates = spec.get("volumeClaimTemplates")
     if not isinstance(templates, list):
         return []
@@ -116,7 +117,8 @@ def check_claim_template_update(spec: Mapping[str, Any], old_spec: Mapping[str, 
     for i, template in enumerate(templates):
         if not isinstance(template, Mapping):
             continue
-        old = old_by_name.get(_mapping(template.get("metadata")).get("name"))
+        name = _mapping(template.get("metadata")).get("name")
+        old = old_by_name.get(name) if isinstance(name, str) else None
         if old is None:
             continue
         new_value = requested_storage(template)
