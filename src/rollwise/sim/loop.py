@@ -287,9 +287,13 @@ def _pod_line(pod: Obj) -> Mapping[str, Any]:
 def _claim_line(claim: Obj) -> Mapping[str, Any]:
     """A claim as the run left it: what it asks for, what it has, and its conditions (``Resizing``,
     ``FileSystemResizePending``), so a run shows which claims an InPlace claim-template update expanded."""
-    spec, status = claim.get("spec") or {}, claim.get("status") or {}
-    requested = ((spec.get("resources") or {}).get("requests") or {}).get("storage")
-    return {"name": name_of(claim), "storage": requested, "capacity": (status.get("capacity") or {}).get("storage"),
+    def part(obj: Any, key: str) -> Any:  # a scenario's claim template may hold any shape: read what is a mapping
+        return obj.get(key) if isinstance(obj, Mapping) else None
+
+    spec, status = part(claim, "spec"), part(claim, "status")
+    conditions = part(status, "conditions")
+    return {"name": name_of(claim), "storage": part(part(part(spec, "resources"), "requests"), "storage"),
+            "capacity": part(part(status, "capacity"), "storage"),
             "conditions": [{"type": c.get("type"), "status": c.get("status")}
-                           for c in status.get("conditions") or () if isinstance(c, dict)],
+                           for c in (conditions if isinstance(conditions, list) else ()) if isinstance(c, dict)],
             "terminating": p.is_terminating(claim)}
