@@ -56,6 +56,11 @@ class Up:
         self.kubectl("apply", "-k", str(ROOT / "deploy" / "crds"))
         self.kubectl("apply", "-k", str(ROOT / "deploy"))
 
+    def plugin(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``kubectl rollwise ARGS``: kubectl finds the plugin on PATH (see :func:`running_up_with_plugin`)."""
+        return subprocess.run([self.kubectl_path, "rollwise", *args], env=self.env, capture_output=True, text=True,
+                              timeout=DEADLINE * 2, check=False)
+
     def apply(self, manifest: str, *args: str) -> str:
         return self.kubectl("apply", "-f", "-", *args, stdin=manifest).stdout
 
@@ -159,6 +164,20 @@ def running_up(tmp: Path, *extra: str) -> Iterator[Up]:
         yield server
     finally:
         stop_up(server.proc)
+
+
+PLUGIN_DIR = Path(sys.executable).parent
+
+
+@contextlib.contextmanager
+def running_up_with_plugin(tmp: Path, *extra: str) -> Iterator[Up]:
+    """:func:`running_up` with this venv's ``kubectl-rollwise`` first on kubectl's PATH, as ``make install-plugin``
+    puts it (skipped, saying why, where the entry point is not installed)."""
+    if not (PLUGIN_DIR / "kubectl-rollwise").exists():
+        pytest.skip("the kubectl-rollwise entry point is not installed (run `make setup`)")
+    with running_up(tmp, *extra) as server:
+        server.env = {**server.env, "PATH": f"{PLUGIN_DIR}{os.pathsep}{server.env.get('PATH', os.environ['PATH'])}"}
+        yield server
 
 
 def namespace(up: Up, name: str) -> None:

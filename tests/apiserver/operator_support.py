@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from kubectl_support import DEADLINE, Up
 
-__all__ = ["WEB", "Operator", "audit_entries", "get_json", "rolled_out"]
+__all__ = ["WEB", "Operator", "audit_entries", "get_json", "last_audit_time", "pod_writes_since", "rolled_out"]
 
 WEB = """\
 apiVersion: apps.rollwise.dev/v1alpha1
@@ -101,3 +101,15 @@ def rolled_out(up: Up, name: str, replicas: int, image: str) -> bool:
 
 def audit_entries(up: Up) -> list[dict[str, Any]]:
     return [json.loads(line) for line in up.audit_log.read_text().splitlines() if line.strip()]
+
+
+def last_audit_time(up: Up) -> float:
+    """The newest audit entry's time: a mark to ask, after a change, which writes followed it."""
+    return max(e["time"] for e in audit_entries(up))
+
+
+def pod_writes_since(up: Up, since: float, verbs: tuple[str, ...] = ("create", "delete")) -> list[tuple[str, str]]:
+    """``(verb, pod)`` for every pod write of ``verbs`` from ``since`` on: ``[]`` is what an update that keeps its
+    pods (in place, a claim resize) must leave in the audit log."""
+    return [(e["verb"], e.get("name", "")) for e in audit_entries(up)
+            if e["resource"] == "pods" and e["verb"] in verbs and e["time"] >= since]

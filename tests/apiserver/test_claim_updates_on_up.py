@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from kubectl_support import Up, running_up, statefulset
+from operator_support import Operator, audit_entries, last_audit_time, pod_writes_since
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,6 +59,7 @@ def test_a_grown_template_expands_every_claim_and_replaces_no_pod(up: Up) -> Non
     up.apply(_custom("db"))
     up.kubectl("wait", "--for=condition=Ready", "rsts/db", "--timeout=60s")
     before = _pods(up, "db")
+    since = last_audit_time(up)
     up.kubectl("patch", "rsts", "db", "--type=merge", "-p", _grow("2Gi"))
     for claim in ("data-db-1", "data-db-0"):
         up.kubectl("wait", "--for=jsonpath={.status.capacity.storage}=2Gi", f"pvc/{claim}", "--timeout=60s")
@@ -65,6 +67,7 @@ def test_a_grown_template_expands_every_claim_and_replaces_no_pod(up: Up) -> Non
     assert table[0].split()[:4] == ["NAME", "STATUS", "VOLUME", "CAPACITY"]
     assert [row.split()[3] for row in table[1:]] == ["2Gi", "2Gi"]
     assert _pods(up, "db") == before  # same pods, same uids
+    assert pod_writes_since(up, since) == [], "no pod created or deleted"
     up.until(lambda: json.loads(up.kubectl("get", "rsts", "db", "-o", "json").stdout)["status"].get(
         "volumeClaimTemplates") == [{"name": "data", "compatibleReplicas": 2, "updatingReplicas": 0,
                                      "overSizedReplicas": 0, "totalCapacity": "4Gi"}], "the set reports 2 claims")
@@ -100,7 +103,6 @@ def test_an_apps_v1_shrink_is_refused_with_the_field_path(up: Up) -> None:
 
 def test_the_operator_expands_the_claims_of_a_custom_set(tmp_path: Path) -> None:
     """`rollwise run` (`up` leaves the custom kind to it) decides the expansions; `up`'s storage carries them out."""
-    from operator_support import Operator, audit_entries
 
     with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as server:
         server.install_rollwise()
@@ -110,11 +112,13 @@ def test_the_operator_expands_the_claims_of_a_custom_set(tmp_path: Path) -> None
             server.apply(_custom("db"))
             server.kubectl("wait", "--for=condition=Ready", "rsts/db", "--timeout=60s")
             before = _pods(server, "db")
+            since = last_audit_time(server)
             server.kubectl("patch", "rsts", "db", "--type=merge", "-p", _grow("3Gi"))
             for claim in ("data-db-1", "data-db-0"):
                 server.kubectl("wait", "--for=jsonpath={.status.capacity.storage}=3Gi", f"pvc/{claim}",
                                "--timeout=60s")
             assert _pods(server, "db") == before
+            assert pod_writes_since(server, since) == []
         finally:
             assert op.stop() == 0
     patches = [e for e in audit_entries(server) if e["verb"] == "patch" and e["resource"] == "persistentvolumeclaims"]

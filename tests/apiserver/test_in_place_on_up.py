@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from kubectl_support import Up, running_up
-from operator_support import Operator, audit_entries, get_json
+from operator_support import Operator, audit_entries, get_json, last_audit_time, pod_writes_since
 
 pytestmark = pytest.mark.kubectl
 
@@ -71,21 +71,12 @@ def _done(up: Up, resource: str, name: str, image: str) -> bool:
             and all(not (p["metadata"].get("annotations") or {}).get("rollwise.dev/in-place-update") for p in pods))
 
 
-def _pod_writes_since(up: Up, since: float) -> list[tuple[str, str]]:
-    return [(e["verb"], e.get("name", "")) for e in audit_entries(up)
-            if e["resource"] == "pods" and e["verb"] in ("create", "delete") and e["time"] >= since]
-
-
-def _last_audit_time(up: Up) -> float:
-    return max(e["time"] for e in audit_entries(up))
-
-
 def _in_place(up: Up, resource: str, name: str, change: list[str]) -> None:
     """Apply ``change`` (a kubectl command) and hold the in-place contract while the rollout runs."""
     up.until(lambda: _done(up, resource, name, "nginx:1.27"), "the set comes up")
     before = _pods(up, name)
     assert all(p["restarts"] == 0 for p in before.values())
-    since = _last_audit_time(up)
+    since = last_audit_time(up)
     watch = up.watch(resource, name, "-o", "custom-columns=AVAILABLE:.status.availableReplicas")
     try:
         watch.read_until(lambda lines: len(lines) >= 2)
@@ -99,7 +90,7 @@ def _in_place(up: Up, resource: str, name: str, change: list[str]) -> None:
     after = _pods(up, name)
     assert {n: (p["uid"], p["ip"]) for n, p in after.items()} == {n: (p["uid"], p["ip"]) for n, p in before.items()}
     assert [p["restarts"] for p in after.values()] == [1, 1, 1]
-    assert _pod_writes_since(up, since) == [], "no pod created or deleted"
+    assert pod_writes_since(up, since) == [], "no pod created or deleted"
 
 
 def test_kubectl_patch_of_a_custom_set_updates_every_pod_in_place(up: Up) -> None:
@@ -130,7 +121,7 @@ def test_in_place_only_halts_on_a_mixed_change_touching_no_pod(up: Up) -> None:
     up.apply(CUSTOM.format(policy="InPlaceOnly"))
     up.until(lambda: _done(up, "rsts", "web", "nginx:1.27"), "the set comes up")
     before = _pods(up, "web")
-    since = _last_audit_time(up)
+    since = last_audit_time(up)
     up.kubectl("patch", "rsts", "web", "--type=merge", "-p", MIXED)
 
     def halted() -> bool:
@@ -142,8 +133,7 @@ def test_in_place_only_halts_on_a_mixed_change_touching_no_pod(up: Up) -> None:
                    if c["type"] == "Progressing")
     assert "web-2" in message and "spec.template.spec.containers[0].env" in message
     assert _pods(up, "web") == before
-    assert [e for e in audit_entries(up) if e["resource"] == "pods" and e["time"] >= since
-            and e["verb"] in ("create", "update", "patch", "delete")] == []
+    assert pod_writes_since(up, since, ("create", "update", "patch", "delete")) == []
 
 
 def test_the_operator_updates_a_custom_set_in_place(tmp_path: Path) -> None:

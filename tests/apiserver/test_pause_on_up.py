@@ -4,7 +4,6 @@ kind and, as a lab proposal (`--proposals on`, with its warning), on apps/v1."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,33 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import DEADLINE, Up, find_kubectl, start_up, statefulset, stop_up
+from kubectl_support import DEADLINE, Up, running_up_with_plugin, statefulset
 from operator_support import WEB
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN_DIR = Path(sys.executable).parent
 
 pytestmark = pytest.mark.kubectl
 
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    if not (PLUGIN_DIR / "kubectl-rollwise").exists():
-        pytest.skip("the kubectl-rollwise entry point is not installed (run `make setup`)")
-    server = start_up(tmp_path, kubectl)
-    server.env = {**server.env, "PATH": f"{PLUGIN_DIR}{os.pathsep}{server.env.get('PATH', os.environ['PATH'])}"}
-    try:
+    with running_up_with_plugin(tmp_path) as server:
         yield server
-    finally:
-        stop_up(server.proc)
-
-
-def _plugin(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([up.kubectl_path, "rollwise", *args], env=up.env, capture_output=True, text=True,
-                          timeout=DEADLINE * 2, check=False)
 
 
 def _get(up: Up, *args: str) -> Any:
@@ -57,10 +41,10 @@ def _progressing(up: Up, kind: str, name: str) -> dict[str, Any]:
 def test_pause_holds_a_custom_set_at_its_revision_and_resume_rolls_it(up: Up) -> None:
     up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
     up.apply(WEB)
-    assert _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
-    paused = _plugin(up, "rollout", "pause", "rsts/web")
+    assert up.plugin("rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
+    paused = up.plugin("rollout", "pause", "rsts/web")
     assert paused.stdout.strip() == "statefulset.apps.rollwise.dev/web paused", paused.stderr
-    again = _plugin(up, "rollout", "pause", "rsts/web")
+    again = up.plugin("rollout", "pause", "rsts/web")
     assert again.returncode == 1 and "is already paused" in again.stderr
     up.kubectl("patch", "rsts", "web", "--type=merge", "-p",
                json.dumps({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}}}))
@@ -72,11 +56,11 @@ def test_pause_holds_a_custom_set_at_its_revision_and_resume_rolls_it(up: Up) ->
     shown = subprocess.run([sys.executable, "-m", "rollwise", "get", "rsts/web"], env=up.env, capture_output=True,
                            text=True, timeout=DEADLINE, check=False)
     assert "Paused" in shown.stdout, shown.stdout + shown.stderr
-    resumed = _plugin(up, "rollout", "resume", "rsts/web")
+    resumed = up.plugin("rollout", "resume", "rsts/web")
     assert resumed.stdout.strip() == "statefulset.apps.rollwise.dev/web resumed", resumed.stderr
-    assert _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
+    assert up.plugin("rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
     assert _images(up, "web") == ["nginx:1.28"] * 4
-    assert _plugin(up, "rollout", "resume", "rsts/web").returncode == 1
+    assert up.plugin("rollout", "resume", "rsts/web").returncode == 1
 
 
 def test_paused_on_apps_v1_is_a_proposal_up_keeps_with_a_warning(up: Up) -> None:
@@ -88,5 +72,5 @@ def test_paused_on_apps_v1_is_a_proposal_up_keeps_with_a_warning(up: Up) -> None
     up.kubectl("set", "image", "sts/db", "app=nginx:1.27")
     up.until(lambda: _progressing(up, "sts", "db").get("reason") == "RolloutPaused", "Progressing says paused")
     assert _images(up, "db") == ["nginx:1.26"] * 2
-    assert _plugin(up, "rollout", "resume", "sts/db").returncode == 0
+    assert up.plugin("rollout", "resume", "sts/db").returncode == 0
     up.until(lambda: _images(up, "db") == ["nginx:1.27"] * 2, "the rollout goes on after a resume")

@@ -4,41 +4,23 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import DEADLINE, Up, find_kubectl, start_up, stop_up
+from kubectl_support import Up, running_up_with_plugin
 from operator_support import WEB
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN_DIR = Path(sys.executable).parent
 
 pytestmark = pytest.mark.kubectl
 
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    if not (PLUGIN_DIR / "kubectl-rollwise").exists():
-        pytest.skip("the kubectl-rollwise entry point is not installed (run `make setup`)")
-    server = start_up(tmp_path, kubectl)
-    server.env = {**server.env, "PATH": f"{PLUGIN_DIR}{os.pathsep}{server.env.get('PATH', os.environ['PATH'])}"}
-    try:
+    with running_up_with_plugin(tmp_path) as server:
         yield server
-    finally:
-        stop_up(server.proc)
-
-
-def _plugin(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([up.kubectl_path, "rollwise", *args], env=up.env, capture_output=True, text=True,
-                          timeout=DEADLINE * 2, check=False)
 
 
 def _pods(up: Up) -> list[dict[str, Any]]:
@@ -57,36 +39,36 @@ def _set_image(up: Up, image: str) -> None:
 def test_the_plugin_follows_a_rollout_lists_history_undoes_and_restarts(up: Up) -> None:
     up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
     up.apply(WEB)
-    first = _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s")
+    first = up.plugin("rollout", "status", "rsts/web", "--timeout=60s")
     assert first.returncode == 0, first.stderr
     assert first.stdout.splitlines()[-1].startswith("statefulset rolling update complete 3 pods at revision web-")
 
     _set_image(up, "nginx:1.28")
-    rolled = _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s")
+    rolled = up.plugin("rollout", "status", "rsts/web", "--timeout=60s")
     assert rolled.returncode == 0, rolled.stderr
     lines = rolled.stdout.splitlines()
     assert lines[-1].startswith("statefulset rolling update complete 3 pods")  # the rollout may beat the plugin
     assert all(line.startswith(("Waiting for", "waiting for statefulset rolling update")) for line in lines[:-1])
     assert _images(up) == ["nginx:1.28"] * 3
 
-    history = _plugin(up, "rollout", "history", "rsts/web")
+    history = up.plugin("rollout", "history", "rsts/web")
     assert history.returncode == 0
     assert history.stdout.splitlines()[:4] == ["statefulset.apps.rollwise.dev/web", "REVISION  CHANGE-CAUSE",
                                                "1         <none>", "2         <none>"]
-    shown = _plugin(up, "rollout", "history", "rsts/web", "--revision=1")
+    shown = up.plugin("rollout", "history", "rsts/web", "--revision=1")
     assert "image: nginx:1.27" in shown.stdout
 
-    undo = _plugin(up, "rollout", "undo", "rsts/web")
+    undo = up.plugin("rollout", "undo", "rsts/web")
     assert undo.stdout.strip() == "statefulset.apps.rollwise.dev/web rolled back", undo.stderr
-    assert _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
+    assert up.plugin("rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
     assert _images(up) == ["nginx:1.27"] * 3
-    again = _plugin(up, "rollout", "undo", "rsts/web", "--to-revision=3")
+    again = up.plugin("rollout", "undo", "rsts/web", "--to-revision=3")
     assert "skipped rollback (current template already matches revision 3)" in again.stdout, again.stderr
 
     before = {p["metadata"]["uid"] for p in _pods(up)}
-    restart = _plugin(up, "rollout", "restart", "rsts/web")
+    restart = up.plugin("rollout", "restart", "rsts/web")
     assert restart.stdout.strip() == "statefulset.apps.rollwise.dev/web restarted"
-    assert _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
+    assert up.plugin("rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
     pods = _pods(up)
     assert not before & {p["metadata"]["uid"] for p in pods}, "every pod was replaced"
     assert all("kubectl.kubernetes.io/restartedAt" in p["metadata"]["annotations"] for p in pods)
@@ -95,15 +77,15 @@ def test_the_plugin_follows_a_rollout_lists_history_undoes_and_restarts(up: Up) 
 def test_status_exits_1_on_timeout_and_errors_are_reported(up: Up) -> None:
     up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
     up.apply(WEB)
-    assert _plugin(up, "rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
+    assert up.plugin("rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
     _set_image(up, "nginx:typo")  # never pulls: the rollout cannot finish
-    stuck = _plugin(up, "rollout", "status", "rsts/web", "--timeout=2s")
+    stuck = up.plugin("rollout", "status", "rsts/web", "--timeout=2s")
     assert stuck.returncode == 1
     assert "error: timed out waiting for the condition" in stuck.stderr
     assert stuck.stdout.splitlines()[-1] in ("Waiting for 1 pods to be ready...", "Waiting for 2 pods to be ready...")
-    missing = _plugin(up, "rollout", "status", "rsts/nope", "--timeout=2s")
+    missing = up.plugin("rollout", "status", "rsts/nope", "--timeout=2s")
     assert missing.returncode == 1 and "NotFound" in missing.stderr
-    bad = _plugin(up, "rollout", "status", "deploy/web")
+    bad = up.plugin("rollout", "status", "deploy/web")
     assert bad.returncode == 2 and bad.stdout == ""
 
 
@@ -122,7 +104,7 @@ def test_a_canary_held_at_its_partition_is_ready_and_the_plugin_agrees(up: Up) -
     status = json.loads(up.kubectl("get", "rsts", "canary", "-o", "json").stdout)["status"]
     reasons = {c["type"]: c["reason"] for c in status["conditions"]}
     assert reasons["Ready"] == reasons["Progressing"] == "PartitionRolledOut"
-    plugin = _plugin(up, "rollout", "status", "rsts/canary", "--timeout=60s")
+    plugin = up.plugin("rollout", "status", "rsts/canary", "--timeout=60s")
     assert plugin.returncode == 0, plugin.stderr
     assert plugin.stdout.splitlines()[-1] == "partitioned roll out complete: 1 new pods have been updated..."
     images = sorted(p["spec"]["containers"][0]["image"] for p in json.loads(

@@ -81,11 +81,24 @@ def requested_storage(claim_or_template: Mapping[str, Any]) -> object:
     return _mapping(_mapping(spec.get("resources")).get("requests")).get("storage")
 
 
+def reported_capacity(claim: Mapping[str, Any]) -> object:
+    """``status.capacity.storage`` as written (None when no provisioner has reported on the claim)."""
+    return _mapping(_mapping(claim.get("status")).get("capacity")).get("storage")
+
+
 def capacity_of(claim: Mapping[str, Any]) -> object:
     """What the claim's volume holds: ``status.capacity.storage``; a claim no provisioner has reported on (the
     simulator's store binds nothing) holds what it asked for."""
-    capacity = _mapping(_mapping(claim.get("status")).get("capacity")).get("storage")
+    capacity = reported_capacity(claim)
     return capacity if capacity is not None else requested_storage(claim)
+
+
+def claim_conditions(claim: Mapping[str, Any]) -> list[dict[str, object]]:
+    """Each ``status.conditions`` entry's type and status (``Resizing``, ``FileSystemResizePending``), skipping
+    entries of any other shape."""
+    conditions = _mapping(claim.get("status")).get("conditions")
+    return [{"type": c.get("type"), "status": c.get("status")}
+            for c in (conditions if isinstance(conditions, list) else ()) if isinstance(c, Mapping)]
 
 
 def fixed_differences(claim: Mapping[str, Any], template: Mapping[str, Any]) -> list[str]:

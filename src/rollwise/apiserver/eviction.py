@@ -28,7 +28,7 @@ from rollwise.apiserver.http import json_reply, read_body
 from rollwise.apiserver.middleware import USER
 from rollwise.apiserver.requests import dry_run_of
 from rollwise.apiserver.resources import Resource
-from rollwise.apiserver.status import error_status
+from rollwise.apiserver.status import error_status, success_status
 from rollwise.apiserver.store import ApiStore
 from rollwise.runtime.setkeys import all_sets
 
@@ -71,8 +71,7 @@ def add_eviction_route(router: web.UrlDispatcher, store: ApiStore, guard: _Guard
         except ApiStatusError as err:
             return json_reply(error_status(err, kind=pods.plural, name=name), err.code)
         guard.audit_write(request, pods, namespace, name, "eviction", pod, 201)
-        return json_reply({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-                           "details": {"name": name, "kind": "pods", "uid": uid_of(pod)}}, 201)
+        return json_reply(success_status(kind="pods", group="", name=name, uid=uid_of(pod)), 201)
 
     router.add_post(EVICTION_PATH, evict)
 

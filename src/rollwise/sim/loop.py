@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from rollwise.api import predicates as p
+from rollwise.api.claim_templates import claim_conditions, reported_capacity, requested_storage
 from rollwise.api.errors import NotFound
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import (
@@ -287,13 +288,6 @@ def _pod_line(pod: Obj) -> Mapping[str, Any]:
 def _claim_line(claim: Obj) -> Mapping[str, Any]:
     """A claim as the run left it: what it asks for, what it has, and its conditions (``Resizing``,
     ``FileSystemResizePending``), so a run shows which claims an InPlace claim-template update expanded."""
-    def part(obj: Any, key: str) -> Any:  # a scenario's claim template may hold any shape: read what is a mapping
-        return obj.get(key) if isinstance(obj, Mapping) else None
-
-    spec, status = part(claim, "spec"), part(claim, "status")
-    conditions = part(status, "conditions")
-    return {"name": name_of(claim), "storage": part(part(part(spec, "resources"), "requests"), "storage"),
-            "capacity": part(part(status, "capacity"), "storage"),
-            "conditions": [{"type": c.get("type"), "status": c.get("status")}
-                           for c in (conditions if isinstance(conditions, list) else ()) if isinstance(c, dict)],
-            "terminating": p.is_terminating(claim)}
+    # A scenario's claim template may hold any shape: these readers skip what is not a mapping.
+    return {"name": name_of(claim), "storage": requested_storage(claim), "capacity": reported_capacity(claim),
+            "conditions": claim_conditions(claim), "terminating": p.is_terminating(claim)}
