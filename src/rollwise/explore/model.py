@@ -79,6 +79,12 @@ class Used:
     stale: int = 0
     crashes: int = 0
 
+    def within(self, other: Used) -> bool:
+        """No budget spent beyond ``other``'s: from the same store, this state can make every move that one can."""
+        return (self.template_changes <= other.template_changes and self.faults <= other.faults
+                and self.user_actions <= other.user_actions and self.stale <= other.stale
+                and self.crashes <= other.crashes)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Move:
@@ -173,6 +179,12 @@ class Node:
                          tuple(store_key(old, self.facts) for old in self.history), self.admitted)
         return self._key
 
+    @property
+    def key_but_budgets(self) -> tuple[Any, ...]:
+        """``key`` without the budgets spent (``used``): states alike but for what is left to spend."""
+        key = self.key
+        return key[:2] + key[3:]
+
 
 def perturbations_of(items: Iterable[str]) -> tuple[frozenset[str], int]:
     """The switches of ``--perturb`` and the stale depth (``stale`` is ``stale:1``). Raises ValueError, naming the
@@ -222,9 +234,18 @@ def _memo(obj: Any, tag: str, make: Callable[[Any], Any]) -> Any:
 
 
 def _set_part(sts: Obj) -> tuple[Any, ...]:
+    """The set's spec, status and annotations, without its conditions' messages. A message is prose about the
+    rest of the state (which pod the rollout waits for, and why); what a controller decides reads a condition's
+    type, status and reason, and an old message only tells it whether an Event was already emitted, and Events are
+    not part of the state. Two states that differ in a message alone are one state: after a pod's transition the
+    set's message lags until the controller's next move, and keeping each lagging message apart made a fifth of
+    the states (RollingUpdate, OrderedReady, 2 replicas: 4,571 -> 3,709, the same violations)."""
     status = dict(sts.get("status") or {})
     observed = status.pop("observedGeneration", None) == sts["metadata"].get("generation")
-    return _memo(sts["spec"], "spec", freeze), freeze(status), observed, freeze(annotations_of(sts))
+    conditions = status.pop("conditions", None)
+    said = tuple(freeze({k: v for k, v in c.items() if k != "message"}) if isinstance(c, Mapping) else freeze(c)
+                 for c in (conditions if isinstance(conditions, list) else ()))
+    return _memo(sts["spec"], "spec", freeze), freeze(status), said, observed, freeze(annotations_of(sts))
 
 
 def _pod_part(pod: Obj, min_ready_seconds: float) -> tuple[Any, ...]:
