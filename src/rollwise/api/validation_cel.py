@@ -49,7 +49,7 @@ StatefulSet holds, and what keeps each rule's estimated cost inside kube-apiserv
 DECLARED_SPEC_FIELDS = ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds", "paused",
                         "serviceName", "podManagementPolicy", "ordinals", "selector", "template",
                         "volumeClaimTemplates", "updateStrategy", "persistentVolumeClaimRetentionPolicy",
-                        "volumeClaimUpdatePolicy")
+                        "volumeClaimUpdatePolicy", "reserveOrdinals")
 IMMUTABLE_SPEC_FIELDS = tuple(f for f in DECLARED_SPEC_FIELDS if f not in MUTABLE_SPEC_FIELDS)
 
 
@@ -172,6 +172,9 @@ TWINS: dict[tuple[str, str], Twin] = {
     ("spec.paused", "Invalid value"): Twin("schema", "type: boolean"),
     ("spec.ordinals", "Invalid value"): Twin("schema", "type: object"),
     ("spec.ordinals.start", "Invalid value"): Twin("schema", "type: integer, minimum 0"),
+    ("spec.reserveOrdinals", "Invalid value"): Twin("schema", "type: array"),
+    ("spec.reserveOrdinals[*]", "Invalid value"): Twin("schema", "items: type integer, minimum 0"),
+    ("spec.reserveOrdinals[*]", "Duplicate value"): Twin("schema", "x-kubernetes-list-type: set"),
     ("spec.podManagementPolicy", "Unsupported value"): Twin("schema", "enum"),
     ("spec.podManagementPolicy", "Required value"): Twin("schema", "default OrderedReady, then enum (refuses '')"),
     ("spec.updateStrategy", "Required value"): Twin("schema", "default {type: RollingUpdate}"),

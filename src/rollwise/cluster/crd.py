@@ -301,6 +301,12 @@ def spec_schema() -> dict[str, Any]:
                                        ENUMS["podManagementPolicy"], default="OrderedReady"),
         "ordinals": _object("Where the pods' ordinals start.", {
             "start": _int("The first ordinal (pods are <set>-<start> up).", COUNT_MINIMUMS["ordinals.start"])}),
+        "reserveOrdinals": {"description": "Ordinals no pod takes (OpenKruise's reserveOrdinals): the replicas run "
+                                           "on the lowest ordinals from ordinals.start that are not listed, so 3 "
+                                           "replicas with [1] run 0, 2 and 3. Changing the list moves pods: one "
+                                           "at a newly reserved ordinal is deleted as a scale-in would delete it.",
+                            "type": "array", "x-kubernetes-list-type": "set",
+                            "items": _int("An absolute ordinal.", 0)},
         "selector": _selector(),
         "template": _template(),
         "volumeClaimTemplates": {"description": CLAIM_TEMPLATES,
