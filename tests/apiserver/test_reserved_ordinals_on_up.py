@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from kubectl_support import Up, running_up, statefulset
-from operator_support import audit_entries
+from operator_support import Operator, audit_entries
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,8 +24,8 @@ IMAGE = '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx
 def _custom(name: str, replicas: int, reserve: str) -> str:
     manifest = statefulset(name, replicas=replicas).replace("apiVersion: apps/v1",
                                                             "apiVersion: apps.rollwise.dev/v1alpha1")
-    return manifest.replace(f"  serviceName: {name}\n", f"  serviceName: {name}\n  reserveOrdinals: {reserve}\n"
-                                                        "  persistentVolumeClaimRetentionPolicy: {whenScaled: Delete}\n")
+    extra = f"  reserveOrdinals: {reserve}\n  persistentVolumeClaimRetentionPolicy: {{whenScaled: Delete}}\n"
+    return manifest.replace(f"  serviceName: {name}\n", f"  serviceName: {name}\n{extra}")
 
 
 def _get(up: Up, *args: str) -> Any:
@@ -62,6 +62,25 @@ def up(tmp_path: Path) -> Iterator[Up]:
 
 
 def test_reserved_ordinals_hold_across_scale_out_an_update_and_scale_in_and_a_list_change_moves_pods(up: Up) -> None:
+    _scale_update_and_move(up)
+
+
+def test_the_operator_keeps_reserved_ordinals_across_scale_update_and_a_list_change(tmp_path: Path) -> None:
+    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as server:
+        server.install_rollwise()
+        op = Operator(server, tmp_path, "op-a")
+        try:
+            op.wait_for(r"op-a started leading")
+            _scale_update_and_move(server)
+        finally:
+            assert op.stop() == 0
+        made = sorted(e["name"] for e in audit_entries(server)
+                      if e["user"] == "op-a" and e["resource"] == "pods" and e["verb"] == "create")
+        assert made == ["web-0", "web-0", "web-2", "web-2", "web-3", "web-3", "web-4", "web-4", "web-5"], \
+            "the operator itself made every pod: three, one scaled out, four updated, one moved"
+
+
+def _scale_update_and_move(up: Up) -> None:
     up.apply(_custom("web", 3, "[1]"))
     up.until(lambda: _settled(up, "rsts", "web", [0, 2, 3]), "a set of 3 with [1] runs 0, 2, 3")
     up.kubectl("scale", "rsts/web", "--replicas=4")
