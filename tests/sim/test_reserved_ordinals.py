@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from rollwise import invariants
+from rollwise.cli.timeline import MISSING, pod_intervals
 from rollwise.sim import Simulation, parse_scenario
 
 
@@ -139,3 +140,14 @@ def test_a_partition_counts_wanted_ordinals() -> None:
     status = result["final"]["statefulSets"][0]["status"]
     assert revisions["web-0"] == revisions["web-2"] == status["currentRevision"], images
     assert revisions["web-3"] == revisions["web-4"] == status["updateRevision"]
+
+
+def test_the_timeline_never_draws_a_reserved_ordinal_as_missing() -> None:
+    obj = _set(kind="apps/v1", management="OrderedReady", replicas=3, reserve=[1])
+    result, _, _ = _run(obj, [*DONE, _merge({"reserveOrdinals": [1, 2]}), *DONE, {"after": 10}])
+    assert result["final"]["statefulSets"][0]["spec"]["reserveOrdinals"] == [1, 2]
+    assert result["samples"]["web"]["ordinals"][-1][3] == [1, 2]
+    lanes = pod_intervals(result)["web"]
+    assert 1 not in lanes, "ordinal 1 is reserved throughout: no lane"
+    assert lanes[2][-1].state != MISSING and lanes[2][-1].end < result["endedAt"], "2 ends when its pod goes"
+    assert [iv.state for iv in lanes[4]][-1] != MISSING
