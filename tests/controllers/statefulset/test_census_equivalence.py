@@ -3,9 +3,9 @@ what a reconcile that walks every pod plans (controllers/census.py).
 
 States are drawn at random over what the phases read: every strategy with and without its block, partitions,
 budgets, progress timeouts, both policies, minReadySeconds around the availability instant, ordinals start,
-reserved ordinals, retention policies, and pods missing, condemned, orphaned, owned by another set, with a broken identity label, in
-every phase, Ready or not, terminating, at the current, the update or a third revision, with claims missing, in
-line or carrying a foreign controller reference.
+reserved ordinals, retention policies, and pods missing, condemned, orphaned, owned by another set, with a broken
+identity label, in every phase, Ready or not, terminating, at the current, the update or a third revision, with
+claims missing, in line or carrying a foreign controller reference.
 """
 
 from __future__ import annotations
