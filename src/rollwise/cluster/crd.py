@@ -25,6 +25,7 @@ from rollwise.api.validation_cel import (
     LABEL_VALUE,
     MAX_LIST,
     CelRule,
+    claim_storage_shrink_rule,
     immutable_spec_rule,
     max_unavailable_rule,
     qualified_name_rule,
@@ -313,7 +314,7 @@ def spec_schema() -> dict[str, Any]:
                                  "type": "array", "maxItems": MAX_LIST, "items": _claim_template(),
                                  **_rules(CelRule(rule="self.all(c, self.exists_one(d, d.metadata.name == "
                                                        "c.metadata.name))", message="names must be unique",
-                                                  reason="FieldValueDuplicate"))},
+                                                  reason="FieldValueDuplicate"), claim_storage_shrink_rule())},
         "updateStrategy": _strategy(),
         "volumeClaimUpdatePolicy": claim_update_policy_schema(),
         "persistentVolumeClaimRetentionPolicy": _object("What happens to the pods' claims.", {
