@@ -11,9 +11,13 @@ from typing import Any
 import pytest
 from explore_sets import STRATEGIES, found, manifest, run
 
+from rollwise.api.features import FeatureGates
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
+from rollwise.explore import Bounds, Move, initial_node
+from rollwise.explore.replay import replay_shows, trace_to_scenario
+from rollwise.scenario.scenario import parse_scenario
 
 
 def _reserving(obj: dict[str, Any], reserve: list[int]) -> dict[str, Any]:
@@ -52,3 +56,19 @@ def test_a_controller_blind_to_reserved_ordinals_is_caught() -> None:
     obj = _reserving(manifest(strategy, "Parallel", replicas=2), [1])
     problems = found(run(obj, replicas=2, template_changes=0, user_actions=0, decide=_blind))
     assert "whose ordinal the set does not want" in problems.get("wanted-ordinals", ""), problems
+
+
+def test_a_reserve_move_replays_as_a_patch_step_and_its_claims_are_not_counted_lost() -> None:
+    strategy, _ = STRATEGIES["RollingUpdate"]
+    obj = manifest(strategy, "Parallel", replicas=2)
+    bounds = Bounds(replicas=2)
+    facts = initial_node(obj, gates=FeatureGates(), bounds=bounds).facts
+    trace = [Move(actor="statefulset-controller", kind="reconciles", created=("web-0", "web-1")),
+             Move(actor="kubelet", kind="container starts", target="web-1"),
+             Move(actor="kubelet", kind="readiness passes", target="web-1"),
+             Move(actor="user", kind="reserves ordinals", target="web", detail="[1]")]
+    doc = trace_to_scenario(obj, facts, bounds, trace, invariant="claims", message="m")
+    reserve = {"patch": {"kind": "StatefulSet", "name": "web", "merge": {"spec": {"reserveOrdinals": [1]}}}}
+    assert reserve in doc["steps"]
+    parse_scenario(doc)
+    assert replay_shows(doc, "claims", facts) is False, "web-1's claim goes under whenScaled Delete: not lost"

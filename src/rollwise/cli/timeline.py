@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from rollwise.api.identity import parent_and_ordinal
+from rollwise.api.identity import ordinal_range, parent_and_ordinal
+from rollwise.api.ordinals import OrdinalSpan
 
 __all__ = [
     "FAILING", "MISSING", "PENDING", "READY", "RUNNING", "STATES", "TERMINATING", "Interval", "Lanes",
@@ -229,12 +230,11 @@ def _stays_in_range(result: Mapping[str, Any], alive: set[tuple[str, int]]) -> C
     is missing; above, only a ``scale`` or ``apply`` step can have shrunk the range, so the ordinal left it only
     when such a step started before it went (template patches delete pods that a stuck rollout never recreates).
     """
-    wanted: dict[str, range] = {}
+    wanted: dict[str, OrdinalSpan] = {}
     for sts in (result.get("final") or {}).get("statefulSets") or ():
         spec = sts.get("spec") or {}
         if isinstance(spec.get("replicas"), int):
-            start = int((spec.get("ordinals") or {}).get("start") or 0)
-            wanted[sts["name"]] = range(start, start + spec["replicas"])
+            wanted[sts["name"]] = ordinal_range({"spec": spec})  # reserved ordinals skipped, as the controller does
     top: dict[str, int] = {}
     for name, ordinal in alive:
         top[name] = max(top.get(name, -1), ordinal)
