@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from rollwise import invariants
+from rollwise.cli.plan import preview
 from rollwise.cli.timeline import MISSING, pod_intervals
 from rollwise.sim import Simulation, parse_scenario
 
@@ -151,3 +152,22 @@ def test_the_timeline_never_draws_a_reserved_ordinal_as_missing() -> None:
     assert 1 not in lanes, "ordinal 1 is reserved throughout: no lane"
     assert lanes[2][-1].state != MISSING and lanes[2][-1].end < result["endedAt"], "2 ends when its pod goes"
     assert [iv.state for iv in lanes[4]][-1] != MISSING
+
+
+def test_a_pod_disruption_budget_holds_the_move_off_a_newly_reserved_ordinal_until_it_allows_it() -> None:
+    # The pod at the newly reserved ordinal goes as a scale-in goes: a voluntary deletion, under every budget.
+    budget = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+              "spec": {"minAvailable": 4, "selector": {"matchLabels": {"app": "web"}}}}
+    obj = _set(kind="apps/v1", management="Parallel", replicas=3, reserve=[])
+    raw = {"name": "reserved-pdb", "kubelet": {"startSeconds": 5, "readySeconds": 2, "terminationSeconds": 3},
+           "objects": [budget, obj],
+           "steps": [*DONE, _merge({"reserveOrdinals": [1]}), {"after": 60}]}
+    sim = Simulation(parse_scenario(raw))
+    problems: list[str] = []
+    sim.observers.append(lambda view, plan: problems.extend(
+        invariants.judge(invariants.Decision(view=view, actions=plan.actions))))
+    result = sim.run()
+    assert not problems, problems[:5]
+    assert _ordinals(result) == [0, 1, 2, 3], "web-3 came up; web-1 waits for the budget (4 must stay available)"
+    [waits] = [entry["waiting"] for entry in preview(sim)[0]["controllers"] if entry.get("waiting")]
+    assert "web-1" in str(waits) and "PodDisruptionBudget web allows 0 disruptions" in str(waits), waits
