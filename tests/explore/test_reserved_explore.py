@@ -26,7 +26,7 @@ def _reserving(obj: dict[str, Any], reserve: list[int]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", ["RollingUpdate", "RollingUpdate-maxUnavailable-2", "OnDelete",
-                                  "EnforcedRollingUpdate", "Recreate"])
+                                  "EnforcedRollingUpdate", "Recreate", "QuorumAware"])
 @pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"])
 def test_every_path_with_a_reserved_ordinal_keeps_every_invariant(name: str, policy: str) -> None:
     strategy, annotations = STRATEGIES[name]
