@@ -23,6 +23,7 @@ from rollwise.api.features import ENFORCED_ROLLING_UPDATE, MAX_UNAVAILABLE, RECR
 from rollwise.api.in_place import POD_UPDATE_POLICIES
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, selector_matches
+from rollwise.api.ordinals import check_reserve_ordinals
 from rollwise.api.validation_pods import check_pod_spec, check_unique_name
 from rollwise.api.validation_rules import (
     check_annotation_keys,
@@ -40,7 +41,8 @@ __all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "note
 
 API_VERSIONS = ("apps/v1", "apps.rollwise.dev/v1alpha1")
 
-# reference §2 (ValidateStatefulSetUpdate), plus progressDeadlineSeconds and paused, rollwise's own mutable fields.
+# reference §2 (ValidateStatefulSetUpdate), plus progressDeadlineSeconds, paused and reserveOrdinals (OpenKruise's),
+# rollwise's own mutable fields.
 MUTABLE_SPEC_FIELDS = frozenset({
     "replicas",
     "ordinals",
@@ -51,6 +53,7 @@ MUTABLE_SPEC_FIELDS = frozenset({
     "minReadySeconds",
     "progressDeadlineSeconds",
     "paused",
+    "reserveOrdinals",
 }) | CLAIM_SPEC_FIELDS  # KEP-4650: claim templates change under api/claim_templates.py's rules
 SPEC_UPDATE_FORBIDDEN = (
     "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy',"
@@ -162,6 +165,7 @@ def _check_spec(
             errors.append(type_error("spec.ordinals", ordinals, "a mapping"))
         elif ordinals.get("start") is not None:
             errors += check_int(ordinals["start"], "spec.ordinals.start", minimum=0)
+    errors += check_reserve_ordinals(spec.get("reserveOrdinals"))
     errors += check_enum(spec.get("podManagementPolicy"), "spec.podManagementPolicy", _POD_MANAGEMENT_POLICIES)
     errors += _check_strategy(spec.get("updateStrategy"), gates=gates, old=_mapping(old_spec.get("updateStrategy")))
     errors += _check_retention_policy(spec.get("persistentVolumeClaimRetentionPolicy"))

@@ -160,6 +160,14 @@ def _safety_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
         yield from _patch(node, {"spec": {"paused": None if paused else True}},
                           Move(actor=USER, kind="resumes" if paused else "pauses", target=facts.name,
                                healthy=False), bounds, user_actions=1)
+    if "reserve" in bounds.safety_actions:
+        span = node.in_range()
+        reserved = spec.get("reserveOrdinals") or []
+        if reserved or len(span) > 1:
+            wanted = [] if reserved else [span[1]]
+            yield from _patch(node, {"spec": {"reserveOrdinals": wanted}},
+                              Move(actor=USER, kind="reserves ordinals", target=facts.name, detail=str(wanted),
+                                   healthy=False), bounds, user_actions=1)
     if "pdb" in bounds.safety_actions and not node.cluster.list("PodDisruptionBudget", NAMESPACE):
         cluster = node.cluster.fork()
         cluster.create({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",

@@ -18,6 +18,7 @@ from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.in_place import in_place_pending
 from rollwise.api.leases import lease_role
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
+from rollwise.api.ordinals import OrdinalSpan
 from rollwise.api.predicates import is_terminating
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
@@ -43,7 +44,7 @@ __all__ = [
 
 NAMESPACE = "default"
 PERTURBATIONS = ("stale", "crash", "burst")
-SAFETY_ACTIONS = ("pause", "pdb")
+SAFETY_ACTIONS = ("pause", "pdb", "reserve")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,7 +67,8 @@ class Bounds:
     """An image that never pulls (the broken template); derived from the set's image when empty."""
     safety_actions: frozenset[str] = frozenset()
     """Further user actions (``SAFETY_ACTIONS``), each spending a user action: ``pause`` toggles spec.paused,
-    ``pdb`` creates a PodDisruptionBudget of maxUnavailable 1 over the set's pods."""
+    ``pdb`` creates a PodDisruptionBudget of maxUnavailable 1 over the set's pods, ``reserve`` reserves the
+    set's second wanted ordinal (``spec.reserveOrdinals``), or clears the list when it holds any: pods move."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +171,7 @@ class Node:
     def pods(self) -> list[Obj]:
         return [pod for pod in self.cluster.list("Pod", NAMESPACE) if ordinal_of(pod) >= 0]
 
-    def in_range(self) -> range:
+    def in_range(self) -> OrdinalSpan:
         return ordinal_range(self.sts)
 
     @property

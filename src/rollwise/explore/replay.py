@@ -11,9 +11,11 @@ scenario's description says so.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Sequence
 from typing import Any
 
+from rollwise.api.identity import ordinal_range
 from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.plan import CreatePod, Plan
 from rollwise.controllers.view import SetView
@@ -137,6 +139,9 @@ def _step(move: Move, facts: SetFacts, containers: list[dict[str, Any]]) -> dict
         if move.kind in ("pauses", "resumes"):
             return {"patch": {"kind": "StatefulSet", "name": facts.name,
                               "merge": {"spec": {"paused": True if move.kind == "pauses" else None}}}}
+        if move.kind == "reserves ordinals":
+            return {"patch": {"kind": "StatefulSet", "name": facts.name,
+                              "merge": {"spec": {"reserveOrdinals": json.loads(move.detail)}}}}
         if move.kind == "sets the partition":
             key = "rollingUpdate" if facts.strategy == "RollingUpdate" else "enforcedRollingUpdate"
             return {"patch": {"kind": "StatefulSet", "name": facts.name,
@@ -186,12 +191,16 @@ def _plan_problems(view: SetView, plan: Plan, facts: SetFacts, born: dict[str, B
 
 
 def _claim_lost(doc: dict[str, Any], events: list[dict[str, Any]]) -> bool:
-    replicas = int(doc["objects"][0]["spec"]["replicas"])
+    spec = dict(doc["objects"][0]["spec"])
     for e in events:
         if e["type"] == "Step" and e.get("action") == "scale":
             step = doc["steps"][e["index"]]
-            replicas = int(step["scale"]["replicas"])
-        if e["type"] == "PVCDeleted" and int(str(e.get("claim", "x-0")).rsplit("-", 1)[1]) < replicas:
+            spec["replicas"] = int(step["scale"]["replicas"])
+        elif e["type"] == "Step" and e.get("action") == "patch":
+            spec.update({k: v for k, v in doc["steps"][e["index"]]["patch"]["merge"].get("spec", {}).items()
+                         if k == "reserveOrdinals"})
+        if e["type"] == "PVCDeleted" and int(str(e.get("claim", "x-0")).rsplit("-", 1)[1]) in ordinal_range(
+                {"spec": spec}):
             return True
     return False
 

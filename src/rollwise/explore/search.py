@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api.identity import ordinal_of
+from rollwise.api.ordinals import position_in
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.controllers.statefulset.limits import limits_of
 from rollwise.explore.controller import Decide, controller_moves
@@ -172,7 +173,8 @@ def _eligible(node: Node) -> bool:
         return False
     broken = [ordinal_of(pod) for pod in node.pods() if image_of(pod) == facts.broken_image]
     # A pod below the partition keeps its revision by design, a broken one included.
-    if any(o < node.in_range().start + limits_of(sts, facts.gates).partition for o in broken):
+    span = node.in_range()
+    if any(position_in(span, o) < limits_of(sts, facts.gates).partition for o in broken):
         return False
     if facts.strategy in _SELF_HEALING or (facts.strategy == "RollingUpdate" and facts.policy == "Parallel"):
         return True

@@ -240,6 +240,8 @@ class Simulation:
                 "statefulSets": [{"name": self.recorder.label(namespace_of(s), name_of(s)),
                                   "spec": {"replicas": s["spec"].get("replicas"),
                                            "ordinals": s["spec"].get("ordinals") or {"start": 0},
+                                           **({"reserveOrdinals": s["spec"]["reserveOrdinals"]}
+                                              if "reserveOrdinals" in s["spec"] else {}),
                                            "updateStrategy": s["spec"].get("updateStrategy")},
                                   "status": s.get("status") or {}} for s in sets],
                 "pods": [{**_pod_line(pod), "name": self._pod_name(pod)} for pod in pods],

@@ -15,6 +15,7 @@ from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision_of
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.ordinals import OrdinalSpan, position_in
 from rollwise.controllers.census import Census, loud_census, quiet_at, quiet_context
 from rollwise.controllers.plan import Action, Blocked, DeletePod, EmitEvent, MetricSample
 from rollwise.controllers.statefulset.disruption import DisruptionGuard
@@ -28,9 +29,10 @@ class Sync:
     sts: Obj
     now: float
     gates: FeatureGates
-    start: int
+    span: OrdinalSpan
+    """The wanted ordinals (``api.identity.ordinal_range``: ``reserveOrdinals`` skipped)."""
     replicas: Sequence[Obj | None]
-    """Index i holds the pod for ordinal start+i, or None while it is missing (upstream's placeholder)."""
+    """Index i holds the pod for ordinal ``span[i]``, or None while it is missing (upstream's placeholder)."""
     condemned: list[Obj]
     """Pods with an ordinal outside the range, highest ordinal first (reference §5.3)."""
     current_revision: Obj
@@ -173,7 +175,12 @@ class Sync:
         return (labels.get(REVISION_LABEL, "") if labels else "") != self.update_name
 
     def ordinal(self, index: int) -> int:
-        return self.start + index
+        return self.span[index]
+
+    def position(self, ordinal: int) -> int:
+        """The ordinal's index among the wanted ones (where it would be, if it is not one): what a partition and
+        ``status.currentReplicas`` count (api/ordinals.py)."""
+        return position_in(self.span, ordinal)
 
     # -- recording -----------------------------------------------------------------------------------------
 

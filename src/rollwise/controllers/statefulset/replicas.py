@@ -50,9 +50,9 @@ def revision_for_new_pod(sync: Sync, ordinal: int) -> Obj:
     block = sync.strategy_block
     if block is None:
         current_replicas = int((sync.sts.get("status") or {}).get("currentReplicas") or 0)
-        if ordinal < sync.start + current_replicas:
+        if sync.position(ordinal) < current_replicas:
             return sync.current_revision
-    elif ordinal < sync.start + sync.floor:
+    elif sync.position(ordinal) < sync.floor:
         return sync.current_revision
     return sync.update_revision
 
@@ -81,7 +81,7 @@ def replacement_is_outdated(sync: Sync, pod: Obj) -> bool:
                             if not sync.terminating(other) and revision_of(other) == sync.current_name)
     if not sync.terminating(pod) and revision_of(pod) == sync.current_name:
         remaining -= 1  # the pod itself, counted above whether quiet or loud
-    return ordinal_of(pod) < sync.start + remaining
+    return sync.position(ordinal_of(pod)) < remaining
 
 
 def first_unavailable(sync: Sync) -> Obj | None:
