@@ -39,6 +39,7 @@ __all__ = [
     "is_preparing_delete",
     "marked_at",
     "pre_delete_hook",
+    "release_patch",
     "released",
 ]
 
@@ -101,6 +102,23 @@ def hook_held(hook: PreDeleteHook | None, pod: Mapping[str, Any]) -> list[str]:
 
 def released(hook: PreDeleteHook | None, pod: Mapping[str, Any]) -> bool:
     return not hook_held(hook, pod)
+
+
+def release_patch(hook: PreDeleteHook | None, pod: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The merge patch an application's agent sends once it has drained the pod: the hook's labels and finalizers
+    removed, the pod's uid as precondition. None when the pod carries none of them."""
+    if not hook_held(hook, pod) or hook is None:
+        return None
+    meta = pod.get("metadata") or {}
+    have = meta.get("labels") or {}
+    patch: dict[str, Any] = {"uid": meta.get("uid")} if meta.get("uid") else {}
+    gone = {k: None for k, v in hook.labels.items() if have.get(k) == v}
+    if gone:
+        patch["labels"] = gone
+    fins = list(meta.get("finalizers") or ())
+    if any(f in fins for f in hook.finalizers):
+        patch["finalizers"] = [f for f in fins if f not in hook.finalizers] or None
+    return {"metadata": patch}
 
 
 def is_preparing_delete(pod: Mapping[str, Any]) -> bool:

@@ -19,7 +19,6 @@ from __future__ import annotations
 from rollwise.api import predicates as p
 from rollwise.api.lifecycle import PRE_DELETE_HOOK_TIMEOUT, hook_held, marked_at
 from rollwise.api.meta import name_of
-from rollwise.controllers.census import REQUEUE_EPSILON
 from rollwise.controllers.statefulset.context import Sync
 
 __all__ = ["finish_pre_delete"]
@@ -43,12 +42,14 @@ def finish_pre_delete(sync: Sync) -> None:
             continue
         since = marked_at(pod)
         timeout = sync.hook.timeout if sync.hook is not None else None
+        cause = sync.hook_cause(pod)
         if timeout is not None and since is not None and sync.now >= since + timeout:
-            timed_out.append(f"{name} still carries {', '.join(held)} {sync.now - since:g} s after it was marked "
-                             f"PreparingDelete (timeoutSeconds {timeout:g})")
+            timed_out.append(f"{name} still carries {', '.join(held)} {round(sync.now - since, 3):g} s after it was "
+                             f"marked PreparingDelete (timeoutSeconds {timeout:g})")
+            cause += f"; its timeoutSeconds ({timeout:g}) passed: the rollout is halted ({PRE_DELETE_HOOK_TIMEOUT})"
         elif timeout is not None and since is not None:
-            sync.requeue_at(since + timeout + REQUEUE_EPSILON)
-        sync.wait(name, sync.hook_cause(pod))
+            sync.requeue_at(since + timeout)
+        sync.wait(name, cause)
     if timed_out:
         message = "pre-delete hook not released: " + "; ".join(timed_out)
         sync.hook_halted = f"{PRE_DELETE_HOOK_TIMEOUT}: {timed_out[0].split(' ', 1)[0]}'s pre-delete hook"
