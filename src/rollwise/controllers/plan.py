@@ -15,6 +15,7 @@ from rollwise.api.records import dataclass
 __all__ = [
     "Action",
     "Blocked",
+    "ClearPreparingDelete",
     "CreateClaim",
     "CreatePod",
     "CreateRevision",
@@ -136,6 +137,19 @@ class MarkPreparingDelete(Action):
 
     def what(self) -> str:
         return f"mark pod {self.name} PreparingDelete (its pre-delete hook holds: {self.hook})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClearPreparingDelete(Action):
+    """Take the PreparingDelete mark off a pod the controller no longer deletes (the partition now covers it, the
+    set was reverted or scaled back up): it is a pod like any other again (hooks.py)."""
+
+    name: str
+    namespace: str
+    uid: str
+
+    def what(self) -> str:
+        return f"clear the PreparingDelete mark of pod {self.name}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -22,6 +22,7 @@ from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.resources import ref_of
 from rollwise.controllers.plan import (
     Action,
+    ClearPreparingDelete,
     CreateClaim,
     CreatePod,
     CreateRevision,
@@ -125,6 +126,16 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
             return  # gone meanwhile: nothing left to prepare
         event("Normal", "PreparingDelete", f"pod {action.name} in StatefulSet {set_name} is PreparingDelete: "
                                            f"waiting for its pre-delete hook ({action.hook})")
+    elif isinstance(action, ClearPreparingDelete):
+        meta = {"labels": {LIFECYCLE_STATE_LABEL: None}, "annotations": {LIFECYCLE_AT_ANNOTATION: None}}
+        if action.uid:
+            meta["uid"] = action.uid
+        try:
+            cluster.patch("Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
+        except NotFound:
+            return
+        event("Normal", "PreparingDeleteCleared", f"pod {action.name} in StatefulSet {set_name} is no longer to be "
+                                                  "deleted: its PreparingDelete mark is cleared")
     elif isinstance(action, UpdateClaim):
         cluster.update(action.claim, actor=actor)
     elif isinstance(action, ResizeClaim):

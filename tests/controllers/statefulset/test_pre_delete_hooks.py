@@ -15,7 +15,7 @@ from rollwise.api.lifecycle import LIFECYCLE_STATE_LABEL, PREPARING_DELETE, chec
 from rollwise.api.lifecycle import pre_delete_hook as hook_of
 from rollwise.api.meta import name_of
 from rollwise.api.predicates import is_terminating
-from rollwise.controllers.plan import DeletePod, MarkPreparingDelete
+from rollwise.controllers.plan import ClearPreparingDelete, DeletePod, MarkPreparingDelete
 
 HOOK_LABEL = "example.com/drain"
 STRATEGIES = [
@@ -144,7 +144,7 @@ def test_a_timeout_halts_the_rollout_naming_the_pod_and_the_hook_and_deletes_not
     h.set_image("nginx:2")
     h.sync()
     h.now = 29.0
-    assert h.sync().requeue_after == pytest.approx(1.001)
+    assert h.sync().requeue_after == pytest.approx(1.0)
     h.now = 31.0
     plan = h.sync()
     assert not plan.of_type(DeletePod) and not plan.of_type(MarkPreparingDelete)
@@ -182,13 +182,13 @@ def test_a_marked_pod_goes_once_released_even_after_a_pause() -> None:
     assert [d.name for d in h.sync().of_type(DeletePod)] == ["foo-2"]
 
 
-def test_a_pod_marked_by_this_plan_is_counted_going_in_the_status() -> None:
+def test_the_status_counts_a_marked_pod_as_the_pod_it_still_is() -> None:
     h = _hooked()
     before = copy.deepcopy(h.status())
     h.set_image("nginx:2")
     h.sync()
     assert h.status()["replicas"] == before["replicas"] == 3
-    assert h.status()["currentReplicas"] == 2  # foo-2 is going
+    assert h.status()["currentReplicas"] == 3 and h.status()["readyReplicas"] == 3  # foo-2 still runs
 
 
 @pytest.mark.parametrize(("lifecycle", "path", "rule"), [
@@ -207,3 +207,23 @@ def test_a_pod_marked_by_this_plan_is_counted_going_in_the_status() -> None:
 def test_a_malformed_hook_is_refused_with_its_field_path(lifecycle: Any, path: str, rule: str) -> None:
     errors = check_lifecycle(lifecycle)
     assert any(e.path == path and rule in str(e) for e in errors), [str(e) for e in errors]
+
+
+def test_a_marked_pod_the_partition_now_covers_is_cleared_not_deleted() -> None:
+    h = _hooked(strategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 0}})
+    h.set_image("nginx:2")
+    h.sync()
+    h.patch_set({"spec": {"updateStrategy": {"rollingUpdate": {"partition": 3}}}})
+    _release(h, "foo-2")
+    plan = h.sync()
+    assert not plan.of_type(DeletePod)
+    assert [a.name for a in plan.of_type(ClearPreparingDelete)] == ["foo-2"] and _marked(h) == []
+
+
+def test_a_scale_in_undone_clears_the_mark() -> None:
+    h = _hooked()
+    h.patch_set({"spec": {"replicas": 2}})
+    h.sync()
+    h.patch_set({"spec": {"replicas": 3}})
+    plan = h.sync()
+    assert [a.name for a in plan.of_type(ClearPreparingDelete)] == ["foo-2"] and not plan.of_type(DeletePod)

@@ -17,7 +17,15 @@ from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision
 from rollwise.api.lifecycle import PreDeleteHook, hook_held, is_preparing_delete, marked_at, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.census import Census, loud_census, quiet_at, quiet_context
-from rollwise.controllers.plan import Action, Blocked, DeletePod, EmitEvent, MarkPreparingDelete, MetricSample
+from rollwise.controllers.plan import (
+    Action,
+    Blocked,
+    ClearPreparingDelete,
+    DeletePod,
+    EmitEvent,
+    MarkPreparingDelete,
+    MetricSample,
+)
 from rollwise.controllers.statefulset.disruption import DisruptionGuard
 from rollwise.controllers.statefulset.limits import limits_of
 
@@ -172,6 +180,12 @@ class Sync:
         return meta.get("deletionTimestamp") is not None or (bool(self.deleted) and meta["name"] in self.deleted) \
             or (bool(self.marked) and meta["name"] in self.marked)
 
+    def deleting(self, pod: Obj) -> bool:
+        """Terminating for real (a deletion requested, by this plan or before): a pod only marked PreparingDelete is
+        not, and the status counts it as the pod it still is."""
+        meta = pod["metadata"]
+        return meta.get("deletionTimestamp") is not None or (bool(self.deleted) and meta["name"] in self.deleted)
+
     def unavailable(self, pod: Obj | None) -> bool:
         """Missing, terminating (or being deleted now), or not available for minReadySeconds."""
         return pod is None or self.terminating(pod) or not self.health(pod)[1]
@@ -228,6 +242,14 @@ class Sync:
             return None
         return default
 
+    def unmark(self, pod: Obj) -> None:
+        """The pod is no longer going (hooks.py clears its mark): every later step sees it as it is."""
+        meta = pod["metadata"]
+        self.actions.append(ClearPreparingDelete(name=meta["name"], namespace=meta.get("namespace", "default"),
+                                                 uid=meta.get("uid", ""), reason="the controller no longer deletes it"))
+        self.marked.discard(meta["name"])
+        self._unavailable = (-1, 0)
+
     def hook_cause(self, pod: Obj, since: float | None = None) -> str:
         """The wait on a pod marked PreparingDelete: what of its hook it still carries, and for how long."""
         held = hook_held(self.hook, pod)
@@ -278,6 +300,13 @@ class Sync:
             return []
         going = self.deleted | self.marked if self.marked else self.deleted
         found = (quiet_at(self.census, name) for name in going)
+        return sorted(i for i in found if i is not None)
+
+    def quiet_marked(self) -> list[int]:
+        """Indexes of quiet pods this plan marks PreparingDelete and does not delete: still running, as they were."""
+        if not self.marked:
+            return []
+        found = (quiet_at(self.census, name) for name in self.marked if name not in self.deleted)
         return sorted(i for i in found if i is not None)
 
     def quiet_acted(self) -> list[int]:

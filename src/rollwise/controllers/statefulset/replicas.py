@@ -145,7 +145,10 @@ def _process_replica(sync: Sync, index: int, pod: Obj | None) -> bool:
     if sync.terminating(pod):
         if cause := sync.going_cause(pod, "to finish terminating"):
             sync.wait(name, cause)
-        return True
+            return True
+        # Only marked PreparingDelete (hooks.py): it still runs, so ordered creation goes on past it while it is
+        # healthy; a pre-delete hook may take long, and the pods above it must not wait for that.
+        return not sync.health(pod)[1]
     healthy = sync.health(pod)[1]
     if sync.monotonic and not healthy:
         if not (sync.tolerates_broken_outdated and sync.outdated(pod)):
