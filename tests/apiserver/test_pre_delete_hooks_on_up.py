@@ -67,6 +67,11 @@ def _progressing(up: Up, kind: str, name: str) -> dict[str, Any]:
     return next((c for c in conditions if c["type"] == "Progressing"), {})
 
 
+def _replaced(up: Up, name: str, uid: str) -> bool:
+    pod = _pods(up, "web").get(name)
+    return pod is not None and pod["metadata"]["uid"] != uid and pod["spec"]["containers"][0]["image"] == "nginx:1.28"
+
+
 def _ready(up: Up, kind: str, name: str, replicas: int) -> bool:
     status = _get(up, kind, name).get("status", {})
     return status.get("readyReplicas") == replicas and status.get("updatedReplicas") == replicas
@@ -83,16 +88,14 @@ def test_a_rollout_waits_for_each_pods_agent_to_release_its_hook(up: Up) -> None
         up.until(lambda: len(_marked(up, "web")) == 1, "the controller marks the next pod PreparingDelete")
         [name] = _marked(up, "web")
         uid = _pods(up, "web")[name]["metadata"]["uid"]
-        message = _progressing(up, "rsts", "web").get("message", "")
         up.until(lambda: "pre-delete hook" in _progressing(up, "rsts", "web").get("message", ""),
-                 "Progressing names the hook", on_fail=lambda: message)
+                 "Progressing names the hook")
         assert f"waiting for {name} to be released by its pre-delete hook: still carries label {HOOK}=pending" in \
             _progressing(up, "rsts", "web")["message"]
         assert _pods(up, "web")[name]["metadata"]["uid"] == uid, "not deleted while the hook holds it"
         up.kubectl("label", "pod", name, f"{HOOK}-")  # the application's agent: drained
         released.append(name)
-        up.until(lambda: (p := _pods(up, "web").get(name)) is not None and p["metadata"]["uid"] != uid
-                 and p["spec"]["containers"][0]["image"] == "nginx:1.28", f"{name} is replaced once released")
+        up.until(lambda n=name, u=uid: _replaced(up, n, u), f"{name} is replaced once released")
     assert released == ["web-2", "web-1", "web-0"]
     up.until(lambda: _ready(up, "rsts", "web", 3), "the rollout completes")
 
