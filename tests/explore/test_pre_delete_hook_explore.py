@@ -9,10 +9,15 @@ import dataclasses
 import pytest
 from explore_sets import STRATEGIES, found, manifest, run
 
+from rollwise import invariants
+from rollwise.api.features import FeatureGates
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
+from rollwise.explore import Bounds, initial_node
 from rollwise.explore.environment import RELEASES_HOOK
+from rollwise.explore.replay import trace_to_scenario
+from rollwise.sim import Simulation, parse_scenario
 
 
 @pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"])
@@ -56,3 +61,27 @@ def test_the_release_is_a_move_of_the_application() -> None:
     violation = next(v for v in result.violations if v.invariant == "pre-delete-hook")
     assert any(m.kind == "adds a pre-delete hook" for m in violation.trace)
     assert not any(m.kind == RELEASES_HOOK for m in violation.trace)
+
+
+def test_a_hook_trace_becomes_a_scenario_the_simulator_accepts() -> None:
+    strategy, _ = STRATEGIES["RollingUpdate"]
+    obj = manifest(strategy, "Parallel", replicas=2)
+    bounds = Bounds(replicas=2, template_changes=1, user_actions=1, safety_actions=frozenset({"hook"}))
+    result = run(obj, replicas=2, template_changes=1, user_actions=1, safety="hook", decide=_blind)
+    violation = next(v for v in result.violations if v.invariant == "pre-delete-hook")
+    facts = initial_node(obj, gates=FeatureGates(), bounds=bounds).facts
+    doc = trace_to_scenario(obj, facts, bounds, violation.trace, invariant=violation.invariant,
+                            message=violation.message)
+    template = doc["objects"][0]["spec"]["template"]
+    assert template["metadata"]["labels"]["example.com/drain"] == "pending"
+    assert {"patch": {"kind": "StatefulSet", "name": "web", "merge": {"spec": {"lifecycle": {"preDelete": {
+        "labelsHandler": {"example.com/drain": "pending"}}}}}}} in doc["steps"]
+    sim = Simulation(parse_scenario(doc))
+    problems: list[str] = []
+    sim.observers.append(lambda view, plan: problems.extend(
+        invariants.judge(invariants.Decision(view=view, actions=plan.actions))))
+    replayed = sim.run()
+    # The real controller marks the pods and waits: nothing in the trace releases a hook, so nothing goes.
+    assert not problems
+    assert any(e.get("reason") == "PreparingDelete" for e in replayed["events"])
+    assert replayed["summary"]["web"]["completed"] is False

@@ -126,3 +126,19 @@ def test_a_bad_release_time_is_refused_with_its_path(kubelet: dict[str, Any], pa
     assert main(["simulate", str(file)]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and path in captured.err
+
+
+def test_a_finalizer_hook_from_the_template_holds_until_the_agent_removes_it() -> None:
+    raw = _scenario(steps=[IMAGE_V2, {"waitFor": {"rolloutComplete": "web", "timeout": 600}}],
+                    kubelet={"hookReleaseSeconds": 7})
+    spec = raw["objects"][0]["spec"]
+    spec["lifecycle"] = {"preDelete": {"finalizersHandler": ["example.com/drain"]}}
+    spec["template"]["metadata"] = {"labels": {"app": "web"}, "finalizers": ["example.com/drain"]}
+    result, problems = _run(raw)
+    assert not problems, problems[:5]
+    marks, deletions = _marks(result), _deletions(result)
+    assert [pod for _, pod in deletions] == ["web-2", "web-1", "web-0"]
+    assert [d - m for (m, _), (d, _) in zip(marks, deletions, strict=True)] == [7.0] * 3
+    assert "finalizer example.com/drain" in next(e["message"] for e in result["events"]
+                                                 if e.get("reason") == "PreparingDelete")
+    assert result["summary"]["web"]["completed"] is True
