@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from lifecycle_cases import LIFECYCLE_CASES
 
 from rollwise.api.defaults import apply_defaults
 from rollwise.api.errors import FieldError
@@ -98,26 +99,6 @@ CREATE_CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, str]]]] = [
     ("negative-ordinals-start", {"spec.ordinals": {"start": -1}},
      [("spec.ordinals.start", INVALID, "greater than or equal to 0")]),
     ("ordinals-not-mapping", {"spec.ordinals": 3}, [("spec.ordinals", INVALID, "must be a mapping")]),
-    ("pre-delete-hook", {"spec.lifecycle": {"preDelete": {"labelsHandler": {"example.com/drain": "pending"},
-                                                         "finalizersHandler": ["example.com/drain"],
-                                                         "timeoutSeconds": 300}}}, []),
-    ("lifecycle-not-mapping", {"spec.lifecycle": 3}, [("spec.lifecycle", INVALID, "must be a mapping")]),
-    ("pre-delete-not-mapping", {"spec.lifecycle": {"preDelete": []}},
-     [("spec.lifecycle.preDelete", INVALID, "must be a mapping")]),
-    ("pre-delete-names-nothing", {"spec.lifecycle": {"preDelete": {"timeoutSeconds": 5}}},
-     [("spec.lifecycle.preDelete", REQUIRED, "at least one label")]),
-    ("pre-delete-bad-label-value", {"spec.lifecycle": {"preDelete": {"labelsHandler": {"drain": "-x"}}}},
-     [("spec.lifecycle.preDelete.labelsHandler", INVALID, "alphanumeric")]),
-    ("pre-delete-state-label", {"spec.lifecycle": {"preDelete": {"labelsHandler": {
-        "rollwise.dev/lifecycle-state": "x"}}}}, [("spec.lifecycle.preDelete.labelsHandler", INVALID, "own")]),
-    ("pre-delete-finalizers-not-list", {"spec.lifecycle": {"preDelete": {"finalizersHandler": "a/b"}}},
-     [("spec.lifecycle.preDelete.finalizersHandler", INVALID, "list")]),
-    ("pre-delete-bad-finalizer", {"spec.lifecycle": {"preDelete": {"finalizersHandler": ["a/-b"]}}},
-     [("spec.lifecycle.preDelete.finalizersHandler[0]", INVALID, "name part")]),
-    ("pre-delete-duplicate-finalizer", {"spec.lifecycle": {"preDelete": {"finalizersHandler": ["a/b", "a/b"]}}},
-     [("spec.lifecycle.preDelete.finalizersHandler[1]", DUPLICATE, "unique")]),
-    ("pre-delete-timeout-zero", {"spec.lifecycle": {"preDelete": {"labelsHandler": {"a": "b"}, "timeoutSeconds": 0}}},
-     [("spec.lifecycle.preDelete.timeoutSeconds", INVALID, "greater than 0")]),
     ("parallel", {"spec.podManagementPolicy": "Parallel"}, []),
     ("unknown-pod-management", {"spec.podManagementPolicy": "Random"},
      [("spec.podManagementPolicy", UNSUPPORTED, '"OrderedReady", "Parallel"')]),
@@ -223,6 +204,7 @@ CREATE_CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, str]]]] = [
     ("pod-spec-not-mapping", {f"{POD}": 3}, [(POD, INVALID, "must be a mapping")]),
     ("metadata-not-mapping", {"metadata": "web"}, [("metadata", INVALID, "must be a mapping")]),
 ]
+CREATE_CASES += LIFECYCLE_CASES  # spec.lifecycle.preDelete (lifecycle_cases.py)
 
 
 @pytest.mark.parametrize(("changes", "expected"), [c[1:] for c in CREATE_CASES], ids=[c[0] for c in CREATE_CASES])

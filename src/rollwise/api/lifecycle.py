@@ -36,6 +36,7 @@ __all__ = [
     "PreDeleteHook",
     "check_lifecycle",
     "hook_held",
+    "hook_wait",
     "is_preparing_delete",
     "marked_at",
     "pre_delete_hook",
@@ -98,6 +99,17 @@ def hook_held(hook: PreDeleteHook | None, pod: Mapping[str, Any]) -> list[str]:
     fins = meta.get("finalizers") or ()
     held += [f"finalizer {f}" for f in hook.finalizers if f in fins]
     return held
+
+
+def hook_wait(hook: PreDeleteHook | None, pod: Mapping[str, Any], now: float, *, since: float | None = None) -> str:
+    """The controller's wait on a pod marked PreparingDelete: what of its hook it still carries, and for how long
+    (``since``: when it was marked, if not from the pod's annotation)."""
+    held = hook_held(hook, pod)
+    at = marked_at(pod) if since is None else since
+    how_long = f" (PreparingDelete for {now - at:g} s)" if at is not None else " (PreparingDelete)"
+    if not held:
+        return "to be deleted: its pre-delete hook is released" + how_long
+    return f"to be released by its pre-delete hook: still carries {', '.join(held)}{how_long}"
 
 
 def released(hook: PreDeleteHook | None, pod: Mapping[str, Any]) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision_of
-from rollwise.api.lifecycle import PreDeleteHook, hook_held, is_preparing_delete, marked_at, pre_delete_hook
+from rollwise.api.lifecycle import PreDeleteHook, hook_held, hook_wait, is_preparing_delete, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.census import Census, loud_census, quiet_at, quiet_context
 from rollwise.controllers.plan import (
@@ -228,7 +228,7 @@ class Sync:
                 name=meta["name"], namespace=meta.get("namespace", "default"), uid=meta.get("uid", ""), at=self.now,
                 hook=", ".join(held), reason=f"{reason}; its pre-delete hook holds it until released"))
             self.marked.add(meta["name"])
-            self.wait(pod, self.hook_cause(pod, self.now))
+            self.wait(pod, hook_wait(self.hook, pod, self.now, since=self.now))
             return True
         self.delete(pod, reason)
         return True
@@ -249,15 +249,6 @@ class Sync:
                                                  uid=meta.get("uid", ""), reason="the controller no longer deletes it"))
         self.marked.discard(meta["name"])
         self._unavailable = (-1, 0)
-
-    def hook_cause(self, pod: Obj, since: float | None = None) -> str:
-        """The wait on a pod marked PreparingDelete: what of its hook it still carries, and for how long."""
-        held = hook_held(self.hook, pod)
-        at = marked_at(pod) if since is None else since
-        how_long = f" (PreparingDelete for {self.now - at:g} s)" if at is not None else " (PreparingDelete)"
-        if not held:
-            return "to be deleted: its pre-delete hook is released" + how_long
-        return f"to be released by its pre-delete hook: still carries {', '.join(held)}{how_long}"
 
     def admit(self, pod: Obj, what: str) -> bool:
         """Whether every PodDisruptionBudget that selects the pod allows one more disruption now (spending it);
