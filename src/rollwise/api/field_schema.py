@@ -76,6 +76,7 @@ STATEFULSET_SPEC = _fields(
     selector=LABEL_SELECTOR, template=POD_TEMPLATE, volumeClaimTemplates=ListOf(PVC_TEMPLATE),
     updateStrategy=_fields("type", rollingUpdate=_ROLLING, enforcedRollingUpdate=_ROLLING),
     persistentVolumeClaimRetentionPolicy=_fields("whenDeleted", "whenScaled"), ordinals=_fields("start"),
+    lifecycle=_fields(preDelete=_fields("labelsHandler", "finalizersHandler", "timeoutSeconds")),
 )
 SERVICE_SPEC = _fields(
     "clusterIP", "clusterIPs", "type", "externalIPs", "sessionAffinity", "loadBalancerIP",

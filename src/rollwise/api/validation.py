@@ -21,6 +21,7 @@ from rollwise.api.defaults import (
 from rollwise.api.errors import FieldError
 from rollwise.api.features import ENFORCED_ROLLING_UPDATE, MAX_UNAVAILABLE, RECREATE, FeatureGates
 from rollwise.api.in_place import POD_UPDATE_POLICIES
+from rollwise.api.lifecycle import check_lifecycle
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, selector_matches
 from rollwise.api.ordinals import check_reserve_ordinals
@@ -41,8 +42,8 @@ __all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "note
 
 API_VERSIONS = ("apps/v1", "apps.rollwise.dev/v1alpha1")
 
-# reference §2 (ValidateStatefulSetUpdate), plus progressDeadlineSeconds, paused and reserveOrdinals (OpenKruise's),
-# rollwise's own mutable fields.
+# reference §2 (ValidateStatefulSetUpdate), plus progressDeadlineSeconds, paused, reserveOrdinals (OpenKruise's) and
+# lifecycle, rollwise's own mutable fields.
 MUTABLE_SPEC_FIELDS = frozenset({
     "replicas",
     "ordinals",
@@ -54,6 +55,7 @@ MUTABLE_SPEC_FIELDS = frozenset({
     "progressDeadlineSeconds",
     "paused",
     "reserveOrdinals",
+    "lifecycle",
 }) | CLAIM_SPEC_FIELDS  # KEP-4650: claim templates change under api/claim_templates.py's rules
 SPEC_UPDATE_FORBIDDEN = (
     "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy',"
@@ -159,6 +161,7 @@ def _check_spec(
     paused = spec.get("paused")
     if paused is not None and not isinstance(paused, bool):
         errors.append(type_error("spec.paused", paused, "a boolean"))
+    errors += check_lifecycle(spec.get("lifecycle"))
     ordinals = spec.get("ordinals")
     if ordinals is not None:
         if not isinstance(ordinals, Mapping):

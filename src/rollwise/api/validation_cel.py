@@ -49,6 +49,7 @@ StatefulSet holds, and what keeps each rule's estimated cost inside kube-apiserv
 
 # The declared spec fields an update may not change (reference §2); the schema prunes undeclared ones.
 DECLARED_SPEC_FIELDS = ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds", "paused",
+                        "lifecycle",
                         "serviceName", "podManagementPolicy", "ordinals", "selector", "template",
                         "volumeClaimTemplates", "updateStrategy", "persistentVolumeClaimRetentionPolicy",
                         "volumeClaimUpdatePolicy", "reserveOrdinals")
@@ -153,17 +154,25 @@ def strategy_block_rules() -> list[CelRule]:
 # run time (10^6 per expression, on the real keys) instead, so the same check fits there.
 KEY_MAPS = (("spec.template.metadata.labels", "object.spec.template.metadata", "labels"),
             ("spec.template.metadata.annotations", "object.spec.template.metadata", "annotations"),
-            ("spec.selector.matchLabels", "object.spec.selector", "matchLabels"))
+            ("spec.selector.matchLabels", "object.spec.selector", "matchLabels"),
+            ("spec.lifecycle.preDelete.labelsHandler", "object.spec.lifecycle.preDelete", "labelsHandler"))
 
 
 def key_validations() -> list[dict[str, str]]:
     """The policy's ``validations``: every key of each map in ``KEY_MAPS`` a qualified name
     (``validation_rules._check_qualified_name``)."""
-    return [{"expression": f"!has({parent}) || !has({parent}.{key}) || {parent}.{key}.all(k, "
+    return [{"expression": f"{_outer(parent)}!has({parent}) || !has({parent}.{key}) || {parent}.{key}.all(k, "
                            f"{qualified_name_rule('k')})",
              "message": f"{path}: keys must be qualified names: an optional DNS subdomain prefix (at most 253 "
                         "characters) and '/', then at most 63 of [-A-Za-z0-9_.], starting and ending alphanumeric",
              "reason": "Invalid"} for path, parent, key in KEY_MAPS]
+
+
+def _outer(parent: str) -> str:
+    """Guards for the optional objects above ``parent`` below ``object.spec`` (``has()`` of a field of a missing
+    object is an error, not false); the template and the selector are required, so only ``lifecycle`` needs one."""
+    parts = parent.split(".")
+    return "".join(f"!has({'.'.join(parts[:i])}) || " for i in range(3, len(parts)) if parts[2] == "lifecycle")
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +207,15 @@ TWINS: dict[tuple[str, str], Twin] = {
     ("spec.revisionHistoryLimit", "Invalid value"): Twin("schema", "type: integer"),
     ("spec.progressDeadlineSeconds", "Invalid value"): Twin("schema", "type: integer, minimum 1"),
     ("spec.paused", "Invalid value"): Twin("schema", "type: boolean"),
+    ("spec.lifecycle", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.lifecycle.preDelete", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.lifecycle.preDelete", "Required value"): Twin("cel", "preDelete: a label or a finalizer named"),
+    ("spec.lifecycle.preDelete.labelsHandler", "Invalid value"): Twin(
+        "policy", "values: pattern in the CRD; the lifecycle-state key: a CEL rule; keys: the policy (KEY_MAPS)"),
+    ("spec.lifecycle.preDelete.finalizersHandler", "Invalid value"): Twin("schema", "type: array"),
+    ("spec.lifecycle.preDelete.finalizersHandler[*]", "Invalid value"): Twin("cel", "a qualified name"),
+    ("spec.lifecycle.preDelete.finalizersHandler[*]", "Duplicate value"): Twin("cel", "finalizers unique"),
+    ("spec.lifecycle.preDelete.timeoutSeconds", "Invalid value"): Twin("schema", "type: integer, minimum 1"),
     ("spec.ordinals", "Invalid value"): Twin("schema", "type: object"),
     ("spec.ordinals.start", "Invalid value"): Twin("schema", "type: integer, minimum 0"),
     ("spec.reserveOrdinals", "Invalid value"): Twin("schema", "type: array"),

@@ -109,7 +109,7 @@ def add_up(sub: Any) -> None:
     p.add_argument("--proposals", choices=("on", "off"), default="on",
                    help="on (default): apps/v1 sets may use the seeds' proposals (Recreate, EnforcedRollingUpdate, "
                         "podProgressTimeoutSeconds, progressDeadlineSeconds, paused, podUpdatePolicy, "
-                        "volumeClaimUpdatePolicy, reserveOrdinals, maxUnavailable where its gate is off), "
+                        "volumeClaimUpdatePolicy, reserveOrdinals, lifecycle, maxUnavailable where its gate is off), "
                         "each write that does carries a warning; off: refuse or drop them as a real server of "
                         "--kube-version does")
     p.set_defaults(run=run_up)

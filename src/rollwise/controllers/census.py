@@ -35,6 +35,7 @@ from rollwise.api.identity import (
     revision_of,
     storage_matches,
 )
+from rollwise.api.lifecycle import is_preparing_delete
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
 from rollwise.api.ordinals import OrdinalSpan, index_in
@@ -112,6 +113,8 @@ def is_quiet(ctx: QuietContext, sts: Obj, pod: Obj, claims: Mapping[str, Obj], n
         return False
     ref = controller_of(pod)
     if ref is None or ref.get("uid") != ctx.uid:  # ownership: adoption or not ours
+        return False
+    if is_preparing_delete(pod):  # pre-delete hooks: a marked pod is going (controllers/statefulset/hooks.py)
         return False
     if not p.is_running_and_ready(pod):  # creation, repair, failed pods, the budget, timeouts
         return False

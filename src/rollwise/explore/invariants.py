@@ -51,6 +51,11 @@ def disruption_budget(tr: Transition) -> list[str]:
     return [] if d is None else rules.disruption_budget(d)
 
 
+def pre_delete_hook(tr: Transition) -> list[str]:
+    d = _decision(tr)
+    return [] if d is None else rules.pre_delete_hook_held(d)
+
+
 def partition(tr: Transition) -> list[str]:
     d = _decision(tr)
     return [] if d is None else rules.partition(d)
@@ -125,7 +130,7 @@ def restarting_not_available(node: Node) -> list[str]:
 
 TRANSITION_INVARIANTS: dict[str, Callable[[Transition], list[str]]] = {
     "budget": budget, "partition": partition, "claims": claims, "no-churn": no_churn, "in-place": in_place,
-    "disruption-budget": disruption_budget, "wanted-ordinals": wanted_ordinals,
+    "disruption-budget": disruption_budget, "wanted-ordinals": wanted_ordinals, "pre-delete-hook": pre_delete_hook,
 }
 STATE_INVARIANTS: dict[str, Callable[[Node], list[str]]] = {
     "one-pod-per-ordinal": one_pod_per_ordinal, "recreate-never-mixes": recreate_never_mixes,

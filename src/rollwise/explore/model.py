@@ -29,6 +29,8 @@ from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.setkeys import set_resource
 
 __all__ = [
+    "HOOK_LABEL",
+    "HOOK_VALUE",
     "NAMESPACE",
     "PERTURBATIONS",
     "QUORUM_CONTROLLER",
@@ -40,11 +42,26 @@ __all__ = [
     "Used",
     "facts_of",
     "perturbations_of",
+    "with_hook_label",
 ]
 
 NAMESPACE = "default"
 PERTURBATIONS = ("stale", "crash", "burst")
-SAFETY_ACTIONS = ("pause", "pdb", "reserve")
+SAFETY_ACTIONS = ("pause", "pdb", "reserve", "hook")
+HOOK_LABEL = "example.com/drain"
+"""With the ``hook`` safety action, every pod carries this label (``pending``) from its template: the label of the
+pre-delete hook a user may put on the set (api/lifecycle.py), and that the application releases as a move."""
+HOOK_VALUE = "pending"
+
+
+def with_hook_label(manifest: Obj, bounds: Bounds) -> Obj:
+    """The manifest the exploration starts from: with the ``hook`` action, its template carries ``HOOK_LABEL``."""
+    if "hook" not in bounds.safety_actions:
+        return manifest
+    template = manifest["spec"]["template"]
+    meta = dict(template.get("metadata") or {})
+    meta["labels"] = {**(meta.get("labels") or {}), HOOK_LABEL: HOOK_VALUE}
+    return {**manifest, "spec": {**manifest["spec"], "template": {**template, "metadata": meta}}}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,7 +85,9 @@ class Bounds:
     safety_actions: frozenset[str] = frozenset()
     """Further user actions (``SAFETY_ACTIONS``), each spending a user action: ``pause`` toggles spec.paused,
     ``pdb`` creates a PodDisruptionBudget of maxUnavailable 1 over the set's pods, ``reserve`` reserves the
-    set's second wanted ordinal (``spec.reserveOrdinals``), or clears the list when it holds any: pods move."""
+    set's second wanted ordinal (``spec.reserveOrdinals``), or clears the list when it holds any: pods move;
+    ``hook`` adds (or removes) a pre-delete hook on ``HOOK_LABEL``; the application releasing a marked pod's hook
+    is a move of its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +271,8 @@ def _set_part(sts: Obj) -> tuple[Any, ...]:
 
 def _pod_part(pod: Obj, min_ready_seconds: float) -> tuple[Any, ...]:
     return (name_of(pod), revision_of(pod), image_of(pod), stage_of(pod, min_ready_seconds), is_terminating(pod),
-            *_in_place_part(pod),
+            *_in_place_part(pod), freeze(pod["metadata"].get("labels") or {}),
+            tuple(pod["metadata"].get("finalizers") or ()),
             tuple(str(r.get("uid")) for r in pod["metadata"].get("ownerReferences") or ()))
 
 

@@ -19,7 +19,8 @@ from rollwise.api.identity import ordinal_range
 from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.plan import CreatePod, Plan
 from rollwise.controllers.view import SetView
-from rollwise.explore.model import Bounds, Move, SetFacts
+from rollwise.explore.environment import ADDS_HOOK, RELEASES_HOOK, REMOVES_HOOK
+from rollwise.explore.model import HOOK_LABEL, HOOK_VALUE, Bounds, Move, SetFacts, with_hook_label
 from rollwise.explore.world import born_of
 from rollwise.invariants import Birth, Decision, rules
 from rollwise.scenario.scenario import Scenario, parse_scenario
@@ -49,7 +50,7 @@ def unreplayable(trace: Sequence[Move]) -> list[str]:
 
 def trace_to_scenario(manifest: Obj, facts: SetFacts, bounds: Bounds, trace: Sequence[Move], *,
                       invariant: str, message: str) -> dict[str, Any]:
-    obj = copy.deepcopy(dict(manifest))
+    obj = copy.deepcopy(dict(with_hook_label(manifest, bounds)))
     obj["spec"] = {**obj["spec"], "replicas": bounds.replicas}
     containers = [dict(c) for c in obj["spec"]["template"]["spec"]["containers"]]
     steps: list[dict[str, Any]] = []
@@ -136,6 +137,9 @@ def _step(move: Move, facts: SetFacts, containers: list[dict[str, Any]]) -> dict
             changed[0]["image"] = move.detail.split()[1].rstrip(",")
             return {"patch": {"kind": "StatefulSet", "name": facts.name,
                               "merge": {"spec": {"template": {"spec": {"containers": changed}}}}}}
+        if move.kind in (ADDS_HOOK, REMOVES_HOOK):
+            hook = {"preDelete": {"labelsHandler": {HOOK_LABEL: HOOK_VALUE}}} if move.kind == ADDS_HOOK else None
+            return {"patch": {"kind": "StatefulSet", "name": facts.name, "merge": {"spec": {"lifecycle": hook}}}}
         if move.kind in ("pauses", "resumes"):
             return {"patch": {"kind": "StatefulSet", "name": facts.name,
                               "merge": {"spec": {"paused": True if move.kind == "pauses" else None}}}}
@@ -146,6 +150,8 @@ def _step(move: Move, facts: SetFacts, containers: list[dict[str, Any]]) -> dict
             key = "rollingUpdate" if facts.strategy == "RollingUpdate" else "enforcedRollingUpdate"
             return {"patch": {"kind": "StatefulSet", "name": facts.name,
                               "merge": {"spec": {"updateStrategy": {key: {"partition": int(move.detail.split()[1])}}}}}}
+    if move.kind == RELEASES_HOOK:
+        return {"releaseHook": move.target}
     fault = _FAULT_STEPS.get(move.kind)
     if fault is not None and move.actor == "kubelet":
         return {"podFault": {"pod": move.target, "fault": fault}}

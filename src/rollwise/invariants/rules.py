@@ -24,6 +24,7 @@ words (empty: it holds). ``TRANSITION_RULES`` names them; the store-level rules 
   (``disruption``).
 - in-place-restart: a pod is never counted available while its containers restart for an in-place update
   (``in_place``); the budget rule counts in-place updates as it counts deletions.
+- pre-delete-hook: no voluntary deletion of a pod that still carries its set's pre-delete hook (``hooks``).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from rollwise.api.ordinals import OrdinalSpan, position_in
 from rollwise.controllers.plan import WriteStatus
 from rollwise.invariants.decision import Decision, birth
 from rollwise.invariants.disruption import disruption_budget
+from rollwise.invariants.hooks import pre_delete_hook_held
 from rollwise.invariants.in_place import in_place_restart
 from rollwise.invariants.stages import stage_of
 
@@ -50,6 +52,7 @@ __all__ = [
     "one_pod_per_ordinal",
     "ordered_creation",
     "partition",
+    "pre_delete_hook_held",
     "promised_budget",
     "quorum",
     "quorum_rejoin",
@@ -252,6 +255,7 @@ TRANSITION_RULES: dict[str, Callable[[Decision], list[str]]] = {
     "wanted-ordinal": wanted_ordinal,
     "disruption-budget": disruption_budget,
     "in-place-restart": in_place_restart,
+    "pre-delete-hook": pre_delete_hook_held,
 }
 
 

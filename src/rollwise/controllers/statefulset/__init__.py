@@ -32,6 +32,7 @@ from rollwise.controllers.statefulset.claim_updates import ClaimReport, plan_cla
 from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.disruption import guard_for
+from rollwise.controllers.statefulset.hooks import finish_pre_delete
 from rollwise.controllers.statefulset.in_place import finish_in_place, in_place_only_halt
 from rollwise.controllers.statefulset.ownership import claim_pods, claim_revisions
 from rollwise.controllers.statefulset.pause import hold_while_paused, note_paused
@@ -86,6 +87,7 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
         _announce_rollout(sync, old_status)
         sync.actions.extend(keep_in_range_claims(sync))
         finish_in_place(sync)
+        finish_pre_delete(sync)  # before any step: a released pod goes, a timed-out hook halts new steps
         # InPlaceOnly: a pod that cannot be updated in place halts the rollout before the strategy touches any (a
         # paused set touches none anyway, and says it is paused).
         halt = not sync.paused and in_place_only_halt(sync)

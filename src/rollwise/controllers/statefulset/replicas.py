@@ -143,8 +143,12 @@ def _process_replica(sync: Sync, index: int, pod: Obj | None) -> bool:
         # reference §6.1: a claim deleted under a pod that cannot start is recreated.
         sync.actions.extend(create_missing_claims(sync, ordinal, name))
     if sync.terminating(pod):
-        sync.wait(name, "to finish terminating")
-        return True
+        if cause := sync.going_cause(pod, "to finish terminating"):
+            sync.wait(name, cause)
+            return True
+        # Only marked PreparingDelete (hooks.py): it still runs, so ordered creation goes on past it while it is
+        # healthy; a pre-delete hook may take long, and the pods above it must not wait for that.
+        return not sync.health(pod)[1]
     healthy = sync.health(pod)[1]
     if sync.monotonic and not healthy:
         if not (sync.tolerates_broken_outdated and sync.outdated(pod)):
@@ -169,7 +173,8 @@ def process_condemned(sync: Sync) -> bool:
         name = name_of(pod)
         if sync.terminating(pod):
             if sync.monotonic:
-                sync.wait(name, "to finish terminating (scale-down)")
+                if cause := sync.going_cause(pod, "to finish terminating (scale-down)"):
+                    sync.wait(name, cause)
                 return True
             continue
         if sync.monotonic and sync.unavailable(pod) and pod is not first and not sync.tolerates_broken_outdated:
