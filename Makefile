@@ -33,7 +33,7 @@ lint: $(STAMP)
 test: lint $(CHART_STAMP)
 	$(BIN)/pytest
 
-# The explorer's sweep case of the quorum model at 3 replicas under Parallel (over a minute of CPU): CI runs it after
+# The explorer sweep's 3-replica cases under Parallel and the quorum model's (15-200 CPU s each): CI runs them after
 # the suite.
 test-slow: $(STAMP)
 	$(BIN)/pytest -m slow
