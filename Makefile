@@ -33,7 +33,8 @@ lint: $(STAMP)
 test: lint $(CHART_STAMP)
 	$(BIN)/pytest
 
-# The explorer's sweep at 3 replicas under Parallel and for the quorum model: over a minute of CPU a case.
+# The explorer's sweep case of the quorum model at 3 replicas under Parallel (over a minute of CPU): CI runs it after
+# the suite.
 test-slow: $(STAMP)
 	$(BIN)/pytest -m slow
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from lifecycle_cases import LIFECYCLE_CASES
 
 from rollwise.api.defaults import apply_defaults
 from rollwise.api.errors import FieldError
@@ -203,6 +204,7 @@ CREATE_CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, str]]]] = [
     ("pod-spec-not-mapping", {f"{POD}": 3}, [(POD, INVALID, "must be a mapping")]),
     ("metadata-not-mapping", {"metadata": "web"}, [("metadata", INVALID, "must be a mapping")]),
 ]
+CREATE_CASES += LIFECYCLE_CASES  # spec.lifecycle.preDelete (lifecycle_cases.py)
 
 
 @pytest.mark.parametrize(("changes", "expected"), [c[1:] for c in CREATE_CASES], ids=[c[0] for c in CREATE_CASES])
@@ -284,6 +286,7 @@ MUTABLE_CHANGES = [
                                                                         "whenScaled": "Delete"}}),
     ("min-ready-seconds", {"spec.minReadySeconds": 10}),
     ("progress-deadline-seconds", {"spec.progressDeadlineSeconds": 300}),
+    ("pre-delete-hook", {"spec.lifecycle": {"preDelete": {"labelsHandler": {"drain": "pending"}}}}),
     # KEP-4650: claim templates change (new claims take the change; InPlace expands existing ones).
     ("claim-template-access-modes", {"spec.volumeClaimTemplates[0].spec.accessModes": ["ReadWriteMany"]}),
     ("claim-template-added", {"spec.volumeClaimTemplates[1]": {"metadata": {"name": "logs"}}}),

@@ -39,9 +39,10 @@ def _set(strategy: dict[str, Any], **spec: Any) -> dict[str, Any]:
 def test_every_proposal_use_is_named_with_the_real_servers_answer() -> None:
     obj = _set({"type": "EnforcedRollingUpdate", "enforcedRollingUpdate": {},
                 "rollingUpdate": {"podProgressTimeoutSeconds": 5, "maxUnavailable": 2}}, progressDeadlineSeconds=60,
-               paused=True)
+               paused=True, lifecycle={"preDelete": {"labelsHandler": {"drain": "pending"}}})
     uses = {(u.path, u.answer) for u in proposal_uses(obj, None, _release("1.36"))}
     assert uses == {("spec.progressDeadlineSeconds", UNKNOWN_FIELD), ("spec.paused", UNKNOWN_FIELD),
+                    ("spec.lifecycle", UNKNOWN_FIELD),
                     ("spec.updateStrategy.type", UNSUPPORTED_VALUE),
                     ("spec.updateStrategy.enforcedRollingUpdate", UNKNOWN_FIELD),
                     ("spec.updateStrategy.rollingUpdate.podProgressTimeoutSeconds", UNKNOWN_FIELD),

@@ -234,3 +234,17 @@ def test_a_missing_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
     code = main(["check-trace", str(tmp_path / "none.jsonl")])
     out, err = capsys.readouterr()
     assert (code, out) == (2, "") and "none.jsonl: No such file or directory" in err
+
+
+def test_the_log_of_a_hooked_rollout_is_clean_and_a_delete_of_a_hooked_pod_is_caught(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = trace_of(tmp_path, EXAMPLES / "safer" / "pre-delete-hook.yaml")
+    assert any(acts(x, "MarkPreparingDelete") for x in lines)
+    code, out, _ = check(tmp_path, lines, capsys)
+    assert code == 0, out
+    i = first(lines, lambda x: bool(acts(x, "DeletePod")))
+    victim = acts(lines[i], "DeletePod")[0]["name"]
+    pod(lines[i], victim)["metadata"]["labels"]["example.com/drain"] = "pending"  # the agent had not released it
+    code, out, _ = check(tmp_path, lines, capsys)
+    assert code == 1 and f":{i + 1}: pre-delete-hook: {victim} deleted while it still carries its pre-delete hook " \
+                         "(label example.com/drain=pending)" in out, out

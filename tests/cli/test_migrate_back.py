@@ -52,6 +52,11 @@ def test_a_paused_set_is_refused_whatever_the_strategy() -> None:
     assert [p.split(":")[0] for p in fields_apps_v1_lacks(spec, "OnDelete")] == ["spec.paused"]
 
 
+def test_a_set_with_a_pre_delete_hook_is_refused_whatever_the_strategy() -> None:
+    spec = _cr({"type": "RollingUpdate"}, lifecycle={"preDelete": {"labelsHandler": {"drain": "pending"}}})["spec"]
+    assert [p.split(":")[0] for p in fields_apps_v1_lacks(spec, "OnDelete")] == ["spec.lifecycle"]
+
+
 def test_strategy_replaces_the_update_strategy_keeping_partition_and_max_unavailable() -> None:
     cr = _cr({"type": "EnforcedRollingUpdate",
               "enforcedRollingUpdate": {"partition": 1, "maxUnavailable": "50%", "podProgressTimeoutSeconds": 9}})

@@ -55,8 +55,8 @@ INVALID = [
     ({"startSeconds": float("inf")}, ["kubelet.startSeconds: Invalid value: inf: must be a finite number"]),
     (
         {"startSecond": 5},
-        ['kubelet.startSecond: Unsupported value: "startSecond": supported values: "apps", "images", '
-         '"readySeconds", "startSeconds", "terminationSeconds"'],
+        ['kubelet.startSecond: Unsupported value: "startSecond": supported values: "apps", "hookReleaseSeconds", '
+         '"images", "readySeconds", "startSeconds", "terminationSeconds"'],
     ),
     ({"images": ["app:v2"]}, ['kubelet.images: Invalid value: ["app:v2"]: must be a mapping of image to behaviour']),
     ({"images": {"app:v2": {"fail": "Boom"}}}, [f'kubelet.images["app:v2"].fail: Unsupported value: "Boom": '
@@ -69,13 +69,13 @@ INVALID = [
     ),
     (
         {"images": {"app:v2": {"crash": True}}},
-        ['kubelet.images["app:v2"].crash: Unsupported value: "crash": supported values: "fail", "ready", '
-         '"readySeconds", "startSeconds"'],
+        ['kubelet.images["app:v2"].crash: Unsupported value: "crash": supported values: "fail", '
+         '"hookReleaseSeconds", "ready", "readySeconds", "startSeconds"'],
     ),
     (
         {"images": {"app:v2": None}},
         ['kubelet.images["app:v2"]: Invalid value: null: must be a mapping with fail, ready, startSeconds, '
-         "readySeconds"],
+         "readySeconds, hookReleaseSeconds"],
     ),
     ({"images": {7: {}}}, ["kubelet.images[7]: Invalid value: 7: must be a non-empty image string"]),
     (

@@ -72,10 +72,11 @@ PVC_TEMPLATE = _fields("apiVersion", "kind", metadata=OBJECT_META, spec=PVC_SPEC
 _ROLLING = _fields("partition", "maxUnavailable", "podProgressTimeoutSeconds", "podUpdatePolicy")
 STATEFULSET_SPEC = _fields(
     "replicas", "serviceName", "podManagementPolicy", "revisionHistoryLimit", "minReadySeconds",
-    "progressDeadlineSeconds", "paused", "volumeClaimUpdatePolicy",
+    "progressDeadlineSeconds", "paused", "volumeClaimUpdatePolicy", "reserveOrdinals",
     selector=LABEL_SELECTOR, template=POD_TEMPLATE, volumeClaimTemplates=ListOf(PVC_TEMPLATE),
     updateStrategy=_fields("type", rollingUpdate=_ROLLING, enforcedRollingUpdate=_ROLLING),
     persistentVolumeClaimRetentionPolicy=_fields("whenDeleted", "whenScaled"), ordinals=_fields("start"),
+    lifecycle=_fields(preDelete=_fields("labelsHandler", "finalizersHandler", "timeoutSeconds")),
 )
 SERVICE_SPEC = _fields(
     "clusterIP", "clusterIPs", "type", "externalIPs", "sessionAffinity", "loadBalancerIP",

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rollwise.api.meta import Obj, labels, name_of, namespace_of, owner_reference, uid_of
+from rollwise.api.ordinals import OrdinalSpan, reserved_ordinals, span_of
 from rollwise.api.values import clone
 
 __all__ = [
@@ -64,11 +65,13 @@ def is_member_of(sts: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     return parent_and_ordinal(name_of(pod))[0] == name_of(sts)
 
 
-def ordinal_range(sts: Mapping[str, Any]) -> range:
-    """The ordinals the set should run: ``[start, start + replicas)`` (reference §4.1)."""
+def ordinal_range(sts: Mapping[str, Any]) -> OrdinalSpan:
+    """The ordinals the set should run: ``replicas`` of them from ``ordinals.start`` upward (reference §4.1),
+    skipping ``spec.reserveOrdinals`` (api/ordinals.py). The one answer to "which ordinals does this set want":
+    the controller, status, claim updates, the invariants, the explorer and ``plan`` all ask here."""
     spec = sts.get("spec", {})
     start = int((spec.get("ordinals") or {}).get("start") or 0)
-    return range(start, start + int(spec.get("replicas", 1)))
+    return span_of(start, int(spec.get("replicas", 1)), reserved_ordinals(spec))
 
 
 def revision_of(pod: Mapping[str, Any]) -> str:

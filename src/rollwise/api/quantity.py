@@ -10,6 +10,7 @@ template hash sees. Two spellings of one value in one format are therefore one s
 
 from __future__ import annotations
 
+import functools
 import math
 from decimal import Decimal, localcontext
 from enum import Enum
@@ -132,7 +133,20 @@ def _interpret(suffix: str, text: str) -> tuple[int, int, _Format]:
     raise ValueError(f"{text!r}: unknown suffix {suffix!r}; {_GRAMMAR}")
 
 
+# A run reads the same few quantities (a claim template's request, each claim's capacity) in every reconcile, and
+# parsing is exact decimal work: remember the answers (typed, so 1 and 1.0 and "1" stay apart; errors are not kept).
 def _parse(value: str | int | float) -> tuple[Decimal, _Format]:
+    if type(value) in (str, int, float):  # hashable; anything else is refused by _text_of, uncached
+        return _parse_cached(value)
+    return _parse_uncached(value)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _parse_cached(value: str | int | float) -> tuple[Decimal, _Format]:
+    return _parse_uncached(value)
+
+
+def _parse_uncached(value: str | int | float) -> tuple[Decimal, _Format]:
     text = _text_of(value)
     positive, whole, fraction, suffix = _split(text)
     base, exponent, fmt = _interpret(suffix, text)

@@ -21,8 +21,10 @@ from rollwise.api.defaults import (
 from rollwise.api.errors import FieldError
 from rollwise.api.features import ENFORCED_ROLLING_UPDATE, MAX_UNAVAILABLE, RECREATE, FeatureGates
 from rollwise.api.in_place import POD_UPDATE_POLICIES
+from rollwise.api.lifecycle import check_lifecycle
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, selector_matches
+from rollwise.api.ordinals import check_reserve_ordinals
 from rollwise.api.validation_pods import check_pod_spec, check_unique_name
 from rollwise.api.validation_rules import (
     check_annotation_keys,
@@ -40,7 +42,8 @@ __all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "note
 
 API_VERSIONS = ("apps/v1", "apps.rollwise.dev/v1alpha1")
 
-# reference §2 (ValidateStatefulSetUpdate), plus progressDeadlineSeconds and paused, rollwise's own mutable fields.
+# reference §2 (ValidateStatefulSetUpdate), plus progressDeadlineSeconds, paused, reserveOrdinals (OpenKruise's) and
+# lifecycle, rollwise's own mutable fields.
 MUTABLE_SPEC_FIELDS = frozenset({
     "replicas",
     "ordinals",
@@ -51,6 +54,8 @@ MUTABLE_SPEC_FIELDS = frozenset({
     "minReadySeconds",
     "progressDeadlineSeconds",
     "paused",
+    "reserveOrdinals",
+    "lifecycle",
 }) | CLAIM_SPEC_FIELDS  # KEP-4650: claim templates change under api/claim_templates.py's rules
 SPEC_UPDATE_FORBIDDEN = (
     "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy',"
@@ -156,12 +161,14 @@ def _check_spec(
     paused = spec.get("paused")
     if paused is not None and not isinstance(paused, bool):
         errors.append(type_error("spec.paused", paused, "a boolean"))
+    errors += check_lifecycle(spec.get("lifecycle"))
     ordinals = spec.get("ordinals")
     if ordinals is not None:
         if not isinstance(ordinals, Mapping):
             errors.append(type_error("spec.ordinals", ordinals, "a mapping"))
         elif ordinals.get("start") is not None:
             errors += check_int(ordinals["start"], "spec.ordinals.start", minimum=0)
+    errors += check_reserve_ordinals(spec.get("reserveOrdinals"))
     errors += check_enum(spec.get("podManagementPolicy"), "spec.podManagementPolicy", _POD_MANAGEMENT_POLICIES)
     errors += _check_strategy(spec.get("updateStrategy"), gates=gates, old=_mapping(old_spec.get("updateStrategy")))
     errors += _check_retention_policy(spec.get("persistentVolumeClaimRetentionPolicy"))

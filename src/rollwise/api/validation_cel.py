@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rollwise.api.claim_templates import SHRINK_RULE
 from rollwise.api.defaults import STRATEGY_BLOCKS
 from rollwise.api.validation import MUTABLE_SPEC_FIELDS, SPEC_UPDATE_FORBIDDEN
 
@@ -29,6 +30,7 @@ __all__ = [
         "TWINS",
     "CelRule",
     "Twin",
+    "claim_storage_shrink_rule",
     "immutable_spec_rule",
     "key_validations",
     "max_unavailable_rule",
@@ -47,9 +49,10 @@ StatefulSet holds, and what keeps each rule's estimated cost inside kube-apiserv
 
 # The declared spec fields an update may not change (reference §2); the schema prunes undeclared ones.
 DECLARED_SPEC_FIELDS = ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds", "paused",
+                        "lifecycle",
                         "serviceName", "podManagementPolicy", "ordinals", "selector", "template",
                         "volumeClaimTemplates", "updateStrategy", "persistentVolumeClaimRetentionPolicy",
-                        "volumeClaimUpdatePolicy")
+                        "volumeClaimUpdatePolicy", "reserveOrdinals")
 IMMUTABLE_SPEC_FIELDS = tuple(f for f in DECLARED_SPEC_FIELDS if f not in MUTABLE_SPEC_FIELDS)
 
 
@@ -61,9 +64,12 @@ class CelRule:
     message: str
     reason: str = "FieldValueInvalid"
     field_path: str = ""
+    message_expression: str = ""
 
     def as_schema(self) -> dict[str, str]:
         out = {"rule": self.rule, "message": self.message}
+        if self.message_expression:
+            out["messageExpression"] = self.message_expression
         if self.reason != "FieldValueInvalid":
             out["reason"] = self.reason
         if self.field_path:
@@ -84,6 +90,29 @@ def immutable_spec_rule() -> CelRule:
     parts = [f"(has(self.{f}) == has(oldSelf.{f}) && (!has(self.{f}) || self.{f} == oldSelf.{f}))"
              for f in IMMUTABLE_SPEC_FIELDS]
     return CelRule(rule=" && ".join(parts), message=SPEC_UPDATE_FORBIDDEN, reason="FieldValueForbidden")
+
+
+def _storage(var: str) -> str:
+    """The template's storage request as a string (an int-or-string in the schema), or '' when it has none."""
+    has = (f"has({var}.spec) && has({var}.spec.resources) && has({var}.spec.resources.requests)"
+           f" && 'storage' in {var}.spec.resources.requests")
+    return f"({has} ? string({var}.spec.resources.requests.storage) : '')"
+
+
+def claim_storage_shrink_rule() -> CelRule:
+    """``claim_templates.check_claim_template_update``: a template's storage request, matched by template name
+    with the stored one, may not shrink. A transition rule on the list, since the items of a list that is not a
+    ``map`` have no old self (templates are keyed by ``metadata.name``, which a list-map key cannot be); the message
+    names each shrunk template's field. It needs Kubernetes' CEL quantity library (kube-apiserver's, and
+    ``rollwise up``'s: apiserver/cel_quantity.py)."""
+    new, old = _storage("t"), _storage("o")
+    shrunk = (f"oldSelf.exists(o, o.metadata.name == t.metadata.name && isQuantity({old}) && isQuantity({new})"
+              f" && quantity({new}).isLessThan(quantity({old})))")
+    return CelRule(rule=f"!self.exists(t, {shrunk})", message=f"spec.resources.requests.storage: {SHRINK_RULE}",
+                   reason="FieldValueForbidden",
+                   message_expression=(f"self.filter(t, {shrunk}).map(t, 'spec.volumeClaimTemplates[name: ' + "
+                                       f"t.metadata.name + '].spec.resources.requests.storage: {SHRINK_RULE} (' + "
+                                       f"{new} + ')').join('; ')"))
 
 
 def max_unavailable_rule() -> CelRule:
@@ -125,17 +154,25 @@ def strategy_block_rules() -> list[CelRule]:
 # run time (10^6 per expression, on the real keys) instead, so the same check fits there.
 KEY_MAPS = (("spec.template.metadata.labels", "object.spec.template.metadata", "labels"),
             ("spec.template.metadata.annotations", "object.spec.template.metadata", "annotations"),
-            ("spec.selector.matchLabels", "object.spec.selector", "matchLabels"))
+            ("spec.selector.matchLabels", "object.spec.selector", "matchLabels"),
+            ("spec.lifecycle.preDelete.labelsHandler", "object.spec.lifecycle.preDelete", "labelsHandler"))
 
 
 def key_validations() -> list[dict[str, str]]:
     """The policy's ``validations``: every key of each map in ``KEY_MAPS`` a qualified name
     (``validation_rules._check_qualified_name``)."""
-    return [{"expression": f"!has({parent}) || !has({parent}.{key}) || {parent}.{key}.all(k, "
+    return [{"expression": f"{_outer(parent)}!has({parent}) || !has({parent}.{key}) || {parent}.{key}.all(k, "
                            f"{qualified_name_rule('k')})",
              "message": f"{path}: keys must be qualified names: an optional DNS subdomain prefix (at most 253 "
                         "characters) and '/', then at most 63 of [-A-Za-z0-9_.], starting and ending alphanumeric",
              "reason": "Invalid"} for path, parent, key in KEY_MAPS]
+
+
+def _outer(parent: str) -> str:
+    """Guards for the optional objects above ``parent`` below ``object.spec`` (``has()`` of a field of a missing
+    object is an error, not false); the template and the selector are required, so only ``lifecycle`` needs one."""
+    parts = parent.split(".")
+    return "".join(f"!has({'.'.join(parts[:i])}) || " for i in range(3, len(parts)) if parts[2] == "lifecycle")
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,8 +207,20 @@ TWINS: dict[tuple[str, str], Twin] = {
     ("spec.revisionHistoryLimit", "Invalid value"): Twin("schema", "type: integer"),
     ("spec.progressDeadlineSeconds", "Invalid value"): Twin("schema", "type: integer, minimum 1"),
     ("spec.paused", "Invalid value"): Twin("schema", "type: boolean"),
+    ("spec.lifecycle", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.lifecycle.preDelete", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.lifecycle.preDelete", "Required value"): Twin("cel", "preDelete: a label or a finalizer named"),
+    ("spec.lifecycle.preDelete.labelsHandler", "Invalid value"): Twin(
+        "policy", "values: pattern in the CRD; the lifecycle-state key: a CEL rule; keys: the policy (KEY_MAPS)"),
+    ("spec.lifecycle.preDelete.finalizersHandler", "Invalid value"): Twin("schema", "type: array"),
+    ("spec.lifecycle.preDelete.finalizersHandler[*]", "Invalid value"): Twin("cel", "a qualified name"),
+    ("spec.lifecycle.preDelete.finalizersHandler[*]", "Duplicate value"): Twin("cel", "finalizers unique"),
+    ("spec.lifecycle.preDelete.timeoutSeconds", "Invalid value"): Twin("schema", "type: integer, minimum 1"),
     ("spec.ordinals", "Invalid value"): Twin("schema", "type: object"),
     ("spec.ordinals.start", "Invalid value"): Twin("schema", "type: integer, minimum 0"),
+    ("spec.reserveOrdinals", "Invalid value"): Twin("schema", "type: array"),
+    ("spec.reserveOrdinals[*]", "Invalid value"): Twin("schema", "items: type integer, minimum 0"),
+    ("spec.reserveOrdinals[*]", "Duplicate value"): Twin("schema", "x-kubernetes-list-type: set"),
     ("spec.podManagementPolicy", "Unsupported value"): Twin("schema", "enum"),
     ("spec.podManagementPolicy", "Required value"): Twin("schema", "default OrderedReady, then enum (refuses '')"),
     ("spec.updateStrategy", "Required value"): Twin("schema", "default {type: RollingUpdate}"),
@@ -235,7 +284,6 @@ TWINS: dict[tuple[str, str], Twin] = {
                                                                                    "unique"),
     ("spec.volumeClaimUpdatePolicy", "Unsupported value"): Twin("schema", "enum"),
     ("spec.volumeClaimTemplates[*].spec.resources.requests.storage", "Forbidden"): Twin(
-        "none", "comparing two quantities needs the quantity() library, which the CEL of rollwise up does not "
-                "offer (apiserver/cel_k8s.py); the validator refuses a shrink, and on a cluster the controller "
-                "never shrinks a claim (KEP-4650: storage is patched to max(template, capacity))"),
+        "cel", "volumeClaimTemplates: transition rule, quantity(new).isLessThan(quantity(old)) by template name "
+               "(Kubernetes' quantity library; the message names the template)"),
 }

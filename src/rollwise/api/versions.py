@@ -9,7 +9,8 @@ A real kube-apiserver of each release, with its feature gates (anchors-2026 §1.
 - KEP-3541 ``Recreate`` (gate ``StatefulSetRecreateStrategy``): alpha in 1.37, off by default; no such gate or value
   before 1.37, where ``type: Recreate`` is an unsupported value (422).
 - ``EnforcedRollingUpdate``, ``podProgressTimeoutSeconds``, ``progressDeadlineSeconds`` (seeds 000 and 003) and
-  ``paused`` (Deployment's field, which apps/v1 StatefulSets lack): in no release. A server does not know the fields
+  ``paused`` (Deployment's field, which apps/v1 StatefulSets lack) and ``lifecycle`` (OpenKruise's pre-delete
+  hooks): in no release. A server does not know the fields
   (``fieldValidation=Strict`` refuses them, ``Warn`` and ``Ignore`` drop them) and answers 422 for the strategy
   type.
 
@@ -120,6 +121,10 @@ def proposal_uses(obj: Mapping[str, Any], old: Mapping[str, Any] | None, release
     if "paused" in spec:
         uses.append(ProposalUse("spec.paused", spec["paused"], UNKNOWN_FIELD,
                                 "a proposal (Deployment's pause for StatefulSets), in no Kubernetes release"))
+    if "lifecycle" in spec:
+        uses.append(ProposalUse("spec.lifecycle", spec["lifecycle"], UNKNOWN_FIELD,
+                                "a proposal (OpenKruise's pre-delete hooks for StatefulSets), in no Kubernetes "
+                                "release"))
     stype = strategy.get("type")
     if stype == STRATEGY_ENFORCED_ROLLING_UPDATE:
         uses.append(ProposalUse("spec.updateStrategy.type", stype, UNSUPPORTED_VALUE,
@@ -139,6 +144,9 @@ def proposal_uses(obj: Mapping[str, Any], old: Mapping[str, Any] | None, release
     if "podUpdatePolicy" in block:
         uses.append(ProposalUse("spec.updateStrategy.rollingUpdate.podUpdatePolicy", block["podUpdatePolicy"],
                                 UNKNOWN_FIELD, "OpenKruise's in-place update, in no Kubernetes release"))
+    if "reserveOrdinals" in spec:
+        uses.append(ProposalUse("spec.reserveOrdinals", spec["reserveOrdinals"], UNKNOWN_FIELD,
+                                "OpenKruise's reserved ordinals, in no Kubernetes release"))
     if "volumeClaimUpdatePolicy" in spec:
         uses.append(ProposalUse("spec.volumeClaimUpdatePolicy", spec["volumeClaimUpdatePolicy"], UNKNOWN_FIELD,
                                 "a proposal (KEP-4650, provisional), in no Kubernetes release"))

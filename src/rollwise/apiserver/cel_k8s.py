@@ -1,9 +1,10 @@
 """The Kubernetes CEL libraries cel-cpp lacks, as kube-apiserver offers them to CRD rules and admission policies
 (``k8s.io/apiserver/pkg/cel/library``): the list library (``isSorted``, ``sum``, ``min``, ``max``), the regex
-library (``find``, ``findAll``), and the predicates of the IP, CIDR and quantity libraries (``isIP``, ``isCIDR``,
-``isQuantity``). Not offered: ``indexOf``/``lastIndexOf`` on lists (cel-cpp's strings extension declares those
-names for strings and will not overload them) and the value types (``ip()``, ``cidr()``, ``quantity()``,
-``url()``): a rule using them does not compile here.
+library (``find``, ``findAll``), the predicates of the IP and CIDR libraries (``isIP``, ``isCIDR``) and the quantity
+library (``quantity()``, ``isQuantity`` and a Quantity's comparisons and arithmetic: ``cel_quantity.py``). Not
+offered: ``indexOf``/``lastIndexOf`` on lists (cel-cpp's strings extension declares those names for strings and
+will not overload them) and the other value types (``ip()``, ``cidr()``, ``url()``): a rule using them does not
+compile here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from cel_expr_python import cel  # type: ignore[import-untyped]
 
-from rollwise.api.quantity import parse_quantity
+from rollwise.apiserver.cel_quantity import quantity_functions
 
 __all__ = ["kubernetes_functions"]
 
@@ -70,14 +71,6 @@ def _is_cidr(text: str) -> bool:
     return "/" in text
 
 
-def _is_quantity(text: str) -> bool:
-    try:
-        parse_quantity(text)
-    except (ValueError, ArithmeticError):
-        return False
-    return True
-
-
 def kubernetes_functions() -> list[Any]:
     """The declarations to give ``cel.NewEnv(functions=...)``."""
     t = cel.Type
@@ -101,5 +94,5 @@ def kubernetes_functions() -> list[Any]:
                                             "_n")]),
         cel.FunctionDecl("isIP", [func("isIP", t.BOOL, [t.STRING], _is_ip)]),
         cel.FunctionDecl("isCIDR", [func("isCIDR", t.BOOL, [t.STRING], _is_cidr)]),
-        cel.FunctionDecl("isQuantity", [func("isQuantity", t.BOOL, [t.STRING], _is_quantity)]),
+        *quantity_functions(),
     ]

@@ -51,7 +51,10 @@ def add_explore(sub: Any) -> None:
                         "on a view that misses the controller's own last writes")
     p.add_argument("--safety-actions", default="", metavar="LIST",
                    help="further user actions, comma-separated: pause (toggle spec.paused), pdb (create a "
-                        "PodDisruptionBudget of maxUnavailable 1 over the set's pods); each spends a user action")
+                        "PodDisruptionBudget of maxUnavailable 1 over the set's pods), reserve (reserve the second "
+                        "wanted ordinal, or clear spec.reserveOrdinals), hook (add or remove a pre-delete hook on a "
+                        "label every pod carries; the application releasing a marked pod's hook is a move of its "
+                        "own); each spends a user action")
     p.add_argument("--strategy", metavar="TYPE",
                    help="override every StatefulSet's update strategy: RollingUpdate[:maxUnavailable=N,partition=N], "
                         "OnDelete, Recreate, EnforcedRollingUpdate, QuorumAware")

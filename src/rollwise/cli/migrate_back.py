@@ -57,6 +57,10 @@ def fields_apps_v1_lacks(spec: Obj, strategy: str | None) -> list[str]:
     if spec.get("paused") is not None:
         problems.append("spec.paused: apps/v1 has no such field, and kube-controller-manager would roll a paused "
                         "set at once; resume it (rollwise rollout resume) or remove the field first")
+    if spec.get("lifecycle") is not None:
+        problems.append("spec.lifecycle: apps/v1 has no such field, and kube-controller-manager would delete pods "
+                        "without waiting for their pre-delete hooks (a pod marked PreparingDelete at once); remove "
+                        "the field first, once no pod is PreparingDelete")
     if strategy is not None:
         return problems
     update = spec.get("updateStrategy") or {}

@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from rollwise.api.identity import parent_and_ordinal
+from rollwise.api.identity import ordinal_range, parent_and_ordinal
+from rollwise.api.ordinals import OrdinalSpan
 
 __all__ = [
     "FAILING", "MISSING", "PENDING", "READY", "RUNNING", "STATES", "TERMINATING", "Interval", "Lanes",
@@ -196,15 +197,16 @@ def pod_intervals(result: Mapping[str, Any]) -> dict[str, Lanes]:
 def _missing_where_in_range(lanes: Lanes, ranges: list[list[Any]], end: float) -> Lanes:
     """With the recorded ordinal range over time, an ordinal is missing exactly while it is in range with no pod:
     from the start for ordinals not created yet (as the unavailable count has it), never once scaled away."""
-    steps = [(float(t), int(a), int(b)) for t, a, b in ranges]
-    wanted = {o for _, a, b in steps for o in range(a, b)}
+    steps = [(float(step[0]), int(step[1]), int(step[2]), frozenset(step[3] if len(step) > 3 else ()))
+             for step in ranges]
+    wanted = {o for _, a, b, reserved in steps for o in range(a, b) if o not in reserved}
     out: Lanes = {}
     for ordinal in wanted | set(lanes):
         pods = [iv for iv in lanes.get(ordinal, ()) if iv.state != MISSING]
         holes: list[Interval] = []
-        for i, (t, a, b) in enumerate(steps):
+        for i, (t, a, b, reserved) in enumerate(steps):
             until = steps[i + 1][0] if i + 1 < len(steps) else end
-            if not a <= ordinal < b or until <= t:
+            if not a <= ordinal < b or ordinal in reserved or until <= t:
                 continue
             cursor = t
             for iv in pods:
@@ -228,12 +230,11 @@ def _stays_in_range(result: Mapping[str, Any], alive: set[tuple[str, int]]) -> C
     is missing; above, only a ``scale`` or ``apply`` step can have shrunk the range, so the ordinal left it only
     when such a step started before it went (template patches delete pods that a stuck rollout never recreates).
     """
-    wanted: dict[str, range] = {}
+    wanted: dict[str, OrdinalSpan] = {}
     for sts in (result.get("final") or {}).get("statefulSets") or ():
         spec = sts.get("spec") or {}
         if isinstance(spec.get("replicas"), int):
-            start = int((spec.get("ordinals") or {}).get("start") or 0)
-            wanted[sts["name"]] = range(start, start + spec["replicas"])
+            wanted[sts["name"]] = ordinal_range({"spec": spec})  # reserved ordinals skipped, as the controller does
     top: dict[str, int] = {}
     for name, ordinal in alive:
         top[name] = max(top.get(name, -1), ordinal)

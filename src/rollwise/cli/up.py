@@ -108,8 +108,8 @@ def add_up(sub: Any) -> None:
                         "MaxUnavailableStatefulSet=true|false, StatefulSetRecreateStrategy=true|false (1.37)")
     p.add_argument("--proposals", choices=("on", "off"), default="on",
                    help="on (default): apps/v1 sets may use the seeds' proposals (Recreate, EnforcedRollingUpdate, "
-                        "podProgressTimeoutSeconds, progressDeadlineSeconds, paused, maxUnavailable where its gate "
-                        "is off), "
+                        "podProgressTimeoutSeconds, progressDeadlineSeconds, paused, podUpdatePolicy, "
+                        "volumeClaimUpdatePolicy, reserveOrdinals, lifecycle, maxUnavailable where its gate is off), "
                         "each write that does carries a warning; off: refuse or drop them as a real server of "
                         "--kube-version does")
     p.set_defaults(run=run_up)

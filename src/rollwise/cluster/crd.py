@@ -25,6 +25,7 @@ from rollwise.api.validation_cel import (
     LABEL_VALUE,
     MAX_LIST,
     CelRule,
+    claim_storage_shrink_rule,
     immutable_spec_rule,
     max_unavailable_rule,
     qualified_name_rule,
@@ -32,6 +33,7 @@ from rollwise.api.validation_cel import (
     strategy_block_rules,
 )
 from rollwise.cluster.crd_claims import CLAIM_STORAGE, CLAIM_TEMPLATES, claim_status_schema, claim_update_policy_schema
+from rollwise.cluster.crd_lifecycle import lifecycle_schema
 from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
 __all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "crd"]
@@ -295,19 +297,26 @@ def spec_schema() -> dict[str, Any]:
                              "and repairs still happen, Progressing says RolloutPaused and the progress deadline "
                              "does not run. Setting it back to false resumes and restarts the deadline clock.",
                    "type": "boolean"},
+        "lifecycle": lifecycle_schema(),
         "serviceName": _string("The headless Service that gives the pods their DNS names (<pod>.<service>). "
                                "Immutable.", maxLength=253) | _rules(dns),
         "podManagementPolicy": _string("OrderedReady (one pod at a time, in ordinal order) or Parallel. Immutable.",
                                        ENUMS["podManagementPolicy"], default="OrderedReady"),
         "ordinals": _object("Where the pods' ordinals start.", {
             "start": _int("The first ordinal (pods are <set>-<start> up).", COUNT_MINIMUMS["ordinals.start"])}),
+        "reserveOrdinals": {"description": "Ordinals no pod takes (OpenKruise's reserveOrdinals): the replicas run "
+                                           "on the lowest ordinals from ordinals.start that are not listed, so 3 "
+                                           "replicas with [1] run 0, 2 and 3. Changing the list moves pods: one "
+                                           "at a newly reserved ordinal is deleted as a scale-in would delete it.",
+                            "type": "array", "x-kubernetes-list-type": "set",
+                            "items": _int("An absolute ordinal.", 0)},
         "selector": _selector(),
         "template": _template(),
         "volumeClaimTemplates": {"description": CLAIM_TEMPLATES,
                                  "type": "array", "maxItems": MAX_LIST, "items": _claim_template(),
                                  **_rules(CelRule(rule="self.all(c, self.exists_one(d, d.metadata.name == "
                                                        "c.metadata.name))", message="names must be unique",
-                                                  reason="FieldValueDuplicate"))},
+                                                  reason="FieldValueDuplicate"), claim_storage_shrink_rule())},
         "updateStrategy": _strategy(),
         "volumeClaimUpdatePolicy": claim_update_policy_schema(),
         "persistentVolumeClaimRetentionPolicy": _object("What happens to the pods' claims.", {

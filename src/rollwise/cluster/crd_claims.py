@@ -14,10 +14,10 @@ CLAIM_TEMPLATES = ("Claims each pod gets, one per template. A template's storage
                    "volumeClaimUpdatePolicy); other changes shape the claims created from then on, and "
                    "status.volumeClaimTemplates reports the claims that differ.")
 CLAIM_STORAGE = ("The claim's storage request (requests.storage). It may grow on update, never shrink: with "
-                 "volumeClaimUpdatePolicy InPlace the controller expands each existing claim to it. The shrink check "
-                 "is the API's validation (rollwise validate, rollwise up's admission), not a CEL rule: comparing two "
-                 "quantities needs CEL's quantity library, which not every API server offers; the controller never "
-                 "shrinks a claim whatever the template says.")
+                 "volumeClaimUpdatePolicy InPlace the controller expands each existing claim to it. A shrink is "
+                 "refused by a transition rule on volumeClaimTemplates, which uses Kubernetes' CEL quantity library "
+                 "(kube-apiserver's, and rollwise up's); the controller never shrinks a claim whatever the template "
+                 "says.")
 
 
 def claim_update_policy_schema() -> dict[str, Any]:

@@ -35,8 +35,10 @@ from rollwise.api.identity import (
     revision_of,
     storage_matches,
 )
+from rollwise.api.lifecycle import is_preparing_delete
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.api.ordinals import OrdinalSpan, index_in
 from rollwise.api.records import dataclass
 from rollwise.api.retention import claim_owners_up_to_date
 
@@ -67,7 +69,8 @@ class QuietContext:
     kind: str
     selector: str
     """The selector as canonical JSON (a dict does not hash)."""
-    start: int
+    span: OrdinalSpan
+    """The wanted ordinals (``api.identity.ordinal_range``): slot i holds the pod of ``span[i]``."""
     replicas: int
     templates: tuple[str, ...]
     retention: str
@@ -93,7 +96,7 @@ def _context(sts: Obj, update_revision: str, current_revision: str) -> QuietCont
     return QuietContext(
         uid=uid_of(sts), name=name_of(sts), namespace=namespace_of(sts), kind=str(sts.get("kind", "")),
         selector=json.dumps(spec.get("selector"), sort_keys=True, default=str),
-        start=span.start, replicas=len(span),
+        span=span, replicas=len(span),
         templates=tuple(str((t.get("metadata") or {}).get("name", "")) for t in spec.get("volumeClaimTemplates") or ()),
         retention=json.dumps(spec.get("persistentVolumeClaimRetentionPolicy"), sort_keys=True, default=str),
         min_ready_seconds=float(spec.get("minReadySeconds") or 0),
@@ -111,12 +114,14 @@ def is_quiet(ctx: QuietContext, sts: Obj, pod: Obj, claims: Mapping[str, Obj], n
     ref = controller_of(pod)
     if ref is None or ref.get("uid") != ctx.uid:  # ownership: adoption or not ours
         return False
+    if is_preparing_delete(pod):  # pre-delete hooks: a marked pod is going (controllers/statefulset/hooks.py)
+        return False
     if not p.is_running_and_ready(pod):  # creation, repair, failed pods, the budget, timeouts
         return False
     if not selector_matches(sts["spec"].get("selector"), labels(pod)) or not is_member_of(sts, pod):
         return False  # ownership: released
-    index = ordinal_of(pod) - ctx.start
-    if not 0 <= index < ctx.replicas:  # scale-down: condemned
+    index = index_in(ctx.span, ordinal_of(pod))
+    if index < 0:  # scale-down (or a reserved ordinal): condemned
         return False
     if revision_of(pod) not in (ctx.update_revision, ctx.current_revision):  # history and status counters
         return False
@@ -127,7 +132,7 @@ def is_quiet(ctx: QuietContext, sts: Obj, pod: Obj, claims: Mapping[str, Obj], n
     if not identity_matches(sts, pod) or not storage_matches(sts, pod):  # identity repair
         return False
     if ctx.templates and uid_of(pod):  # in-range claims' owner references (claims.keep_in_range_claims)
-        ordinal = index + ctx.start
+        ordinal = ordinal_of(pod)
         for template in ctx.templates:
             existing = claims.get(claim_name(template, ctx.name, ordinal))
             if existing is not None and not claim_owners_up_to_date(existing, sts, pod, condemned=False):
@@ -202,7 +207,7 @@ def census_of(ctx: QuietContext, sts: Obj, candidates: Iterable[Obj], claims: Ma
     outdated: list[int] = []
     for pod in candidates:
         if classify(ctx, sts, pod, claims, now):
-            index = ordinal_of(pod) - ctx.start
+            index = index_in(ctx.span, ordinal_of(pod))
             if slots[index] is not None:  # two quiet pods for one ordinal: let the phases sort them out
                 return loud_census(ctx, candidates)
             slots[index] = pod
@@ -229,7 +234,7 @@ def quiet_at(census: Census, name: str) -> int | None:
     _, _, tail = name.rpartition("-")
     if not tail.isdigit():
         return None
-    index = int(tail) - census.ctx.start
+    index = index_in(census.ctx.span, int(tail))
     if 0 <= index < len(census.slots):
         pod = census.slots[index]
         if pod is not None and name_of(pod) == name:

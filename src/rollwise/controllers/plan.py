@@ -16,6 +16,7 @@ __all__ = [
     "Action",
     "AnnotatePod",
     "Blocked",
+    "ClearPreparingDelete",
     "CreateClaim",
     "CreatePod",
     "CreateRevision",
@@ -23,6 +24,7 @@ __all__ = [
     "DeleteRevision",
     "EmitEvent",
     "InPlaceUpdatePod",
+    "MarkPreparingDelete",
     "MetricSample",
     "PatchOwner",
     "PatchSet",
@@ -118,6 +120,37 @@ class InPlaceUpdatePod(Action):
     def what(self) -> str:
         images = ", ".join(f"{c}={i}" for c, i in self.images)
         return f"update the images of pod {name_of(self.pod)} in place ({images}; was revision {self.revision})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MarkPreparingDelete(Action):
+    """Label a pod ``rollwise.dev/lifecycle-state: PreparingDelete`` (and annotate when) instead of deleting it: its
+    pre-delete hook holds (api/lifecycle.py), and the application's agent drains it and releases the hook first. A
+    merge patch with the pod's uid as precondition, so a pod made again under the same name is not marked."""
+
+    name: str
+    namespace: str
+    uid: str
+    at: float
+    """The controller's ``now``: when the wait began (``timeoutSeconds`` counts from it)."""
+    hook: str
+    """What of the hook the pod carries, in words, for the event stream."""
+
+    def what(self) -> str:
+        return f"mark pod {self.name} PreparingDelete (its pre-delete hook holds: {self.hook})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClearPreparingDelete(Action):
+    """Take the PreparingDelete mark off a pod the controller no longer deletes (the partition now covers it, the
+    set was reverted or scaled back up): it is a pod like any other again (hooks.py)."""
+
+    name: str
+    namespace: str
+    uid: str
+
+    def what(self) -> str:
+        return f"clear the PreparingDelete mark of pod {self.name}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,8 +14,9 @@ from typing import Any
 
 from rollwise.api import predicates as p
 from rollwise.api.errors import ApiStatusError
+from rollwise.api.lifecycle import hook_held, is_preparing_delete, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
-from rollwise.explore.model import NAMESPACE, Bounds, Move, Node, Used
+from rollwise.explore.model import HOOK_LABEL, HOOK_VALUE, NAMESPACE, Bounds, Move, Node, Used
 from rollwise.explore.pods import stage_of, status_for
 from rollwise.explore.world import Transition, spend, successor
 from rollwise.invariants.stages import (
@@ -29,11 +30,16 @@ from rollwise.invariants.stages import (
     RUNNING,
     image_of,
 )
+from rollwise.runtime.hook_agent import release_hook
 
 __all__ = ["environment_moves"]
 
 KUBELET = "kubelet"
 USER = "user"
+APP = "app"
+"""The application's own agent: it releases a pod's pre-delete hook once the controller marks it (issue 28)."""
+ADDS_HOOK, REMOVES_HOOK = "adds a pre-delete hook", "removes the pre-delete hook"
+RELEASES_HOOK = "releases its pre-delete hook"
 _FAULTS = {RUNNING: ("crash", "fail"), READY: ("crash", "fail"), AVAILABLE: ("crash", "fail"),
            PENDING: ("pull-fault",), CREATING: ("pull-fault",)}
 
@@ -51,6 +57,12 @@ def _pod_moves(node: Node, pod: Obj, bounds: Bounds) -> Iterator[Transition]:
     if p.is_terminating(pod):
         yield _remove(node, name, bounds)
         return
+    if is_preparing_delete(pod) and hook_held(pre_delete_hook(node.sts), pod):
+        # The agent drains the marked pod and removes the hook's label; it may come before any other move.
+        cluster = node.cluster.fork()
+        release_hook(cluster, NAMESPACE, name, actor=APP)
+        move = Move(actor=APP, kind=RELEASES_HOOK, target=name)
+        yield Transition(move=move, before=node, after=successor(node, cluster, move, bounds=bounds))
     restart = _in_place_restart(node, pod, bounds)
     if restart is not None:
         yield restart
@@ -153,13 +165,28 @@ def _user_set_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
 
 
 def _safety_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
-    """Issue 28's user actions: pause or resume the rollout, and put a PodDisruptionBudget over the set's pods."""
+    """Issue 28's user actions: pause or resume the rollout, put a pre-delete hook on the set (or take it off), and
+    put a PodDisruptionBudget over the set's pods."""
     facts, spec = node.facts, node.sts["spec"]
     if "pause" in bounds.safety_actions:
         paused = spec.get("paused") is True
         yield from _patch(node, {"spec": {"paused": None if paused else True}},
                           Move(actor=USER, kind="resumes" if paused else "pauses", target=facts.name,
                                healthy=False), bounds, user_actions=1)
+    if "reserve" in bounds.safety_actions:
+        span = node.in_range()
+        reserved = spec.get("reserveOrdinals") or []
+        if reserved or len(span) > 1:
+            wanted = [] if reserved else [span[1]]
+            yield from _patch(node, {"spec": {"reserveOrdinals": wanted}},
+                              Move(actor=USER, kind="reserves ordinals", target=facts.name, detail=str(wanted),
+                                   healthy=False), bounds, user_actions=1)
+    if "hook" in bounds.safety_actions:
+        hooked = spec.get("lifecycle") is not None
+        hook = None if hooked else {"preDelete": {"labelsHandler": {HOOK_LABEL: HOOK_VALUE}}}
+        yield from _patch(node, {"spec": {"lifecycle": hook}},
+                          Move(actor=USER, kind=REMOVES_HOOK if hooked else ADDS_HOOK, target=facts.name,
+                               detail=f"label {HOOK_LABEL}={HOOK_VALUE}", healthy=False), bounds, user_actions=1)
     if "pdb" in bounds.safety_actions and not node.cluster.list("PodDisruptionBudget", NAMESPACE):
         cluster = node.cluster.fork()
         cluster.create({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from rollwise.api.identity import revision_of
+from rollwise.api.identity import ordinal_of, revision_of
 from rollwise.api.meta import name_of, uid_of
 from rollwise.controllers.plan import Action, InPlaceUpdatePod, WriteStatus
 from rollwise.controllers.view import SetView
@@ -49,6 +49,11 @@ def budget(tr: Transition) -> list[str]:
 def disruption_budget(tr: Transition) -> list[str]:
     d = _decision(tr)
     return [] if d is None else rules.disruption_budget(d)
+
+
+def pre_delete_hook(tr: Transition) -> list[str]:
+    d = _decision(tr)
+    return [] if d is None else rules.pre_delete_hook_held(d)
 
 
 def partition(tr: Transition) -> list[str]:
@@ -108,13 +113,24 @@ def in_place(tr: Transition) -> list[str]:
     return [] if d is None else rules.budget(d) + in_place_restart(d)
 
 
+def wanted_ordinals(tr: Transition) -> list[str]:
+    """A controller move creates pods only at ordinals the set wants (``api.identity.ordinal_range``, reserved
+    ordinals skipped), judged on the store the move met."""
+    if tr.move.actor in (KUBELET, USER):
+        return []
+    before = {uid_of(pod) for pod in tr.before.pods()}
+    span = tr.before.in_range()
+    return [f"created {name_of(pod)}, whose ordinal the set does not want (wanted: {list(span)})"
+            for pod in tr.after.pods() if uid_of(pod) not in before and ordinal_of(pod) not in span]
+
+
 def restarting_not_available(node: Node) -> list[str]:
     return restarting_counted_available(node.pods(), node.facts.min_ready_seconds, NOW)
 
 
 TRANSITION_INVARIANTS: dict[str, Callable[[Transition], list[str]]] = {
     "budget": budget, "partition": partition, "claims": claims, "no-churn": no_churn, "in-place": in_place,
-    "disruption-budget": disruption_budget,
+    "disruption-budget": disruption_budget, "wanted-ordinals": wanted_ordinals, "pre-delete-hook": pre_delete_hook,
 }
 STATE_INVARIANTS: dict[str, Callable[[Node], list[str]]] = {
     "one-pod-per-ordinal": one_pod_per_ordinal, "recreate-never-mixes": recreate_never_mixes,

@@ -18,6 +18,7 @@ from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.in_place import in_place_pending
 from rollwise.api.leases import lease_role
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
+from rollwise.api.ordinals import OrdinalSpan
 from rollwise.api.predicates import is_terminating
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
@@ -28,6 +29,8 @@ from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.setkeys import set_resource
 
 __all__ = [
+    "HOOK_LABEL",
+    "HOOK_VALUE",
     "NAMESPACE",
     "PERTURBATIONS",
     "QUORUM_CONTROLLER",
@@ -39,11 +42,26 @@ __all__ = [
     "Used",
     "facts_of",
     "perturbations_of",
+    "with_hook_label",
 ]
 
 NAMESPACE = "default"
 PERTURBATIONS = ("stale", "crash", "burst")
-SAFETY_ACTIONS = ("pause", "pdb")
+SAFETY_ACTIONS = ("pause", "pdb", "reserve", "hook")
+HOOK_LABEL = "example.com/drain"
+"""With the ``hook`` safety action, every pod carries this label (``pending``) from its template: the label of the
+pre-delete hook a user may put on the set (api/lifecycle.py), and that the application releases as a move."""
+HOOK_VALUE = "pending"
+
+
+def with_hook_label(manifest: Obj, bounds: Bounds) -> Obj:
+    """The manifest the exploration starts from: with the ``hook`` action, its template carries ``HOOK_LABEL``."""
+    if "hook" not in bounds.safety_actions:
+        return manifest
+    template = manifest["spec"]["template"]
+    meta = dict(template.get("metadata") or {})
+    meta["labels"] = {**(meta.get("labels") or {}), HOOK_LABEL: HOOK_VALUE}
+    return {**manifest, "spec": {**manifest["spec"], "template": {**template, "metadata": meta}}}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,7 +84,10 @@ class Bounds:
     """An image that never pulls (the broken template); derived from the set's image when empty."""
     safety_actions: frozenset[str] = frozenset()
     """Further user actions (``SAFETY_ACTIONS``), each spending a user action: ``pause`` toggles spec.paused,
-    ``pdb`` creates a PodDisruptionBudget of maxUnavailable 1 over the set's pods."""
+    ``pdb`` creates a PodDisruptionBudget of maxUnavailable 1 over the set's pods, ``reserve`` reserves the
+    set's second wanted ordinal (``spec.reserveOrdinals``), or clears the list when it holds any: pods move;
+    ``hook`` adds (or removes) a pre-delete hook on ``HOOK_LABEL``; the application releasing a marked pod's hook
+    is a move of its own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +99,12 @@ class Used:
     user_actions: int = 0
     stale: int = 0
     crashes: int = 0
+
+    def within(self, other: Used) -> bool:
+        """No budget spent beyond ``other``'s: from the same store, this state can make every move that one can."""
+        return (self.template_changes <= other.template_changes and self.faults <= other.faults
+                and self.user_actions <= other.user_actions and self.stale <= other.stale
+                and self.crashes <= other.crashes)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,7 +190,7 @@ class Node:
     def pods(self) -> list[Obj]:
         return [pod for pod in self.cluster.list("Pod", NAMESPACE) if ordinal_of(pod) >= 0]
 
-    def in_range(self) -> range:
+    def in_range(self) -> OrdinalSpan:
         return ordinal_range(self.sts)
 
     @property
@@ -172,6 +199,12 @@ class Node:
             self._key = (store_key(self.cluster, self.facts), tuple(sorted(self.born.items())), self.used,
                          tuple(store_key(old, self.facts) for old in self.history), self.admitted)
         return self._key
+
+    @property
+    def key_but_budgets(self) -> tuple[Any, ...]:
+        """``key`` without the budgets spent (``used``): states alike but for what is left to spend."""
+        key = self.key
+        return key[:2] + key[3:]
 
 
 def perturbations_of(items: Iterable[str]) -> tuple[frozenset[str], int]:
@@ -222,14 +255,24 @@ def _memo(obj: Any, tag: str, make: Callable[[Any], Any]) -> Any:
 
 
 def _set_part(sts: Obj) -> tuple[Any, ...]:
+    """The set's spec, status and annotations, without its conditions' messages. A message is prose about the
+    rest of the state (which pod the rollout waits for, and why); what a controller decides reads a condition's
+    type, status and reason, and an old message only tells it whether an Event was already emitted, and Events are
+    not part of the state. Two states that differ in a message alone are one state: after a pod's transition the
+    set's message lags until the controller's next move, and keeping each lagging message apart made a fifth of
+    the states (RollingUpdate, OrderedReady, 2 replicas: 4,571 -> 3,709, the same violations)."""
     status = dict(sts.get("status") or {})
     observed = status.pop("observedGeneration", None) == sts["metadata"].get("generation")
-    return _memo(sts["spec"], "spec", freeze), freeze(status), observed, freeze(annotations_of(sts))
+    conditions = status.pop("conditions", None)
+    said = tuple(freeze({k: v for k, v in c.items() if k != "message"}) if isinstance(c, Mapping) else freeze(c)
+                 for c in (conditions if isinstance(conditions, list) else ()))
+    return _memo(sts["spec"], "spec", freeze), freeze(status), said, observed, freeze(annotations_of(sts))
 
 
 def _pod_part(pod: Obj, min_ready_seconds: float) -> tuple[Any, ...]:
     return (name_of(pod), revision_of(pod), image_of(pod), stage_of(pod, min_ready_seconds), is_terminating(pod),
-            *_in_place_part(pod),
+            *_in_place_part(pod), freeze(pod["metadata"].get("labels") or {}),
+            tuple(pod["metadata"].get("finalizers") or ()),
             tuple(str(r.get("uid")) for r in pod["metadata"].get("ownerReferences") or ()))
 
 

@@ -11,13 +11,16 @@ scenario's description says so.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Sequence
 from typing import Any
 
+from rollwise.api.identity import ordinal_range
 from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.plan import CreatePod, Plan
 from rollwise.controllers.view import SetView
-from rollwise.explore.model import Bounds, Move, SetFacts
+from rollwise.explore.environment import ADDS_HOOK, RELEASES_HOOK, REMOVES_HOOK
+from rollwise.explore.model import HOOK_LABEL, HOOK_VALUE, Bounds, Move, SetFacts, with_hook_label
 from rollwise.explore.world import born_of
 from rollwise.invariants import Birth, Decision, rules
 from rollwise.scenario.scenario import Scenario, parse_scenario
@@ -47,7 +50,7 @@ def unreplayable(trace: Sequence[Move]) -> list[str]:
 
 def trace_to_scenario(manifest: Obj, facts: SetFacts, bounds: Bounds, trace: Sequence[Move], *,
                       invariant: str, message: str) -> dict[str, Any]:
-    obj = copy.deepcopy(dict(manifest))
+    obj = copy.deepcopy(dict(with_hook_label(manifest, bounds)))
     obj["spec"] = {**obj["spec"], "replicas": bounds.replicas}
     containers = [dict(c) for c in obj["spec"]["template"]["spec"]["containers"]]
     steps: list[dict[str, Any]] = []
@@ -134,13 +137,21 @@ def _step(move: Move, facts: SetFacts, containers: list[dict[str, Any]]) -> dict
             changed[0]["image"] = move.detail.split()[1].rstrip(",")
             return {"patch": {"kind": "StatefulSet", "name": facts.name,
                               "merge": {"spec": {"template": {"spec": {"containers": changed}}}}}}
+        if move.kind in (ADDS_HOOK, REMOVES_HOOK):
+            hook = {"preDelete": {"labelsHandler": {HOOK_LABEL: HOOK_VALUE}}} if move.kind == ADDS_HOOK else None
+            return {"patch": {"kind": "StatefulSet", "name": facts.name, "merge": {"spec": {"lifecycle": hook}}}}
         if move.kind in ("pauses", "resumes"):
             return {"patch": {"kind": "StatefulSet", "name": facts.name,
                               "merge": {"spec": {"paused": True if move.kind == "pauses" else None}}}}
+        if move.kind == "reserves ordinals":
+            return {"patch": {"kind": "StatefulSet", "name": facts.name,
+                              "merge": {"spec": {"reserveOrdinals": json.loads(move.detail)}}}}
         if move.kind == "sets the partition":
             key = "rollingUpdate" if facts.strategy == "RollingUpdate" else "enforcedRollingUpdate"
             return {"patch": {"kind": "StatefulSet", "name": facts.name,
                               "merge": {"spec": {"updateStrategy": {key: {"partition": int(move.detail.split()[1])}}}}}}
+    if move.kind == RELEASES_HOOK:
+        return {"releaseHook": move.target}
     fault = _FAULT_STEPS.get(move.kind)
     if fault is not None and move.actor == "kubelet":
         return {"podFault": {"pod": move.target, "fault": fault}}
@@ -186,12 +197,16 @@ def _plan_problems(view: SetView, plan: Plan, facts: SetFacts, born: dict[str, B
 
 
 def _claim_lost(doc: dict[str, Any], events: list[dict[str, Any]]) -> bool:
-    replicas = int(doc["objects"][0]["spec"]["replicas"])
+    spec = dict(doc["objects"][0]["spec"])
     for e in events:
         if e["type"] == "Step" and e.get("action") == "scale":
             step = doc["steps"][e["index"]]
-            replicas = int(step["scale"]["replicas"])
-        if e["type"] == "PVCDeleted" and int(str(e.get("claim", "x-0")).rsplit("-", 1)[1]) < replicas:
+            spec["replicas"] = int(step["scale"]["replicas"])
+        elif e["type"] == "Step" and e.get("action") == "patch":
+            spec.update({k: v for k, v in doc["steps"][e["index"]]["patch"]["merge"].get("spec", {}).items()
+                         if k == "reserveOrdinals"})
+        if e["type"] == "PVCDeleted" and int(str(e.get("claim", "x-0")).rsplit("-", 1)[1]) in ordinal_range(
+                {"spec": spec}):
             return True
     return False
 

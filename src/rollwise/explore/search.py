@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api.identity import ordinal_of
+from rollwise.api.ordinals import position_in
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.controllers.statefulset.limits import limits_of
 from rollwise.explore.controller import Decide, controller_moves
 from rollwise.explore.environment import environment_moves
 from rollwise.explore.invariants import STATE_INVARIANTS, TRANSITION_INVARIANTS, status_agrees_with_pods
-from rollwise.explore.model import STATEFULSET_CONTROLLER, Bounds, Move, Node
+from rollwise.explore.model import STATEFULSET_CONTROLLER, Bounds, Move, Node, Used
 from rollwise.explore.pods import NOW
 from rollwise.invariants.stages import image_of
 
@@ -83,6 +84,7 @@ def explore(start: Node, bounds: Bounds, *, decide: Decide | None = None,
     facts = start.facts
     result = Exploration(set_name=facts.name, strategy=facts.strategy, policy=facts.policy)
     ids: dict[tuple[Any, ...], int] = {start.key: 0}
+    budgets: dict[tuple[Any, ...], list[tuple[Used, int]]] = {start.key_but_budgets: [(start.used, 0)]}
     parent: list[tuple[int, Move] | None] = [None]
     healthy: list[list[tuple[int, Move]]] = [[]]
     done: list[bool] = [rollout_complete(start)]
@@ -122,10 +124,13 @@ def explore(start: Node, bounds: Bounds, *, decide: Decide | None = None,
                 continue  # a move that changes nothing is no transition
             cid = ids.get(key)
             if cid is None:
+                cid = _covering(budgets, tr.after)
+            if cid is None:
                 if len(ids) >= bounds.max_states:
                     result.complete = False
                     continue
                 cid = ids[key] = len(parent)
+                budgets.setdefault(tr.after.key_but_budgets, []).append((tr.after.used, cid))
                 parent.append((nid, tr.move))
                 healthy.append([])
                 done.append(rollout_complete(tr.after))
@@ -142,6 +147,18 @@ def explore(start: Node, bounds: Bounds, *, decide: Decide | None = None,
     return result
 
 
+def _covering(budgets: dict[tuple[Any, ...], list[tuple[Used, int]]], node: Node) -> int | None:
+    """A state already found that is ``node`` but with no more budget spent (subsumption). Its moves include all of
+    ``node``'s: the budgets only enable moves (faults, user actions, template changes, perturbations) and nothing
+    else reads them, so every violation reachable from ``node`` is reachable from it, by a path no longer (breadth
+    first: it was found no later). Healthy moves spend nothing, so liveness judges both alike, and a move into
+    ``node`` may stand for a move into it. Only a state with more budget left is explored apart."""
+    for used, found in budgets.get(node.key_but_budgets, ()):
+        if used.within(node.used):
+            return found
+    return None
+
+
 _SELF_HEALING = frozenset({"EnforcedRollingUpdate", "Recreate", "QuorumAware"})
 
 
@@ -156,7 +173,8 @@ def _eligible(node: Node) -> bool:
         return False
     broken = [ordinal_of(pod) for pod in node.pods() if image_of(pod) == facts.broken_image]
     # A pod below the partition keeps its revision by design, a broken one included.
-    if any(o < node.in_range().start + limits_of(sts, facts.gates).partition for o in broken):
+    span = node.in_range()
+    if any(position_in(span, o) < limits_of(sts, facts.gates).partition for o in broken):
         return False
     if facts.strategy in _SELF_HEALING or (facts.strategy == "RollingUpdate" and facts.policy == "Parallel"):
         return True

@@ -31,6 +31,7 @@ from rollwise.explore.model import (
     Node,
     Used,
     facts_of,
+    with_hook_label,
 )
 from rollwise.explore.pods import NOW
 from rollwise.invariants import Birth
@@ -62,7 +63,7 @@ def controllers_of(node: Node) -> tuple[str, ...]:
 def initial_node(manifest: Obj, *, gates: FeatureGates, bounds: Bounds) -> Node:
     """The set as created by a user, before any controller has looked (replicas set to ``bounds.replicas``)."""
     cluster = MemoryCluster(clock=lambda: NOW, admit=Admission(gates=gates).hooks())
-    obj = copy.deepcopy(dict(manifest))
+    obj = copy.deepcopy(dict(with_hook_label(manifest, bounds)))
     obj["spec"] = {**obj["spec"], "replicas": bounds.replicas}
     obj.setdefault("metadata", {})["namespace"] = NAMESPACE
     sts = cluster.create(obj, actor="user")

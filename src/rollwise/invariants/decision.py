@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_of, ordinal_range
 from rollwise.api.meta import Obj, name_of, uid_of
+from rollwise.api.ordinals import OrdinalSpan
 from rollwise.controllers.plan import Action, CreatePod, DeletePod, InPlaceUpdatePod
 from rollwise.controllers.statefulset.limits import Limits, limits_of
 from rollwise.controllers.view import SetView
@@ -58,7 +59,7 @@ class Decision:
         return limits_of(self.state.set, self.state.gates)
 
     @property
-    def span(self) -> range:
+    def span(self) -> OrdinalSpan:
         return ordinal_range(self.state.set)
 
     @property

@@ -18,10 +18,13 @@ words (empty: it holds). ``TRANSITION_RULES`` names them; the store-level rules 
   (seed 000);
 - status-bounds: status counters stay within the API server's rules (reference §1.2);
 - one-pod-per-ordinal: never a pod created at an ordinal the set still holds a pod at;
+- wanted-ordinal: never a pod created at an ordinal the set does not want (above the range, or reserved by
+  ``spec.reserveOrdinals``), by the one function that says which it wants (``api.identity.ordinal_range``);
 - disruption-budget: no voluntary deletion past the allowance of a PodDisruptionBudget selecting the pod
   (``disruption``).
 - in-place-restart: a pod is never counted available while its containers restart for an in-place update
   (``in_place``); the budget rule counts in-place updates as it counts deletions.
+- pre-delete-hook: no voluntary deletion of a pod that still carries its set's pre-delete hook (``hooks``).
 """
 
 from __future__ import annotations
@@ -31,9 +34,11 @@ from collections.abc import Callable
 from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.ordinals import OrdinalSpan, position_in
 from rollwise.controllers.plan import WriteStatus
 from rollwise.invariants.decision import Decision, birth
 from rollwise.invariants.disruption import disruption_budget
+from rollwise.invariants.hooks import pre_delete_hook_held
 from rollwise.invariants.in_place import in_place_restart
 from rollwise.invariants.stages import stage_of
 
@@ -47,11 +52,13 @@ __all__ = [
     "one_pod_per_ordinal",
     "ordered_creation",
     "partition",
+    "pre_delete_hook_held",
     "promised_budget",
     "quorum",
     "quorum_rejoin",
     "recreate",
     "status_bounds",
+    "wanted_ordinal",
 ]
 
 
@@ -130,10 +137,10 @@ def quorum_rejoin(d: Decision) -> list[str]:
 def partition(d: Decision) -> list[str]:
     if d.quorum:
         return []
-    span = d.span
-    floor = span.start + d.limits.partition
+    span, floor = d.span, d.limits.partition
     return [f"deleted {name_of(pod)} below partition {floor}" for pod in d.deleted()
-            if ordinal_of(pod) in span and ordinal_of(pod) < floor and not (p.is_failed(pod) or p.is_succeeded(pod))]
+            if ordinal_of(pod) in span and position_in(span, ordinal_of(pod)) < floor
+            and not (p.is_failed(pod) or p.is_succeeded(pod))]
 
 
 def no_churn(d: Decision) -> list[str]:
@@ -172,7 +179,7 @@ def futile_delete(d: Decision) -> list[str]:
             continue
         remaining = sum(1 for other in view.pods if other is not pod and revision_of(other) == current
                         and not p.is_terminating(other) and name_of(other) not in deleted)
-        if ordinal_of(pod) < span.start + remaining:
+        if position_in(span, ordinal_of(pod)) < remaining:
             problems.append(f"t={view.now}: deleted {name_of(pod)}, which would come back at revision {current}")
     return problems
 
@@ -186,7 +193,7 @@ def ordered_creation(d: Decision) -> list[str]:
     by_ordinal = d.by_ordinal()
     problems = []
     for create in creates:
-        for lower in range(span.start, create.ordinal):
+        for lower in (o for o in span if o < create.ordinal):  # the wanted ordinals below it (reserved skipped)
             pod = by_ordinal.get(lower)
             if pod is None or p.is_terminating(pod) or not p.is_available(pod, mrs, view.now):
                 problems.append(f"t={view.now}: created ordinal {create.ordinal} while ordinal {lower} is not ready")
@@ -213,6 +220,16 @@ def one_pod_per_ordinal(d: Decision) -> list[str]:
             for c in d.creates() if c.ordinal in held]
 
 
+def wanted_ordinal(d: Decision) -> list[str]:
+    span = d.span
+    return [f"created {name_of(c.pod)} at ordinal {c.ordinal}, which the set does not want (wanted: "
+            f"{_shown(span)})" for c in d.creates() if c.ordinal not in span]
+
+
+def _shown(span: OrdinalSpan) -> str:
+    return ", ".join(str(o) for o in span) if len(span) <= 8 else f"{span[0]}..{span[-1]}, {len(span)} ordinals"
+
+
 def status_bounds(d: Decision) -> list[str]:
     problems = []
     for write in d.actions:
@@ -235,8 +252,10 @@ TRANSITION_RULES: dict[str, Callable[[Decision], list[str]]] = {
     "budget": budget, "quorum": quorum, "quorum-rejoin": quorum_rejoin, "partition": partition,
     "no-churn": no_churn, "futile-delete": futile_delete, "ordered-creation": ordered_creation,
     "recreate": recreate, "status-bounds": status_bounds, "one-pod-per-ordinal": one_pod_per_ordinal,
+    "wanted-ordinal": wanted_ordinal,
     "disruption-budget": disruption_budget,
     "in-place-restart": in_place_restart,
+    "pre-delete-hook": pre_delete_hook_held,
 }
 
 

@@ -16,6 +16,7 @@ from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_of, revision_of
 from rollwise.api.meta import Obj, controller_of, name_of
+from rollwise.api.ordinals import OrdinalSpan
 from rollwise.controllers.statefulset.limits import limits_of
 
 __all__ = ["claims_lost", "one_pod_per_ordinal", "recreate_never_mixes", "status_agrees_with_pods"]
@@ -45,7 +46,7 @@ def recreate_never_mixes(sts: Obj, pods: Sequence[Obj], gates: FeatureGates) -> 
     return []
 
 
-def claims_lost(before: Iterable[str], after: Iterable[str], span: range, when_scaled: str) -> list[str]:
+def claims_lost(before: Iterable[str], after: Iterable[str], span: OrdinalSpan, when_scaled: str) -> list[str]:
     """Claims present in ``before`` and gone in ``after`` (names ``<template>-<set>-<ordinal>``) that had to stay:
     their ordinal is in range (``span`` after the change), or the set retains claims when scaled down."""
     problems = []

@@ -53,6 +53,9 @@ class ImageBehaviour:
     ready: bool = True
     start_seconds: float | None = None
     ready_seconds: float | None = None
+    hook_release_seconds: float | None = None
+    """The application running this image releases a pod's pre-delete hook this long after the mark (None: the
+    profile's ``hook_release_seconds``)."""
 
     def __post_init__(self) -> None:
         if self.fail is not None and self.fail not in IMAGE_FAILURES:
@@ -78,6 +81,10 @@ class KubeletProfile:
     pull_backoff_seconds: float = 10.0
     pull_backoff_max_seconds: float = 300.0
     kill_restart_seconds: float = 0.0
+    hook_release_seconds: float | None = None
+    """The application's drain agent: it removes a pod's pre-delete hook labels and finalizers this long after the
+    controller marks the pod PreparingDelete (api/lifecycle.py). None: no agent releases a hook by itself (a
+    ``releaseHook`` step, or a person with kubectl, does)."""
 
     def __post_init__(self) -> None:
         for name in ("start_seconds", "ready_seconds", "termination_seconds", "crash_exited_seconds",
@@ -102,6 +109,12 @@ class KubeletProfile:
         b = self.behaviour(image)
         return self.start_seconds if b.start_seconds is None else b.start_seconds
 
+    def hook_release_delay(self, images: list[str]) -> float | None:
+        """Seconds from a pod's PreparingDelete mark to its application releasing the hook: the longest of its
+        containers' images that say, else the profile's; None: nothing releases it by itself."""
+        said = [b.hook_release_seconds for i in images if (b := self.behaviour(i)).hook_release_seconds is not None]
+        return max(said) if said else self.hook_release_seconds
+
     def ready_delay(self, image: str) -> float:
         """Seconds from the container running to its readiness passing, per image."""
         b = self.behaviour(image)
@@ -109,10 +122,11 @@ class KubeletProfile:
 
 
 _TOP_KEYS = {"startSeconds": "start_seconds", "readySeconds": "ready_seconds",
-             "terminationSeconds": "termination_seconds"}
+             "terminationSeconds": "termination_seconds", "hookReleaseSeconds": "hook_release_seconds"}
 _TOP_ALLOWED = (*sorted([*_TOP_KEYS, "images", "apps"]),)
-_IMAGE_KEYS = {"startSeconds": "start_seconds", "readySeconds": "ready_seconds"}
-_IMAGE_ALLOWED = ("fail", "ready", "readySeconds", "startSeconds")
+_IMAGE_KEYS = {"startSeconds": "start_seconds", "readySeconds": "ready_seconds",
+               "hookReleaseSeconds": "hook_release_seconds"}
+_IMAGE_ALLOWED = ("fail", "hookReleaseSeconds", "ready", "readySeconds", "startSeconds")
 
 
 def _supported(values: tuple[str, ...]) -> str:
@@ -143,7 +157,7 @@ def _image_path(path: str, image: object) -> str:
 def _parse_image(raw: object, path: str, errors: list[FieldError]) -> ImageBehaviour | None:
     if not isinstance(raw, Mapping):
         errors.append(FieldError(path=path, value=raw, rule="must be a mapping with fail, ready, startSeconds, "
-                                                             "readySeconds"))
+                                                             "readySeconds, hookReleaseSeconds"))
         return None
     kwargs: dict[str, Any] = {}
     ok = True

@@ -17,6 +17,7 @@ from typing import Any
 from rollwise.api.identity import is_member_of, ordinal_of, ordinal_range, revision_of
 from rollwise.api.leases import LEADER, MEMBER, lease_role
 from rollwise.api.meta import annotations_of, controller_of, name_of, uid_of
+from rollwise.api.ordinals import OrdinalSpan, position_in
 from rollwise.api.predicates import (
     DEAD_WAITING_REASONS,
     is_available,
@@ -103,7 +104,7 @@ def project(
     wait_message, named = _wait(conditions, progressing, quorum=quorum, set_name=name, span=span, members=members)
     waiting_on = "" if complete else named or _first_unavailable(members, span, mrs, now, name,
                                                                  descending=stype != "OnDelete")
-    outdated = [p for p in members if revision_of(p) != update_rev and ordinal_of(p) - span.start >= held_floor]
+    outdated = [p for p in members if revision_of(p) != update_rev and position_in(span, ordinal_of(p)) >= held_floor]
     paused = not complete and not failed and stype == "OnDelete" and not quorum and bool(outdated) \
         and not any(not is_available(p, mrs, now) for p in members)
 
@@ -154,7 +155,7 @@ def project(
 
 
 def _wait(conditions: Sequence[ConditionRow], progressing: ConditionRow | None, *, quorum: bool, set_name: str,
-          span: range, members: Sequence[Obj]) -> tuple[str, str]:
+          span: OrdinalSpan, members: Sequence[Obj]) -> tuple[str, str]:
     """(the controller's words for the wait, the pod they name or ""). The quorum-aware controller states its wait
     in its own condition (``AllMembersUpdated=False``: "waiting for etcd-1: ..."), every other strategy in
     ``Progressing``."""
@@ -189,12 +190,12 @@ def _revision(rev: str, set_name: str, owned: Mapping[str, Obj], tags: tuple[str
     return RevisionRow(name=rev, hash=_short(rev, set_name), tags=tags, images=images)
 
 
-def _ordinals(span: range, members: Sequence[Obj]) -> list[int]:
+def _ordinals(span: OrdinalSpan, members: Sequence[Obj]) -> list[int]:
     """Every ordinal in range, and any pod outside it (being scaled away), in order."""
     return sorted(set(span) | {ordinal_of(p) for p in members})
 
 
-def _named_pod(message: str, set_name: str, span: range, members: Sequence[Obj]) -> str:
+def _named_pod(message: str, set_name: str, span: OrdinalSpan, members: Sequence[Obj]) -> str:
     """The first of the set's pods a controller message names (``waiting for web-2 to become available: ...``)."""
     names = {f"{set_name}-{o}" for o in span} | {name_of(p) for p in members}
     for m in re.finditer(rf"\b{re.escape(set_name)}-\d+\b", message):
@@ -203,7 +204,7 @@ def _named_pod(message: str, set_name: str, span: range, members: Sequence[Obj])
     return ""
 
 
-def _first_unavailable(members: Sequence[Obj], span: range, mrs: float, now: float, set_name: str, *,
+def _first_unavailable(members: Sequence[Obj], span: OrdinalSpan, mrs: float, now: float, set_name: str, *,
                        descending: bool) -> str:
     """Without a controller message naming one: the pod the update reaches first that is not available."""
     by_ordinal = {ordinal_of(p): p for p in members}

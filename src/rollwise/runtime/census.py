@@ -33,6 +33,7 @@ from rollwise.api.meta import (
     shares_owner_references,
     uid_of,
 )
+from rollwise.api.ordinals import index_in
 from rollwise.cluster.protocol import Change, Cluster
 from rollwise.cluster.resources import STATEFULSET_KINDS
 from rollwise.controllers.census import Census, QuietContext, is_quiet, quiet_context
@@ -291,7 +292,7 @@ class CensusIndex(PerSetFollower[_SetPods]):
             self._claim_pods[(ns, claim_name(template, ctx.name, ordinal))] = (ctx.uid, name)
         if not is_quiet(ctx, entry.sts, pod, self._claims.get(ns, {}), self._now):
             return
-        index = ordinal - ctx.start
+        index = index_in(ctx.span, ordinal)
         if entry.slots[index] is not None:
             entry.clash = True
             return

@@ -15,6 +15,7 @@ from dataclasses import field
 from rollwise.api.claim_templates import RESIZE_REFUSED_ANNOTATION
 from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, Forbidden, Invalid, NotFound
 from rollwise.api.leases import LEADER, lease_role
+from rollwise.api.lifecycle import LIFECYCLE_AT_ANNOTATION, LIFECYCLE_STATE_LABEL, PREPARING_DELETE
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.api.records import dataclass
 from rollwise.cluster.protocol import Cluster
@@ -22,6 +23,7 @@ from rollwise.cluster.resources import ref_of
 from rollwise.controllers.plan import (
     Action,
     AnnotatePod,
+    ClearPreparingDelete,
     CreateClaim,
     CreatePod,
     CreateRevision,
@@ -29,6 +31,7 @@ from rollwise.controllers.plan import (
     DeleteRevision,
     EmitEvent,
     InPlaceUpdatePod,
+    MarkPreparingDelete,
     PatchOwner,
     PatchSet,
     Plan,
@@ -112,6 +115,28 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
         images = ", ".join(f"{c}={i}" for c, i in action.images)
         event("Normal", "SuccessfulUpdatePodInPlace",
               f"successfully update pod {name_of(action.pod)} in-place ({images}) in StatefulSet {set_name}")
+    elif isinstance(action, MarkPreparingDelete):
+        # OpenKruise marks through a patch too: the pod's own labels (the hook's, the agent's) are left alone.
+        meta: dict[str, object] = {"labels": {LIFECYCLE_STATE_LABEL: PREPARING_DELETE},
+                                   "annotations": {LIFECYCLE_AT_ANNOTATION: repr(action.at)}}
+        if action.uid:
+            meta["uid"] = action.uid  # a precondition (cluster.protocol.patch)
+        try:
+            cluster.patch("Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
+        except NotFound:
+            return  # gone meanwhile: nothing left to prepare
+        event("Normal", "PreparingDelete", f"pod {action.name} in StatefulSet {set_name} is PreparingDelete: "
+                                           f"waiting for its pre-delete hook ({action.hook})")
+    elif isinstance(action, ClearPreparingDelete):
+        meta = {"labels": {LIFECYCLE_STATE_LABEL: None}, "annotations": {LIFECYCLE_AT_ANNOTATION: None}}
+        if action.uid:
+            meta["uid"] = action.uid
+        try:
+            cluster.patch("Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
+        except NotFound:
+            return
+        event("Normal", "PreparingDeleteCleared", f"pod {action.name} in StatefulSet {set_name} is no longer to be "
+                                                  "deleted: its PreparingDelete mark is cleared")
     elif isinstance(action, UpdateClaim):
         cluster.update(action.claim, actor=actor)
     elif isinstance(action, ResizeClaim):
@@ -212,6 +237,9 @@ def _report(action: Action, err: ApiStatusError, *, set_name: str, event: Callab
                                          f"in StatefulSet {set_name} failed error: {err}")
     elif isinstance(action, AnnotatePod):
         event("Warning", "FailedUpdate", f"annotate Pod {action.name} in StatefulSet {set_name} failed error: {err}")
+    elif isinstance(action, MarkPreparingDelete):
+        event("Warning", "FailedPreparingDelete",
+              f"mark Pod {action.name} PreparingDelete in StatefulSet {set_name} failed error: {err}")
     elif isinstance(action, DeletePod):
         event("Warning", "FailedDelete", f"delete Pod {action.name} in StatefulSet {set_name} failed error: {err}")
 

@@ -5,7 +5,8 @@ operator) — upstream ``stateful_set.go``'s event handlers (reference upstream-
 |----------------|-------------------------------------------------------------------------------------------|
 | a Pod          | its controller, before and after the change (by kind, group and name, as controller-runtime's |
 |                | ``OnlyControllerOwner``); while it has none, every set of its namespace whose selector     |
-|                | matches it (an orphan a set may adopt)                                                     |
+|                | matches it (an orphan a set may adopt). Any change: an application's agent removing a      |
+|                | pre-delete hook's label or finalizer is what lets a PreparingDelete pod go (hooks.py)       |
 | a member Lease | the set its ``rollwise.dev/member-of`` label names; unlabelled, every set of its namespace |
 | a PodDisrup-   | every set of its namespace: a budget that loosens (or goes) may free a deletion a set      |
 | tionBudget     | waits on (controllers/statefulset/disruption.py)                                           |

@@ -18,7 +18,7 @@ from rollwise.api.validation_rules import check_dns_label
 __all__ = ["MAX_SIMULATED_REPLICAS", "POD_FAULTS", "STEP_KINDS", "WAIT_KINDS", "Step", "check_replicas_cap",
            "parse_steps"]
 
-STEP_KINDS = ("waitFor", "apply", "patch", "after", "deletePod", "podFault", "scale", "delete")
+STEP_KINDS = ("waitFor", "apply", "patch", "after", "deletePod", "podFault", "scale", "delete", "releaseHook")
 POD_FAULTS = ("crash", "unready", "recover", "fail", "kill")
 WAIT_KINDS = ("rolloutComplete", "ready", "seconds")
 # The simulator keeps every pod in memory and steps each one; bench/scale.py runs 5,000 replicas in about 8 s.
@@ -109,7 +109,7 @@ def _known_fields(action: str, args: Mapping[str, Any], path: str, errors: list[
 def _check_step(action: str, args: Any, path: str, errors: list[FieldError], check_manifest: ManifestCheck) -> Any:
     if action == "after":
         return _seconds(args, path, errors)
-    if action == "deletePod":
+    if action in ("deletePod", "releaseHook"):
         return _name(args, path, errors)
     if action == "apply":
         return check_manifest(args, path, errors)

@@ -30,6 +30,10 @@ class SimContext(Protocol):
         """Deliver the changes written so far to the simulation's consumers (the controllers, the kubelet)."""
         ...
 
+    def release_hook(self, pod_name: str, namespace: str = "default") -> bool:
+        """Remove the pod's pre-delete hook labels and finalizers now; False if there is no such pod."""
+        ...
+
     def pod_fault(self, pod_name: str, fault: str, namespace: str = "default") -> bool:
         """Apply a scenario fault to the pod of that name now; False if there is no such pod."""
         ...

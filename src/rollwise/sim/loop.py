@@ -29,8 +29,10 @@ from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
+from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
 from rollwise.runtime.actors import CONTROLLERS, STATEFULSET_CONTROLLER
+from rollwise.runtime.hook_agent import HookAgent, release_hook
 from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import QuorumModels
 from rollwise.runtime.reconciler import SetController
@@ -77,6 +79,10 @@ class Simulation:
         self.kubelet = Kubelet(self.cluster, kubelet_clock, scenario.kubelet, handed_over=True,
                                readiness=self.models.readiness_for if self.models is not None else None)
         """The simulated kubelet (runtime/kubelet.py); a refused write of its is a bug, so it is not retried."""
+        profile = scenario.kubelet
+        self.hooks = HookAgent(self.cluster, kubelet_clock, lambda pod: profile.hook_release_delay(
+            [str(c.get("image")) for c in pod["spec"].get("containers") or ()])) if _releases_hooks(profile) else None
+        """The applications' drain agents for pre-delete hooks, when the scenario models one (hook_agent.py)."""
         self.volumes = VolumeExpander(self.cluster, kubelet_clock)
         """Claims whose request grew expand, capacity following after a delay (runtime/volumes.py)."""
         self.metrics = MetricsRegistry()
@@ -146,7 +152,7 @@ class Simulation:
         # The followers, looked up once per drain rather than once per change.
         seen, tally, record = self.controller.seen, self.tallies.on_change, self.recorder.on_change
         wake, sets = self._mark_dirty, self._sets
-        kubelet, models = self.kubelet.pod_changed, self.models
+        kubelet, models, hooks = self.kubelet.pod_changed, self.models, self.hooks
         for ch in changes:
             while e < len(events) and events[e][0] <= position:  # made before this change was written
                 record(events[e][1])
@@ -159,6 +165,8 @@ class Simulation:
                 if models is not None:  # before the kubelet: a model's run comes first at the instant
                     models.pod_changed(ch.obj)
                 kubelet(ch)
+                if hooks is not None:
+                    hooks.pod_changed(ch)
             elif ch.kind == "PersistentVolumeClaim":
                 self.volumes.claim_changed(ch)
             elif ch.kind == "StatefulSet" and ch.type != "DELETED":
@@ -174,6 +182,14 @@ class Simulation:
 
     def _kubelet_poke(self, uid: str) -> None:
         self.kubelet.poke(uid)
+
+    def release_hook(self, pod_name: str, namespace: str = "default") -> bool:
+        """A ``releaseHook`` step: the pod's pre-delete hook labels and finalizers removed now (False: no such pod)."""
+        try:
+            release_hook(self.cluster, namespace, pod_name, actor="user")
+        except NotFound:
+            return False
+        return True
 
     def pod_fault(self, pod_name: str, fault: str, namespace: str = "default") -> bool:
         """Apply a scenario fault to the pod object of that name now; False if there is no such pod."""
@@ -241,6 +257,8 @@ class Simulation:
                 "statefulSets": [{"name": self.recorder.label(namespace_of(s), name_of(s)),
                                   "spec": {"replicas": s["spec"].get("replicas"),
                                            "ordinals": s["spec"].get("ordinals") or {"start": 0},
+                                           **({"reserveOrdinals": s["spec"]["reserveOrdinals"]}
+                                              if "reserveOrdinals" in s["spec"] else {}),
                                            "updateStrategy": s["spec"].get("updateStrategy")},
                                   "status": s.get("status") or {}} for s in sets],
                 "pods": [{**_pod_line(pod), "name": self._pod_name(pod)} for pod in pods],
@@ -292,3 +310,8 @@ def _claim_line(claim: Obj) -> Mapping[str, Any]:
     # A scenario's claim template may hold any shape: these readers skip what is not a mapping.
     return {"name": name_of(claim), "storage": requested_storage(claim), "capacity": reported_capacity(claim),
             "conditions": claim_conditions(claim), "terminating": p.is_terminating(claim)}
+
+
+def _releases_hooks(profile: KubeletProfile) -> bool:
+    return profile.hook_release_seconds is not None or any(
+        b.hook_release_seconds is not None for b in profile.images.values())

@@ -40,7 +40,8 @@ class SetFigures:
     unavailable_steps: list[tuple[float, int]] = field(default_factory=list)  # (t, count) where the count changed
     measured_step: int = 0  # the first step that counts: the sample that ends the instant measuring (re)started at
     restarted: bool = False  # measuring restarted at this instant and its first sample is still to come
-    range_steps: list[tuple[float, int, int]] = field(default_factory=list)  # (t, start, stop) of the ordinals
+    range_steps: list[tuple[float, int, int, tuple[int, ...]]] = field(default_factory=list)
+    """(t, start, stop, reserved) of the wanted ordinals (reserved: those of ``spec.reserveOrdinals`` skipped)."""
 
 
 @dataclass(slots=True)
@@ -224,8 +225,9 @@ class Recorder:
             elif not fig.unavailable_steps or fig.unavailable_steps[-1][1] != unavailable:
                 fig.unavailable_steps.append((round(t, 6), unavailable))
             span = ordinal_range(sts)
-            if not fig.range_steps or fig.range_steps[-1][1:] != (span.start, span.stop):
-                fig.range_steps.append((round(t, 6), span.start, span.stop))
+            shape = (span.start, span.stop, () if isinstance(span, range) else span.reserved)
+            if not fig.range_steps or fig.range_steps[-1][1:] != shape:
+                fig.range_steps.append((round(t, 6), *shape))
             fig.last_unavailable = unavailable
             fig.last_sample = t
             fig.max_unavailable = max(fig.max_unavailable, unavailable)
@@ -261,10 +263,11 @@ class Recorder:
         """Per set, the sampled unavailable count as a step function over the whole run, and where the summary
         starts measuring: at ``measuredFrom`` seconds, from the step at index ``measuredFromStep`` on (the summary's
         ``maxUnavailableObserved`` is the largest count from there); and the ordinals in range over time,
-        ``[t, start, stop)``. What a timeline draws."""
+        ``[t, start, stop)``, with a fourth item, the reserved ordinals in it, when there are any. What a timeline
+        draws."""
         return {name: {"measuredFrom": fig.start or 0.0, "measuredFromStep": fig.measured_step,
                        "unavailable": [[t, n] for t, n in fig.unavailable_steps],
-                       "ordinals": [[t, a, b] for t, a, b in fig.range_steps]}
+                       "ordinals": [[t, a, b, list(r)] if r else [t, a, b] for t, a, b, r in fig.range_steps]}
                 for name, fig in self.figures.items()}
 
 

@@ -1,9 +1,9 @@
 """Scenario steps as store operations, run in order (spec/simulate.md ``steps:``).
 
-A step that acts (apply, patch, scale, deletePod, podFault, delete) runs and the next one follows at the same
-instant; ``after`` and ``waitFor`` hand control back to virtual time. A step the API server refuses (say, a patch
-that makes the set invalid) is recorded as a ``StepRejected`` event and the run goes on, as it would for a person
-whose ``kubectl`` command failed.
+A step that acts (apply, patch, scale, deletePod, podFault, releaseHook, delete) runs and the next one follows at
+the same instant; ``after`` and ``waitFor`` hand control back to virtual time. A step the API server refuses (say,
+a patch that makes the set invalid) is recorded as a ``StepRejected`` event and the run goes on, as it would for a
+person whose ``kubectl`` command failed.
 """
 
 from __future__ import annotations
@@ -110,6 +110,8 @@ class StepRunner:
                                actor="user")
             elif step.action == "podFault" and not self.sim.pod_fault(args["pod"], args["fault"]):
                 raise NotFound(f'pods "{args["pod"]}" not found')
+            elif step.action == "releaseHook" and not self.sim.release_hook(args):
+                raise NotFound(f'pods "{args}" not found')
         except ApiStatusError as err:
             self.sim.recorder.emit(self.sim.clock.now, "StepRejected", index=step.index, action=step.action,
                                    reason=err.reason, message=str(err))

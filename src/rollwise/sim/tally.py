@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_range, parent_and_ordinal, pod_name, revision_of
 from rollwise.api.meta import Obj, name_of, namespace_of, shares_owner_references, uid_of
+from rollwise.api.ordinals import OrdinalSpan, position_in
 from rollwise.api.rollout import partition_floor
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
@@ -26,14 +27,14 @@ from rollwise.runtime.census import PerSetFollower, before_and_after
 
 __all__ = ["Tallies"]
 
-_Facts = tuple[int, int, str, int, float]
-"""(range start, range stop, update revision, partition, minReadySeconds)."""
+_Facts = tuple[OrdinalSpan, str, int, float]
+"""(wanted ordinals, update revision, partition, minReadySeconds)."""
 
 
 def _facts(sts: Obj) -> _Facts:
     """Read from the set's ``spec`` and its status' update revision only."""
     span = ordinal_range(sts)
-    return (span.start, span.stop, _update_revision(sts), partition_floor(sts["spec"].get("updateStrategy") or {}),
+    return (span, _update_revision(sts), partition_floor(sts["spec"].get("updateStrategy") or {}),
             float(sts["spec"].get("minReadySeconds") or 0))
 
 
@@ -59,11 +60,11 @@ class _Tally:
     """In-range ordinals whose pod is Running and Ready but maybe not yet for minReadySeconds."""
 
     def add(self, pod: Obj, sign: int) -> None:
-        start, stop, update, floor, mrs = self.facts
+        span, update, floor, mrs = self.facts
         ordinal = self._slot_of(pod)
         if ordinal is None:
             return
-        if not start <= ordinal < stop:
+        if ordinal not in span:
             self.outside += sign
             return
         if sign > 0:
@@ -76,17 +77,17 @@ class _Tally:
             self.not_ready += sign
         elif mrs > 0 and sign > 0:
             self.young.add(ordinal)
-        if ordinal - start >= floor and revision_of(pod) != update:
+        if position_in(span, ordinal) >= floor and revision_of(pod) != update:
             self.wrong_revision += sign
 
     def replace(self, old: Obj, new: Obj) -> None:
         """``add(old, -1)`` then ``add(new, 1)`` for two states of one pod (the same name), reading the name
         once."""
-        start, stop, update, floor, mrs = self.facts
+        span, update, floor, mrs = self.facts
         ordinal = parent_and_ordinal(name_of(new))[1]
         if self.slots.get(ordinal) is not old:  # else the old state held its slot: in range, of the set's own name
             slot = self._slot_of(new)
-            if slot is None or not start <= slot < stop:
+            if slot is None or slot not in span:
                 return  # out of range or not of the set's own name: it stays so
             ordinal = slot
         self.slots[ordinal] = new
@@ -96,15 +97,14 @@ class _Tally:
         self.not_ready += was_ready - ready
         if ready and mrs > 0:
             self.young.add(ordinal)
-        if ordinal - start >= floor and new["metadata"].get("labels") is not old["metadata"].get("labels"):
+        if position_in(span, ordinal) >= floor and new["metadata"].get("labels") is not old["metadata"].get("labels"):
             self.wrong_revision += (revision_of(new) != update) - (revision_of(old) != update)
 
     def _slot_of(self, pod: Obj) -> int | None:
         """The pod's ordinal; None for a pod in range whose name is not the set's own for it (it counts nowhere)."""
         name = name_of(pod)
         ordinal = parent_and_ordinal(name)[1]
-        start, stop = self.facts[0], self.facts[1]
-        if start <= ordinal < stop and name != pod_name(name_of(self.sts), ordinal):
+        if ordinal in self.facts[0] and name != pod_name(name_of(self.sts), ordinal):
             return None
         return ordinal
 
@@ -115,18 +115,17 @@ class _Tally:
             self.add(pod, 1)
 
     def unavailable(self, now: float) -> int:
-        start, stop, _, _, mrs = self.facts
+        span, _, _, mrs = self.facts
         waiting = {o for o in self.young if not p.is_available(self.slots[o], mrs, now)}
         self.young = waiting  # available stays available until the pod changes (it then comes back through add)
-        return (stop - start - len(self.slots)) + self.not_ready + len(waiting)
+        return (len(span) - len(self.slots)) + self.not_ready + len(waiting)
 
     def complete(self) -> bool:
         status = self.sts.get("status") or {}
         if status.get("observedGeneration") != self.sts["metadata"].get("generation") or not status.get(
                 "updateRevision"):
             return False
-        start, stop = self.facts[0], self.facts[1]
-        return (self.outside == 0 and len(self.slots) == stop - start and self.not_ready == 0
+        return (self.outside == 0 and len(self.slots) == len(self.facts[0]) and self.not_ready == 0
                 and self.wrong_revision == 0)
 
 

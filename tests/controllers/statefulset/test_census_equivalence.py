@@ -3,9 +3,9 @@ what a reconcile that walks every pod plans (controllers/census.py).
 
 States are drawn at random over what the phases read: every strategy with and without its block, partitions,
 budgets, progress timeouts, both policies, minReadySeconds around the availability instant, ordinals start,
-retention policies, and pods missing, condemned, orphaned, owned by another set, with a broken identity label, in
-every phase, Ready or not, terminating, at the current, the update or a third revision, with claims missing, in
-line or carrying a foreign controller reference.
+reserved ordinals, retention policies, and pods missing, condemned, orphaned, owned by another set, with a broken
+identity label, in every phase, Ready or not, terminating, at the current, the update or a third revision, with
+claims missing, in line or carrying a foreign controller reference.
 """
 
 from __future__ import annotations
@@ -82,6 +82,9 @@ def views(draw: st.DrawFn) -> SetView:
         retention=draw(st.sampled_from([None, ("Delete", "Retain"), ("Retain", "Delete"), ("Delete", "Delete")])),
         start=draw(st.sampled_from([None, None, 3])),
     )
+    reserve = draw(st.sampled_from([None, None, None, [1], [0, 4], [4, 5]]))
+    if reserve is not None:  # pods at reserved ordinals are drawn too (below span.stop): condemned
+        sts["spec"]["reserveOrdinals"] = reserve
     old = revision_for(sts, 1)
     changed = draw(st.booleans())
     if changed:

@@ -58,8 +58,8 @@ def _sync(policy: str, replicas: int, partition: int, max_unavailable: int, stat
         state = states.get(ordinal)
         pods.append(make_pod(sts, ordinal, revision=old, ready=state != "NR", terminating=state == "T",
                              ready_since=NOW if state == "W" else NOW - 90))
-    return Sync(sts=sts, now=NOW, gates=gates, start=0, replicas=list(pods), condemned=[], current_revision=old,
-                update_revision=update, collision_count=0, claims={})
+    return Sync(sts=sts, now=NOW, gates=gates, span=range(len(pods)), replicas=list(pods), condemned=[],
+                current_revision=old, update_revision=update, collision_count=0, claims={})
 
 
 def _remaining(sync: Sync) -> list[int]:

@@ -16,6 +16,7 @@ from rollwise.api.conditions import merge_conditions
 from rollwise.api.errors import FieldError
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
+from rollwise.api.ordinals import index_in
 from rollwise.api.validation import structural_errors
 from rollwise.controllers.census import (
     REQUEUE_EPSILON,
@@ -31,6 +32,7 @@ from rollwise.controllers.statefulset.claim_updates import ClaimReport, plan_cla
 from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.disruption import guard_for
+from rollwise.controllers.statefulset.hooks import finish_pre_delete
 from rollwise.controllers.statefulset.in_place import finish_in_place, in_place_only_halt
 from rollwise.controllers.statefulset.ownership import claim_pods, claim_revisions
 from rollwise.controllers.statefulset.pause import hold_while_paused, note_paused
@@ -85,6 +87,7 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
         _announce_rollout(sync, old_status)
         sync.actions.extend(keep_in_range_claims(sync))
         finish_in_place(sync)
+        finish_pre_delete(sync)  # before any step: a released pod goes, a timed-out hook halts new steps
         # InPlaceOnly: a pod that cannot be updated in place halts the rollout before the strategy touches any (a
         # paused set touches none anyway, and says it is paused).
         halt = not sync.paused and in_place_only_halt(sync)
@@ -144,8 +147,8 @@ def _census(view: SetView, ctx: QuietContext) -> Census:
 def _collides(census: Census, owned: list[Obj]) -> bool:
     """A pod the ownership phase kept claims the ordinal of a quiet pod (a non-canonical name such as ``web-03``):
     which of the two a slot holds then depends on the view's order, so the phases walk everything."""
-    start, slots = census.ctx.start, census.slots
-    return any(0 <= (i := ordinal_of(pod) - start) < len(slots) and slots[i] is not None for pod in owned)
+    span, slots = census.ctx.span, census.slots
+    return any(0 <= (i := index_in(span, ordinal_of(pod))) < len(slots) and slots[i] is not None for pod in owned)
 
 
 def _build_sync(view: SetView, census: Census, pods: list[Obj], current: Obj, update: Obj, cc: int) -> Sync:
@@ -156,9 +159,10 @@ def _build_sync(view: SetView, census: Census, pods: list[Obj], current: Obj, up
     condemned: list[Obj] = []
     for pod in pods:
         ordinal = ordinal_of(pod)
-        if ordinal in span:
-            placed[ordinal - span.start] = pod
-        elif ordinal >= 0:
+        index = index_in(span, ordinal)
+        if index >= 0:
+            placed[index] = pod
+        elif ordinal >= 0:  # above the range, or at a reserved ordinal: scaled in (reference §5.3)
             condemned.append(pod)
     condemned.sort(key=ordinal_of, reverse=True)
     replicas: Sequence[Obj | None]
@@ -170,7 +174,7 @@ def _build_sync(view: SetView, census: Census, pods: list[Obj], current: Obj, up
             replicas[index] = pod
     else:
         replicas = Slots(census.slots, placed)
-    return Sync(sts=sts, now=view.now, gates=view.gates, start=span.start, replicas=replicas, condemned=condemned,
+    return Sync(sts=sts, now=view.now, gates=view.gates, span=span, replicas=replicas, condemned=condemned,
                 current_revision=current, update_revision=update, collision_count=cc, claims=ChainMap({}, view.claims),  # type: ignore[arg-type]
                 census=census, present=sorted(placed), update_type=effective_type(sts, view.gates),
                 guard=guard_for(sts, view.budgets, view.budget_pods, view.budget_scales))

@@ -80,7 +80,7 @@ def plan_claim_updates(sync: Sync, old_status: Mapping[str, Any]) -> ClaimReport
     if not in_place and generation <= 1 and not old_status.get("volumeClaimTemplates"):
         return None
     set_name, namespace = name_of(sync.sts), namespace_of(sync.sts)
-    ordinals = range(sync.start + len(sync.replicas) - 1, sync.start - 1, -1)  # highest first
+    ordinals = list(reversed(sync.span))  # highest first
     report = ClaimReport()
     differs = False
     for template in templates:
@@ -95,7 +95,7 @@ def plan_claim_updates(sync: Sync, old_status: Mapping[str, Any]) -> ClaimReport
     return report
 
 
-def _report_template(sync: Sync, template: Mapping[str, Any], set_name: str, ordinals: range,
+def _report_template(sync: Sync, template: Mapping[str, Any], set_name: str, ordinals: list[int],
                      in_place: bool) -> Obj:
     tname = name_of(template)
     want = quantity_or_none(requested_storage(template))
@@ -134,13 +134,12 @@ def _sum_text(total: Decimal) -> str:
     return canonical_quantity(str(total))
 
 
-def _expand(sync: Sync, templates: list[Mapping[str, Any]], set_name: str, namespace: str, ordinals: range,
+def _expand(sync: Sync, templates: list[Mapping[str, Any]], set_name: str, namespace: str, ordinals: list[int],
             report: ClaimReport) -> None:
     """KEP-4650's InPlace walk: from the highest ordinal down to the partition, one replica's claims at a time."""
-    floor = sync.start + sync.floor
     entries = {e["name"]: e for e in report.entries}
     for ordinal in ordinals:
-        if ordinal < floor:
+        if sync.position(ordinal) < sync.floor:
             return  # below the partition: those replicas keep their claims, as their pods keep their revision
         waiting: list[str] = []
         for template in templates:

@@ -14,9 +14,19 @@ from typing import Any
 from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision_of
+from rollwise.api.lifecycle import PreDeleteHook, hook_held, hook_wait, is_preparing_delete, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.ordinals import OrdinalSpan, position_in
 from rollwise.controllers.census import Census, loud_census, quiet_at, quiet_context
-from rollwise.controllers.plan import Action, Blocked, DeletePod, EmitEvent, MetricSample
+from rollwise.controllers.plan import (
+    Action,
+    Blocked,
+    ClearPreparingDelete,
+    DeletePod,
+    EmitEvent,
+    MarkPreparingDelete,
+    MetricSample,
+)
 from rollwise.controllers.statefulset.disruption import DisruptionGuard
 from rollwise.controllers.statefulset.limits import limits_of
 
@@ -28,9 +38,10 @@ class Sync:
     sts: Obj
     now: float
     gates: FeatureGates
-    start: int
+    span: OrdinalSpan
+    """The wanted ordinals (``api.identity.ordinal_range``: ``reserveOrdinals`` skipped)."""
     replicas: Sequence[Obj | None]
-    """Index i holds the pod for ordinal start+i, or None while it is missing (upstream's placeholder)."""
+    """Index i holds the pod for ordinal ``span[i]``, or None while it is missing (upstream's placeholder)."""
     condemned: list[Obj]
     """Pods with an ordinal outside the range, highest ordinal first (reference §5.3)."""
     current_revision: Obj
@@ -73,6 +84,11 @@ class Sync:
     """The set's ControllerRevisions by name: what an in-place update compares a pod's template with."""
     in_place: set[str] = field(default_factory=set)
     """Pods this plan updates in place: every later step treats them as unavailable (their containers restart)."""
+    marked: set[str] = field(default_factory=set)
+    """Pods marked PreparingDelete (pre-delete hooks, hooks.py), by the view or by this plan: they are going, so
+    every step treats them as terminating (unavailable, never acted on again) until they are deleted."""
+    hook_halted: str | None = None
+    """Set when a marked pod outstayed the hook's ``timeoutSeconds``: no voluntary deletion starts (hooks.py)."""
     _labels: tuple[tuple[str, str], ...] = ()
     _health: dict[int, tuple[bool, bool]] = field(default_factory=dict)
     """Per pod object (by identity): (running and ready, available at ``now``) — computed once per reconcile,
@@ -94,6 +110,8 @@ class Sync:
     """The resolved maxUnavailable (reference §2, KEP-961): 1 when the gate is off or the strategy has no block."""
     paused: bool = field(init=False)
     """``spec.paused`` (pause.py): no new rollout step starts."""
+    hook: PreDeleteHook | None = field(init=False)
+    """``spec.lifecycle.preDelete`` (api/lifecycle.py), or None."""
 
     def __post_init__(self) -> None:
         self.spec = self.sts["spec"]
@@ -109,6 +127,9 @@ class Sync:
             self.census = loud_census(ctx, ())
         if self.present is None:
             self.present = [i for i in self.census.loud if self.replicas[i] is not None]
+        self.hook = pre_delete_hook(self.sts)
+        # A marked pod is never quiet (census.is_quiet): the loud ones and the condemned are all there is to see.
+        self.marked = {name_of(pod) for pod in self.unquiet_pods() if is_preparing_delete(pod)}
 
     @property
     def tolerates_broken_outdated(self) -> bool:
@@ -158,6 +179,13 @@ class Sync:
 
     def terminating(self, pod: Obj) -> bool:
         meta = pod["metadata"]
+        return meta.get("deletionTimestamp") is not None or (bool(self.deleted) and meta["name"] in self.deleted) \
+            or (bool(self.marked) and meta["name"] in self.marked)
+
+    def deleting(self, pod: Obj) -> bool:
+        """Terminating for real (a deletion requested, by this plan or before): a pod only marked PreparingDelete is
+        not, and the status counts it as the pod it still is."""
+        meta = pod["metadata"]
         return meta.get("deletionTimestamp") is not None or (bool(self.deleted) and meta["name"] in self.deleted)
 
     def unavailable(self, pod: Obj | None) -> bool:
@@ -173,7 +201,12 @@ class Sync:
         return (labels.get(REVISION_LABEL, "") if labels else "") != self.update_name
 
     def ordinal(self, index: int) -> int:
-        return self.start + index
+        return self.span[index]
+
+    def position(self, ordinal: int) -> int:
+        """The ordinal's index among the wanted ones (where it would be, if it is not one): what a partition and
+        ``status.currentReplicas`` count (api/ordinals.py)."""
+        return position_in(self.span, ordinal)
 
     # -- recording -----------------------------------------------------------------------------------------
 
@@ -187,11 +220,42 @@ class Sync:
 
     def disrupt(self, pod: Obj, reason: str) -> bool:
         """A voluntary deletion (an update step, Recreate, a scale-in): made when every PodDisruptionBudget that
-        selects the pod allows it, else a wait naming the budget. Returns whether the pod is deleted."""
+        selects the pod allows it, else a wait naming the budget. A pod its pre-delete hook holds is marked
+        PreparingDelete instead, and deleted once released (hooks.py). Returns whether the step is taken (the pod
+        deleted or marked: going either way)."""
+        if self.hook_halted is not None:
+            self.wait(pod, f"to be deleted: the rollout is halted ({self.hook_halted})")
+            return False
         if not self.admit(pod, "to be deleted"):
             return False
+        held = hook_held(self.hook, pod)
+        if held:
+            meta = pod["metadata"]
+            self.actions.append(MarkPreparingDelete(
+                name=meta["name"], namespace=meta.get("namespace", "default"), uid=meta.get("uid", ""), at=self.now,
+                hook=", ".join(held), reason=f"{reason}; its pre-delete hook holds it until released"))
+            self.marked.add(meta["name"])
+            self.wait(pod, hook_wait(self.hook, pod, self.now, since=self.now))
+            return True
         self.delete(pod, reason)
         return True
+
+    def going_cause(self, pod: Obj, default: str) -> str | None:
+        """Why a terminating pod holds things up: ``default``, or None while it is only marked PreparingDelete (the
+        wait on its hook is recorded already, by hooks.py or ``disrupt``)."""
+        name = pod["metadata"]["name"]
+        if self.marked and name in self.marked and name not in self.deleted and pod["metadata"].get(
+                "deletionTimestamp") is None:
+            return None
+        return default
+
+    def unmark(self, pod: Obj) -> None:
+        """The pod is no longer going (hooks.py clears its mark): every later step sees it as it is."""
+        meta = pod["metadata"]
+        self.actions.append(ClearPreparingDelete(name=meta["name"], namespace=meta.get("namespace", "default"),
+                                                 uid=meta.get("uid", ""), reason="the controller no longer deletes it"))
+        self.marked.discard(meta["name"])
+        self._unavailable = (-1, 0)
 
     def admit(self, pod: Obj, what: str) -> bool:
         """Whether every PodDisruptionBudget that selects the pod allows one more disruption now (spending it);
@@ -211,6 +275,8 @@ class Sync:
         """Record why the pod at ``index`` holds things up, and when time alone would free it (``note``: what
         else on-call should know, appended to the cause)."""
         name = pod_name(name_of(self.sts), self.ordinal(index)) if pod is None else name_of(pod)
+        if pod is not None and name in self.marked and name not in self.deleted:
+            return  # waiting on its pre-delete hook: hooks.py or ``disrupt`` said so already
         if pod is not None and name in self.deleted:
             cause = "terminating"
         elif pod is not None and name in self.in_place:
@@ -226,17 +292,26 @@ class Sync:
     # -- the census: what a phase must walk, and what it may count ----------------------------------------------
 
     def quiet_deleted(self) -> list[int]:
-        """Indexes of quiet pods this plan deletes (from then on they are terminating, no longer quiet)."""
-        if not self.deleted:
+        """Indexes of quiet pods this plan deletes or marks PreparingDelete (from then on they are going, no longer
+        quiet)."""
+        if not self.deleted and not self.marked:
             return []
-        found = (quiet_at(self.census, name) for name in self.deleted)
+        going = self.deleted | self.marked if self.marked else self.deleted
+        found = (quiet_at(self.census, name) for name in going)
+        return sorted(i for i in found if i is not None)
+
+    def quiet_marked(self) -> list[int]:
+        """Indexes of quiet pods this plan marks PreparingDelete and does not delete: still running, as they were."""
+        if not self.marked:
+            return []
+        found = (quiet_at(self.census, name) for name in self.marked if name not in self.deleted)
         return sorted(i for i in found if i is not None)
 
     def quiet_acted(self) -> list[int]:
         """Indexes of quiet pods this plan deletes or updates in place (no longer quiet from then on)."""
         if not self.in_place:
             return self.quiet_deleted()
-        found = (quiet_at(self.census, name) for name in self.deleted | self.in_place)
+        found = (quiet_at(self.census, name) for name in self.deleted | self.in_place | self.marked)
         return sorted(i for i in found if i is not None)
 
     def quiet_in_place(self) -> int:
@@ -246,7 +321,7 @@ class Sync:
     def touched(self) -> Sequence[int]:
         """In-range indexes a phase must look at, ascending: the loud ones and the quiet pods deleted or updated in
         place so far. Every other index holds a quiet pod that no phase acts on, waits for or stops at."""
-        if not self.deleted and not self.in_place:  # the common case, without a call (every phase asks)
+        if not self.deleted and not self.in_place and not self.marked:  # the common case (every phase asks)
             return self.census.loud
         deleted = self.quiet_acted()
         if not deleted:
@@ -255,7 +330,7 @@ class Sync:
 
     def pod_indexes(self) -> Sequence[int]:
         """The touched indexes that hold a pod, ascending (``touched`` without the missing ordinals)."""
-        if not self.deleted and not self.in_place:
+        if not self.deleted and not self.in_place and not self.marked:
             return self.present
         deleted = self.quiet_acted()
         return sorted({*self.present, *deleted}) if deleted else self.present
@@ -275,7 +350,7 @@ class Sync:
         Kept until this plan deletes another pod: nothing else a reconcile does moves it (the slots, the census and
         ``now`` are fixed for the call), and the update's budget and the metrics each ask."""
         seen, count = self._unavailable
-        acted = len(self.deleted) + len(self.in_place)
+        acted = len(self.deleted) + len(self.in_place) + len(self.marked)
         if seen == acted:
             return count
         missing = len(self.census.loud) - len(self.present)

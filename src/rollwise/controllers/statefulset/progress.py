@@ -30,7 +30,7 @@ from rollwise.api.conditions import condition_of
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.rollout import PARTITION_ROLLED_OUT, ROLLOUT_COMPLETE
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
-from rollwise.controllers.plan import CreatePod, DeletePod, InPlaceUpdatePod
+from rollwise.controllers.plan import CreatePod, DeletePod, InPlaceUpdatePod, MarkPreparingDelete
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.pause import ROLLOUT_PAUSED
 
@@ -57,7 +57,7 @@ def _steps_forward(sync: Sync, action: object) -> bool:
         return name_of(action.pod) not in sync.retried
     if isinstance(action, DeletePod):
         return action.name not in sync.retried or action.revision != sync.update_name
-    return isinstance(action, InPlaceUpdatePod)
+    return isinstance(action, (InPlaceUpdatePod, MarkPreparingDelete))
 
 
 def _count(value: Any) -> int:

@@ -50,9 +50,9 @@ def revision_for_new_pod(sync: Sync, ordinal: int) -> Obj:
     block = sync.strategy_block
     if block is None:
         current_replicas = int((sync.sts.get("status") or {}).get("currentReplicas") or 0)
-        if ordinal < sync.start + current_replicas:
+        if sync.position(ordinal) < current_replicas:
             return sync.current_revision
-    elif ordinal < sync.start + sync.floor:
+    elif sync.position(ordinal) < sync.floor:
         return sync.current_revision
     return sync.update_revision
 
@@ -81,7 +81,7 @@ def replacement_is_outdated(sync: Sync, pod: Obj) -> bool:
                             if not sync.terminating(other) and revision_of(other) == sync.current_name)
     if not sync.terminating(pod) and revision_of(pod) == sync.current_name:
         remaining -= 1  # the pod itself, counted above whether quiet or loud
-    return ordinal_of(pod) < sync.start + remaining
+    return sync.position(ordinal_of(pod)) < remaining
 
 
 def first_unavailable(sync: Sync) -> Obj | None:
@@ -143,8 +143,12 @@ def _process_replica(sync: Sync, index: int, pod: Obj | None) -> bool:
         # reference §6.1: a claim deleted under a pod that cannot start is recreated.
         sync.actions.extend(create_missing_claims(sync, ordinal, name))
     if sync.terminating(pod):
-        sync.wait(name, "to finish terminating")
-        return True
+        if cause := sync.going_cause(pod, "to finish terminating"):
+            sync.wait(name, cause)
+            return True
+        # Only marked PreparingDelete (hooks.py): it still runs, so ordered creation goes on past it while it is
+        # healthy; a pre-delete hook may take long, and the pods above it must not wait for that.
+        return not sync.health(pod)[1]
     healthy = sync.health(pod)[1]
     if sync.monotonic and not healthy:
         if not (sync.tolerates_broken_outdated and sync.outdated(pod)):
@@ -169,7 +173,8 @@ def process_condemned(sync: Sync) -> bool:
         name = name_of(pod)
         if sync.terminating(pod):
             if sync.monotonic:
-                sync.wait(name, "to finish terminating (scale-down)")
+                if cause := sync.going_cause(pod, "to finish terminating (scale-down)"):
+                    sync.wait(name, cause)
                 return True
             continue
         if sync.monotonic and sync.unavailable(pod) and pod is not first and not sync.tolerates_broken_outdated:

@@ -42,6 +42,11 @@ def compute_status(sync: Sync, conditions: list[Obj]) -> Obj:
     current, update = sync.current_name, sync.update_name
     replicas = quiet
     ready_count = available_count = quiet - (sync.quiet_in_place() if sync.in_place else 0)
+    for i in sync.quiet_marked():  # marked by this plan: still running at its revision (hooks.py)
+        pod = sync.census.slots[i]
+        if pod is not None:
+            outdated += sync.outdated(pod)
+            updated += not sync.outdated(pod)
     current_count = updated if current == update else outdated
     updated_count = updated
     for pod in sync.unquiet_pods():
@@ -52,7 +57,7 @@ def compute_status(sync: Sync, conditions: list[Obj]) -> Obj:
         if ready:
             ready_count += 1
             available_count += available
-        if not sync.terminating(pod):
+        if not sync.deleting(pod):
             rev = revision_of(pod)
             current_count += rev == current
             updated_count += rev == update

@@ -16,6 +16,7 @@ from typing import Any
 from rollwise.api.identity import ordinal_range, pod_name
 from rollwise.api.leases import LEADER, MEMBER, format_holder
 from rollwise.api.meta import name_of, namespace_of
+from rollwise.api.ordinals import OrdinalSpan
 from rollwise.kubelet.process.gateway import MemberStatus
 from rollwise.kubelet.process.ports import PortAllocator
 
@@ -90,7 +91,7 @@ class ClusterLayout:
         """ordinal -> (client, peer) of every member given ports so far."""
         return {o: (m.client_port, m.peer_port) for o, m in self._members.items()}
 
-    def ordinals(self) -> range:
+    def ordinals(self) -> OrdinalSpan:
         return ordinal_range(self._sts)
 
     def initial_cluster(self) -> str:
