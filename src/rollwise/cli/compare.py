@@ -31,7 +31,8 @@ def add_compare(sub: Any) -> None:
     p.add_argument("--strategies", default=DEFAULT_STRATEGIES,
                    help=f"comma-separated strategies (default: {DEFAULT_STRATEGIES}); each as for simulate "
                         "--strategy, e.g. RollingUpdate:maxUnavailable=3 or "
-                        "RollingUpdate:podUpdatePolicy=InPlaceIfPossible (in-place image updates)")
+                        "RollingUpdate:podUpdatePolicy=InPlaceIfPossible (in-place image updates) or "
+                        "QuorumAware:leaderTransfer=true (docs/quorum-aware.md)")
     p.add_argument("--json", action="store_true", help='print {"runs": [result, ...]} and nothing else')
     p.add_argument("--plot", metavar="OUT.png",
                    help="write a timeline with one panel per strategy (.png, .svg or .pdf)")
@@ -137,7 +138,7 @@ def compare_table(runs: Sequence[Mapping[str, Any]]) -> Table:
     table = Table(title="Comparison (virtual time)")
     columns = ["strategy", "set", "done", "rollout s", "max unav.", "unav. pod-s"]
     if quorum:
-        columns += ["quorum loss s", "elections", "leader moves"]
+        columns += ["quorum loss s", "leaderless s", "elections", "leader moves"]
     in_place = any(fig.get("podInPlaceUpdates") for r in runs for fig in r["summary"].values())
     columns += ["deletes", *(["in place"] if in_place else []), "writes"]
     for col in columns:
@@ -148,7 +149,8 @@ def compare_table(runs: Sequence[Mapping[str, Any]]) -> Table:
                    figure(fig["rolloutSeconds"]), str(fig["maxUnavailableObserved"]),
                    figure(fig["unavailablePodSeconds"])]
             if quorum:
-                row += [figure(fig["quorumLossSeconds"]), figure(fig["leaderElections"]),
+                row += [figure(fig["quorumLossSeconds"]), figure(fig.get("leaderlessSeconds")),
+                        figure(fig["leaderElections"]),
                         str(fig.get("leaderChanges", "-"))]
             row += [str(fig["podDeletions"]), *([str(fig.get("podInPlaceUpdates", 0))] if in_place else []),
                     str(result["apiWrites"])]

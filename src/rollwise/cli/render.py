@@ -161,7 +161,7 @@ def render_result(result: Mapping[str, Any], *, show_events: bool = False, expec
     quorum = any(fig.get("quorumLossSeconds") is not None for fig in result["summary"].values())
     columns = ["StatefulSet", "completed", "rollout s", "max unavailable", "unavailable pod-s"]
     if quorum:
-        columns += ["quorum loss s", "elections"]
+        columns += ["quorum loss s", "leaderless s", "elections"]
     columns += ["pods created", "pods deleted", "forced"]
     in_place = any(fig.get("podInPlaceUpdates") for fig in result["summary"].values())
     if in_place:
@@ -177,7 +177,8 @@ def render_result(result: Mapping[str, Any], *, show_events: bool = False, expec
             figure(fig["unavailablePodSeconds"]),
         ]
         if quorum:
-            row += [figure(fig.get("quorumLossSeconds")), figure(fig.get("leaderElections"))]
+            row += [figure(fig.get("quorumLossSeconds")), figure(fig.get("leaderlessSeconds")),
+                    figure(fig.get("leaderElections"))]
         row += [str(fig["podCreations"]), str(fig["podDeletions"]), str(fig["forcedReplacements"])]
         if in_place:
             row.append(str(fig.get("podInPlaceUpdates", 0)))

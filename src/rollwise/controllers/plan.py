@@ -14,6 +14,7 @@ from rollwise.api.records import dataclass
 
 __all__ = [
     "Action",
+    "AnnotatePod",
     "Blocked",
     "ClearPreparingDelete",
     "CreateClaim",
@@ -165,6 +166,20 @@ class DeletePod(Action):
 
     def what(self) -> str:
         return f"delete pod {self.name} (revision {self.revision})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnnotatePod(Action):
+    """A merge patch of a pod's annotations (a value None removes the key), for a request to the application's own
+    agent (the quorum-aware leader-transfer hook); ``uid`` guards against writing to a newer pod of that name."""
+
+    name: str
+    namespace: str
+    uid: str
+    annotations: tuple[tuple[str, str | None], ...]
+
+    def what(self) -> str:
+        return f"annotate pod {self.name} (" + ", ".join(f"{k}={v}" for k, v in self.annotations) + ")"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,6 +12,7 @@ from rollwise import invariants
 from rollwise.api.errors import NotFound
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_range
+from rollwise.api.leader_transfer import transfer_target
 from rollwise.api.leases import LEADER, MEMBER, cluster_id, format_holder, lease_role, member_id
 from rollwise.api.meta import Obj, name_of, uid_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
@@ -141,6 +142,11 @@ def _sync_leases(cluster: MemoryCluster, resource: GroupKind, set_name: str) -> 
     leader = next((name_of(p) for p in live if lease_role(leases.get(lease_name(name_of(p)))) == LEADER), None)
     if leader is None and live:
         leader = name_of(live[0])
+    # The leader-transfer hook (rollwise.api.leader_transfer), acted on by the member's agent at once: leadership
+    # moves to the named member when it participates (zero latency, as elections here).
+    asked = next((transfer_target(p) for p in live if name_of(p) == leader), None)
+    if asked is not None and asked in {name_of(p) for p in live}:
+        leader = asked
     for pod in members:
         name = name_of(pod)
         role = LEADER if name == leader else MEMBER

@@ -19,7 +19,11 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
 - Graceful deletion: when the model first sees the leader terminating, leadership passes at once to the candidate
   that an election would pick (etcd's TransferLeadership on SIGTERM targets the longest-connected voter, §2:
   ≈100 ms, no gap). That is a ``LeaderChanged`` but not an election. With no candidate the leader stays until it
-  stops.
+  stops. ``shutdown_transfer`` false models a store that does not hand over: the leader leads until it stops.
+- Requested transfer (``rollwise.api.leader_transfer``): when the leader's pod newly names a voting member, the
+  leader steps down at once and that member leads ``transfer_seconds`` later (etcd's move-leader: proposals stop
+  while it runs, and the new leader's term is a new term, so it counts as an election). A target that stops or
+  stops voting meanwhile cancels it, and an election follows as after any loss.
 - Readiness: etcd-druid's probe, see ``quorum_probe``. Ready drops at once when the container stops.
 - Leases (one per member, named after the pod): ``<memberID>:<clusterID>:<Leader|Member>`` (``<memberID>:<role>``
   when no cluster id is given, the spec's older two-part form; ``rollwise.api.leases`` formats it and supplies the
@@ -34,19 +38,18 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
   applies the new observations, then fires what is due at ``now``. A probe tick that cannot change anything is
   skipped, not scheduled, so a steady cluster asks for no wake-ups. ``replicas == 0`` dissolves the cluster: no
   quorum, no leader, and no loss is counted.
-- Figures: the state keeps every election time and outage, so ``figures`` can count from any start (``since``).
-  The bootstrap election counts when it happens at or after ``since``.
+- Figures: the state keeps every election time, outage and leaderless span, so ``figures`` and ``leaderless_seconds``
+  count from any start (``since``). The bootstrap election counts when it happens at or after ``since``; a
+  leaderless span runs from a leader's loss to the next leader (bootstrap is not one; dissolving ends it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from rollwise.api import leases
-from rollwise.api.identity import ordinal_of
-from rollwise.api.meta import deletion_timestamp, name_of, uid_of
+from rollwise.kubelet.quorum_observe import MemberObservation, observe_pod
 from rollwise.kubelet.quorum_probe import (
     QuorumParams,
     first_tick_index,
@@ -67,25 +70,13 @@ __all__ = [
     "QuorumState",
     "QuorumStep",
     "figures",
+    "leaderless_seconds",
     "observe_pod",
     "parse_quorum_params",
     "step",
 ]
 
 QUORUM_LOST, QUORUM_RESTORED, LEADER_CHANGED = "QuorumLost", "QuorumRestored", "LeaderChanged"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MemberObservation:
-    """What the loop sees of one member pod now; ``member_id`` "" → ``rollwise.api.leases.member_id(pod)``."""
-
-    pod: str
-    ordinal: int
-    alive: bool
-    started_at: float | None = None  # the running container's startedAt (None: take the time first seen)
-    terminating: bool = False
-    uid: str = ""
-    member_id: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +94,7 @@ class MemberRecord:
     ready: bool = False
     failures: int = 0  # consecutive failed ticks while Ready
     next_tick: int = 0  # index of the next tick not yet evaluated
+    transfer_to: str | None = None  # the request last seen on the pod (a new one is acted on once)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,6 +129,9 @@ class QuorumState:
     pending: tuple[LeaseWrite, ...] = ()  # in due order
     elections: tuple[float, ...] = ()
     outages: tuple[tuple[float, float], ...] = ()  # closed (lost, restored) intervals
+    transfer: tuple[str, float] | None = None  # a requested hand-over under way: (target pod, when it leads)
+    leaderless_since: float | None = None  # open leaderless span
+    leaderless: tuple[tuple[float, float], ...] = ()  # closed (leader lost, next leader) intervals
 
     @classmethod
     def initial(cls) -> QuorumState:
@@ -157,21 +152,6 @@ class QuorumStep:
     wake_at: float | None
 
 
-def observe_pod(pod: Mapping[str, Any], *, container: str | None = None, member_id: str = "") -> MemberObservation:
-    """A member as its pod shows it: alive while ``container`` (default: the first in the spec) is running."""
-    wanted = container
-    if wanted is None:
-        spec_containers = pod.get("spec", {}).get("containers") or ()
-        wanted = str(spec_containers[0].get("name", "")) if spec_containers else None
-    statuses = [cs for cs in (pod.get("status") or {}).get("containerStatuses") or () if isinstance(cs, Mapping)]
-    match = next((cs for cs in statuses if wanted is None or cs.get("name") == wanted), None)
-    running = ((match or {}).get("state") or {}).get("running")
-    started = running.get("startedAt") if isinstance(running, Mapping) else None
-    return MemberObservation(pod=name_of(pod), ordinal=ordinal_of(pod), alive=running is not None,
-                             started_at=None if started is None else float(started),
-                             terminating=deletion_timestamp(pod) is not None, uid=uid_of(pod), member_id=member_id)
-
-
 class _Work:
     """The mutable scratch copy of a state for one ``step`` call (never escapes it)."""
 
@@ -182,6 +162,8 @@ class _Work:
         self.leader, self.election_at = state.leader, state.election_at
         self.leases, self.pending = dict(state.leases), list(state.pending)
         self.elections, self.outages = list(state.elections), list(state.outages)
+        self.transfer, self.leaderless_since = state.transfer, state.leaderless_since
+        self.leaderless = list(state.leaderless)
         self.events: list[QuorumEvent] = []
 
     def _candidates(self, *, exclude: str | None = None) -> list[MemberRecord]:
@@ -193,13 +175,20 @@ class _Work:
         return sorted(found, key=lambda m: (m.anchor, m.ordinal, m.pod))
 
     def _set_leader(self, pod: str | None, t: float) -> None:
+        if pod is None and self.leader is not None:
+            self.leaderless_since = t
+        elif pod is not None and self.leaderless_since is not None:
+            self.leaderless.append((self.leaderless_since, t))
+            self.leaderless_since = None
         self.leader = pod
         self.events.append(QuorumEvent(t=t, type=LEADER_CHANGED, pod=pod))
 
     def _settle(self, t: float) -> None:
         """Keep the invariants after any change at ``t``: a leaderless quorum with a candidate has an election
         pending; every alive member's latest (pending or written) lease content is its current role."""
-        if not self.quorum_up or self.leader is not None:
+        if not self.quorum_up:
+            self.transfer = None
+        if not self.quorum_up or self.leader is not None or self.transfer is not None:
             self.election_at = None
         elif self.election_at is None and self._candidates():
             self.election_at = t + self.p.election_seconds
@@ -219,6 +208,8 @@ class _Work:
 
     def due_times(self) -> list[float]:
         due = list(self._ticks().values()) + [w.due for w in self.pending]
+        if self.transfer is not None:
+            due.append(self.transfer[1])
         return due if self.election_at is None else [self.election_at, *due]
 
     def advance(self, until: float, *, inclusive: bool) -> None:
@@ -235,6 +226,14 @@ class _Work:
                     self._set_leader(chosen[0].pod, t)
                     self.elections.append(t)
                 self._settle(t)
+                continue
+            if self.transfer is not None and self.transfer[1] == t:
+                target = self.members.get(self.transfer[0])
+                self.transfer = None
+                if self.leader is None and target is not None and target.alive and not target.terminating:
+                    self._set_leader(target.pod, t)
+                    self.elections.append(t)  # a hand-over starts a new term (etcd's MoveLeader)
+                self._settle(t)  # cancelled: an election follows as after any loss
                 continue
             ticking = [pod for pod, at in self._ticks().items() if at == t]
             for pod in ticking:
@@ -265,12 +264,13 @@ class _Work:
             same = (prev is not None and prev.alive and o.alive and prev.uid == o.uid
                     and prev.started_at == o.started_at)
             if same and prev is not None:
-                rec = replace(prev, ordinal=o.ordinal, member_id=mid, terminating=o.terminating)
+                rec = replace(prev, ordinal=o.ordinal, member_id=mid, terminating=o.terminating,
+                              transfer_to=o.transfer_to)
             elif o.alive:
                 anchor = now if o.started_at is None else o.started_at
                 rec = MemberRecord(pod=o.pod, ordinal=o.ordinal, uid=o.uid, member_id=mid, alive=True,
                                    terminating=o.terminating, started_at=o.started_at, anchor=anchor,
-                                   next_tick=first_tick_index(anchor, now, self.p))
+                                   next_tick=first_tick_index(anchor, now, self.p), transfer_to=o.transfer_to)
             else:
                 rec = MemberRecord(pod=o.pod, ordinal=o.ordinal, uid=o.uid, member_id=mid, alive=False,
                                    terminating=o.terminating, started_at=o.started_at)
@@ -299,12 +299,28 @@ class _Work:
         if self.leader is not None and (self.leader in stopped or not up):
             self._set_leader(None, now)
         leader = members.get(self.leader) if self.leader is not None else None
-        if leader is not None and leader.terminating and not old[leader.pod].terminating:
+        if leader is not None and leader.terminating and not old[leader.pod].terminating and self.p.shutdown_transfer:
             # reference §2: SIGTERM makes the leader move leadership to a voting follower before it exits.
             followers = self._candidates(exclude=leader.pod)
             if followers:
                 self._set_leader(followers[0].pod, now)
+        self._requested_transfer(old, now)
+        if replicas == 0 and self.leaderless_since is not None:  # a dissolved cluster is not waiting for a leader
+            self.leaderless.append((self.leaderless_since, now))
+            self.leaderless_since = None
         self._settle(now)
+
+    def _requested_transfer(self, old: Mapping[str, MemberRecord], now: float) -> None:
+        """Start a hand-over the leader's pod newly asks for, when its target can lead: the leader steps down now."""
+        leader = self.members.get(self.leader) if self.leader is not None else None
+        if leader is None or leader.transfer_to is None or self.transfer is not None:
+            return
+        prev = old.get(leader.pod)
+        target = self.members.get(leader.transfer_to)
+        if (prev is None or prev.transfer_to != leader.transfer_to) and target is not None and target.alive \
+                and not target.terminating and target.pod != leader.pod and self.quorum_up:
+            self._set_leader(None, now)
+            self.transfer = (target.pod, now + self.p.transfer_seconds)
 
     def wake_at(self) -> float | None:
         return min(self.due_times(), default=None)
@@ -314,7 +330,8 @@ class _Work:
                            quorum_up=self.quorum_up, lost_since=self.lost_since, leader=self.leader,
                            election_at=self.election_at, leases=tuple(sorted(self.leases.items())),
                            pending=tuple(self.pending), elections=tuple(self.elections),
-                           outages=tuple(self.outages))
+                           outages=tuple(self.outages), transfer=self.transfer,
+                           leaderless_since=self.leaderless_since, leaderless=tuple(self.leaderless))
 
 
 def step(observations: Sequence[MemberObservation], state: QuorumState, params: QuorumParams, *, replicas: int,
@@ -346,6 +363,15 @@ def step(observations: Sequence[MemberObservation], state: QuorumState, params: 
 
 def figures(state: QuorumState, now: float, *, since: float = 0.0) -> tuple[float, int]:
     """(quorum_loss_seconds, leader_elections) counted from ``since`` to ``now``; an open outage counts to ``now``."""
-    spans = [*state.outages, *([(state.lost_since, now)] if state.lost_since is not None else [])]
-    lost = sum(max(0.0, min(end, now) - max(start, since)) for start, end in spans)
+    lost = _overlap([*state.outages, *([(state.lost_since, now)] if state.lost_since is not None else [])], since, now)
     return lost, sum(1 for t in state.elections if since <= t <= now)
+
+
+def leaderless_seconds(state: QuorumState, now: float, *, since: float = 0.0) -> float:
+    """Seconds without a leader from ``since`` to ``now`` (an open span counts to ``now``): every write waits."""
+    return _overlap([*state.leaderless, *([(state.leaderless_since, now)] if state.leaderless_since is not None
+                                          else [])], since, now)
+
+
+def _overlap(spans: Sequence[tuple[float, float]], since: float, now: float) -> float:
+    return sum(max(0.0, min(end, now) - max(start, since)) for start, end in spans)

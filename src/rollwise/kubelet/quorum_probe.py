@@ -39,9 +39,11 @@ class QuorumParams:
     probe_initial_delay_seconds: float = 15.0  # reference §1.7
     probe_period_seconds: float = 5.0
     probe_failure_threshold: int = 5
+    transfer_seconds: float = 0.1  # reference §2: a requested hand-over (move-leader) takes about one heartbeat
+    shutdown_transfer: bool = True  # reference §2: etcd hands leadership over on SIGTERM; many stores do not
 
     def __post_init__(self) -> None:
-        for name in ("election_seconds", "lease_lag_seconds", "probe_initial_delay_seconds"):
+        for name in ("election_seconds", "lease_lag_seconds", "probe_initial_delay_seconds", "transfer_seconds"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
@@ -57,8 +59,9 @@ _SECONDS = {
     "leaseLagSeconds": ("lease_lag_seconds", True),
     "probeInitialDelaySeconds": ("probe_initial_delay_seconds", True),
     "probePeriodSeconds": ("probe_period_seconds", False),
+    "transferSeconds": ("transfer_seconds", True),
 }
-_ALLOWED = (*sorted([*_SECONDS, "model", "probeFailureThreshold"]),)
+_ALLOWED = (*sorted([*_SECONDS, "model", "probeFailureThreshold", "shutdownTransfer"]),)
 
 
 def parse_quorum_params(raw: Mapping[str, Any] | None, *, path: str) -> tuple[QuorumParams, list[FieldError]]:
@@ -93,6 +96,11 @@ def parse_quorum_params(raw: Mapping[str, Any] | None, *, path: str) -> tuple[Qu
                 errors.append(FieldError(path=sub, value=value, rule="must be greater than or equal to 1"))
             else:
                 kwargs["probe_failure_threshold"] = value
+        elif key == "shutdownTransfer":
+            if not isinstance(value, bool):
+                errors.append(FieldError(path=sub, value=value, rule="must be true or false"))
+            else:
+                kwargs["shutdown_transfer"] = value
         elif key != "model":
             supported = ", ".join(f'"{k}"' for k in _ALLOWED)
             errors.append(FieldError(path=sub, kind="Unsupported value", value=key,

@@ -44,6 +44,7 @@ class Figures:
     rollout_seconds: float | None
     quorum_lost: bool
     quorum_loss_seconds: float | None = None  # the model's own figure (None for a real run)
+    longest_gap_seconds: float = 0.0  # real: the longest time between commits; model: the longest leaderless span
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,20 +72,21 @@ def _leader_moves_from_events(events: list[dict[str, Any]], since: float) -> int
     return moves
 
 
-def _leaderless_seconds(events: list[dict[str, Any]], since: float, until: float) -> float:
-    """The model's time without a leader in [since, until]: what writes see (no leader, no commit), the model's
-    counterpart of the no-commit gaps. It is the quorum-loss time plus each election's ``electionSeconds``."""
-    total, lost_at = 0.0, None
+def _leaderless_spans(events: list[dict[str, Any]], since: float, until: float) -> list[float]:
+    """The model's spans without a leader in [since, until]: what writes see (no leader, no commit), the model's
+    counterpart of the no-commit gaps. Together they are the quorum-loss time plus each election's
+    ``electionSeconds`` (or a requested hand-over's ``transferSeconds``)."""
+    spans, lost_at = [], None
     for ev in sorted(events, key=lambda e: e["t"]):
         if ev["type"] == "LeaderChanged":
             if not ev.get("pod") and lost_at is None:
                 lost_at = ev["t"]
             elif ev.get("pod") and lost_at is not None:
-                total += max(0.0, min(ev["t"], until) - max(lost_at, since))
+                spans.append(max(0.0, min(ev["t"], until) - max(lost_at, since)))
                 lost_at = None
     if lost_at is not None:
-        total += max(0.0, until - max(lost_at, since))
-    return total
+        spans.append(max(0.0, until - max(lost_at, since)))
+    return spans
 
 
 def run_model(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings) -> tuple[Figures, dict[str, Any]]:
@@ -92,8 +94,9 @@ def run_model(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings)
     fig = result["summary"]["etcd"]
     start = next((e["t"] for e in result["events"] if e["type"] == "Step" and e.get("action") == "patch"), 0.0)
     end = start + float(fig["rolloutSeconds"]) if fig["rolloutSeconds"] is not None else float(result["endedAt"])
-    return Figures(completed=bool(fig["completed"]),
-                   outage_seconds=round(_leaderless_seconds(result["events"], start, end), 3),
+    spans = _leaderless_spans(result["events"], start, end)
+    return Figures(completed=bool(fig["completed"]), outage_seconds=round(sum(spans), 3),
+                   longest_gap_seconds=round(max(spans, default=0.0), 3),
                    elections=int(fig["leaderElections"] or 0),
                    leader_moves=_leader_moves_from_events(result["events"], start),
                    rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(fig["quorumLossSeconds"]),
@@ -167,7 +170,9 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
     outage, terms = round(sum(b - a for a, b in gaps), 3), elections(samples, since=t0, until=t1)
     # The measured counterparts of the model's figures, so a plot's panel title shows them too.
     fig.update(quorumLossSeconds=outage, leaderElections=terms)
+    longest = max((b - a for a, b in no_commit_gaps(writes, since=t0, until=t1, threshold=0.0)), default=0.0)
     return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,
+                                   longest_gap_seconds=round(longest, 3),
                                    leader_moves=leader_moves(samples, since=t0, until=t1),
                                    rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(gaps)),
                    result=result, writes=tuple(writes), samples=tuple(samples), claims_kept=claims_kept,

@@ -64,6 +64,8 @@ SCENARIOS = {
                          description="3 members, member 0 crash-looping, then a template change (seed 001)"),
     "five-two-down": LabScenario(name="five-two-down", replicas=5, down=(1, 3),
                                  description="5 members, members 1 and 3 crash-looping, then a template change"),
+    "five": LabScenario(name="five", replicas=5, down=(),
+                        description="5 healthy members, then a template change (the leader goes last)"),
 }
 
 STRATEGIES = {
@@ -73,6 +75,7 @@ STRATEGIES = {
     "quorum": LabStrategy(label="QuorumAware", strategy="QuorumAware"),
     "quorum-auto": LabStrategy(label="QuorumAware auto", strategy="QuorumAware",
                                annotations={MAX_UNAVAILABLE_MEMBERS: "auto"}),
+    "quorum-transfer": LabStrategy(label="QuorumAware + leader transfer", strategy="QuorumAware:leaderTransfer=true"),
 }
 
 

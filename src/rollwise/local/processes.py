@@ -10,6 +10,9 @@ every claim deletion. The adapter is the kubelet's loop around ``ProcessRuntime`
 - a claim's deletion reaches ``claim_deleted``: the member's data directory goes with its claim and only then;
 - member Leases are written from each member's ``/v3/maintenance/status`` (holderIdentity in etcd-druid's format,
   reference §1.4), labelled ``rollwise.dev/member-of: <set>`` (the label the driver watches) and owned by the set;
+- the leader-transfer hook (``rollwise.api.leader_transfer``) is answered as an etcd member's agent would: when a
+  member pod newly names a member to hand leadership to, etcd's MoveLeader is sent to it (``etcdctl move-leader``),
+  once per request, off the event loop;
 - ``stop()`` stops every process: nothing outlives the driver's owner.
 
 Which pods: a pod is run here when a container image matches the pattern and a StatefulSet controls it (the
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.errors import ApiStatusError, Conflict, FieldError, Invalid, NotFound
+from rollwise.api.leader_transfer import requested_at, transfer_target
 from rollwise.api.leases import MEMBER_OF_LABEL
 from rollwise.api.meta import (
     Obj,
@@ -40,6 +44,7 @@ from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD
 from rollwise.controllers.quorum.settings import DEFAULT_LEASE_TEMPLATE, LEASE_TEMPLATE
+from rollwise.kubelet.process.gateway import GatewayError
 from rollwise.kubelet.process.runtime import FAULTS as RUNTIME_FAULTS
 from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime
 from rollwise.kubelet.status import Note, status_notes
@@ -73,6 +78,7 @@ class ProcessKubelet:
         runtime.clock = clock  # probe times land in pod status: the store's clock, not the runtime's own
         self._pods: dict[str, _Pod] = {}
         self._renewed: dict[tuple[str, str], tuple[str, float]] = {}
+        self._transfers: set[tuple[str, str, float | None]] = set()  # leader-transfer requests acted on
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._stopped = False
@@ -177,6 +183,7 @@ class ProcessKubelet:
         if pod is None or uid_of(pod) != uid:  # removed, or replaced under its name: the feed says DELETED soon
             return
         entry.sts = self._set_of(pod) or entry.sts
+        self._answer_transfer(pod)
         try:
             result = self.runtime.sync(pod, entry.sts, self.clock())
         except (OSError, ValueError) as err:  # cannot start (no binary, no disk): the pod stays as it is
@@ -192,6 +199,33 @@ class ProcessKubelet:
         except ApiStatusError as err:  # someone wrote the pod meanwhile: the next tick syncs again
             log.debug("kubelet write for %s/%s failed: %s", *entry.where, err)
         self.pump()
+
+    def _answer_transfer(self, pod: Obj) -> None:
+        """The member's agent for the leader-transfer hook: MoveLeader to the named member, once per request (a
+        request is its pod, target and time). etcd answers in about a heartbeat; a thread keeps the loop free."""
+        target = transfer_target(pod)
+        if target is None or terminating(pod) or self._loop is None:
+            return
+        key = (uid_of(pod), target, requested_at(pod))
+        if key in self._transfers:
+            return
+        self._transfers.add(key)
+        where = (namespace_of(pod), name_of(pod))
+        done = self._loop.run_in_executor(None, self.runtime.move_leader, *where, target)
+        done.add_done_callback(lambda f: self._transferred(where, target, f))
+
+    @staticmethod
+    def _transferred(where: tuple[str, str], target: str, done: asyncio.Future[None]) -> None:
+        err = None if done.cancelled() else done.exception()
+        if done.cancelled():
+            return  # the driver stopped first
+        if err is None:
+            log.info("member %s/%s handed leadership to %s", *where, target)
+        elif isinstance(err, GatewayError | KeyError):
+            # Not the leader any more, the target not ready: the controller's timeout bounds the wait.
+            log.warning("member %s/%s could not hand leadership to %s: %s", *where, target, err)
+        else:
+            log.error("leader transfer of %s/%s to %s failed", *where, target, exc_info=err)
 
     def _leases(self) -> None:
         """etcd-backup-restore's heartbeat: renew each member's Lease every ``heartbeat_seconds``, at once when its

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import field
 
 from rollwise.api.claim_templates import RESIZE_REFUSED_ANNOTATION
-from rollwise.api.errors import AlreadyExists, ApiStatusError, Forbidden, Invalid, NotFound
+from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, Forbidden, Invalid, NotFound
 from rollwise.api.leases import LEADER, lease_role
 from rollwise.api.lifecycle import LIFECYCLE_AT_ANNOTATION, LIFECYCLE_STATE_LABEL, PREPARING_DELETE
 from rollwise.api.meta import Obj, name_of, namespace_of
@@ -22,6 +22,7 @@ from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.resources import ref_of
 from rollwise.controllers.plan import (
     Action,
+    AnnotatePod,
     ClearPreparingDelete,
     CreateClaim,
     CreatePod,
@@ -151,6 +152,8 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
         except NotFound:
             return  # already gone: the goal is met (upstream ignores NotFound here)
         event("Normal", "SuccessfulDelete", f"delete Pod {action.name} in StatefulSet {set_name} successful")
+    elif isinstance(action, AnnotatePod):
+        _annotate(action, cluster, actor=actor)
     elif isinstance(action, PatchOwner):
         try:
             cluster.patch(action.kind, action.namespace, action.name,
@@ -191,6 +194,18 @@ def _resize(action: ResizeClaim, cluster: Cluster, *, actor: str, set_name: str,
           f"expand Claim {action.name} to {action.storage} in StatefulSet {set_name} success")
 
 
+def _annotate(action: AnnotatePod, cluster: Cluster, *, actor: str) -> None:
+    """Patch the pod's annotations with its uid as a precondition: a request made to one member must not land on
+    its replacement (Conflict), and a pod gone meanwhile needs none."""
+    meta: dict[str, object] = {"annotations": dict(action.annotations)}
+    if action.uid:
+        meta["uid"] = action.uid
+    try:
+        cluster.patch("Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
+    except (NotFound, Conflict):
+        return
+
+
 def _leads_now(cluster: Cluster, namespace: str, lease_name: str) -> bool:
     try:
         lease = cluster.get("Lease", namespace, lease_name)
@@ -220,6 +235,8 @@ def _report(action: Action, err: ApiStatusError, *, set_name: str, event: Callab
         where = f"StorageClass {action.storage_class}" if action.storage_class else "no StorageClass named"
         event("Warning", "FailedResize", f"expand Claim {action.name} ({where}) to {action.storage} "
                                          f"in StatefulSet {set_name} failed error: {err}")
+    elif isinstance(action, AnnotatePod):
+        event("Warning", "FailedUpdate", f"annotate Pod {action.name} in StatefulSet {set_name} failed error: {err}")
     elif isinstance(action, MarkPreparingDelete):
         event("Warning", "FailedPreparingDelete",
               f"mark Pod {action.name} PreparingDelete in StatefulSet {set_name} failed error: {err}")

@@ -30,7 +30,7 @@ from rollwise.api.leases import MEMBER_OF_LABEL, cluster_id, member_id
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
 from rollwise.cluster.protocol import Cluster
 from rollwise.controllers.quorum.settings import read_settings
-from rollwise.kubelet.quorum import QuorumEvent, QuorumState, figures, observe_pod, step
+from rollwise.kubelet.quorum import QuorumEvent, QuorumState, figures, leaderless_seconds, observe_pod, step
 from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.runtime.clock import Clock, TimerHandle
 from rollwise.runtime.setkeys import find_set
@@ -145,6 +145,11 @@ class QuorumModels:
         used in one namespace only)."""
         state = next((m.state for (_, name), m in self._models.items() if name == set_name), QuorumState.initial())
         return figures(state, now, since=since)
+
+    def leaderless(self, set_name: str, now: float, since: float) -> float:
+        """Seconds without a leader since ``since`` of the set of that name (``kubelet.quorum.leaderless_seconds``)."""
+        state = next((m.state for (_, name), m in self._models.items() if name == set_name), QuorumState.initial())
+        return leaderless_seconds(state, now, since=since)
 
     # -- running the models ------------------------------------------------------------------------------------
 

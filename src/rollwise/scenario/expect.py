@@ -18,6 +18,7 @@ SUMMARY_FIELDS = (
     "unavailablePodSeconds",
     "quorumLossSeconds",
     "leaderElections",
+    "leaderlessSeconds",
     "podCreations",
     "podDeletions",
     "forcedReplacements",
@@ -27,7 +28,7 @@ SUMMARY_FIELDS = (
 # completed is a boolean; the null-able figures (null when the set has no rollout or no quorum model) accept null
 # with eq and ne; every other comparison needs a finite number.
 _BOOLEAN_FIELDS = ("completed",)
-_NULLABLE_FIELDS = ("rolloutSeconds", "quorumLossSeconds", "leaderElections")
+_NULLABLE_FIELDS = ("rolloutSeconds", "quorumLossSeconds", "leaderElections", "leaderlessSeconds")
 _ORDERING = ("lt", "le", "gt", "ge")
 _OPS: dict[str, Callable[[Any, Any], bool]] = {
     "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,

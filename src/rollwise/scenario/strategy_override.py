@@ -21,9 +21,11 @@ IN_PLACE = "InPlace"
 """Shorthand for RollingUpdate with ``podUpdatePolicy: InPlaceIfPossible`` (api/in_place.py), as QuorumAware is for
 OnDelete plus its annotation: what ``compare`` sets beside a recreating rollout."""
 QUORUM_AWARE_ANNOTATION = "rollwise.dev/update-policy"
+LEADER_TRANSFER_ANNOTATION = "rollwise.dev/leader-transfer"
 _KEYS = {"RollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds", "podUpdatePolicy"),
          "EnforcedRollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds", "podUpdatePolicy"),
-         IN_PLACE: ("maxUnavailable", "partition", "podProgressTimeoutSeconds")}
+         IN_PLACE: ("maxUnavailable", "partition", "podProgressTimeoutSeconds"),
+         "QuorumAware": ("leaderTransfer",)}
 
 _DIGITS = re.compile(r"[0-9]{1,18}")
 _MINIMUM = {"partition": 0, "podProgressTimeoutSeconds": 1}
@@ -45,6 +47,8 @@ class StrategyOverride:
         if self.kind == "QuorumAware":
             spec["updateStrategy"] = {"type": "OnDelete"}
             annotations[QUORUM_AWARE_ANNOTATION] = "QuorumAware"
+            if "leaderTransfer" in self.options:  # docs/quorum-aware.md "Leader transfer"; absent: the file's own
+                annotations[LEADER_TRANSFER_ANNOTATION] = str(self.options["leaderTransfer"])
         elif self.kind == "RollingUpdate":
             spec["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": dict(self.options)}
         elif self.kind == IN_PLACE:
@@ -75,6 +79,12 @@ def parse_strategy(text: str, *, path: str = "--strategy") -> tuple[StrategyOver
         if key not in allowed or not sep:
             rule = (f"options allowed for {kind}: " + ", ".join(allowed)) if allowed else f"{kind} takes no options"
             errors.append(FieldError(path=path, value=item, rule=rule))
+            continue
+        if key == "leaderTransfer":  # the annotation's own values
+            if value in ("true", "false"):
+                options[key] = value
+            else:
+                errors.append(FieldError(path=path, value=item, rule='leaderTransfer must be "true" or "false"'))
             continue
         if key == "podUpdatePolicy":  # a name, not a number (api/in_place.py)
             problems = check_enum(value, key, POD_UPDATE_POLICIES)

@@ -231,6 +231,7 @@ class Simulation:
                 lost, elections = models.figures(name, end, start)
                 summary[name]["quorumLossSeconds"] = round(lost, 3)
                 summary[name]["leaderElections"] = elections
+                summary[name]["leaderlessSeconds"] = round(models.leaderless(name, end, start), 3)
                 # Beyond the contract: every move of leadership, hand-overs on graceful deletion included.
                 summary[name]["leaderChanges"] = sum(
                     1 for e in self.recorder.events

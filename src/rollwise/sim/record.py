@@ -249,6 +249,7 @@ class Recorder:
                 "unavailablePodSeconds": _round(seconds),
                 "quorumLossSeconds": None,
                 "leaderElections": None,
+                "leaderlessSeconds": None,
                 "podCreations": fig.pod_creations,
                 "podDeletions": fig.pod_deletions,
                 "forcedReplacements": fig.forced_replacements,

@@ -31,7 +31,7 @@ from rollwise.controllers.quorum.settings import (
     engaged,
     read_settings,
 )
-from rollwise.controllers.quorum.steps import Decision, Deletion, decide
+from rollwise.controllers.quorum.steps import Decision, Deletion, TransferRequest, decide
 from rollwise.controllers.view import SetView
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "Member",
     "Roster",
     "Settings",
+    "TransferRequest",
     "engaged",
     "reconcile_quorum",
 ]
@@ -71,7 +72,7 @@ def reconcile_quorum(view: SetView) -> Plan:
     if errors and roster.outdated:
         return invalid_plan(view, errors)
     decision = decide(roster, settings)
-    if decision.deletions and (view.set.get("spec") or {}).get("paused") is True:
+    if (decision.deletions or decision.requests) and (view.set.get("spec") or {}).get("paused") is True:
         # spec.paused (controllers/statefulset/pause.py): no new member is deleted; one already terminating goes on.
         decision = Decision(waits=(Blocked(pod="", cause=f"rollout paused: {len(roster.outdated)} members stay at "
                                                          f"their revision until spec.paused is false"),))

@@ -57,6 +57,8 @@ class Roster:
     """The set's ``metadata.generation``, 0 when absent (a hand-built object)."""
     observed_generation: int = 0
     """The generation ``status`` was computed for (``status.observedGeneration``, 0 when absent)."""
+    now: float = 0.0
+    """The view's time (a leader-transfer request's deadline is measured against it)."""
 
     @property
     def outdated(self) -> tuple[Member, ...]:
@@ -158,6 +160,7 @@ def roster_of(view: SetView, settings: Settings) -> Roster:
     return Roster(
         generation=int((sts.get("metadata") or {}).get("generation") or 0),
         observed_generation=int((sts.get("status") or {}).get("observedGeneration") or 0),
+        now=view.now,
         update_revision=update,
         replicas=len(span),
         members=tuple(members),

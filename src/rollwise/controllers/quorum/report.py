@@ -9,8 +9,9 @@ from __future__ import annotations
 from rollwise.api.conditions import condition_of, merge_conditions
 from rollwise.api.errors import FieldError
 from rollwise.api.identity import revision_of
+from rollwise.api.leader_transfer import REQUESTED_AT_ANNOTATION, TRANSFER_TO_ANNOTATION
 from rollwise.api.meta import Obj, namespace_of, uid_of
-from rollwise.controllers.plan import Action, Blocked, DeletePod, EmitEvent, Plan, WriteStatus
+from rollwise.controllers.plan import Action, AnnotatePod, Blocked, DeletePod, EmitEvent, Plan, WriteStatus
 from rollwise.controllers.quorum.members import Roster
 from rollwise.controllers.quorum.steps import Decision
 from rollwise.controllers.view import SetView
@@ -21,6 +22,8 @@ __all__ = [
     "INVALID_ANNOTATION_EVENT",
     "OWNED_CONDITIONS",
     "REQUEUE_SECONDS",
+    "TRANSFER_EVENT",
+    "TRANSFER_TIMED_OUT_EVENT",
     "WAITING_EVENT",
     "invalid_plan",
     "plan_for",
@@ -31,6 +34,8 @@ OWNED_CONDITIONS = frozenset({ALL_MEMBERS_UPDATED})
 DELETE_EVENT = "QuorumAwareDelete"
 WAITING_EVENT = "QuorumAwareWaiting"
 INVALID_ANNOTATION_EVENT = "InvalidAnnotation"
+TRANSFER_EVENT = "LeaderTransferRequested"
+TRANSFER_TIMED_OUT_EVENT = "LeaderTransferTimedOut"
 IN_PROGRESS = "UpdateInProgress"
 
 REQUEUE_SECONDS = 10.0
@@ -66,13 +71,22 @@ def plan_for(view: SetView, roster: Roster, decision: Decision) -> Plan:
         return Plan(actions=tuple(actions))
 
     ns = namespace_of(view.set)
+    for r in decision.requests:
+        # The hook (rollwise.api.leader_transfer): the application's agent moves leadership when it sees it.
+        actions.append(EmitEvent(event_reason=TRANSFER_EVENT, message=r.message, reason="step 4"))
+        actions.append(AnnotatePod(name=r.member.name, namespace=ns, uid=uid_of(r.member.pod), reason=r.message,
+                                   annotations=((TRANSFER_TO_ANNOTATION, r.target),
+                                                (REQUESTED_AT_ANNOTATION, f"{view.now:.3f}"))))
     for d in decision.deletions:
         m = d.member
+        if d.transfer_timed_out:
+            actions.append(EmitEvent(event_type="Warning", event_reason=TRANSFER_TIMED_OUT_EVENT, message=d.message,
+                                     reason="the hand-over did not happen in time"))
         actions.append(EmitEvent(event_reason=DELETE_EVENT, message=d.message, reason=f"step {d.step}"))
         # seed 001 "Pod Deletion Method": a plain DELETE, never an eviction; the PDB is bypassed by design.
         actions.append(DeletePod(name=m.name, namespace=ns, uid=uid_of(m.pod), revision=revision_of(m.pod),
                                  reason=d.message, unless_leader=d.unless_leader))
-    if decision.waits and message != _old_message(view):
+    if decision.waits and not decision.requests and message != _old_message(view):
         actions.append(EmitEvent(event_reason=WAITING_EVENT, message=message, reason="the wait changed"))
     wanted = {"type": ALL_MEMBERS_UPDATED, "status": "False", "reason": IN_PROGRESS, "message": message}
     _with_condition(view, wanted, actions)

@@ -21,6 +21,9 @@ __all__ = [
     "AUTO",
     "DEFAULT_LEADER_VALUE",
     "DEFAULT_LEASE_TEMPLATE",
+    "DEFAULT_TRANSFER_TIMEOUT",
+    "LEADER_TRANSFER",
+    "LEADER_TRANSFER_TIMEOUT",
     "LEADER_VALUE",
     "LEASE_TEMPLATE",
     "MAX_UNAVAILABLE_MEMBERS",
@@ -40,6 +43,10 @@ LEASE_TEMPLATE = "rollwise.dev/member-lease-template"
 MAX_UNAVAILABLE_MEMBERS = "rollwise.dev/max-unavailable-members"
 ROLE_LABEL = "rollwise.dev/role-label"
 LEADER_VALUE = "rollwise.dev/leader-value"
+LEADER_TRANSFER = "rollwise.dev/leader-transfer"
+LEADER_TRANSFER_TIMEOUT = "rollwise.dev/leader-transfer-timeout-seconds"
+DEFAULT_TRANSFER_TIMEOUT = 30.0
+"""How long the controller waits for a requested hand-over before it deletes the leader anyway."""
 
 AUTO = "auto"
 DEFAULT_LEASE_TEMPLATE = "{pod}"
@@ -64,6 +71,9 @@ class Settings:
     max_unavailable: int | str | None = None
     role_label: str | None = None
     leader_value: str = DEFAULT_LEADER_VALUE
+    leader_transfer: bool = False
+    """Ask the leader to hand over (``rollwise.api.leader_transfer``) before deleting it."""
+    transfer_timeout: float = DEFAULT_TRANSFER_TIMEOUT
 
     def lease_name(self, pod: str) -> str:
         """The member Lease of ``pod``: the template with ``{pod}`` replaced (default: the pod's own name)."""
@@ -146,6 +156,20 @@ def read_settings(sts: Mapping[str, Any]) -> tuple[Settings, list[FieldError]]:
     if role_label is None:
         leader_value = DEFAULT_LEADER_VALUE
 
+    leader_transfer = notes.get(LEADER_TRANSFER, "false")
+    if leader_transfer not in ("true", "false"):
+        errors.append(FieldError(path=_path(LEADER_TRANSFER), value=leader_transfer, kind="Unsupported value",
+                                 rule='must be "true" or "false"'))
+    timeout = DEFAULT_TRANSFER_TIMEOUT
+    if LEADER_TRANSFER_TIMEOUT in notes:
+        raw = notes[LEADER_TRANSFER_TIMEOUT]
+        if isinstance(raw, str) and _POSITIVE_INT.fullmatch(raw):
+            timeout = float(raw)
+        else:
+            errors.append(FieldError(path=_path(LEADER_TRANSFER_TIMEOUT), value=raw,
+                                     rule="must be a whole number of seconds, at least 1"))
+
     settings = Settings(container=container, lease_template=template, max_unavailable=max_unavailable,
-                        role_label=role_label, leader_value=leader_value)
+                        role_label=role_label, leader_value=leader_value, leader_transfer=leader_transfer == "true",
+                        transfer_timeout=timeout)
     return settings, errors

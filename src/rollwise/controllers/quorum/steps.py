@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rollwise.api.predicates import CONTAINER_ALIVE, CONTAINER_DEAD, CONTAINER_TRANSIENT
+from rollwise.api.leader_transfer import requested_at, transfer_target
+from rollwise.api.predicates import CONTAINER_ALIVE, CONTAINER_DEAD, CONTAINER_TRANSIENT, is_terminating
 from rollwise.controllers.plan import Blocked
 from rollwise.controllers.quorum.members import Member, Roster
 from rollwise.controllers.quorum.settings import AUTO, Settings
 
-__all__ = ["Decision", "Deletion", "batch_size", "decide", "quorum_floor"]
+__all__ = ["Decision", "Deletion", "TransferRequest", "batch_size", "decide", "quorum_floor"]
 
 # seed 001 step 2 table: the most broken first; a live process is kept longest to help restore quorum.
 _STEP2_RANK = {CONTAINER_DEAD: 0, CONTAINER_TRANSIENT: 1, CONTAINER_ALIVE: 2}
@@ -35,6 +36,17 @@ class Deletion:
     step: int
     message: str
     unless_leader: str | None = None
+    transfer_timed_out: bool = False
+    """The leader is deleted because the hand-over it was asked for did not happen in time."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TransferRequest:
+    """Ask the leader ``member`` to hand leadership to ``target`` (``rollwise.api.leader_transfer``)."""
+
+    member: Member
+    target: str
+    message: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,6 +54,7 @@ class Decision:
     """Either deletions, or waits, or done (nothing outdated)."""
 
     deletions: tuple[Deletion, ...] = ()
+    requests: tuple[TransferRequest, ...] = ()
     waits: tuple[Blocked, ...] = ()
     done: bool = False
     wake_at: float | None = None
@@ -121,8 +134,12 @@ def decide(roster: Roster, settings: Settings) -> Decision:
                                             message=f"step 4: {only.name} is the only member of the set"),))
     if not followers:
         leader = max(ready, key=lambda m: m.ordinal)
+        if settings.leader_transfer:
+            return _hand_over(roster, settings, leader)
         return Decision(deletions=(Deletion(
             member=leader, step=4, message=f"step 4: {leader.name} is the leader, updated last ({leader.role})"),))
+    if settings.leader_transfer and (moving := _moving(roster, followers, settings)) is not None:
+        return moving
     n = min(n, len(followers))
     batch = f"; batch of {n} (max-unavailable-members {settings.max_unavailable})" if n > 1 else ""
     return Decision(deletions=tuple(
@@ -130,6 +147,57 @@ def decide(roster: Roster, settings: Settings) -> Decision:
                  message=f"step 4: {m.name} is a participating follower ({m.role}){batch}")
         for m in followers[:n]
     ))
+
+
+def _hand_over(roster: Roster, settings: Settings, leader: Member) -> Decision:
+    """The leader goes last (DEP-07 step 4); with ``rollwise.dev/leader-transfer`` it is first asked to hand
+    leadership to an updated follower, as role-aware operators do before restarting a leader, so the cluster moves
+    leadership in one heartbeat instead of an election timeout. Once the Leases name another leader, this member is
+    a follower and step 4 deletes it as one. Bounded: after the set's timeout the leader is deleted as without the
+    hook, and the deletion says so."""
+    # Every updated member is participating and available here (step 3 held otherwise). The longest-running one
+    # (the first updated: followers go highest ordinal first) is the target, as etcd picks the longest-connected
+    # voter when it hands over on its own.
+    targets = [m for m in roster.updated if m.settled and not is_terminating(m.pod)]
+    if not targets:
+        return Decision(deletions=(Deletion(member=leader, step=4, message=(
+            f"step 4: {leader.name} is the leader, updated last ({leader.role}); no updated member to hand "
+            "leadership to")),))
+    asked, at = transfer_target(leader.pod), requested_at(leader.pod)
+    limit = f"{settings.transfer_timeout:g}s"
+    if asked in {m.name for m in targets} and at is not None:
+        deadline = at + settings.transfer_timeout
+        if roster.now >= deadline:
+            return Decision(deletions=(Deletion(member=leader, step=4, transfer_timed_out=True, message=(
+                f"step 4: {leader.name} is still the leader {limit} after it was asked to hand leadership to "
+                f"{asked} ({leader.role}); deleted without a hand-over")),))
+        return Decision(waits=(_transfer_wait(leader, asked, limit),), wake_at=deadline)
+    target = max(targets, key=lambda m: m.ordinal)
+    return Decision(requests=(TransferRequest(member=leader, target=target.name, message=(
+        f"step 4: {leader.name} is the leader, updated last ({leader.role}); asked to hand leadership to "
+        f"{target.name} first")),), waits=(_transfer_wait(leader, target.name, limit),),
+        wake_at=roster.now + settings.transfer_timeout)
+
+
+def _moving(roster: Roster, followers: list[Member], settings: Settings) -> Decision | None:
+    """A leader that was asked to hand over no longer reads as leader, but no member reads as leader yet: the
+    hand-over is under way (or the Leases lag). Deleting it now would stop the member that is handing over, so the
+    wait goes on until a Lease names the new leader, bounded by the same deadline."""
+    if any(m.leader for m in roster.members):
+        return None
+    for m in followers:
+        asked, at = transfer_target(m.pod), requested_at(m.pod)
+        if asked is not None and at is not None and roster.now < at + settings.transfer_timeout:
+            return Decision(waits=(Blocked(pod=m.name, cause=(
+                f"handing leadership to {asked}: no member Lease names a leader yet ({m.role}; deleted anyway "
+                f"after {settings.transfer_timeout:g}s)")),), wake_at=at + settings.transfer_timeout)
+    return None
+
+
+def _transfer_wait(leader: Member, target: str, limit: str) -> Blocked:
+    # No times in the words: the condition quoting them stays put while the wait lasts.
+    return Blocked(pod=leader.name, cause=f"to hand leadership to {target} before it is deleted ({leader.role}; "
+                                          f"deleted anyway after {limit})")
 
 
 def _not_recreated(roster: Roster) -> tuple[Blocked, ...]:

@@ -38,6 +38,7 @@ from typing import Any
 from rollwise.api.identity import ordinal_of
 from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of, namespace_of, uid_of
 from rollwise.kubelet.containers import ContainerRuntime
+from rollwise.kubelet.process import gateway
 from rollwise.kubelet.process.identity import ClusterLayout
 from rollwise.kubelet.process.member import MemberProcess, ProbeSettings
 from rollwise.kubelet.process.ports import PortAllocator
@@ -163,6 +164,17 @@ class ProcessRuntime:
                 out.append(MemberLease(namespace=entry.namespace, name=entry.name, set_name=entry.set_name,
                                        holder=holder))
         return out
+
+    def move_leader(self, namespace: str, name: str, target: str, *, timeout: float = 5.0) -> None:
+        """Ask member ``name`` (the leader) to hand leadership to member ``target`` of its set, as ``etcdctl
+        move-leader`` does; blocks until etcd answers (about one heartbeat). GatewayError when etcd refuses (not the
+        leader, the target not a voter) or cannot answer; KeyError when either is not a running member here."""
+        entries = {(e.namespace, e.name): e for e in list(self._pods.values())}
+        leader, wanted = entries[(namespace, name)], entries[(namespace, target)]
+        holder = wanted.member.holder()
+        if holder is None:
+            raise KeyError(f"member {target} has not reported its id yet")
+        gateway.move_leader(leader.member.endpoint, int(holder.split(":")[0], 16), timeout=timeout)
 
     def exec_context(self, namespace: str, name: str) -> tuple[dict[str, str], Path] | None:
         """Where ``kubectl exec`` into a member runs its command: the environment (the etcd tools first on PATH,
