@@ -1,8 +1,7 @@
 """The per-reconcile working state: the set's slots by ordinal, its condemned pods, and the plan being built.
 
 ``Sync`` is mutable only for the duration of one ``reconcile`` call (a builder, like upstream's in-memory
-``replicas[]`` and ``status``); nothing survives the call.
-"""
+``replicas[]`` and ``status``); nothing survives the call."""
 
 from __future__ import annotations
 
