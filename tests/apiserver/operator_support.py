@@ -3,6 +3,7 @@ log lines read with a deadline, SIGTERM then SIGKILL by pid."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from queue import Empty, Queue
 from typing import Any
@@ -18,7 +20,8 @@ from typing import Any
 import yaml
 from kubectl_support import DEADLINE, Up
 
-__all__ = ["WEB", "Operator", "audit_entries", "get_json", "last_audit_time", "pod_writes_since", "rolled_out"]
+__all__ = ["WEB", "Operator", "audit_entries", "get_json", "last_audit_time", "leading_operator", "pod_writes_since",
+           "rolled_out"]
 
 WEB = """\
 apiVersion: apps.rollwise.dev/v1alpha1
@@ -113,3 +116,14 @@ def pod_writes_since(up: Up, since: float, verbs: tuple[str, ...] = ("create", "
     pods (in place, a claim resize) must leave in the audit log."""
     return [(e["verb"], e.get("name", "")) for e in audit_entries(up)
             if e["resource"] == "pods" and e["verb"] in verbs and e["time"] >= since]
+
+
+@contextlib.contextmanager
+def leading_operator(up: Up, tmp: Path, identity: str = "op-a", *extra: str) -> Iterator[Operator]:
+    """`rollwise run` as ``identity`` once it leads; after the test it must stop cleanly (exit 0) on SIGTERM."""
+    op = Operator(up, tmp, identity, *extra)
+    try:
+        op.wait_for(rf"{identity} started leading")
+        yield op
+    finally:
+        assert op.stop() == 0

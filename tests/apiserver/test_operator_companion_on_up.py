@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from kubectl_support import DEADLINE, Up, running_up, statefulset
-from operator_support import WEB, Operator, audit_entries, get_json
+from operator_support import WEB, Operator, audit_entries, get_json, leading_operator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,12 +32,8 @@ def up(tmp_path: Path) -> Iterator[Up]:
 @pytest.fixture
 def operator(up: Up, tmp_path: Path) -> Iterator[Operator]:
     up.install_rollwise()
-    op = Operator(up, tmp_path, "op-a")
-    try:
-        op.wait_for(r"op-a started leading")
+    with leading_operator(up, tmp_path) as op:
         yield op
-    finally:
-        assert op.stop() == 0
 
 
 def _images(up: Up, app: str) -> list[str]:
