@@ -33,8 +33,7 @@ lint: $(STAMP)
 test: lint $(CHART_STAMP)
 	$(BIN)/pytest
 
-# The explorer sweep's 3-replica cases under Parallel and the quorum model's (15-200 CPU s each): CI runs them after
-# the suite.
+# The explorer sweep's 3-replica cases (10-170 CPU s each): CI runs them after the suite.
 test-slow: $(STAMP)
 	$(BIN)/pytest -m slow
 

@@ -6,9 +6,8 @@ an EnforcedRollingUpdate set without its block is defaulted to ``enforcedRolling
 set with an empty block. ``test_the_sweep_explores_each_stored_set_once`` pins that only such cases share a run.
 
 Cost: 28 explorations; a 2-replica one is ~3,000 states, a 3-replica one 4,500 to 28,500 (the explorer merges
-states alike but for a condition's message or a spent budget: half of what it explored before). The 3-replica cases
-under Parallel and the quorum model's (up to 58,461 states) run in ``make test-slow``, which CI runs after the
-suite."""
+states alike but for a condition's message or a spent budget: half of what it explored before). The 3-replica cases (up
+to 58,461 states, the quorum model's under Parallel) run in ``make test-slow``, which CI runs after the suite."""
 
 from __future__ import annotations
 
@@ -49,9 +48,9 @@ def _explored(stored: str, replicas: int) -> Exploration:
 
 
 def _slow(name: str, policy: str, replicas: int) -> bool:
-    """3 replicas under Parallel, and the quorum model's at 3 replicas: 15 to 200 CPU s each, over five minutes of
-    the suite's time on two cores together. ``make test-slow`` runs them; CI runs it after ``make test``."""
-    return replicas == 3 and (policy == "Parallel" or name == "QuorumAware")
+    """The 3-replica cases: 10 to 170 s each, over five minutes of the suite's time on two cores together.
+    ``make test-slow`` runs them; CI runs it after ``make test``."""
+    return replicas == 3
 
 
 def _case(n: str, p: str, r: int) -> Any:
