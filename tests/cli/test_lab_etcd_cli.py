@@ -53,5 +53,5 @@ def test_in_the_model_leader_transfer_on_etcd_costs_one_transfer_time_where_etcd
     moved, result = run_model(SCENARIOS["five"], STRATEGIES["quorum-transfer"], timings)
     assert plain.completed and moved.completed and not moved.quorum_lost
     assert plain.outage_seconds == 0 and moved.outage_seconds == moved.longest_gap_seconds == 0.1
-    assert (plain.elections, moved.elections) == (0, 1)  # the requested hand-over is a new term
+    assert (plain.elections, moved.elections) == (1, 1)  # either hand-over is a new term, as on real etcd
     assert result["summary"]["etcd"]["leaderlessSeconds"] == 0.1

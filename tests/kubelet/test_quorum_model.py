@@ -12,6 +12,7 @@ from rollwise.kubelet.quorum import (
     QuorumState,
     QuorumStep,
     figures,
+    leaderless_seconds,
     step,
 )
 
@@ -224,12 +225,13 @@ def test_quorum_loss_during_an_election_cancels_it() -> None:
 # --- graceful deletion ----------------------------------------------------------------------------------------------
 
 
-def test_graceful_leader_deletion_hands_over_at_once_without_an_election() -> None:
+def test_graceful_leader_deletion_hands_over_at_once_in_a_new_term() -> None:
     sim = booted().delete(30.0, 0)
     assert sim.leader_changes()[1:] == [(30.0, "etcd-1")]
     sim.remove(33.0, 0).up(40.0, 0).go(80.0)
-    assert sim.leader_changes()[1:] == [(30.0, "etcd-1")]  # no gap, no election when the old leader goes
-    assert figures(sim.state, 80.0) == (0.0, 1)
+    assert sim.leader_changes()[1:] == [(30.0, "etcd-1")]  # no gap when the old leader goes
+    assert figures(sim.state, 80.0) == (0.0, 2)  # the successor's term counts, as raft's term does
+    assert leaderless_seconds(sim.state, 80.0) == 0.0
     assert sim.ready_log[-1] == (55.0, "etcd-0", True)
 
 
@@ -351,8 +353,13 @@ def _script(sim: Sim) -> Sim:
 def test_a_late_call_ends_in_the_same_state_as_following_every_wake_up() -> None:
     followed, jumped = _script(Sim()), _script(Sim(follow=False))
     assert jumped.state == followed.state
-    assert sorted(jumped.events) == sorted(followed.events)
-    assert figures(jumped.state, 200.0) == figures(followed.state, 200.0) == (45.0, 3)
+
+    def order(e: tuple[float, str, str | None]) -> tuple[float, str, str]:
+        return e[0], e[1], e[2] or ""
+
+    assert sorted(jumped.events, key=order) == sorted(followed.events, key=order)
+    # bootstrap, the election after the crash, the hand-over at 50 (quorum then lost), the election at 95
+    assert figures(jumped.state, 200.0) == figures(followed.state, 200.0) == (45.0, 4)
 
 
 def test_a_late_call_reports_what_fell_due_at_the_time_it_happened() -> None:
@@ -454,3 +461,40 @@ def test_random_scripts_keep_invariants_and_late_calls_agree_with_following_ever
         assert figures(jumped.state, t + 100.0) == figures(followed.state, t + 100.0)
 
     run()
+
+
+def test_a_leader_whose_departure_loses_quorum_still_hands_over_then_the_successor_is_lost() -> None:
+    # real etcd (rollwise lab etcd, dep07): the leaving leader votes for its successor, which leads in a new term
+    # and then cannot commit; a term and a leader move, then no leader.
+    sim = booted().crash(30.0, 2).go(40.0)
+    sim.delete(40.0, 0)
+    assert sim.leader_changes()[1:] == [(40.0, "etcd-1"), (40.0, None)]
+    assert figures(sim.state, 40.0) == (0.0, 2)
+    assert [e[1] for e in sim.events if e[0] == 40.0] == ["QuorumLost", "LeaderChanged", "LeaderChanged"]
+
+
+def test_no_hand_over_when_the_leader_and_its_followers_are_no_majority() -> None:
+    sim = booted(5).crash(30.0, 3).crash(30.0, 4).crash(30.0, 2).go(40.0)
+    assert sim.state.leader is None
+    sim = booted(5).crash(30.0, 3).crash(30.0, 4).go(40.0)
+    sim.delete(41.0, 0)  # etcd-0 leads with 1 and 2; with its vote 3 of 5 elect etcd-1
+    assert sim.leader_changes()[-2:] == [(41.0, "etcd-1"), (41.0, None)]
+
+
+def test_the_election_after_quorum_forms_takes_the_join_time_and_after_a_leader_loss_the_election_time() -> None:
+    params = QuorumParams(election_seconds=1.0, join_election_seconds=0.25, probe_initial_delay_seconds=0.0,
+                          probe_period_seconds=0.5, probe_failure_threshold=1)
+    sim = Sim(3, params).up(0.0, 0, 1, 2).go(5.0)
+    assert sim.leader_changes() == [(0.25, "etcd-0")]
+    sim.crash(10.0, 0).go(20.0)
+    assert sim.leader_changes()[1:] == [(10.0, None), (11.0, "etcd-1")]
+
+
+def test_readiness_needs_a_leader_as_a_linearizable_read_does() -> None:
+    params = QuorumParams(election_seconds=1.0, probe_initial_delay_seconds=0.0, probe_period_seconds=0.5,
+                         probe_failure_threshold=1)
+    sim = Sim(3, params).up(0.0, 0, 1, 2).go(5.0)
+    assert sim.ready_at("etcd-1") == 1.0  # the first tick with a leader, not the first with quorum
+    sim.crash(10.0, 0).go(20.0)
+    assert (10.0, "etcd-1", False) in sim.ready_log  # unready while the followers elect
+    assert (11.0, "etcd-1", True) in sim.ready_log

@@ -12,19 +12,23 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
   deletion is requested (etcd leaves raft at SIGTERM, before its process exits). The caller passes exactly the member
   pods (ordinals in the set's range); pods it leaves out are treated as removed.
 - Leader: when there is none, quorum holds and a candidate exists, an election is held ``election_seconds`` after
-  that became true. Candidates are the participating members that are not terminating (etcd is shutting down);
-  the winner is the longest-running one (earliest container start), ties to the lowest ordinal: etcd's winner is
-  random-ish, a fixed pick keeps runs reproducible. Losing quorum removes the leader at once and cancels a pending
-  election.
+  that became true (the followers' timeout), or ``join_election_seconds`` when quorum has just formed (a booting
+  etcd member advances its election ticks and campaigns once started: 0.48-1.13 s under ``rollwise lab etcd``).
+  Candidates: participating members not terminating. The winner: the longest-running (earliest start), ties to the
+  lowest ordinal (etcd's is random; ``step``'s ``elect`` can replay real draws). Losing quorum removes the leader
+  and cancels a pending election.
 - Graceful deletion: when the model first sees the leader terminating, leadership passes at once to the candidate
-  that an election would pick (etcd's TransferLeadership on SIGTERM targets the longest-connected voter, §2:
-  ≈100 ms, no gap). That is a ``LeaderChanged`` but not an election. With no candidate the leader stays until it
-  stops. ``shutdown_transfer`` false models a store that does not hand over: the leader leads until it stops.
+  an election would pick (etcd's TransferLeadership on SIGTERM targets the longest-connected voter, §2: ≈100 ms, no
+  gap), in a new term that counts as an election, as raft's does. The leaving leader votes for its successor, so
+  this happens whenever they and the other voters make a majority, even when the departure then loses quorum: the
+  successor leads for an instant and is lost with it (real etcd: a term and a leader move, then no commit). With
+  no candidate the leader stays until it stops; ``shutdown_transfer`` false: it always leads until it stops.
 - Requested transfer (``rollwise.api.leader_transfer``): when the leader's pod newly names a voting member, the
   leader steps down at once and that member leads ``transfer_seconds`` later (etcd's move-leader: proposals stop
   while it runs, and the new leader's term is a new term, so it counts as an election). A target that stops or
   stops voting meanwhile cancels it, and an election follows as after any loss.
-- Readiness: etcd-druid's probe, see ``quorum_probe``. Ready drops at once when the container stops.
+- Readiness: etcd-druid's probe (``quorum_probe``), a linearizable read: it needs quorum and a leader (not during an
+  election or hand-over). Ready drops at once when the container stops.
 - Leases (one per member, named after the pod): ``<memberID>:<clusterID>:<Leader|Member>`` (``<memberID>:<role>``
   when no cluster id is given, the spec's older two-part form; ``rollwise.api.leases`` formats it and supplies the
   member id when the observation has none), written ``lease_lag_seconds`` after the role changes.
@@ -45,7 +49,7 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from rollwise.api import leases
@@ -63,6 +67,7 @@ __all__ = [
     "LEADER_CHANGED",
     "QUORUM_LOST",
     "QUORUM_RESTORED",
+    "Elect",
     "MemberObservation",
     "MemberRecord",
     "QuorumEvent",
@@ -77,6 +82,8 @@ __all__ = [
 ]
 
 QUORUM_LOST, QUORUM_RESTORED, LEADER_CHANGED = "QuorumLost", "QuorumRestored", "LeaderChanged"
+
+Elect = Callable[[int, Sequence[str]], str | None]  # (terms begun so far, candidates) -> the winner
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -155,8 +162,8 @@ class QuorumStep:
 class _Work:
     """The mutable scratch copy of a state for one ``step`` call (never escapes it)."""
 
-    def __init__(self, state: QuorumState, params: QuorumParams, cluster_id: str | None) -> None:
-        self.p, self.cluster_id = params, cluster_id
+    def __init__(self, state: QuorumState, params: QuorumParams, cluster_id: str | None, elect: Elect | None) -> None:
+        self.p, self.cluster_id, self.elect = params, cluster_id, elect
         self.members = {m.pod: m for m in state.members}
         self.quorum_up, self.lost_since = state.quorum_up, state.lost_since
         self.leader, self.election_at = state.leader, state.election_at
@@ -164,6 +171,7 @@ class _Work:
         self.elections, self.outages = list(state.elections), list(state.outages)
         self.transfer, self.leaderless_since = state.transfer, state.leaderless_since
         self.leaderless = list(state.leaderless)
+        self.formed_at: float | None = None  # quorum formed (bootstrap or restore) at this instant of the call
         self.events: list[QuorumEvent] = []
 
     def _candidates(self, *, exclude: str | None = None) -> list[MemberRecord]:
@@ -173,6 +181,10 @@ class _Work:
         # reference §2: etcd hands over to the longest-connected voter; elections use the same order, which also
         # keeps a just-restarted member from winning. Ties (a cluster started at once) go to the lowest ordinal.
         return sorted(found, key=lambda m: (m.anchor, m.ordinal, m.pod))
+
+    def serving(self) -> bool:
+        """A linearizable read succeeds: quorum holds and a leader answers (not mid-election or mid-hand-over)."""
+        return self.quorum_up and self.leader is not None
 
     def _set_leader(self, pod: str | None, t: float) -> None:
         if pod is None and self.leader is not None:
@@ -191,7 +203,7 @@ class _Work:
         if not self.quorum_up or self.leader is not None or self.transfer is not None:
             self.election_at = None
         elif self.election_at is None and self._candidates():
-            self.election_at = t + self.p.election_seconds
+            self.election_at = t + (self.p.join_seconds if self.formed_at == t else self.p.election_seconds)
         for m in sorted(self.members.values(), key=lambda m: (m.ordinal, m.pod)):
             if not m.alive:
                 continue
@@ -204,7 +216,7 @@ class _Work:
     def _ticks(self) -> dict[str, float]:
         """The next tick of each member whose next tick can change something."""
         return {m.pod: tick_at(m.anchor, m.next_tick, self.p) for m in self.members.values()
-                if m.alive and tick_matters(ready=m.ready, failures=m.failures, participating=self.quorum_up)}
+                if m.alive and tick_matters(ready=m.ready, failures=m.failures, participating=self.serving())}
 
     def due_times(self) -> list[float]:
         due = list(self._ticks().values()) + [w.due for w in self.pending]
@@ -221,9 +233,10 @@ class _Work:
                 break
             if self.election_at == t:  # an election first: ticks do not depend on the leader
                 self.election_at = None
-                chosen = self._candidates()
+                chosen = [m.pod for m in self._candidates()]
                 if self.leader is None and chosen:
-                    self._set_leader(chosen[0].pod, t)
+                    pick = self.elect(len(self.elections), chosen) if self.elect is not None else None
+                    self._set_leader(pick if pick in chosen else chosen[0], t)
                     self.elections.append(t)
                 self._settle(t)
                 continue
@@ -238,7 +251,7 @@ class _Work:
             ticking = [pod for pod, at in self._ticks().items() if at == t]
             for pod in ticking:
                 m = self.members[pod]
-                ready, failures = probe_tick(ready=m.ready, failures=m.failures, participating=self.quorum_up,
+                ready, failures = probe_tick(ready=m.ready, failures=m.failures, participating=self.serving(),
                                              params=self.p)
                 self.members[pod] = replace(m, ready=ready, failures=failures, next_tick=m.next_tick + 1)
             if ticking:
@@ -286,6 +299,7 @@ class _Work:
         # lingers until it exits, as measured with real etcd 3.5 (README, "Real etcd in the loop").
         voting = sum(1 for m in members.values() if m.alive and not m.terminating)
         up = replicas > 0 and voting >= replicas // 2 + 1
+        was_up = self.quorum_up
         if self.quorum_up and not up and replicas > 0:
             self.lost_since = now
             self.events.append(QuorumEvent(t=now, type=QUORUM_LOST))
@@ -294,16 +308,22 @@ class _Work:
             if up:
                 self.events.append(QuorumEvent(t=now, type=QUORUM_RESTORED))
             self.lost_since = None
+        if up and not was_up:
+            self.formed_at = now
         self.quorum_up = up
 
+        leader = members.get(self.leader) if self.leader is not None else None
+        if (leader is not None and leader.alive and leader.terminating and not old[leader.pod].terminating
+                and self.p.shutdown_transfer and was_up and replicas > 0):
+            # reference §2: SIGTERM makes the leader move leadership to a voting follower before it exits; its own
+            # vote counts, so only the majority with it is needed.
+            followers = sorted((m for m in members.values() if m.alive and not m.terminating and m.pod != leader.pod),
+                               key=lambda m: (m.anchor, m.ordinal, m.pod))
+            if followers and voting + 1 >= replicas // 2 + 1:
+                self._set_leader(followers[0].pod, now)
+                self.elections.append(now)
         if self.leader is not None and (self.leader in stopped or not up):
             self._set_leader(None, now)
-        leader = members.get(self.leader) if self.leader is not None else None
-        if leader is not None and leader.terminating and not old[leader.pod].terminating and self.p.shutdown_transfer:
-            # reference §2: SIGTERM makes the leader move leadership to a voting follower before it exits.
-            followers = self._candidates(exclude=leader.pod)
-            if followers:
-                self._set_leader(followers[0].pod, now)
         self._requested_transfer(old, now)
         if replicas == 0 and self.leaderless_since is not None:  # a dissolved cluster is not waiting for a leader
             self.leaderless.append((self.leaderless_since, now))
@@ -322,9 +342,6 @@ class _Work:
             self._set_leader(None, now)
             self.transfer = (target.pod, now + self.p.transfer_seconds)
 
-    def wake_at(self) -> float | None:
-        return min(self.due_times(), default=None)
-
     def freeze(self, now: float) -> QuorumState:
         return QuorumState(at=now, members=tuple(sorted(self.members.values(), key=lambda m: (m.ordinal, m.pod))),
                            quorum_up=self.quorum_up, lost_since=self.lost_since, leader=self.leader,
@@ -335,8 +352,12 @@ class _Work:
 
 
 def step(observations: Sequence[MemberObservation], state: QuorumState, params: QuorumParams, *, replicas: int,
-         now: float, cluster_id: str | None = None) -> QuorumStep:
+         now: float, cluster_id: str | None = None, elect: Elect | None = None) -> QuorumStep:
     """Bring the model to ``now``: fire what fell due, apply the observations, fire what is due at ``now``.
+
+    ``elect`` replaces the model's pick of an election's winner: it gets how many terms the model has begun and the
+    candidates in the model's order; an answer that is not a candidate keeps the model's pick (``rollwise lab
+    etcd`` replays real etcd's randomised winners through it).
 
     Calling again at the same ``now`` with the same observations changes nothing. ``now`` before the previous
     call's time, or a negative ``replicas``, is a ValueError.
@@ -345,7 +366,7 @@ def step(observations: Sequence[MemberObservation], state: QuorumState, params: 
         raise ValueError(f"time went backwards: {now} < {state.at}")
     if replicas < 0:
         raise ValueError(f"replicas must be >= 0, got {replicas}")
-    work = _Work(state, params, cluster_id)
+    work = _Work(state, params, cluster_id, elect)
     work.advance(now, inclusive=False)
     work.observe(observations, now, replicas)
     work.advance(now, inclusive=True)
@@ -357,7 +378,7 @@ def step(observations: Sequence[MemberObservation], state: QuorumState, params: 
         leader=new.leader,
         leases={name: holder for name, holder in new.leases if before.get(name) != holder},
         events=tuple(work.events),
-        wake_at=work.wake_at(),
+        wake_at=min(work.due_times(), default=None),
     )
 
 

@@ -8,7 +8,8 @@ counts one failure and turns unready at the ``failure_threshold``-th consecutive
 
 Simplifications (deterministic on purpose): ``/readyz`` answers from the wrapper's cached linearizable read, which
 the model takes to be fresh at every tick (the real cache adds up to 2 s, §1.7); a read during a leader election
-counts as a success, because participation needs quorum, not a leader; the probe's own timeout is ignored.
+fails, as a linearizable read needs a leader (the model's caller passes ``participating`` = quorum and a leader;
+``rollwise lab etcd`` measured real members turning unready while they elect); the probe's own timeout is ignored.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class QuorumParams:
     """The timings of one quorum set (scenario ``kubelet.apps.<set>``); defaults are etcd's and etcd-druid's."""
 
     election_seconds: float = 1.0  # reference §0: a SIGKILLed leader is replaced after 0.96-1.58 s
+    # once quorum forms (bootstrap, or a restarted member restores it); None: ``election_seconds``
+    join_election_seconds: float | None = None
     lease_lag_seconds: float = 0.0  # reference §1.4: the heartbeat can leave the role up to 10 s stale
     probe_initial_delay_seconds: float = 15.0  # reference §1.7
     probe_period_seconds: float = 5.0
@@ -42,9 +45,17 @@ class QuorumParams:
     transfer_seconds: float = 0.1  # reference §2: a requested hand-over (move-leader) takes about one heartbeat
     shutdown_transfer: bool = True  # reference §2: etcd hands leadership over on SIGTERM; many stores do not
 
+    @property
+    def join_seconds(self) -> float:
+        """The election delay once quorum has just formed."""
+        return self.election_seconds if self.join_election_seconds is None else self.join_election_seconds
+
     def __post_init__(self) -> None:
-        for name in ("election_seconds", "lease_lag_seconds", "probe_initial_delay_seconds", "transfer_seconds"):
+        for name in ("election_seconds", "lease_lag_seconds", "probe_initial_delay_seconds", "transfer_seconds",
+                     "join_election_seconds"):
             value = getattr(self, name)
+            if value is None and name == "join_election_seconds":
+                continue
             if not math.isfinite(value) or value < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
         if not math.isfinite(self.probe_period_seconds) or self.probe_period_seconds <= 0:
@@ -56,6 +67,7 @@ class QuorumParams:
 # scenario key → (field, whether 0 is allowed); the period must be positive or the ticks would never advance
 _SECONDS = {
     "electionSeconds": ("election_seconds", True),
+    "joinElectionSeconds": ("join_election_seconds", True),
     "leaseLagSeconds": ("lease_lag_seconds", True),
     "probeInitialDelaySeconds": ("probe_initial_delay_seconds", True),
     "probePeriodSeconds": ("probe_period_seconds", False),

@@ -18,6 +18,7 @@ from typing import Any
 from rollwise.api.features import FeatureGates
 from rollwise.kubelet.process.member import ProbeSettings
 from rollwise.kubelet.process.runtime import ProcessRuntime
+from rollwise.kubelet.quorum import QuorumParams
 from rollwise.lab.figures import StatusSample, WriteRecord, elections, leader_moves, no_commit_gaps
 from rollwise.lab.meter import StatusPoller, WriteMeter
 from rollwise.lab.plane import LabPlane
@@ -29,6 +30,7 @@ from rollwise.lab.scenarios import (
     set_manifest,
     template_patch,
 )
+from rollwise.lab.shadow import ShadowFigures, ShadowRecorder, replay
 from rollwise.sim import run_scenario
 from rollwise.sim.record import rollout_complete
 
@@ -58,6 +60,7 @@ class RealRun:
     pids: tuple[int, ...]  # every process the run started (all stopped when it returns)
     final_pods: tuple[dict[str, Any], ...]
     update_revision: str
+    shadow: ShadowFigures  # the quorum model replayed on this run's own pod timeline (``lab/shadow.py``)
 
 
 def _leader_moves_from_events(events: list[dict[str, Any]], since: float) -> int:
@@ -128,6 +131,9 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
     try:
         async with plane:
             plane.create(set_manifest(scenario, strategy, timings))
+            members = ShadowRecorder(pods=lambda: plane.pods_of(plane.cluster.get("StatefulSet", "default", "etcd")),
+                                     replicas=scenario.replicas)
+            plane.feed.listen(lambda ch: members.observe(ch.at) if ch.kind == "Pod" else None)
             if not await plane.run_until(lambda: _complete(plane), timeout=60):
                 raise RuntimeError(f"the etcd members did not all become ready within 60 s; logs in {root / 'logs'}")
             endpoints = runtime.layout(plane.cluster.get("StatefulSet", "default", "etcd")).endpoints()
@@ -171,13 +177,16 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
     # The measured counterparts of the model's figures, so a plot's panel title shows them too.
     fig.update(quorumLossSeconds=outage, leaderElections=terms)
     longest = max((b - a for a, b in no_commit_gaps(writes, since=t0, until=t1, threshold=0.0)), default=0.0)
+    shadow = replay(members.snapshots, samples, _member_pods(plane, runtime), QuorumParams(
+        election_seconds=timings.election_seconds, join_election_seconds=timings.join_election_seconds),
+        replicas=scenario.replicas, since=t0, until=t1)
     return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,
                                    longest_gap_seconds=round(longest, 3),
                                    leader_moves=leader_moves(samples, since=t0, until=t1),
                                    rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(gaps)),
                    result=result, writes=tuple(writes), samples=tuple(samples), claims_kept=claims_kept,
                    root=root, pids=tuple(runtime.supervisor.started), final_pods=tuple(final_pods),
-                   update_revision=str((final_set.get("status") or {}).get("updateRevision", "")))
+                   update_revision=str((final_set.get("status") or {}).get("updateRevision", "")), shadow=shadow)
 
 
 def _annotate(plane: LabPlane, gaps: list[tuple[float, float]], samples: list[StatusSample],
@@ -186,9 +195,7 @@ def _annotate(plane: LabPlane, gaps: list[tuple[float, float]], samples: list[St
     for a, b in gaps:
         plane.recorder.emit(a, "QuorumLost", statefulSet="etcd", measured="no-commit gap")
         plane.recorder.emit(b, "QuorumRestored", statefulSet="etcd", measured="no-commit gap")
-    pods = {lease.holder.split(":")[0]: lease.name for lease in runtime.member_leases()}
-    for lease in plane.cluster.list("Lease"):
-        pods.setdefault(str(lease["spec"]["holderIdentity"]).split(":")[0], lease["metadata"]["name"])
+    pods = _member_pods(plane, runtime)
     best, leader = -1, 0
     for s in samples:
         if s.leader == 0 or s.term < best:
@@ -196,4 +203,12 @@ def _annotate(plane: LabPlane, gaps: list[tuple[float, float]], samples: list[St
         best = s.term
         if s.leader != leader:
             leader = s.leader
-            plane.recorder.emit(s.t, "LeaderChanged", statefulSet="etcd", pod=pods.get(format(leader, "x")))
+            plane.recorder.emit(s.t, "LeaderChanged", statefulSet="etcd", pod=pods.get(leader))
+
+
+def _member_pods(plane: LabPlane, runtime: ProcessRuntime) -> dict[int, str]:
+    """etcd member id -> pod name, from the running members and the member Leases they wrote."""
+    pods = {int(lease.holder.split(":")[0], 16): lease.name for lease in runtime.member_leases()}
+    for lease in plane.cluster.list("Lease"):
+        pods.setdefault(int(str(lease["spec"]["holderIdentity"]).split(":")[0], 16), lease["metadata"]["name"])
+    return pods

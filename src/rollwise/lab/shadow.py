@@ -1,0 +1,114 @@
+"""The quorum model replayed on a real run's own pod timeline: what the model predicts for exactly what the real
+members lived through.
+
+A lab run's model column (``run_model``) is a whole simulation: the model's kubelet stops a process in a fixed
+``termination_seconds`` and starts one in ``start_seconds``, while real etcd exits 0.15-1.15 s after SIGTERM (its
+peer listener waits up to a second for open streams) and boots in its own time. Those are the kubelet's timings, not
+the quorum model's. The shadow takes them from the run itself: every change of a member pod (deletion requested,
+process exited, process started) is recorded as the model's observations at that instant and replayed through
+``rollwise.kubelet.quorum.step``. What is left to compare is the model's own rules: when a member stops serving,
+what counts as an election, how long one takes, where leadership goes.
+
+Two inputs come from the real run because real etcd draws them at random: the leader when the template changes
+(whichever member won the last election before it), and the winner of each election the model holds among members
+with equally complete logs (the first whose randomised timer fires). The shadow's election picks the member the
+real members report leading next, when the model has it among its candidates; hand-over targets stay the model's
+(etcd's longest-connected voter).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from rollwise.api.identity import ordinal_of
+from rollwise.api.meta import Obj, name_of
+from rollwise.api.predicates import is_ready
+from rollwise.kubelet.quorum import LEADER_CHANGED, MemberObservation, QuorumParams, QuorumState, observe_pod, step
+from rollwise.lab.figures import StatusSample
+
+__all__ = ["ShadowFigures", "ShadowRecorder", "replay"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShadowFigures:
+    """The model's figures on the real timeline, counted as the real ones are, from ``since`` to ``until``."""
+
+    outage_seconds: float  # time without a leader (quorum lost, electing or handing over)
+    longest_gap_seconds: float
+    elections: int  # new terms: elections and hand-overs
+    leader_moves: int
+
+
+# (when, the members as the model sees them, the member pods real readiness shows Ready)
+Snapshot = tuple[float, tuple[MemberObservation, ...], frozenset[str]]
+
+
+@dataclass(slots=True)
+class ShadowRecorder:
+    """Records the member pods as the model sees them at every change of one of them."""
+
+    pods: Callable[[], Sequence[Obj]]  # the set's pods now
+    replicas: int
+    snapshots: list[Snapshot] = field(default_factory=list)
+
+    def observe(self, at: float) -> None:
+        members = [p for p in self.pods() if ordinal_of(p) < self.replicas]
+        obs = tuple(sorted((observe_pod(p) for p in members), key=lambda o: (o.ordinal, o.pod)))
+        ready = frozenset(name_of(p) for p in members if is_ready(p))
+        if not self.snapshots or self.snapshots[-1][1:] != (obs, ready):
+            self.snapshots.append((at, obs, ready))
+
+
+def _real_terms(samples: Sequence[StatusSample], pods: Mapping[int, str]) -> dict[int, str]:
+    """Each raft term's leader as the members reported it (member id -> pod)."""
+    leaders: dict[int, str] = {}
+    for s in sorted(samples, key=lambda s: s.t):
+        if s.leader != 0 and s.leader in pods:
+            leaders.setdefault(s.term, pods[s.leader])
+    return leaders
+
+
+def replay(snapshots: Sequence[Snapshot], samples: Sequence[StatusSample], pods: Mapping[int, str],
+           params: QuorumParams, *, replicas: int, since: float, until: float) -> ShadowFigures:
+    """Run the model over the recorded observations, with the real leader at ``since`` and the real winners of the
+    elections after it (the model's k-th new term goes to the winner of the real k-th new term, when a candidate)."""
+    terms = _real_terms(samples, pods)
+    base = max((s.term for s in samples if s.t <= since), default=0)
+    state, last, ready = QuorumState.initial(), tuple[MemberObservation, ...](), frozenset[str]()
+    for t, obs, ready in [s for s in snapshots if s[0] <= since]:  # noqa: B007 - the last one is wanted after
+        state, last = step(obs, state, params, replicas=replicas, now=t).state, obs
+    state = step(last, state, params, replicas=replicas, now=since).state
+    leader = terms.get(base)
+    if leader is not None and state.quorum_up and any(o.pod == leader and o.alive for o in last):
+        state = replace(state, leader=leader, election_at=None, leaderless_since=None)
+    begun = len(state.elections)
+
+    def elect(count: int, _candidates: Sequence[str]) -> str | None:
+        return terms.get(base + 1 + count - begun)
+
+    changes: list[tuple[float, str | None]] = []
+    for t, seen, now_ready in [*(s for s in snapshots if since < s[0] <= until), (until, None, None)]:
+        obs = last if seen is None else seen
+        if now_ready is not None and now_ready - ready and state.election_at is not None and state.election_at > t:
+            # A member turned Ready: its probe, a linearizable read, was served by a leader, so real etcd has
+            # elected already; the model's pending election happens now rather than after the next deletion.
+            state = replace(state, election_at=t)
+        ready = ready if now_ready is None else now_ready
+        out = step(obs, state, params, replicas=replicas, now=t, elect=elect)
+        state, last = out.state, obs
+        changes += [(e.t, e.pod) for e in out.events if e.type == LEADER_CHANGED]
+    spans, lost_at, moves = [], None, 0
+    for t, pod in changes:
+        if pod is None:
+            lost_at = t if lost_at is None else lost_at
+            continue
+        if lost_at is not None:
+            spans.append(t - lost_at)
+            lost_at = None
+        moves += leader is not None and pod != leader
+        leader = pod
+    if lost_at is not None:
+        spans.append(until - lost_at)
+    return ShadowFigures(outage_seconds=round(sum(spans), 3), longest_gap_seconds=round(max(spans, default=0.0), 3),
+                         elections=sum(1 for t in state.elections[begun:] if since < t <= until), leader_moves=moves)
