@@ -213,3 +213,25 @@ spec:
         image: {image}
         ports: [{{containerPort: 80, name: http}}]{claim_block}
 """
+
+
+HOOK = "example.com/drain"  # the pre-delete hook label an application's drain agent removes
+
+
+def hooked_set(*, timeout: int | None = None, strategy: str = "") -> str:
+    """The custom set ``web`` (3 replicas, nginx:1.27) whose pods carry the pre-delete hook ``HOOK: pending``
+    (``spec.lifecycle.preDelete.labelsHandler``, with ``timeoutSeconds`` when given)."""
+    extra = f", timeoutSeconds: {timeout}" if timeout else ""
+    strategy_line = f"\n  updateStrategy: {strategy}" if strategy else ""
+    return f"""\
+apiVersion: apps.rollwise.dev/v1alpha1
+kind: StatefulSet
+metadata: {{name: web, namespace: default}}
+spec:
+  replicas: 3
+  selector: {{matchLabels: {{app: web}}}}{strategy_line}
+  lifecycle: {{preDelete: {{labelsHandler: {{{HOOK}: pending}}{extra}}}}}
+  template:
+    metadata: {{labels: {{app: web, {HOOK}: pending}}}}
+    spec: {{terminationGracePeriodSeconds: 1, containers: [{{name: app, image: "nginx:1.27"}}]}}
+"""

@@ -18,7 +18,7 @@ from queue import Empty, Queue
 from typing import Any
 
 import yaml
-from kubectl_support import DEADLINE, Up
+from kubectl_support import DEADLINE, Up, running_up
 
 __all__ = ["WEB", "Operator", "audit_entries", "get_json", "last_audit_time", "leading_operator", "pod_writes_since",
            "rolled_out"]
@@ -127,3 +127,12 @@ def leading_operator(up: Up, tmp: Path, identity: str = "op-a", *extra: str) -> 
         yield op
     finally:
         assert op.stop() == 0
+
+
+@contextlib.contextmanager
+def running_up_for_operator(tmp: Path, *extra: str, companion: bool = True) -> Iterator[Up]:
+    """``rollwise up`` that leaves the custom kind to the operator under test (and, with ``companion`` false, the
+    quorum-aware companion too); any bearer token is a user, so the audit log names each operator process."""
+    off = "-apps.rollwise.dev" if companion else "-apps.rollwise.dev,-quorum"
+    with running_up(tmp, f"--controllers={off}", "--any-token", *extra) as server:
+        yield server

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from kubectl_support import Up, running_up, statefulset
-from operator_support import WEB, Operator, get_json, rolled_out
+from operator_support import WEB, Operator, get_json, rolled_out, running_up_for_operator
 
 from rollwise.cli import main
 
@@ -62,7 +62,7 @@ def test_a_rollout_through_up_leaves_a_clean_audit_log_and_decision_log(
 def test_the_operator_against_up_leaves_a_clean_decision_log_and_audit_log(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace = tmp_path / "operator.jsonl"
-    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as up:
+    with running_up_for_operator(tmp_path) as up:
         up.kubectl("apply", "-k", str(ROOT / "deploy"))
         op = Operator(up, tmp_path, "op-a", "--trace", str(trace))
         try:

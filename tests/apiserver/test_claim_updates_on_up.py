@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from kubectl_support import Up, running_up, statefulset
-from operator_support import Operator, audit_entries, last_audit_time, pod_writes_since
+from operator_support import Operator, audit_entries, last_audit_time, pod_writes_since, running_up_for_operator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -104,7 +104,7 @@ def test_an_apps_v1_shrink_is_refused_with_the_field_path(up: Up) -> None:
 def test_the_operator_expands_the_claims_of_a_custom_set(tmp_path: Path) -> None:
     """`rollwise run` (`up` leaves the custom kind to it) decides the expansions; `up`'s storage carries them out."""
 
-    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as server:
+    with running_up_for_operator(tmp_path) as server:
         server.install_rollwise()
         op = Operator(server, tmp_path, "op-a")
         try:

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 from fix_matrix import RECOVERING
-from kubectl_support import Up, running_up
-from operator_support import Operator, get_json
+from kubectl_support import Up
+from operator_support import Operator, get_json, running_up_for_operator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -78,7 +78,7 @@ def _break_then_fix(up: Up, resource: str, names: list[str]) -> None:
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as server:
+    with running_up_for_operator(tmp_path) as server:
         yield server
 
 

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 from kubectl_support import Up, running_up
-from operator_support import Operator, audit_entries, get_json, last_audit_time, pod_writes_since
+from operator_support import (
+    Operator,
+    audit_entries,
+    get_json,
+    last_audit_time,
+    pod_writes_since,
+    running_up_for_operator,
+)
 
 pytestmark = pytest.mark.kubectl
 
@@ -137,7 +144,7 @@ def test_in_place_only_halts_on_a_mixed_change_touching_no_pod(up: Up) -> None:
 
 
 def test_the_operator_updates_a_custom_set_in_place(tmp_path: Path) -> None:
-    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as server:
+    with running_up_for_operator(tmp_path) as server:
         server.install_rollwise()
         op = Operator(server, tmp_path, "op-a")
         try:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import DEADLINE, Up, running_up, statefulset
-from operator_support import Operator, get_json
+from kubectl_support import DEADLINE, Up, statefulset
+from operator_support import Operator, get_json, running_up_for_operator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.kubectl
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path, "--controllers=-apps.rollwise.dev", "--any-token") as server:
+    with running_up_for_operator(tmp_path) as server:
         yield server
 
 

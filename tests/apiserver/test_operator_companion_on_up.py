@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import DEADLINE, Up, running_up, statefulset
-from operator_support import WEB, Operator, audit_entries, get_json, leading_operator
+from kubectl_support import DEADLINE, Up, statefulset
+from operator_support import WEB, Operator, audit_entries, get_json, leading_operator, running_up_for_operator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.kubectl
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path, "--controllers=-apps.rollwise.dev,-quorum", "--any-token") as server:
+    with running_up_for_operator(tmp_path, companion=False) as server:
         yield server
 
 

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import DEADLINE, Up, running_up
-from operator_support import Operator, audit_entries, get_json, rolled_out
+from kubectl_support import DEADLINE, Up
+from operator_support import Operator, audit_entries, get_json, rolled_out, running_up_for_operator
 from pod_history import PodHistory, unavailable_counts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +43,7 @@ spec:
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as server:
+    with running_up_for_operator(tmp_path) as server:
         yield server
 
 

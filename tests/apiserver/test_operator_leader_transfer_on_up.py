@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, running_up, statefulset
-from operator_support import Operator, audit_entries, get_json, leading_operator
+from kubectl_support import Up, statefulset
+from operator_support import Operator, audit_entries, get_json, leading_operator, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
 
@@ -19,7 +19,7 @@ TRANSFER_TO = "rollwise.dev/transfer-leadership-to"
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path, "--controllers=-apps.rollwise.dev,-quorum", "--any-token") as server:
+    with running_up_for_operator(tmp_path, companion=False) as server:
         yield server
 
 

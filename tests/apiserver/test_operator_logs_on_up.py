@@ -10,15 +10,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, running_up
-from operator_support import WEB, Operator, rolled_out
+from kubectl_support import Up
+from operator_support import WEB, Operator, rolled_out, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
 
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path, "--controllers=-apps.rollwise.dev", "--any-token") as server:
+    with running_up_for_operator(tmp_path) as server:
         yield server
 
 

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import DEADLINE, Up, running_up
-from operator_support import WEB, Operator, audit_entries, get_json, rolled_out
+from kubectl_support import DEADLINE, Up
+from operator_support import WEB, Operator, audit_entries, get_json, rolled_out, running_up_for_operator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.kubectl
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as server:
+    with running_up_for_operator(tmp_path) as server:
         yield server
 
 
@@ -118,7 +118,7 @@ def test_a_standby_takes_over_from_a_killed_leader_and_a_paused_leader_writes_no
 @pytest.fixture
 def faulty_up(tmp_path: Path) -> Iterator[Up]:
     faults = "compact-every=0.7,drop-watches-every=1.1,conflict-rate=0.1,error-rate=0.1,watch-delay=0.05,seed=5"
-    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token", "--faults", faults) as server:
+    with running_up_for_operator(tmp_path, "--faults", faults) as server:
         yield server
 
 

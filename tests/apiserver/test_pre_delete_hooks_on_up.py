@@ -11,41 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import Up, find_kubectl, start_up, statefulset, stop_up
+from kubectl_support import HOOK, Up, hooked_set, running_up, statefulset
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE = "rollwise.dev/lifecycle-state"
-HOOK = "example.com/drain"
-
 pytestmark = pytest.mark.kubectl
-
-
-def hooked_set(timeout: int | None = None) -> str:
-    extra = f", timeoutSeconds: {timeout}" if timeout else ""
-    return f"""\
-apiVersion: apps.rollwise.dev/v1alpha1
-kind: StatefulSet
-metadata: {{name: web, namespace: default}}
-spec:
-  replicas: 3
-  selector: {{matchLabels: {{app: web}}}}
-  lifecycle: {{preDelete: {{labelsHandler: {{{HOOK}: pending}}{extra}}}}}
-  template:
-    metadata: {{labels: {{app: web, {HOOK}: pending}}}}
-    spec: {{terminationGracePeriodSeconds: 1, containers: [{{name: app, image: "nginx:1.27"}}]}}
-"""
 
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    server = start_up(tmp_path, kubectl)
-    try:
+    with running_up(tmp_path) as server:
         yield server
-    finally:
-        stop_up(server.proc)
 
 
 def _get(up: Up, *args: str) -> Any:

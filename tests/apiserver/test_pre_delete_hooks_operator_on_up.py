@@ -10,30 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import Up, running_up
-from operator_support import Operator, get_json, rolled_out
+from kubectl_support import HOOK, Up, hooked_set
+from operator_support import Operator, get_json, rolled_out, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
-
-HOOK = "example.com/drain"
-WEB = f"""\
-apiVersion: apps.rollwise.dev/v1alpha1
-kind: StatefulSet
-metadata: {{name: web, namespace: default}}
-spec:
-  replicas: 3
-  selector: {{matchLabels: {{app: web}}}}
-  updateStrategy: {{type: RollingUpdate, rollingUpdate: {{maxUnavailable: 2}}}}
-  lifecycle: {{preDelete: {{labelsHandler: {{{HOOK}: pending}}}}}}
-  template:
-    metadata: {{labels: {{app: web, {HOOK}: pending}}}}
-    spec: {{containers: [{{name: app, image: "nginx:1.27"}}]}}
-"""
 
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as server:
+    with running_up_for_operator(tmp_path) as server:
         yield server
 
 
@@ -56,7 +41,7 @@ def test_the_operator_deletes_a_hooked_pod_only_once_its_agent_released_it(up: U
     op = Operator(up, tmp_path, "op-a")
     try:
         op.wait_for(r"op-a started leading")
-        up.apply(WEB)
+        up.apply(hooked_set(strategy="{type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}"))
         up.until(lambda: rolled_out(up, "web", 3, "nginx:1.27"), "the set comes up through the operator")
         up.kubectl("patch", "rsts", "web", "--type=merge", "-p", json.dumps(
             {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}}}))

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, running_up
-from operator_support import Operator, audit_entries, get_json
+from kubectl_support import Up
+from operator_support import Operator, audit_entries, get_json, running_up_for_operator
 
 ROOT = Path(__file__).resolve().parents[2]
 SA = "system:serviceaccount:rollwise-system:rollwise"
@@ -40,7 +40,7 @@ spec:
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path, "--controllers=-apps.rollwise.dev", "--any-token", "--authz", "rbac") as server:
+    with running_up_for_operator(tmp_path, "--authz", "rbac") as server:
         yield server
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from kubectl_support import Up, running_up, statefulset
-from operator_support import Operator, audit_entries
+from operator_support import Operator, audit_entries, running_up_for_operator
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,7 +66,7 @@ def test_reserved_ordinals_hold_across_scale_out_an_update_and_scale_in_and_a_li
 
 
 def test_the_operator_keeps_reserved_ordinals_across_scale_update_and_a_list_change(tmp_path: Path) -> None:
-    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as server:
+    with running_up_for_operator(tmp_path) as server:
         server.install_rollwise()
         op = Operator(server, tmp_path, "op-a")
         try:

@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import Up, running_up
-from operator_support import WEB, Operator, get_json, rolled_out
+from kubectl_support import Up
+from operator_support import WEB, Operator, get_json, rolled_out, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
 
 
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path, "--controllers", "*,-apps.rollwise.dev", "--any-token") as server:
+    with running_up_for_operator(tmp_path) as server:
         yield server
 
 
