@@ -195,16 +195,19 @@ class Node:
 
     @property
     def key(self) -> tuple[Any, ...]:
+        """(``key_but_budgets``, the budgets spent): built in two parts so the subsumption check reads the first
+        without copying."""
         if self._key is None:
-            self._key = (store_key(self.cluster, self.facts), tuple(sorted(self.born.items())), self.used,
-                         tuple(store_key(old, self.facts) for old in self.history), self.admitted)
+            rest = (store_key(self.cluster, self.facts), tuple(sorted(self.born.items())),
+                    tuple(store_key(old, self.facts) for old in self.history), self.admitted)
+            self._key = (rest, self.used)
         return self._key
 
     @property
     def key_but_budgets(self) -> tuple[Any, ...]:
         """``key`` without the budgets spent (``used``): states alike but for what is left to spend."""
-        key = self.key
-        return key[:2] + key[3:]
+        rest: tuple[Any, ...] = self.key[0]
+        return rest
 
 
 def perturbations_of(items: Iterable[str]) -> tuple[frozenset[str], int]:
