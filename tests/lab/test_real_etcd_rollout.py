@@ -14,6 +14,7 @@ import pytest
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import revision_of
+from rollwise.cli.lab import agrees
 from rollwise.kubelet.process import etcd_binary
 from rollwise.lab.experiment import run_real
 from rollwise.lab.figures import no_commit_gaps
@@ -62,6 +63,11 @@ def test_quorum_aware_rollout_on_real_etcd_keeps_quorum_and_every_claim(tmp_path
     deleted = [e for e in run.result["events"] if e["type"] == "PodDeleteRequested" and e["t"] >= start]
     assert sorted(e["pod"] for e in deleted) == ["etcd-0", "etcd-1", "etcd-2"]
     assert deleted[0]["pod"] == "etcd-0"  # DEP-07 step 2: the dead member first
+    # The quorum model replayed on this run's pod timeline predicts what the members did: the leader's hand-over
+    # as the one new term and the one leader move, and no outage.
+    assert (run.shadow.elections, run.shadow.leader_moves) == (run.figures.elections, run.figures.leader_moves) \
+        == (1, 1)
+    assert run.shadow.outage_seconds == 0 and agrees(run)
     for pid in run.pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
