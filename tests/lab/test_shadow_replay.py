@@ -57,3 +57,21 @@ def test_the_elections_winners_are_the_real_ones_and_the_leader_at_the_start_is_
     real = samples((-1.0, 0xA1, 3), (3.9, 0xA1, 4))
     fig = replay(dep07(), real, IDS, PARAMS, replicas=3, since=-0.5, until=6.0)
     assert (fig.elections, fig.leader_moves) == (1, 0)
+
+
+def test_a_hand_over_goes_where_real_etcd_sent_it_so_a_second_one_follows_when_that_member_goes_next() -> None:
+    # three healthy members started together; the rolling order deletes etcd-2 (the leader), then etcd-1. Real etcd
+    # handed over to etcd-1 (the model alone would pick etcd-0), so deleting etcd-1 is a second hand-over.
+    up = (member(0), member(1), member(2))
+    snaps: list[Snapshot] = [
+        (-10.0, up, frozenset({"etcd-0", "etcd-1", "etcd-2"})),
+        (0.0, (member(0), member(1), member(2, terminating=True)), frozenset({"etcd-0", "etcd-1"})),
+        (1.0, (member(0), member(1)), frozenset({"etcd-0", "etcd-1"})),
+        (3.0, (member(0), member(1), member(2, started=3.0, gen=2)), frozenset({"etcd-0", "etcd-1", "etcd-2"})),
+        (4.0, (member(0), member(1, terminating=True), member(2, started=3.0, gen=2)), frozenset({"etcd-0", "etcd-2"})),
+    ]
+    real = samples((-1.0, 0xA2, 3), (0.05, 0xA1, 4), (4.05, 0xA0, 5))
+    fig = replay(snaps, real, IDS, PARAMS, replicas=3, since=-0.5, until=6.0)
+    assert (fig.elections, fig.leader_moves, fig.outage_seconds) == (2, 2, 0.0)
+    alone = replay(snaps, samples((-1.0, 0xA2, 3)), IDS, PARAMS, replicas=3, since=-0.5, until=6.0)
+    assert (alone.elections, alone.leader_moves) == (1, 1)  # the model's own pick, etcd-0, is not deleted next

@@ -13,10 +13,10 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
   pods (ordinals in the set's range); pods it leaves out are treated as removed.
 - Leader: when there is none, quorum holds and a candidate exists, an election is held ``election_seconds`` after
   that became true (the followers' timeout), or ``join_election_seconds`` when quorum has just formed (a booting
-  etcd member advances its election ticks and campaigns once started: 0.48-1.13 s under ``rollwise lab etcd``).
+  etcd member advances its election ticks and campaigns once started: 0.48-1.35 s under ``rollwise lab etcd``).
   Candidates: participating members not terminating. The winner: the longest-running (earliest start), ties to the
-  lowest ordinal (etcd's is random; ``step``'s ``elect`` can replay real draws). Losing quorum removes the leader
-  and cancels a pending election.
+  lowest ordinal (etcd's is random; ``step``'s ``elect`` replays real draws, hand-over targets too). Losing quorum
+  removes the leader and cancels a pending election.
 - Graceful deletion: when the model first sees the leader terminating, leadership passes at once to the candidate
   an election would pick (etcd's TransferLeadership on SIGTERM targets the longest-connected voter, §2: ≈100 ms, no
   gap), in a new term that counts as an election, as raft's does. The leaving leader votes for its successor, so
@@ -27,8 +27,7 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
   leader steps down at once and that member leads ``transfer_seconds`` later (etcd's move-leader: proposals stop
   while it runs, and the new leader's term is a new term, so it counts as an election). A target that stops or
   stops voting meanwhile cancels it, and an election follows as after any loss.
-- Readiness: etcd-druid's probe (``quorum_probe``), a linearizable read: it needs quorum and a leader (not during an
-  election or hand-over). Ready drops at once when the container stops.
+- Readiness: etcd-druid's probe (``quorum_probe``), a linearizable read (quorum and a leader); none once stopped.
 - Leases (one per member, named after the pod): ``<memberID>:<clusterID>:<Leader|Member>`` (``<memberID>:<role>``
   when no cluster id is given, the spec's older two-part form; ``rollwise.api.leases`` formats it and supplies the
   member id when the observation has none), written ``lease_lag_seconds`` after the role changes.
@@ -174,13 +173,18 @@ class _Work:
         self.formed_at: float | None = None  # quorum formed (bootstrap or restore) at this instant of the call
         self.events: list[QuorumEvent] = []
 
-    def _candidates(self, *, exclude: str | None = None) -> list[MemberRecord]:
-        if not self.quorum_up:
+    def _candidates(self, *, exclude: str | None = None, quorum: bool = True) -> list[MemberRecord]:
+        if quorum and not self.quorum_up:
             return []
         found = [m for m in self.members.values() if m.alive and not m.terminating and m.pod != exclude]
         # reference §2: etcd hands over to the longest-connected voter; elections use the same order, which also
         # keeps a just-restarted member from winning. Ties (a cluster started at once) go to the lowest ordinal.
         return sorted(found, key=lambda m: (m.anchor, m.ordinal, m.pod))
+
+    def _pick(self, candidates: list[str]) -> str:
+        """The next term's leader: the model's first candidate, unless ``elect`` names another one."""
+        pick = self.elect(len(self.elections), candidates) if self.elect is not None else None
+        return pick if pick in candidates else candidates[0]
 
     def serving(self) -> bool:
         """A linearizable read succeeds: quorum holds and a leader answers (not mid-election or mid-hand-over)."""
@@ -235,8 +239,7 @@ class _Work:
                 self.election_at = None
                 chosen = [m.pod for m in self._candidates()]
                 if self.leader is None and chosen:
-                    pick = self.elect(len(self.elections), chosen) if self.elect is not None else None
-                    self._set_leader(pick if pick in chosen else chosen[0], t)
+                    self._set_leader(self._pick(chosen), t)
                     self.elections.append(t)
                 self._settle(t)
                 continue
@@ -317,10 +320,9 @@ class _Work:
                 and self.p.shutdown_transfer and was_up and replicas > 0):
             # reference §2: SIGTERM makes the leader move leadership to a voting follower before it exits; its own
             # vote counts, so only the majority with it is needed.
-            followers = sorted((m for m in members.values() if m.alive and not m.terminating and m.pod != leader.pod),
-                               key=lambda m: (m.anchor, m.ordinal, m.pod))
+            followers = self._candidates(exclude=leader.pod, quorum=False)
             if followers and voting + 1 >= replicas // 2 + 1:
-                self._set_leader(followers[0].pod, now)
+                self._set_leader(self._pick([m.pod for m in followers]), now)
                 self.elections.append(now)
         if self.leader is not None and (self.leader in stopped or not up):
             self._set_leader(None, now)
@@ -355,9 +357,9 @@ def step(observations: Sequence[MemberObservation], state: QuorumState, params: 
          now: float, cluster_id: str | None = None, elect: Elect | None = None) -> QuorumStep:
     """Bring the model to ``now``: fire what fell due, apply the observations, fire what is due at ``now``.
 
-    ``elect`` replaces the model's pick of an election's winner: it gets how many terms the model has begun and the
-    candidates in the model's order; an answer that is not a candidate keeps the model's pick (``rollwise lab
-    etcd`` replays real etcd's randomised winners through it).
+    ``elect`` replaces the model's pick of a new term's leader (an election's winner, a shutdown hand-over's
+    target): it gets how many terms the model has begun and the candidates in the model's order; an answer that is
+    not a candidate keeps the model's pick (``rollwise lab etcd`` replays real etcd's random draws through it).
 
     Calling again at the same ``now`` with the same observations changes nothing. ``now`` before the previous
     call's time, or a negative ``replicas``, is a ValueError.

@@ -7,13 +7,13 @@ peer listener waits up to a second for open streams) and boots in its own time. 
 the quorum model's. The shadow takes them from the run itself: every change of a member pod (deletion requested,
 process exited, process started) is recorded as the model's observations at that instant and replayed through
 ``rollwise.kubelet.quorum.step``. What is left to compare is the model's own rules: when a member stops serving,
-what counts as an election, how long one takes, where leadership goes.
+what counts as an election, how long one takes, when leadership must move.
 
-Two inputs come from the real run because real etcd draws them at random: the leader when the template changes
-(whichever member won the last election before it), and the winner of each election the model holds among members
-with equally complete logs (the first whose randomised timer fires). The shadow's election picks the member the
-real members report leading next, when the model has it among its candidates; hand-over targets stay the model's
-(etcd's longest-connected voter).
+Inputs come from the real run where real etcd draws them at random: the leader when the template changes (whichever
+member won the last election before it), the winner of each election among members with equally complete logs (the
+first whose randomised timer fires) and the target of each hand-over on SIGTERM (etcd's longest-connected voter:
+among members up since the same start, the order their peer streams came up). The model's k-th new term goes to
+the real k-th new term's leader, when the model has it among its candidates. Every count and time is the model's.
 """
 
 from __future__ import annotations
@@ -71,8 +71,8 @@ def _real_terms(samples: Sequence[StatusSample], pods: Mapping[int, str]) -> dic
 
 def replay(snapshots: Sequence[Snapshot], samples: Sequence[StatusSample], pods: Mapping[int, str],
            params: QuorumParams, *, replicas: int, since: float, until: float) -> ShadowFigures:
-    """Run the model over the recorded observations, with the real leader at ``since`` and the real winners of the
-    elections after it (the model's k-th new term goes to the winner of the real k-th new term, when a candidate)."""
+    """Run the model over the recorded observations, with the real leader at ``since`` and the real leaders of the
+    terms after it (the model's k-th new term goes to the real k-th new term's leader, when a candidate)."""
     terms = _real_terms(samples, pods)
     base = max((s.term for s in samples if s.t <= since), default=0)
     state, last, ready = QuorumState.initial(), tuple[MemberObservation, ...](), frozenset[str]()
