@@ -195,8 +195,8 @@ def _print_table(rows: list[tuple[str, str, list[RealRun], Figures, dict[str, An
     print(f"real outage: no-commit gaps > 0.2 s at 20 writes/s (longest gap: between any two commits, 0.05 s when "
           f"healthy); model outage (and longest gap): time without a leader (quorum lost, electing or handing "
           f"over). elections: new raft terms (hand-overs count). [brackets]: the quorum model replayed on each real "
-          f"run's own pod timeline (its real leader at the template change and its elections' winners, etcd's "
-          f"random draws); 'model agrees': runs where that outage is within {OUTAGE_TOLERANCE_SECONDS:g} s and the "
-          f"elections and leader moves are equal. pod start {timings.start_seconds:g} s, probe every "
+          f"run's own pod timeline (etcd's random draws taken from the run: the leader at the template change, "
+          f"each new term's leader); 'model agrees': runs where that outage is within "
+          f"{OUTAGE_TOLERANCE_SECONDS:g} s and the elections and leader moves are equal. pod start {timings.start_seconds:g} s, probe every "
           f"{timings.probe_period_seconds:g} s, model termination {timings.termination_seconds:g} s, election "
           f"{timings.election_seconds:g} s ({timings.join_election_seconds:g} s once quorum forms).")
