@@ -198,5 +198,6 @@ def _print_table(rows: list[tuple[str, str, list[RealRun], Figures, dict[str, An
           f"run's own pod timeline (etcd's random draws taken from the run: the leader at the template change, "
           f"each new term's leader); 'model agrees': runs where that outage is within "
           f"{OUTAGE_TOLERANCE_SECONDS:g} s and the elections and leader moves are equal. pod start "
-          f"{timings.start_seconds:g} s, probe every {timings.probe_period_seconds:g} s, model termination {timings.termination_seconds:g} s, election "
-          f"{timings.election_seconds:g} s ({timings.join_election_seconds:g} s once quorum forms).")
+          f"{timings.start_seconds:g} s, probe every {timings.probe_period_seconds:g} s, model termination "
+          f"{timings.termination_seconds:g} s, election {timings.election_seconds:g} s "
+          f"({timings.join_election_seconds:g} s once quorum forms).")
