@@ -51,6 +51,10 @@ class Up:
                                  f"{result.stderr}")
         return result
 
+    def install_crd(self) -> None:
+        """The custom kind alone (``deploy/crds/crd.yaml``): ``up``'s own controllers then run its sets."""
+        self.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
+
     def install_rollwise(self) -> None:
         """What docs/install.md says: the CRD from ``deploy/crds`` first, then the operator from ``deploy/``."""
         self.kubectl("apply", "-k", str(ROOT / "deploy" / "crds"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from kubectl_support import Up, running_up, statefulset
-from operator_support import WEB, Operator, get_json, rolled_out, running_up_for_operator
+from operator_support import WEB, get_json, leading_operator, rolled_out, running_up_for_operator
 
 from rollwise.cli import main
 
@@ -64,16 +64,12 @@ def test_the_operator_against_up_leaves_a_clean_decision_log_and_audit_log(
     trace = tmp_path / "operator.jsonl"
     with running_up_for_operator(tmp_path) as up:
         up.kubectl("apply", "-k", str(ROOT / "deploy"))
-        op = Operator(up, tmp_path, "op-a", "--trace", str(trace))
-        try:
-            op.wait_for(r"op-a started leading")
+        with leading_operator(up, tmp_path, "op-a", "--trace", str(trace)):
             up.apply(WEB)
             up.until(lambda: rolled_out(up, "web", 3, "nginx:1.27"), "the set comes up through the operator")
             up.kubectl("patch", "rsts", "web", "--type=merge", "-p",
                        '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}')
             up.until(lambda: rolled_out(up, "web", 3, "nginx:1.28"), "the rollout completes through the operator")
-        finally:
-            assert op.stop() == 0
     lines = [json.loads(line) for line in trace.read_text().splitlines()]
     deletes = [a for line in lines for a in line["actions"] if a["type"] == "DeletePod"]
     assert len(deletes) == 3 and all(a["reason"] for a in deletes), "each delete is logged with its reason"

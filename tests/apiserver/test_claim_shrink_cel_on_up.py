@@ -12,8 +12,6 @@ from pathlib import Path
 import pytest
 from kubectl_support import Up, running_up, statefulset
 
-ROOT = Path(__file__).resolve().parents[2]
-
 pytestmark = pytest.mark.kubectl
 
 
@@ -29,7 +27,7 @@ def _storage(size: str) -> str:
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
     with running_up(tmp_path) as server:
-        server.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
+        server.install_crd()
         yield server
 
 

@@ -12,9 +12,7 @@ from typing import Any
 
 import pytest
 from kubectl_support import Up, running_up, statefulset
-from operator_support import Operator, audit_entries, last_audit_time, pod_writes_since, running_up_for_operator
-
-ROOT = Path(__file__).resolve().parents[2]
+from operator_support import audit_entries, last_audit_time, leading_operator, pod_writes_since, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
 
@@ -51,7 +49,7 @@ def _pods(up: Up, app: str) -> dict[str, str]:
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
     with running_up(tmp_path) as server:
-        server.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
+        server.install_crd()
         yield server
 
 
@@ -106,9 +104,7 @@ def test_the_operator_expands_the_claims_of_a_custom_set(tmp_path: Path) -> None
 
     with running_up_for_operator(tmp_path) as server:
         server.install_rollwise()
-        op = Operator(server, tmp_path, "op-a")
-        try:
-            op.wait_for(r"op-a started leading")
+        with leading_operator(server, tmp_path, "op-a"):
             server.apply(_custom("db"))
             server.kubectl("wait", "--for=condition=Ready", "rsts/db", "--timeout=60s")
             before = _pods(server, "db")
@@ -119,7 +115,5 @@ def test_the_operator_expands_the_claims_of_a_custom_set(tmp_path: Path) -> None
                                "--timeout=60s")
             assert _pods(server, "db") == before
             assert pod_writes_since(server, since) == []
-        finally:
-            assert op.stop() == 0
     patches = [e for e in audit_entries(server) if e["verb"] == "patch" and e["resource"] == "persistentvolumeclaims"]
     assert {e["user"] for e in patches} == {"op-a"} and len(patches) == 2

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from kubectl_support import Up, running_up
 from operator_support import (
-    Operator,
     audit_entries,
     get_json,
     last_audit_time,
+    leading_operator,
     pod_writes_since,
     running_up_for_operator,
 )
@@ -146,13 +146,9 @@ def test_in_place_only_halts_on_a_mixed_change_touching_no_pod(up: Up) -> None:
 def test_the_operator_updates_a_custom_set_in_place(tmp_path: Path) -> None:
     with running_up_for_operator(tmp_path) as server:
         server.install_rollwise()
-        op = Operator(server, tmp_path, "op-a")
-        try:
-            op.wait_for(r"op-a started leading")
+        with leading_operator(server, tmp_path, "op-a"):
             server.apply(CUSTOM.format(policy="InPlaceIfPossible"))
             _in_place(server, "rsts", "web", ["patch", "rsts", "web", "--type=merge", "-p", IMAGE])
-        finally:
-            assert op.stop() == 0
         updates = {e.get("name") for e in audit_entries(server)
                    if e["user"] == "op-a" and e["resource"] == "pods" and e["verb"] == "update"}
         assert updates == {"web-0", "web-1", "web-2"}, "the operator itself patched the images"

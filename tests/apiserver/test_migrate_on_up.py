@@ -12,9 +12,7 @@ from typing import Any
 
 import pytest
 from kubectl_support import DEADLINE, Up, statefulset
-from operator_support import Operator, get_json, running_up_for_operator
-
-ROOT = Path(__file__).resolve().parents[2]
+from operator_support import get_json, leading_operator, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
 
@@ -36,9 +34,7 @@ def _pods(up: Up) -> list[dict[str, Any]]:
 
 def test_migrate_moves_pods_under_the_custom_set_without_restarts_and_it_rolls_next(up: Up, tmp_path: Path) -> None:
     up.install_rollwise()
-    op = Operator(up, tmp_path, "op-a")
-    try:
-        op.wait_for(r"op-a started leading")
+    with leading_operator(up, tmp_path, "op-a"):
         up.apply(statefulset("web", replicas=3, image="nginx:1.26"))
         up.kubectl("wait", "sts/web", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
         up.until(lambda: (s := get_json(up, "sts", "web")["status"]).get("currentRevision") == s.get(
@@ -69,5 +65,3 @@ def test_migrate_moves_pods_under_the_custom_set_without_restarts_and_it_rolls_n
         pods = _pods(up)
         assert sorted(p["spec"]["containers"][0]["image"] for p in pods) == ["nginx:1.27"] * 3
         assert {c["metadata"]["name"]: c["metadata"]["uid"] for c in get_json(up, "pvc")["items"]} == claims
-    finally:
-        assert op.stop() == 0

@@ -18,8 +18,6 @@ import pytest
 from kubectl_support import DEADLINE, Up, statefulset
 from operator_support import WEB, Operator, audit_entries, get_json, leading_operator, running_up_for_operator
 
-ROOT = Path(__file__).resolve().parents[2]
-
 pytestmark = pytest.mark.kubectl
 
 

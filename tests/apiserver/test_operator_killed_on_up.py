@@ -18,7 +18,6 @@ from kubectl_support import DEADLINE, Up
 from operator_support import Operator, audit_entries, get_json, rolled_out, running_up_for_operator
 from pod_history import PodHistory, unavailable_counts
 
-ROOT = Path(__file__).resolve().parents[2]
 REPLICAS, BUDGET = 6, 2
 
 pytestmark = pytest.mark.kubectl

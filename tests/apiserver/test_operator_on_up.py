@@ -16,7 +16,15 @@ from pathlib import Path
 
 import pytest
 from kubectl_support import DEADLINE, Up
-from operator_support import WEB, Operator, audit_entries, get_json, rolled_out, running_up_for_operator
+from operator_support import (
+    WEB,
+    Operator,
+    audit_entries,
+    get_json,
+    leading_operator,
+    rolled_out,
+    running_up_for_operator,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,9 +43,7 @@ def _rolled_out(up: Up, image: str) -> bool:
 
 def test_the_operator_rolls_a_custom_resource_set_and_only_it_writes_pods(up: Up, tmp_path: Path) -> None:
     up.install_rollwise()
-    op = Operator(up, tmp_path, "op-a")
-    try:
-        op.wait_for(r"op-a started leading")
+    with leading_operator(up, tmp_path, "op-a"):
         up.apply(WEB)
         up.until(lambda: _rolled_out(up, "nginx:1.27"), "the set comes up through the operator")
         up.kubectl("patch", "rsts", "web", "--type=merge", "-p",
@@ -48,8 +54,6 @@ def test_the_operator_rolls_a_custom_resource_set_and_only_it_writes_pods(up: Up
         scaled = up.kubectl("scale", "rsts/web", "--replicas=4")
         assert scaled.returncode == 0
         up.until(lambda: len(get_json(up, "pods", "-l", "app=web")["items"]) == 4, "the scale subresource reaches it")
-    finally:
-        assert op.stop() == 0
     lease = get_json(up, "lease", "-n", "rollwise-system", "rollwise")["spec"]
     assert lease["holderIdentity"] == "" and lease["leaseDurationSeconds"] == 1
     writes = [e for e in audit_entries(up) if e["verb"] in ("create", "update", "patch", "delete")]

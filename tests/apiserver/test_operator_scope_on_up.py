@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from kubectl_support import Up, namespace
-from operator_support import WEB, Operator, get_json, running_up_for_operator
+from operator_support import WEB, get_json, leading_operator, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
 
@@ -31,15 +31,11 @@ def test_namespaces_limits_the_operator_to_those_namespaces(up: Up, tmp_path: Pa
     for ns in ("team-a", "team-b", "team-c"):
         namespace(up, ns)
         up.apply(WEB.replace("namespace: default", f"namespace: {ns}"))
-    op = Operator(up, tmp_path, "op-a", "--namespaces", "team-a,team-b")
-    try:
-        op.wait_for(r"op-a started leading")
+    with leading_operator(up, tmp_path, "op-a", "--namespaces", "team-a,team-b"):
         up.until(lambda: _ready(up, "team-a") and _ready(up, "team-b"), "both watched namespaces roll out")
         time.sleep(1.0)  # what a wrongly-scoped operator would have done by now, it would have started
         assert get_json(up, "pods", "-n", "team-c")["items"] == [], "team-c is not watched"
         assert not get_json(up, "rsts", "web", "-n", "team-c").get("status")
-    finally:
-        assert op.stop() == 0
 
 
 ORPHAN = """\
@@ -54,9 +50,7 @@ def test_a_matching_unlabelled_orphan_is_labelled_and_adopted(up: Up, tmp_path: 
     up.install_rollwise()
     up.apply(ORPHAN)
     uid = get_json(up, "pod", "web-0")["metadata"]["uid"]
-    op = Operator(up, tmp_path, "op-a", "--controllers", "statefulset")
-    try:
-        op.wait_for(r"op-a started leading")
+    with leading_operator(up, tmp_path, "op-a", "--controllers", "statefulset"):
         up.apply(WEB)
 
         seen: list[dict[str, Any]] = []
@@ -74,5 +68,3 @@ def test_a_matching_unlabelled_orphan_is_labelled_and_adopted(up: Up, tmp_path: 
         pod = seen[0]
         assert pod["metadata"]["uid"] == uid
         assert pod["metadata"]["labels"]["rollwise.dev/managed-by"] == "rollwise"
-    finally:
-        assert op.stop() == 0

@@ -14,8 +14,6 @@ import pytest
 from kubectl_support import DEADLINE, Up, running_up_with_plugin, statefulset
 from operator_support import WEB
 
-ROOT = Path(__file__).resolve().parents[2]
-
 pytestmark = pytest.mark.kubectl
 
 
@@ -39,7 +37,7 @@ def _progressing(up: Up, kind: str, name: str) -> dict[str, Any]:
 
 
 def test_pause_holds_a_custom_set_at_its_revision_and_resume_rolls_it(up: Up) -> None:
-    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
+    up.install_crd()
     up.apply(WEB)
     assert up.plugin("rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
     paused = up.plugin("rollout", "pause", "rsts/web")

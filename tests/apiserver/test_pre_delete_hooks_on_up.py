@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from kubectl_support import HOOK, Up, hooked_set, running_up, statefulset
 
-ROOT = Path(__file__).resolve().parents[2]
 STATE = "rollwise.dev/lifecycle-state"
 pytestmark = pytest.mark.kubectl
 
@@ -54,7 +53,7 @@ def _ready(up: Up, kind: str, name: str, replicas: int) -> bool:
 
 
 def test_a_rollout_waits_for_each_pods_agent_to_release_its_hook(up: Up) -> None:
-    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
+    up.install_crd()
     up.apply(hooked_set())
     up.until(lambda: _ready(up, "rsts", "web", 3), "the set comes up")
     up.kubectl("patch", "rsts", "web", "--type=merge", "-p",
@@ -77,7 +76,7 @@ def test_a_rollout_waits_for_each_pods_agent_to_release_its_hook(up: Up) -> None
 
 
 def test_a_hook_that_is_never_released_halts_the_rollout_with_a_condition(up: Up) -> None:
-    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
+    up.install_crd()
     up.apply(hooked_set(timeout=2))
     up.until(lambda: _ready(up, "rsts", "web", 3), "the set comes up")
     up.kubectl("scale", "rsts/web", "--replicas=2")

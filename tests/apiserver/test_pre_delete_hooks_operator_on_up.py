@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from kubectl_support import HOOK, Up, hooked_set
-from operator_support import Operator, get_json, rolled_out, running_up_for_operator
+from operator_support import get_json, leading_operator, rolled_out, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
 
@@ -38,9 +38,7 @@ def _progressing(up: Up) -> dict[str, Any]:
 
 def test_the_operator_deletes_a_hooked_pod_only_once_its_agent_released_it(up: Up, tmp_path: Path) -> None:
     up.install_rollwise()
-    op = Operator(up, tmp_path, "op-a")
-    try:
-        op.wait_for(r"op-a started leading")
+    with leading_operator(up, tmp_path, "op-a"):
         up.apply(hooked_set(strategy="{type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}"))
         up.until(lambda: rolled_out(up, "web", 3, "nginx:1.27"), "the set comes up through the operator")
         up.kubectl("patch", "rsts", "web", "--type=merge", "-p", json.dumps(
@@ -58,5 +56,3 @@ def test_the_operator_deletes_a_hooked_pod_only_once_its_agent_released_it(up: U
             up.until(lambda n=name: n in _marked(up), f"{name} is marked")
             up.kubectl("label", "pod", name, f"{HOOK}-")
         up.until(lambda: rolled_out(up, "web", 3, "nginx:1.28"), "every pod drained and replaced")
-    finally:
-        assert op.stop() == 0

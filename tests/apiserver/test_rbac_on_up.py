@@ -11,7 +11,6 @@ import pytest
 from kubectl_support import Up
 from operator_support import Operator, audit_entries, get_json, running_up_for_operator
 
-ROOT = Path(__file__).resolve().parents[2]
 SA = "system:serviceaccount:rollwise-system:rollwise"
 STRATEGIES = {
     "rolling": "{type: RollingUpdate, rollingUpdate: {maxUnavailable: 2}}",

@@ -12,9 +12,7 @@ from typing import Any
 
 import pytest
 from kubectl_support import Up, running_up, statefulset
-from operator_support import Operator, audit_entries, running_up_for_operator
-
-ROOT = Path(__file__).resolve().parents[2]
+from operator_support import audit_entries, leading_operator, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
 
@@ -57,7 +55,7 @@ def _created(up: Up, name: str) -> list[int]:
 @pytest.fixture
 def up(tmp_path: Path) -> Iterator[Up]:
     with running_up(tmp_path) as server:
-        server.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
+        server.install_crd()
         yield server
 
 
@@ -68,12 +66,8 @@ def test_reserved_ordinals_hold_across_scale_out_an_update_and_scale_in_and_a_li
 def test_the_operator_keeps_reserved_ordinals_across_scale_update_and_a_list_change(tmp_path: Path) -> None:
     with running_up_for_operator(tmp_path) as server:
         server.install_rollwise()
-        op = Operator(server, tmp_path, "op-a")
-        try:
-            op.wait_for(r"op-a started leading")
+        with leading_operator(server, tmp_path, "op-a"):
             _scale_update_and_move(server)
-        finally:
-            assert op.stop() == 0
         made = sorted(e["name"] for e in audit_entries(server)
                       if e["user"] == "op-a" and e["resource"] == "pods" and e["verb"] == "create")
         assert made == ["web-0", "web-0", "web-2", "web-2", "web-3", "web-3", "web-4", "web-4", "web-5"], \

@@ -12,8 +12,6 @@ import pytest
 from kubectl_support import Up, running_up_with_plugin
 from operator_support import WEB
 
-ROOT = Path(__file__).resolve().parents[2]
-
 pytestmark = pytest.mark.kubectl
 
 
@@ -37,7 +35,7 @@ def _set_image(up: Up, image: str) -> None:
 
 
 def test_the_plugin_follows_a_rollout_lists_history_undoes_and_restarts(up: Up) -> None:
-    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
+    up.install_crd()
     up.apply(WEB)
     first = up.plugin("rollout", "status", "rsts/web", "--timeout=60s")
     assert first.returncode == 0, first.stderr
@@ -75,7 +73,7 @@ def test_the_plugin_follows_a_rollout_lists_history_undoes_and_restarts(up: Up) 
 
 
 def test_status_exits_1_on_timeout_and_errors_are_reported(up: Up) -> None:
-    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
+    up.install_crd()
     up.apply(WEB)
     assert up.plugin("rollout", "status", "rsts/web", "--timeout=60s").returncode == 0
     _set_image(up, "nginx:typo")  # never pulls: the rollout cannot finish
@@ -94,7 +92,7 @@ CANARY = WEB.replace("name: web,", "name: canary,").replace("app: web", "app: ca
 
 
 def test_a_canary_held_at_its_partition_is_ready_and_the_plugin_agrees(up: Up) -> None:
-    up.kubectl("apply", "-f", str(ROOT / "deploy" / "crds" / "crd.yaml"))
+    up.install_crd()
     up.apply(CANARY)
     up.kubectl("wait", "--for=condition=Ready", "rsts/canary", "--timeout=60s")
     up.kubectl("patch", "rsts", "canary", "--type=merge", "-p",

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from kubectl_support import Up
-from operator_support import WEB, Operator, get_json, rolled_out, running_up_for_operator
+from operator_support import WEB, get_json, leading_operator, rolled_out, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
 
@@ -33,9 +33,7 @@ def _images(up: Up) -> dict[str, str]:
 
 def test_the_operator_waits_on_a_budget_holds_a_paused_set_and_resumes(up: Up, tmp_path: Path) -> None:
     up.install_rollwise()
-    op = Operator(up, tmp_path, "op-a")
-    try:
-        op.wait_for(r"op-a started leading")
+    with leading_operator(up, tmp_path, "op-a"):
         up.apply(WEB)  # maxUnavailable 2
         up.until(lambda: rolled_out(up, "web", 3, "nginx:1.27"), "the set comes up through the operator")
         up.kubectl("create", "pdb", "web", "--selector=app=web", "--min-available=3")
@@ -55,5 +53,3 @@ def test_the_operator_waits_on_a_budget_holds_a_paused_set_and_resumes(up: Up, t
 
         up.kubectl("patch", "rsts", "web", "--type=merge", "-p", '{"spec":{"paused":null}}')
         up.until(lambda: rolled_out(up, "web", 4, "nginx:1.28"), "resumed, the rollout finishes")
-    finally:
-        assert op.stop() == 0

@@ -8,8 +8,8 @@ import dataclasses
 
 import pytest
 from explore_sets import STRATEGIES, found, manifest, run
+from judged import judge_every_decision
 
-from rollwise import invariants
 from rollwise.api.features import FeatureGates
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset import reconcile
@@ -77,9 +77,7 @@ def test_a_hook_trace_becomes_a_scenario_the_simulator_accepts() -> None:
     assert {"patch": {"kind": "StatefulSet", "name": "web", "merge": {"spec": {"lifecycle": {"preDelete": {
         "labelsHandler": {"example.com/drain": "pending"}}}}}}} in doc["steps"]
     sim = Simulation(parse_scenario(doc))
-    problems: list[str] = []
-    sim.observers.append(lambda view, plan: problems.extend(
-        invariants.judge(invariants.Decision(view=view, actions=plan.actions))))
+    problems = judge_every_decision(sim)
     replayed = sim.run()
     # The real controller marks the pods and waits: nothing in the trace releases a hook, so nothing goes.
     assert not problems

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from judged import judge_every_decision
 
-from rollwise import invariants
 from rollwise.sim import Simulation, parse_scenario
 
 
@@ -42,9 +42,7 @@ MIXED = {"spec": {"containers": [{"name": "app", "image": "app:v2", "env": [{"na
 
 def _run(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     sim = Simulation(parse_scenario(raw))
-    problems: list[str] = []
-    sim.observers.append(lambda view, plan: problems.extend(
-        invariants.judge(invariants.Decision(view=view, actions=plan.actions))))
+    problems = judge_every_decision(sim)
     return sim.run(), problems
 
 

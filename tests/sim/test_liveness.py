@@ -10,8 +10,8 @@ import pytest
 from event_figures import figures_from_events
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from judged import judge_every_decision
 
-from rollwise import invariants
 from rollwise.sim import Simulation, parse_scenario
 
 MAX_REPLICAS = 4
@@ -125,9 +125,7 @@ def _both_pods_exactly_min_ready_at_the_change() -> dict[str, Any]:
 @example(_both_pods_exactly_min_ready_at_the_change())
 def test_rollout_completes_once_faults_stop_and_the_template_is_good(raw: dict[str, Any]) -> None:
     sim = Simulation(parse_scenario(raw))
-    problems: list[str] = []
-    sim.observers.append(lambda view, plan: problems.extend(
-        invariants.judge(invariants.Decision(view=view, actions=plan.actions))))
+    problems = judge_every_decision(sim)
     result = sim.run()
     assert not problems, problems[:5]
     web = result["summary"]["web"]

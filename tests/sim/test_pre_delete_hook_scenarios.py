@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from judged import judge_every_decision
 
-from rollwise import invariants
 from rollwise.cli import main
 from rollwise.sim import Simulation, load_scenario, parse_scenario
 
@@ -44,9 +44,7 @@ IMAGE_V2 = {"patch": {"kind": "StatefulSet", "name": "web",
 
 def _run(raw: dict[str, Any] | Path) -> tuple[dict[str, Any], list[str]]:
     sim = Simulation(load_scenario(raw) if isinstance(raw, Path) else parse_scenario(raw))
-    problems: list[str] = []
-    sim.observers.append(lambda view, plan: problems.extend(
-        invariants.judge(invariants.Decision(view=view, actions=plan.actions))))
+    problems = judge_every_decision(sim)
     return sim.run(), problems
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from judged import judge_every_decision
 
 from rollwise import invariants
 from rollwise.cli.plan import preview
@@ -163,9 +164,7 @@ def test_a_pod_disruption_budget_holds_the_move_off_a_newly_reserved_ordinal_unt
            "objects": [budget, obj],
            "steps": [*DONE, _merge({"reserveOrdinals": [1]}), {"after": 60}]}
     sim = Simulation(parse_scenario(raw))
-    problems: list[str] = []
-    sim.observers.append(lambda view, plan: problems.extend(
-        invariants.judge(invariants.Decision(view=view, actions=plan.actions))))
+    problems = judge_every_decision(sim)
     result = sim.run()
     assert not problems, problems[:5]
     assert _ordinals(result) == [0, 1, 2, 3], "web-3 came up; web-1 waits for the budget (4 must stay available)"

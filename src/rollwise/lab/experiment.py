@@ -161,7 +161,8 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
             summary = plane.recorder.summary(t1)
             final_set = plane.cluster.get("StatefulSet", "default", "etcd")
             final_pods = plane.pods_of(final_set)
-            _annotate(plane, gaps, samples, runtime)
+            ids = _member_pods(plane, runtime)
+            _annotate(plane, gaps, samples, ids)
     finally:
         if meter is not None:
             meter.stop()
@@ -177,7 +178,7 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
     # The measured counterparts of the model's figures, so a plot's panel title shows them too.
     fig.update(quorumLossSeconds=outage, leaderElections=terms)
     longest = max((b - a for a, b in no_commit_gaps(writes, since=t0, until=t1, threshold=0.0)), default=0.0)
-    shadow = replay(members.snapshots, samples, _member_pods(plane, runtime), QuorumParams(
+    shadow = replay(members.snapshots, samples, ids, QuorumParams(
         election_seconds=timings.election_seconds, join_election_seconds=timings.join_election_seconds),
         replicas=scenario.replicas, since=t0, until=t1)
     return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,
@@ -190,12 +191,11 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
 
 
 def _annotate(plane: LabPlane, gaps: list[tuple[float, float]], samples: list[StatusSample],
-              runtime: ProcessRuntime) -> None:
+              pods: dict[int, str]) -> None:
     """Measured outages and leaders as the quorum model's event types, for ``cli/plot.py``."""
     for a, b in gaps:
         plane.recorder.emit(a, "QuorumLost", statefulSet="etcd", measured="no-commit gap")
         plane.recorder.emit(b, "QuorumRestored", statefulSet="etcd", measured="no-commit gap")
-    pods = _member_pods(plane, runtime)
     best, leader = -1, 0
     for s in samples:
         if s.leader == 0 or s.term < best:
