@@ -18,12 +18,20 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty, Queue
+from typing import Any
 
 import pytest
+from api_reader import ApiReader
 
 ROOT = Path(__file__).resolve().parents[2]
 KUBECTL_132 = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32"
 DEADLINE = 60.0
+POLL_FIRST, POLL_MOST = 0.05, 0.4
+"""``until`` polls at once, then backs off to POLL_MOST: a predicate that runs kubectl costs ~0.1 CPU s with the
+server's share, and polling one every 50 ms for a rollout's duration kept a core busy waiting."""
+POLL_FIRST, POLL_MOST = 0.05, 0.4
+"""``until`` polls at once, then backs off to POLL_MOST: a predicate is often a kubectl run (~0.1 CPU s with the
+server's share), and polling one every 50 ms for a rollout's duration kept a core busy waiting."""
 
 
 def find_kubectl() -> str | None:
@@ -41,6 +49,14 @@ class Up:
     kubectl_path: str
     audit_log: Path
     output: list[str] = field(default_factory=list)
+    _reader: ApiReader | None = None
+
+    def read(self, *args: str) -> Any:
+        """What ``kubectl get ARGS -o json`` prints (RESOURCE [NAME] [-n NS] [-l SEL] [-A]), read over the REST API:
+        for polling (``api_reader``). ReadFailed where kubectl would exit non-zero."""
+        if self._reader is None:
+            self._reader = ApiReader(self.kubeconfig)
+        return self._reader.get_args(*args)
 
     def kubectl(self, *args: str, check: bool = True, stdin: str | None = None,
                 timeout: float = DEADLINE) -> subprocess.CompletedProcess[str]:
@@ -73,12 +89,16 @@ class Up:
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE))
 
     def until(self, predicate: Callable[[], bool], what: str, deadline: float = DEADLINE,
-              on_fail: Callable[[], str] | None = None) -> None:
+              on_fail: Callable[[], str] | None = None, most: float = POLL_MOST) -> None:
+        """Poll ``predicate``, backing off from POLL_FIRST to ``most`` seconds between polls (``most=POLL_FIRST``
+        where the instant matters: a replay whose next step must come when the last one was met)."""
         end = time.monotonic() + deadline
+        pause = POLL_FIRST
         while time.monotonic() < end:
             if predicate():
                 return
-            time.sleep(0.05)
+            time.sleep(pause)
+            pause = min(pause * 1.5, most)
         raise AssertionError(f"not within {deadline} s: {what}" + (f"; seen:\n{on_fail()}" if on_fail else ""))
 
 

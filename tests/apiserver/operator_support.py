@@ -18,6 +18,7 @@ from queue import Empty, Queue
 from typing import Any
 
 import yaml
+from api_reader import ReadFailed
 from kubectl_support import DEADLINE, Up, running_up
 
 __all__ = ["WEB", "Operator", "audit_entries", "get_json", "last_audit_time", "leading_operator", "pod_writes_since",
@@ -84,9 +85,14 @@ class Operator:
 
 
 def get_json(up: Up, *args: str, check: bool = True) -> Any:
-    """The object(s) as kubectl prints them; with ``check=False``, ``{}`` when kubectl fails (e.g. NotFound)."""
-    result = up.kubectl("get", *args, "-o", "json", check=check)
-    return json.loads(result.stdout) if result.returncode == 0 else {}
+    """The object(s) as ``kubectl get -o json`` prints them, read over the API (``Up.read``: tests poll with it);
+    with ``check=False``, ``{}`` where kubectl would fail (e.g. NotFound)."""
+    try:
+        return up.read(*args)
+    except ReadFailed:
+        if check:
+            raise
+        return {}
 
 
 

@@ -41,7 +41,7 @@ def test_a_shrunk_claim_template_of_a_custom_set_is_refused_by_the_crd_with_the_
     same = up.kubectl("patch", "rsts", "db", "--type=merge", "-p", _storage("1024Mi"))
     assert same.returncode == 0, "1024Mi is 1Gi: no shrink"
     up.kubectl("patch", "rsts", "db", "--type=merge", "-p", _storage("2Gi"))
-    stored = json.loads(up.kubectl("get", "rsts", "db", "-o", "json").stdout)
+    stored = up.read("rsts", "db")
     assert stored["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] == "2Gi"
     again = up.kubectl("patch", "rsts", "db", "--type=merge", "-p", _storage("1Gi"), check=False)
     assert again.returncode == 1 and "may not be less than the previous value (1Gi)" in again.stderr

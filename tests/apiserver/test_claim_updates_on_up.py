@@ -42,7 +42,7 @@ def _grow(storage: str, storage_class: str = "") -> str:
 
 
 def _pods(up: Up, app: str) -> dict[str, str]:
-    items = json.loads(up.kubectl("get", "pods", "-l", f"app={app}", "-o", "json").stdout)["items"]
+    items = up.read("pods", "-l", f"app={app}")["items"]
     return {p["metadata"]["name"]: p["metadata"]["uid"] for p in items}
 
 
@@ -66,7 +66,7 @@ def test_a_grown_template_expands_every_claim_and_replaces_no_pod(up: Up) -> Non
     assert [row.split()[3] for row in table[1:]] == ["2Gi", "2Gi"]
     assert _pods(up, "db") == before  # same pods, same uids
     assert pod_writes_since(up, since) == [], "no pod created or deleted"
-    up.until(lambda: json.loads(up.kubectl("get", "rsts", "db", "-o", "json").stdout)["status"].get(
+    up.until(lambda: up.read("rsts", "db")["status"].get(
         "volumeClaimTemplates") == [{"name": "data", "compatibleReplicas": 2, "updatingReplicas": 0,
                                      "overSizedReplicas": 0, "totalCapacity": "4Gi"}], "the set reports 2 claims")
 
@@ -83,7 +83,7 @@ def test_a_class_without_expansion_is_refused_and_named_in_the_condition(up: Up)
     up.kubectl("patch", "rsts", "fx", "--type=merge", "-p", _grow("2Gi", "fixed"))
     up.kubectl("wait", "--for=jsonpath={.status.conditions[?(@.type=='Progressing')].reason}=ClaimResizeRefused",
                "rsts/fx", "--timeout=60s")
-    status = json.loads(up.kubectl("get", "rsts", "fx", "-o", "json").stdout)["status"]
+    status = up.read("rsts", "fx")["status"]
     [progressing] = [c for c in status["conditions"] if c["type"] == "Progressing"]
     assert progressing["status"] == "False"
     assert progressing["message"].startswith("claim data-fx-1 (StorageClass fixed) cannot expand to 2Gi: ")

@@ -21,10 +21,6 @@ def up(tmp_path: Path) -> Iterator[Up]:
         yield server
 
 
-def _get(up: Up, *args: str) -> Any:
-    return json.loads(up.kubectl("get", *args, "-o", "json").stdout)
-
-
 def _evict(up: Up, tmp: Path, pod: str) -> Any:
     body = tmp / f"evict-{pod}.json"
     body.write_text(json.dumps({"apiVersion": "policy/v1", "kind": "Eviction",
@@ -34,7 +30,7 @@ def _evict(up: Up, tmp: Path, pod: str) -> Any:
 
 
 def _ready(up: Up, name: str, replicas: int) -> bool:
-    return _get(up, "sts", name).get("status", {}).get("availableReplicas") == replicas
+    return up.read("sts", name).get("status", {}).get("availableReplicas") == replicas
 
 
 def test_a_budget_holds_a_rollout_and_the_eviction_api_honours_it(up: Up, tmp_path: Path) -> None:
@@ -44,33 +40,33 @@ def test_a_budget_holds_a_rollout_and_the_eviction_api_honours_it(up: Up, tmp_pa
     up.until(lambda: _ready(up, "web", 3), "the set comes up")
     created = up.kubectl("create", "pdb", "web", "--selector=app=web", "--min-available=3")
     assert "poddisruptionbudget.policy/web created" in created.stdout
-    up.until(lambda: _get(up, "pdb", "web").get("status", {}).get("currentHealthy") == 3,
+    up.until(lambda: up.read("pdb", "web").get("status", {}).get("currentHealthy") == 3,
              "up's disruption controller writes the budget's status")
-    status = _get(up, "pdb", "web")["status"]
+    status = up.read("pdb", "web")["status"]
     assert (status["disruptionsAllowed"], status["desiredHealthy"], status["expectedPods"]) == (0, 3, 3)
     assert "web    3               N/A               0" in up.kubectl("get", "pdb", "web").stdout
 
     refused = _evict(up, tmp_path, "web-1")
     assert refused.returncode != 0
     assert "Cannot evict pod as it would violate the pod's disruption budget." in refused.stderr
-    assert _get(up, "pod", "web-1")["metadata"].get("deletionTimestamp") is None
+    assert up.read("pod", "web-1")["metadata"].get("deletionTimestamp") is None
 
     up.kubectl("set", "image", "sts/web", "app=nginx:1.27")
 
     def held() -> bool:
-        conditions = _get(up, "sts", "web").get("status", {}).get("conditions") or []
+        conditions = up.read("sts", "web").get("status", {}).get("conditions") or []
         return any("PodDisruptionBudget web allows 0 disruptions (needs 3 healthy pods, has 3)" in c["message"]
                    for c in conditions if c["type"] == "Progressing")
 
     up.until(held, "the rollout waits, naming the budget")
-    images = {p["spec"]["containers"][0]["image"] for p in _get(up, "pods", "-l", "app=web")["items"]}
+    images = {p["spec"]["containers"][0]["image"] for p in up.read("pods", "-l", "app=web")["items"]}
     assert images == {"nginx:1.26"}
 
     up.kubectl("patch", "pdb", "web", "--type=merge", "-p", '{"spec":{"minAvailable":2}}')
-    up.until(lambda: {p["spec"]["containers"][0]["image"] for p in _get(up, "pods", "-l", "app=web")["items"]}
+    up.until(lambda: {p["spec"]["containers"][0]["image"] for p in up.read("pods", "-l", "app=web")["items"]}
              == {"nginx:1.27"} and _ready(up, "web", 3), "the rollout goes on, one pod at a time")
 
-    before = _get(up, "pod", "web-0")["metadata"]["uid"]
+    before = up.read("pod", "web-0")["metadata"]["uid"]
     allowed = _evict(up, tmp_path, "web-0")
     assert allowed.returncode == 0, allowed.stderr
     assert json.loads(allowed.stdout)["status"] == "Success"

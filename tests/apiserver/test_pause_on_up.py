@@ -23,16 +23,12 @@ def up(tmp_path: Path) -> Iterator[Up]:
         yield server
 
 
-def _get(up: Up, *args: str) -> Any:
-    return json.loads(up.kubectl("get", *args, "-o", "json").stdout)
-
-
 def _images(up: Up, app: str) -> list[str]:
-    return sorted(p["spec"]["containers"][0]["image"] for p in _get(up, "pods", "-l", f"app={app}")["items"])
+    return sorted(p["spec"]["containers"][0]["image"] for p in up.read("pods", "-l", f"app={app}")["items"])
 
 
 def _progressing(up: Up, kind: str, name: str) -> dict[str, Any]:
-    conditions = _get(up, kind, name).get("status", {}).get("conditions") or []
+    conditions = up.read(kind, name).get("status", {}).get("conditions") or []
     return next((c for c in conditions if c["type"] == "Progressing"), {})
 
 
@@ -64,7 +60,7 @@ def test_pause_holds_a_custom_set_at_its_revision_and_resume_rolls_it(up: Up) ->
 def test_paused_on_apps_v1_is_a_proposal_up_keeps_with_a_warning(up: Up) -> None:
     applied = up.kubectl("apply", "-f", "-", stdin=statefulset("db", image="nginx:1.26", replicas=2, claims=False))
     assert applied.returncode == 0
-    up.until(lambda: _get(up, "sts", "db").get("status", {}).get("readyReplicas") == 2, "the set comes up")
+    up.until(lambda: up.read("sts", "db").get("status", {}).get("readyReplicas") == 2, "the set comes up")
     patched = up.kubectl("patch", "sts", "db", "--type=merge", "-p", '{"spec":{"paused":true}}')
     assert "spec.paused: a Kubernetes 1.37.0 API server does not know the field" in patched.stderr
     up.kubectl("set", "image", "sts/db", "app=nginx:1.27")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -32,13 +31,13 @@ CASES = [
 def test_a_pod_status_of_the_wrong_shape_is_422_with_the_field_path(tmp_path: Path) -> None:
     with running_up(tmp_path) as up:
         up.apply(POD)
-        before = json.loads(up.kubectl("get", "pod", "p", "-o", "json").stdout)
+        before = up.read("pod", "p")
         for patch, words in CASES:
             done = up.kubectl("patch", "pod", "p", "--subresource=status", "--type=merge", "-p", patch, check=False)
             assert done.returncode == 1, (patch, done.stdout)
             assert "is invalid" in done.stderr and words in done.stderr, (patch, done.stderr)
             assert done.stdout == ""
-        after = json.loads(up.kubectl("get", "pod", "p", "-o", "json").stdout)
+        after = up.read("pod", "p")
         assert not isinstance((after.get("status") or {}).get("conditions"), str), "nothing refused was stored"
         assert before["metadata"]["uid"] == after["metadata"]["uid"]
         good = up.kubectl("patch", "pod", "p", "--subresource=status", "--type=merge", "-p",

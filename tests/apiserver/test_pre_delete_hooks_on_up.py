@@ -23,12 +23,8 @@ def up(tmp_path: Path) -> Iterator[Up]:
         yield server
 
 
-def _get(up: Up, *args: str) -> Any:
-    return json.loads(up.kubectl("get", *args, "-o", "json").stdout)
-
-
 def _pods(up: Up, app: str) -> dict[str, dict[str, Any]]:
-    return {p["metadata"]["name"]: p for p in _get(up, "pods", "-l", f"app={app}")["items"]}
+    return {p["metadata"]["name"]: p for p in up.read("pods", "-l", f"app={app}")["items"]}
 
 
 def _marked(up: Up, app: str) -> list[str]:
@@ -38,7 +34,7 @@ def _marked(up: Up, app: str) -> list[str]:
 
 
 def _progressing(up: Up, kind: str, name: str) -> dict[str, Any]:
-    conditions = _get(up, kind, name).get("status", {}).get("conditions") or []
+    conditions = up.read(kind, name).get("status", {}).get("conditions") or []
     return next((c for c in conditions if c["type"] == "Progressing"), {})
 
 
@@ -48,7 +44,7 @@ def _replaced(up: Up, name: str, uid: str) -> bool:
 
 
 def _ready(up: Up, kind: str, name: str, replicas: int) -> bool:
-    status = _get(up, kind, name).get("status", {})
+    status = up.read(kind, name).get("status", {})
     return status.get("readyReplicas") == replicas and status.get("updatedReplicas") == replicas
 
 

@@ -5,10 +5,8 @@ with its field path; on apps/v1 it is a lab proposal (a warning under --proposal
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kubectl_support import Up, running_up, statefulset
@@ -26,19 +24,15 @@ def _custom(name: str, replicas: int, reserve: str) -> str:
     return manifest.replace(f"  serviceName: {name}\n", f"  serviceName: {name}\n{extra}")
 
 
-def _get(up: Up, *args: str) -> Any:
-    return json.loads(up.kubectl("get", *args, "-o", "json").stdout)
-
-
 def _ordinals(up: Up, app: str) -> list[int]:
     return sorted(int(p["metadata"]["name"].rsplit("-", 1)[1])
-                  for p in _get(up, "pods", "-l", f"app={app}")["items"])
+                  for p in up.read("pods", "-l", f"app={app}")["items"])
 
 
 def _settled(up: Up, resource: str, name: str, ordinals: list[int], image: str = "nginx:1.26") -> bool:
-    sts = _get(up, resource, name)
+    sts = up.read(resource, name)
     status = sts.get("status") or {}
-    pods = _get(up, "pods", "-l", f"app={name}")["items"]
+    pods = up.read("pods", "-l", f"app={name}")["items"]
     return (status.get("observedGeneration") == sts["metadata"]["generation"]
             and status.get("availableReplicas") == len(ordinals) == status.get("updatedReplicas")
             and status.get("currentRevision") == status.get("updateRevision")
@@ -88,7 +82,7 @@ def _scale_update_and_move(up: Up) -> None:
     assert _created(up, "web")[since:] == [5]
     up.kubectl("scale", "rsts/web", "--replicas=2")
     up.until(lambda: _settled(up, "rsts", "web", [0, 3], "nginx:1.27"), "scale in removes the highest")
-    claims = sorted(c["metadata"]["name"] for c in _get(up, "pvc")["items"])
+    claims = sorted(c["metadata"]["name"] for c in up.read("pvc")["items"])
     assert claims == ["data-web-0", "data-web-3"], "whenScaled Delete removed the claims of every ordinal let go"
     assert not {1, 2} & set(_created(up, "web")[since:])
 

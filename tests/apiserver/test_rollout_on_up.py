@@ -22,7 +22,7 @@ def up(tmp_path: Path) -> Iterator[Up]:
 
 
 def _pods(up: Up) -> list[dict[str, Any]]:
-    return json.loads(up.kubectl("get", "pods", "-l", "app=web", "-o", "json").stdout)["items"]
+    return up.read("pods", "-l", "app=web")["items"]
 
 
 def _images(up: Up) -> list[str]:
@@ -99,7 +99,7 @@ def test_a_canary_held_at_its_partition_is_ready_and_the_plugin_agrees(up: Up) -
                json.dumps({"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}}}))
     waited = up.kubectl("wait", "--for=condition=Ready", "rsts/canary", "--timeout=60s", check=False)
     assert waited.returncode == 0, waited.stderr
-    status = json.loads(up.kubectl("get", "rsts", "canary", "-o", "json").stdout)["status"]
+    status = up.read("rsts", "canary")["status"]
     reasons = {c["type"]: c["reason"] for c in status["conditions"]}
     assert reasons["Ready"] == reasons["Progressing"] == "PartitionRolledOut"
     plugin = up.plugin("rollout", "status", "rsts/canary", "--timeout=60s")

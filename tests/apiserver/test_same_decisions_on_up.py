@@ -26,10 +26,7 @@ concurrently, in no defined order either); every other action keeps its exact pl
 
 from __future__ import annotations
 
-import base64
-import http.client
 import json
-import ssl
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,8 +35,8 @@ from typing import Any
 
 import pytest
 import yaml
-from kubectl_support import Up, find_kubectl, start_up, stop_up
-from operator_support import Operator, audit_entries
+from kubectl_support import POLL_FIRST, Up, find_kubectl, start_up, stop_up
+from operator_support import Operator, audit_entries, get_json
 
 from rollwise.cli.options import load_with_overrides
 from rollwise.local.audited import SERVICE_ACCOUNT_PREFIX
@@ -142,42 +139,20 @@ def _on_up(up: Up, custom: set[str]) -> dict[str, list[Action]]:
     return out
 
 
-class Reader:
-    """GETs against `up` on one kept-alive connection: the replay polls often, and a kubectl per poll would cost
-    more CPU than the worlds under test."""
-
-    def __init__(self, up: Up) -> None:
-        config = yaml.safe_load(up.kubeconfig.read_text())
-        cluster, user = config["clusters"][0]["cluster"], config["users"][0]["user"]
-        context = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-        host, port = cluster["server"].removeprefix("https://").rsplit(":", 1)
-        self.conn = http.client.HTTPSConnection(host, int(port), context=context, timeout=30)
-        self.headers = {"Authorization": f"Bearer {user['token']}", "Accept": "application/json"}
-
-    def get(self, path: str) -> Any:
-        self.conn.request("GET", path, headers=self.headers)
-        resp = self.conn.getresponse()
-        data = resp.read()
-        return json.loads(data) if resp.status == 200 else None
-
-    def set_and_pods(self, name: str, custom: bool) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-        group = "apis/apps.rollwise.dev/v1alpha1" if custom else "apis/apps/v1"
-        sts = self.get(f"/{group}/namespaces/default/statefulsets/{name}")
-        if sts is None:
-            return None, []
-        uid = sts["metadata"]["uid"]
-        pods = [p for p in self.get("/api/v1/namespaces/default/pods")["items"]
-                if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or ())]
-        return sts, pods
-
-    def close(self) -> None:
-        self.conn.close()
+def _set_and_pods(up: Up, name: str, custom: bool) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    sts = get_json(up, "rsts" if custom else "statefulset.apps", name, check=False) or None
+    if sts is None:
+        return None, []
+    uid = sts["metadata"]["uid"]
+    pods = [p for p in up.read("pods")["items"]
+            if any(r.get("uid") == uid for r in p["metadata"].get("ownerReferences") or ())]
+    return sts, pods
 
 
-def _satisfied(reader: Reader, args: dict[str, Any], custom: set[str]) -> bool:
+def _satisfied(up: Up, args: dict[str, Any], custom: set[str]) -> bool:
     """The simulator's waitFor predicates (sim/steps.py) on `up`'s objects."""
     name = str(args.get("rolloutComplete") or args.get("ready"))
-    sts, pods = reader.set_and_pods(name, name in custom)
+    sts, pods = _set_and_pods(up, name, name in custom)
     if sts is None:
         return False
     if "rolloutComplete" in args:
@@ -194,35 +169,32 @@ def _caught_up(up: Up, custom: set[str], counts: dict[str, int]) -> bool:
 
 def _replay(up: Up, doc: dict[str, Any], sim: Simulated, speed: float) -> None:
     custom = {o["metadata"]["name"] for o in doc["objects"] if o["apiVersion"] == CUSTOM}
-    reader = Reader(up)
-    try:
-        for obj in doc["objects"]:
-            up.apply(json.dumps(obj))
-        for index, step in enumerate(doc["steps"]):
-            counts = sim.before_step[index]
-            up.until(lambda: _caught_up(up, custom, counts), f"up's decisions before step {index}: "  # noqa: B023
-                     f"{counts}, so far {_on_up(up, custom)}", deadline=SYNC_DEADLINE)
-            (kind, arg), = step.items()
-            _run_step(up, reader, kind, arg, index in sim.timed_out, custom, speed)
-        up.until(lambda: _caught_up(up, custom, {k: len(v) for k, v in sim.actions.items()}),
-                 f"up's decisions after the last step: {_on_up(up, custom)}", deadline=SYNC_DEADLINE)
-    finally:
-        reader.close()
+    for obj in doc["objects"]:
+        up.apply(json.dumps(obj))
+    for index, step in enumerate(doc["steps"]):
+        counts = sim.before_step[index]
+        up.until(lambda: _caught_up(up, custom, counts), f"up's decisions before step {index}: "  # noqa: B023
+                 f"{counts}, so far {_on_up(up, custom)}", deadline=SYNC_DEADLINE, most=POLL_FIRST)
+        (kind, arg), = step.items()
+        _run_step(up, kind, arg, index in sim.timed_out, custom, speed)
+    up.until(lambda: _caught_up(up, custom, {k: len(v) for k, v in sim.actions.items()}),
+             f"up's decisions after the last step: {_on_up(up, custom)}", deadline=SYNC_DEADLINE, most=POLL_FIRST)
 
 
-def _run_step(up: Up, reader: Reader, kind: str, arg: Any, times_out: bool, custom: set[str], speed: float) -> None:
+def _run_step(up: Up, kind: str, arg: Any, times_out: bool, custom: set[str], speed: float) -> None:
     if kind == "waitFor":
         end = time.monotonic() + float(arg.get("timeout", 86400)) / speed
-        done = lambda: _satisfied(reader, arg, custom)  # noqa: E731
+        done = lambda: _satisfied(up, arg, custom)  # noqa: E731
         if times_out:  # the simulator waited out the whole timeout: so must up, and not see it satisfied
-            up.until(lambda: done() or time.monotonic() >= end, f"waitFor {arg}", deadline=end - time.monotonic() + 5)
+            up.until(lambda: done() or time.monotonic() >= end, f"waitFor {arg}",
+                     deadline=end - time.monotonic() + 5, most=POLL_FIRST)
             assert not done(), f"waitFor {arg}: satisfied on up, timed out in the simulator"
         else:
-            up.until(done, f"waitFor {arg}", deadline=SYNC_DEADLINE)
+            up.until(done, f"waitFor {arg}", deadline=SYNC_DEADLINE, most=POLL_FIRST)
         return
     if kind == "after":
         end = time.monotonic() + float(arg) / speed
-        up.until(lambda: time.monotonic() >= end, f"after {arg}")
+        up.until(lambda: time.monotonic() >= end, f"after {arg}", most=POLL_FIRST)
         return
     if kind == "deletePod":
         up.kubectl("delete", "pod", arg, "--wait=false")

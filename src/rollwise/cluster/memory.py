@@ -103,7 +103,6 @@ class MemoryCluster(WatchVerbs, DeletionVerbs):
         self._feed = ChangeFeed(limit=feed_limit)
         self._faults = FaultPlan(VERBS)
         self._gc = GarbageCollector()
-        self._gc_host = GcBridge(self)
         self._backing = backing
         self._hub = WatchHub(limit=history_limit, max_pending=watch_buffer)
         self.writes: Counter[str] = Counter()
@@ -217,7 +216,6 @@ class MemoryCluster(WatchVerbs, DeletionVerbs):
         twin._lookup = twin._index.lookup
         twin._rv, twin._uid_seq, twin._name_seq = self._rv, self._uid_seq, self._name_seq
         twin._gc = self._gc.fork()
-        twin._gc_host = GcBridge(twin)
         return twin
 
     # -- writes ------------------------------------------------------------------------------------------------
@@ -252,7 +250,7 @@ class MemoryCluster(WatchVerbs, DeletionVerbs):
         meta["creationTimestamp"] = self._clock()
         meta["generation"] = 1
         self._write(key, None, new, actor)
-        self._gc.run(self._gc_host)
+        self._gc.run(GcBridge(self))
         return new
 
     def update(self, obj: Obj, *, actor: str = "user") -> Obj:
@@ -340,7 +338,7 @@ class MemoryCluster(WatchVerbs, DeletionVerbs):
         new = self._admitted(key[0], new, old)
         new["metadata"]["generation"] = next_generation(new, old)
         self._write(key, old, new, actor)
-        self._gc.run(self._gc_host)
+        self._gc.run(GcBridge(self))
         return new
 
     def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> None:
@@ -394,6 +392,6 @@ class MemoryCluster(WatchVerbs, DeletionVerbs):
             self._index.put(key, obj)
             self._gc.observe(key, None, obj)
         self._hub = WatchHub(limit=self._hub.limit, floor=self._rv, max_pending=self._hub.max_pending)
-        self._gc.run(self._gc_host)
+        self._gc.run(GcBridge(self))
 
 

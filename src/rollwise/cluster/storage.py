@@ -20,11 +20,14 @@ __all__ = ["ObjectIndex"]
 class ObjectIndex:
     """Stored objects (shared, read-only) and their indexes; ``put`` and ``remove`` keep every index current."""
 
-    __slots__ = ("_objects", "_order", "_unowned", "count", "uids")
+    __slots__ = ("_listed", "_objects", "_order", "_unowned", "count", "uids")
 
     def __init__(self) -> None:
         self._objects: dict[GroupKind, dict[str, dict[str, Obj]]] = {}  # resource -> namespace -> name -> object
         self._order: dict[tuple[GroupKind, str], builtins.list[str]] = {}  # sorted names, rebuilt after add/remove
+        # The objects in name order, rebuilt after any write there: controllers list the same few resources many
+        # times between writes (the explorer ~50 times per state). Never changed in place, so forks share them.
+        self._listed: dict[tuple[GroupKind, str], builtins.list[Obj]] = {}
         self._unowned: dict[tuple[GroupKind, str], dict[str, None]] = {}  # names without a controller
         self.uids: dict[str, Key] = {}
         self.count = 0
@@ -36,6 +39,8 @@ class ObjectIndex:
         twin._objects = {gk: {ns: dict(bucket) for ns, bucket in spaces.items()}
                          for gk, spaces in self._objects.items()}
         twin._unowned = {key: dict(names) for key, names in self._unowned.items()}
+        twin._order = dict(self._order)
+        twin._listed = dict(self._listed)
         twin.uids = dict(self.uids)
         twin.count = self.count
         return twin
@@ -57,6 +62,7 @@ class ObjectIndex:
         if bucket is None:
             bucket = spaces[ns] = {}
         held = bucket.get(name)
+        self._listed.pop((gk, ns), None)
         if held is None:
             self._order.pop((gk, ns), None)
             self.uids[str(obj["metadata"]["uid"])] = key
@@ -80,6 +86,7 @@ class ObjectIndex:
         if not spaces[ns]:
             del spaces[ns]
         self._order.pop((gk, ns), None)
+        self._listed.pop((gk, ns), None)
         self.uids.pop(uid, None)
         self.count -= 1
         self._unowned.setdefault((gk, ns), {}).pop(name, None)
@@ -88,16 +95,20 @@ class ObjectIndex:
         return sorted(self._objects.get(gk, ()))
 
     def in_namespace(self, gk: GroupKind, ns: str, selector: Mapping[str, Any] | None) -> builtins.list[Obj]:
-        """Objects of ``gk`` in ``ns`` by name; with a LabelSelector dict, only those it matches."""
-        bucket = self._objects.get(gk, {}).get(ns)
-        if not bucket:
-            return []
-        order = self._order.get((gk, ns))
-        if order is None:
-            order = self._order[(gk, ns)] = sorted(bucket)
+        """Objects of ``gk`` in ``ns`` by name; with a LabelSelector dict, only those it matches. The list is shared
+        with the index: read it, never change it."""
+        listed = self._listed.get((gk, ns))
+        if listed is None:
+            bucket = self._objects.get(gk, {}).get(ns)
+            if not bucket:
+                return []
+            order = self._order.get((gk, ns))
+            if order is None:
+                order = self._order[(gk, ns)] = sorted(bucket)
+            listed = self._listed[(gk, ns)] = [bucket[n] for n in order]
         if selector is None:
-            return [bucket[n] for n in order]
-        return [o for n in order if selector_matches(selector, labels(o := bucket[n]))]
+            return listed
+        return [o for o in listed if selector_matches(selector, labels(o))]
 
     def unowned(self, gk: GroupKind, ns: str) -> builtins.list[Obj]:
         bucket = self._objects.get(gk, {}).get(ns, {})
