@@ -1,6 +1,6 @@
 """The operator's direct API client (``cluster/rest.py``) against ``rollwise up``: TLS and the bearer token from the
-kubeconfig (the audit log names the token's user, for the writes it keeps), every verb and a watch, errors as the server words them, and a
-503 once the server is gone."""
+kubeconfig (the audit log names the token's user, for the writes it keeps), every verb and a watch, errors as the
+server words them, and a 503 once the server is gone."""
 
 from __future__ import annotations
 
