@@ -40,11 +40,19 @@ class RequestMetrics:
         self._latency = Histogram("rest_client_request_duration_seconds", "Request latency to the headers, by verb "
                                   "and host.", ["verb", "host"], buckets=_LATENCY_BUCKETS, registry=registry)
 
+        # The labelled series, looked up once: prometheus-client's labels() costs more than the request's count.
+        self._series: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
     def observe(self, method: str, host: str, code: int, seconds: float | None) -> None:
         """One reply (``seconds`` None: its start was not seen)."""
-        self._requests.labels(code=str(code), method=method, host=host).inc()
+        series = self._series.get((method, host, code))
+        if series is None:
+            series = self._series[(method, host, code)] = (
+                self._requests.labels(code=str(code), method=method, host=host),
+                self._latency.labels(verb=method, host=host))
+        series[0].inc()
         if seconds is not None:
-            self._latency.labels(verb=method, host=host).observe(seconds)
+            series[1].observe(seconds)
 
 
 def instrument_client(http: Any, metrics: RequestMetrics) -> None:
