@@ -150,8 +150,8 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=4)
     parser.add_argument("--workers", type=int, default=5, help="the operator's concurrent reconciles (its default 5)")
     parser.add_argument("--profile", type=Path, help="run up and the operator under cProfile; .prof files here")
-    parser.add_argument("--http-transport", default="aiohttp", choices=["aiohttp", "httpx"],
-                        help="the operator's HTTP connections (rollwise run --http-transport)")
+    parser.add_argument("--http-transport", default="direct", choices=["direct", "aiohttp", "httpx"],
+                        help="the operator's API client (rollwise run --http-transport)")
     parser.add_argument("--capacity", type=int, default=2000, help="pods created to measure up's create capacity")
     parser.add_argument("--json", action="store_true", help="print one JSON document of the figures")
     args = parser.parse_args()
@@ -188,7 +188,7 @@ def main() -> None:
             user["user"] = {"token": "op-a"}
         (tmp / "op.yaml").write_text(yaml.safe_dump(config))
         # Passed only when not the default, so the bench also drives an operator from before the flag existed.
-        transport = [] if args.http_transport == "aiohttp" else ["--http-transport", args.http_transport]
+        transport = [] if args.http_transport == "direct" else ["--http-transport", args.http_transport]
         op = subprocess.Popen([*python("operator.prof"), "rollwise", "run", "--kubeconfig", str(tmp / "op.yaml"),
                                "--identity", "op-a", "--controllers", "statefulset", "--log-level", "WARNING",
                                "--health-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",

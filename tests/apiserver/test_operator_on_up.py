@@ -41,9 +41,11 @@ def _rolled_out(up: Up, image: str) -> bool:
     return rolled_out(up, "web", 3, image)
 
 
-def test_the_operator_rolls_a_custom_resource_set_and_only_it_writes_pods(up: Up, tmp_path: Path) -> None:
-    up.install_rollwise()
-    with leading_operator(up, tmp_path, "op-a"):
+@pytest.mark.parametrize("transport", ["direct", "httpx"])
+def test_the_operator_rolls_a_custom_resource_set_and_only_it_writes_pods(up: Up, tmp_path: Path,
+                                                                           transport: str) -> None:
+    up.install_rollwise()  # "direct" is the default; "httpx" is lightkube over httpx's own pool, end to end
+    with leading_operator(up, tmp_path, "op-a", "--http-transport", transport):
         up.apply(WEB)
         up.until(lambda: _rolled_out(up, "nginx:1.27"), "the set comes up through the operator")
         up.kubectl("patch", "rsts", "web", "--type=merge", "-p",

@@ -5,6 +5,7 @@ Its integration tests (a rollout through the operator, failover between two proc
 
 from __future__ import annotations
 
+import asyncio
 import os
 import queue
 import re
@@ -19,9 +20,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from lightkube.config.kubeconfig import KubeConfig
+from prometheus_client import CollectorRegistry
 
 from rollwise.cli import main
-from rollwise.cli.run import parse_duration
+from rollwise.cli.run import _client, parse_duration
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("15s", 15.0), ("500ms", 0.5), ("1m", 60.0), ("2", 2.0),
@@ -99,3 +102,21 @@ def test_without_a_reachable_server_it_serves_probes_and_stops_cleanly_on_sigter
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait(timeout=10)
+
+
+@pytest.mark.parametrize(("transport", "client"), [("direct", "RestClient"), ("aiohttp", "AsyncClient"),
+                                                   ("httpx", "AsyncClient")])
+def test_each_http_transport_picks_its_client_and_every_one_is_counted(transport: str, client: str) -> None:
+    config = KubeConfig.from_dict({
+        "current-context": "t", "clusters": [{"name": "t", "cluster": {"server": "http://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "t", "context": {"cluster": "t", "user": "u"}}]}).get()
+    registry = CollectorRegistry()
+
+    async def go() -> str:
+        made = _client(config, registry, transport)
+        await made.close()
+        return type(made).__name__
+
+    assert asyncio.run(go()) == client
+    assert "rest_client_requests" in {m.name for m in registry.collect()}

@@ -3,8 +3,9 @@
 * ``process_*`` (CPU seconds, resident memory, open file descriptors, start time) and ``python_gc_*`` /
   ``python_info``: prometheus-client's own collectors, registered on the operator's registry;
 * ``rest_client_requests_total{code,method,host}`` and ``rest_client_request_duration_seconds{verb,host}``:
-  every request the operator's API client makes (client-go ``tools/metrics``; a watch counts when its headers
-  arrive), so a run of 403s or 429s shows on a dashboard and not only in the log.
+  every request the operator's API client makes, over either client (``RequestMetrics.observe``; client-go
+  ``tools/metrics``; a watch counts when its headers arrive), so a run of 403s or 429s shows on a dashboard and
+  not only in the log.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from prometheus_client.gc_collector import GCCollector
 from prometheus_client.platform_collector import PlatformCollector
 from prometheus_client.process_collector import ProcessCollector
 
-__all__ = ["instrument_client", "register_process_collectors"]
+__all__ = ["RequestMetrics", "instrument_client", "register_process_collectors"]
 
 _LATENCY_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)  # client-go's
 _STARTED = "rollwise_started"
@@ -29,23 +30,42 @@ def register_process_collectors(registry: CollectorRegistry) -> None:
     GCCollector(registry=registry)
 
 
-def instrument_client(http: Any, registry: CollectorRegistry) -> None:
-    """Count and time every request of an httpx ``AsyncClient`` (lightkube's transport) through its event hooks."""
-    requests = Counter("rest_client_requests", "HTTP requests to the API server, by status code, method and host.",
-                       ["code", "method", "host"], registry=registry)
-    latency = Histogram("rest_client_request_duration_seconds", "Request latency to the headers, by verb and host.",
-                        ["verb", "host"], buckets=_LATENCY_BUCKETS, registry=registry)
+class RequestMetrics:
+    """The one rule for counting a request, whichever client sent it: by status code, method and host, and the
+    time to the reply's headers by verb and host."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._requests = Counter("rest_client_requests", "HTTP requests to the API server, by status code, method "
+                                 "and host.", ["code", "method", "host"], registry=registry)
+        self._latency = Histogram("rest_client_request_duration_seconds", "Request latency to the headers, by verb "
+                                  "and host.", ["verb", "host"], buckets=_LATENCY_BUCKETS, registry=registry)
+
+        # The labelled series, looked up once: prometheus-client's labels() costs more than the request's count.
+        self._series: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+    def observe(self, method: str, host: str, code: int, seconds: float | None) -> None:
+        """One reply (``seconds`` None: its start was not seen)."""
+        series = self._series.get((method, host, code))
+        if series is None:
+            series = self._series[(method, host, code)] = (
+                self._requests.labels(code=str(code), method=method, host=host),
+                self._latency.labels(verb=method, host=host))
+        series[0].inc()
+        if seconds is not None:
+            series[1].observe(seconds)
+
+
+def instrument_client(http: Any, metrics: RequestMetrics) -> None:
+    """Count every request of an httpx ``AsyncClient`` (lightkube's) through its event hooks."""
 
     async def on_request(request: Any) -> None:
         request.extensions[_STARTED] = time.monotonic()
 
     async def on_response(response: Any) -> None:
         request = response.request
-        host = request.url.host or ""
-        requests.labels(code=str(response.status_code), method=request.method, host=host).inc()
         started = request.extensions.get(_STARTED)
-        if started is not None:
-            latency.labels(verb=request.method, host=host).observe(time.monotonic() - started)
+        metrics.observe(request.method, request.url.host or "", response.status_code,
+                        None if started is None else time.monotonic() - started)
 
     http.event_hooks["request"].append(on_request)
     http.event_hooks["response"].append(on_response)

@@ -113,18 +113,29 @@ def _config(args: argparse.Namespace) -> Any:
     return single
 
 
-def _client(config: Any, registry: Any, transport: str = "aiohttp") -> Any:
-    from lightkube import AsyncClient  # noqa: PLC0415 - as above
+TRANSPORTS = ("direct", "aiohttp", "httpx")
+
+
+def _client(config: Any, registry: Any, transport: str = "direct") -> Any:
+    """The API client: ``direct``, aiohttp requests built from the resource table (``cluster/rest.py``);
+    ``aiohttp``, lightkube's httpx client over aiohttp's connections (``cluster/aiohttp_transport.py``);
+    ``httpx``, lightkube over httpx's own pool. Every request is counted (``cli/client_metrics.py``)."""
+    from rollwise.cli.client_metrics import RequestMetrics, instrument_client  # noqa: PLC0415 - prometheus-client
+
+    metrics = RequestMetrics(registry)
+    if transport == "direct":
+        from rollwise.cluster.rest import RestClient  # noqa: PLC0415 - aiohttp loads only for `run`
+
+        return RestClient.from_config(config, observe=metrics.observe)
+    from lightkube import AsyncClient  # noqa: PLC0415 - lightkube costs ~0.1 s no other command should pay
     from lightkube.config.client_adapter import verify_cluster  # noqa: PLC0415 - as above
 
-    from rollwise.cli.client_metrics import instrument_client  # noqa: PLC0415 - prometheus-client, as below
     from rollwise.cluster.aiohttp_transport import AiohttpTransport  # noqa: PLC0415 - as above
 
-    # aiohttp under lightkube's httpx client (cluster/aiohttp_transport.py); "httpx" keeps httpx's own pool.
     over = None if transport == "httpx" else AiohttpTransport(
         verify_cluster(config.cluster, config.user, config.abs_file, trust_env=False))
     client = AsyncClient(config, trust_env=False, transport=over)
-    instrument_client(client._client._client, registry)  # lightkube's httpx client: every request it makes
+    instrument_client(client._client._client, metrics)  # lightkube's httpx client: every request it makes
     return client
 
 
@@ -231,8 +242,9 @@ def add_run(sub: Any) -> None:
     p.add_argument("--renew-deadline", type=parse_duration, default=10.0, metavar="DURATION")
     p.add_argument("--retry-period", type=parse_duration, default=2.0, metavar="DURATION")
     p.add_argument("--workers", type=int, default=5, help="concurrent reconciles per controller (default 5)")
-    p.add_argument("--http-transport", default="aiohttp", choices=["aiohttp", "httpx"],
-                   help="the connections under the API client: aiohttp (default) or httpx's own")
+    p.add_argument("--http-transport", default="direct", choices=TRANSPORTS,
+                   help="the API client: direct (default: aiohttp requests, no lightkube), aiohttp (lightkube's "
+                        "httpx client over aiohttp's connections) or httpx (lightkube over httpx's own)")
     p.add_argument("--metrics-addr", default=":8080", help="serve /metrics here (default :8080)")
     p.add_argument("--health-addr", default=":8081", help="serve /healthz and /readyz (default :8081)")
     p.add_argument("--trace", metavar="FILE", help="append every decision that acts to FILE as JSON lines (the "

@@ -1,5 +1,6 @@
 """An httpx transport over aiohttp's client: lightkube (and its httpx client: auth, event hooks, URLs, errors) on
-top, aiohttp's connection pool and C HTTP parser underneath.
+top, aiohttp's connection pool and C HTTP parser underneath: ``rollwise run --http-transport aiohttp``. (The default,
+``direct``, leaves lightkube and httpx off the request path altogether: ``cluster/rest.py``.)
 
 Why: measured under ``bench/operator_on_up.py``, httpx's own pool (httpcore) took about half of the operator's
 HTTP time, much of it checking every idle pooled connection for readability on each request (a ``poll`` per idle

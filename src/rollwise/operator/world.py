@@ -1,6 +1,6 @@
 """What the operator needs from an API: the cluster verbs, async, and a list/watch source per kind.
 
-``rollwise.cluster.kube.KubeCluster`` implements it over lightkube; tests implement it over ``MemoryCluster``.
+``rollwise.cluster.kube.KubeCluster`` implements it over the API server; tests implement it over ``MemoryCluster``.
 ``BlockingCluster`` turns it back into the synchronous ``Cluster`` protocol for ``drivers.execute``, which runs
 in a worker thread, so the Plan-to-writes rules (order, failure handling, events) stay in one place.
 """
