@@ -37,6 +37,7 @@ import pytest
 import yaml
 from kubectl_support import POLL_FIRST, Up, find_kubectl, start_up, stop_up
 from operator_support import Operator, audit_entries, get_json
+from tiers import sweep
 
 from rollwise.cli.options import load_with_overrides
 from rollwise.local.audited import SERVICE_ACCOUNT_PREFIX
@@ -48,6 +49,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "src" / "rollwise" / "examples"
 BUNDLED = sorted(p for p in EXAMPLES.glob("*.yaml") if "steps" in (yaml.safe_load(p.read_text()) or {}))
 SCENARIOS = [*BUNDLED, ROOT / "tests" / "scenarios" / "scale-and-retention.yaml"]
+FAST = {("rolling-update",), ("image-typo-fixed",), ("etcd-member-down",)}
+"""The scenarios ``make test`` replays (a rolling update, a fix that lands, the quorum-aware companion); ``make
+test-slow`` (CI) replays every one (tests/support/tiers.py)."""
 SPEED = {"image-typo-fixed": 100.0, "stuck-image-ordered-ready": 100.0}  # long waits that time out
 DEFAULT_SPEED = 40.0
 OPERATOR = "op-replay"
@@ -219,8 +223,9 @@ def kubectl() -> Iterator[str]:
     yield found
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda p: p.stem)
-def test_the_operator_against_up_decides_as_the_simulator(scenario: Path, kubectl: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("stem", sweep(((s.stem,) for s in SCENARIOS), fast=FAST))
+def test_the_operator_against_up_decides_as_the_simulator(stem: str, kubectl: str, tmp_path: Path) -> None:
+    scenario = next(s for s in SCENARIOS if s.stem == stem)
     doc = _as_custom(yaml.safe_load(scenario.read_text()))
     sim = _simulate(doc, tmp_path)
     assert sim.in_place or any(verb == "delete" for seq in sim.actions.values() for _, verb, _ in seq), \

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from explore_sets import QUORUM, found, manifest, run
+from tiers import sweep
 
 from rollwise.api.defaults import apply_defaults
 from rollwise.api.features import FeatureGates
@@ -47,17 +48,11 @@ def _explored(stored: str, replicas: int) -> Exploration:
     return run(json.loads(stored), replicas=replicas, template_changes=1, faults=1, user_actions=1)
 
 
-def _slow(name: str, policy: str, replicas: int) -> bool:
-    """The 3-replica cases: 10 to 170 s each, over five minutes of the suite's time on two cores together.
-    ``make test-slow`` runs them; CI runs it after ``make test``."""
-    return replicas == 3
+FAST = {("RollingUpdate-block", "OrderedReady", 2), ("Recreate", "Parallel", 2)}
+"""The rows ``make test`` runs (tests/support/tiers.py). The 3-replica cases take 10 to 170 s each, and the other
+2-replica ones 2 to 12 s; ``make test-slow`` runs every row, and CI runs it after ``make test``."""
 
-
-def _case(n: str, p: str, r: int) -> Any:
-    return pytest.param(n, p, r, marks=[pytest.mark.slow] if _slow(n, p, r) else [])
-
-
-CASES = [_case(n, p, r) for n in SWEEP for p in POLICIES for r in REPLICAS]
+CASES = sweep(((n, p, r) for n in SWEEP for p in POLICIES for r in REPLICAS), fast=FAST)
 
 
 @pytest.mark.parametrize(("name", "policy", "replicas"), CASES)

@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 from explore_sets import STRATEGIES, found, manifest, run
 from judged import judge_every_decision
+from tiers import sweep
 
 from rollwise.api.features import FeatureGates
 from rollwise.controllers.plan import Plan
@@ -20,9 +21,10 @@ from rollwise.explore.replay import trace_to_scenario
 from rollwise.sim import Simulation, parse_scenario
 
 
-@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"])
-@pytest.mark.parametrize("name", ["RollingUpdate", "RollingUpdate-maxUnavailable-2", "OnDelete",
-                                  "EnforcedRollingUpdate", "Recreate"])
+@pytest.mark.parametrize(("name", "policy"), sweep(
+    ((n, p) for n in ("RollingUpdate", "RollingUpdate-maxUnavailable-2", "OnDelete", "EnforcedRollingUpdate",
+                      "Recreate") for p in ("OrderedReady", "Parallel")),
+    fast={("RollingUpdate", "OrderedReady"), ("Recreate", "Parallel")}))
 def test_a_hook_as_a_user_action_keeps_every_invariant_and_every_rollout_completes(name: str, policy: str) -> None:
     strategy, annotations = STRATEGIES[name]
     result = run(manifest(strategy, policy, annotations=annotations, replicas=2), replicas=2,
@@ -31,6 +33,7 @@ def test_a_hook_as_a_user_action_keeps_every_invariant_and_every_rollout_complet
     assert found(result) == {}
 
 
+@pytest.mark.slow  # the widest of these explorations: hooks, pause and a budget at once
 def test_hooks_with_pause_and_a_budget_together_keep_every_invariant() -> None:
     strategy, _ = STRATEGIES["RollingUpdate-maxUnavailable-2"]
     result = run(manifest(strategy, "Parallel", replicas=2), replicas=2, template_changes=1, user_actions=2,

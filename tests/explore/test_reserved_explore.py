@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from explore_sets import STRATEGIES, found, manifest, run
+from tiers import sweep
 
 from rollwise.api.features import FeatureGates
 from rollwise.controllers.plan import Plan
@@ -25,9 +26,10 @@ def _reserving(obj: dict[str, Any], reserve: list[int]) -> dict[str, Any]:
     return obj
 
 
-@pytest.mark.parametrize("name", ["RollingUpdate", "RollingUpdate-maxUnavailable-2", "OnDelete",
-                                  "EnforcedRollingUpdate", "Recreate", "QuorumAware"])
-@pytest.mark.parametrize("policy", ["OrderedReady", "Parallel"])
+@pytest.mark.parametrize(("name", "policy"), sweep(
+    ((n, p) for n in ("RollingUpdate", "RollingUpdate-maxUnavailable-2", "OnDelete", "EnforcedRollingUpdate",
+                      "Recreate", "QuorumAware") for p in ("OrderedReady", "Parallel")),
+    fast={("RollingUpdate", "OrderedReady"), ("Recreate", "Parallel")}))
 def test_every_path_with_a_reserved_ordinal_keeps_every_invariant(name: str, policy: str) -> None:
     strategy, annotations = STRATEGIES[name]
     obj = _reserving(manifest(strategy, policy, annotations=annotations, replicas=2), [1])

@@ -8,14 +8,17 @@ import dataclasses
 
 import pytest
 from explore_sets import STRATEGIES, found, manifest, run
+from tiers import sweep
 
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 
 
-@pytest.mark.parametrize("name", ["RollingUpdate", "RollingUpdate-maxUnavailable-2", "OnDelete",
-                                  "EnforcedRollingUpdate", "QuorumAware", "Recreate"])
+@pytest.mark.parametrize("name", sweep(
+    ((n,) for n in ("RollingUpdate", "RollingUpdate-maxUnavailable-2", "OnDelete", "EnforcedRollingUpdate",
+                    "QuorumAware", "Recreate")),
+    fast={("RollingUpdate",), ("Recreate",)}))
 def test_pause_and_a_budget_as_user_actions_keep_every_invariant(name: str) -> None:
     strategy, annotations = STRATEGIES[name]
     safety = "pause" if name == "Recreate" else "pause,pdb"

