@@ -10,7 +10,6 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
-from importlib import metadata
 
 from rollwise.cli.extras import MissingExtra
 
@@ -46,7 +45,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="rollwise",
         description="StatefulSet rollouts in virtual time: upstream semantics plus the strategies the KEPs describe.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     chosen = _command_in(sys.argv[1:] if argv is None else argv)
     for name, (module, adder) in COMMANDS.items():
@@ -62,10 +61,24 @@ def _command_in(argv: Sequence[str]) -> str | None:
 
 
 def _version() -> str:
+    from importlib import metadata  # noqa: PLC0415 - 50 ms of start-up that only --version needs
+
     try:
         return metadata.version("rollwise")
     except metadata.PackageNotFoundError:  # running from a source tree that was never installed
         return "unknown"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, looked up only when asked for (argparse's own action wants the string up front)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **_: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        print(f"{parser.prog} {_version()}")  # on stdout, as argparse's version action prints
+        parser.exit()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
