@@ -17,12 +17,11 @@ import pytest
 __all__ = ["sweep"]
 
 
-def sweep(rows: Iterable[Sequence[Any]], *, fast: Collection[tuple[Any, ...]],
-          ids: bool = True) -> list[Any]:
+def sweep(rows: Iterable[Sequence[Any]], *, fast: Collection[tuple[Any, ...]]) -> list[Any]:
     """``rows`` as pytest params (id: the values joined by '-'), each row not in ``fast`` marked slow."""
     out = []
     for row in rows:
         values = tuple(row)
         marks = [] if values in fast else [pytest.mark.slow]
-        out.append(pytest.param(*values, marks=marks, id="-".join(map(str, values)) if ids else None))
+        out.append(pytest.param(*values, marks=marks, id="-".join(map(str, values))))
     return out

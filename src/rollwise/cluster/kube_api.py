@@ -27,7 +27,7 @@ from lightkube.types import PatchType
 
 from rollwise.api import errors
 from rollwise.cluster.resources import GroupKind
-from rollwise.cluster.rest import MERGE_PATCH, RestClient, api_path, encode_json, status_error
+from rollwise.cluster.rest import MERGE_PATCH, RestClient, api_path, encode_json, status_error, unreachable
 from rollwise.cluster.scope import Selector
 
 __all__ = ["CR_GROUP", "RESOURCES", "Api", "LightkubeApi", "Resource", "RestApi", "to_api_error"]
@@ -194,7 +194,7 @@ def to_api_error(err: ApiError | httpx.HTTPError) -> errors.ApiStatusError:
     if not isinstance(err, ApiError):
         if isinstance(err, httpx.HTTPStatusError):
             return status_error(err.response.status_code, "", err.response.text[:200] or str(err))
-        return status_error(503, "ServiceUnavailable", f"cannot reach the API server: {err}")
+        return unreachable(err)
     status = err.status
     return status_error(int(status.code or 500), str(status.reason or ""), str(status.message or ""))
 
