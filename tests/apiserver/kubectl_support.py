@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from api_reader import ApiReader
+from zygote import Process, spawn
 
 ROOT = Path(__file__).resolve().parents[2]
 KUBECTL_132 = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32"
@@ -42,7 +43,7 @@ def find_kubectl() -> str | None:
 
 @dataclass
 class Up:
-    proc: subprocess.Popen[str]
+    proc: Process
     url: str
     kubeconfig: Path
     env: dict[str, str]
@@ -134,16 +135,18 @@ class Watch:
         self.proc.wait()
 
 
-def start_up(tmp: Path, kubectl_path: str, *extra: str) -> Up:
+def start_up(tmp: Path, kubectl_path: str, *extra: str, real_process: bool = False) -> Up:
+    """``rollwise up`` on a free port, forked by ``zygote`` (or, with ``real_process``, as
+    ``python -m rollwise up``), once it has printed its ``export KUBECONFIG=`` line."""
     kubeconfig = tmp / "kubeconfig"
     audit = tmp / "audit.jsonl"
     kubelet = tmp / "kubelet.yaml"
     kubelet.write_text('images: {"nginx:typo": {fail: ErrImagePull}}\n')
-    cmd = [sys.executable, "-m", "rollwise", "up", "--port", "0", "--speed", "20", "--kubeconfig", str(kubeconfig),
-           "--audit-log", str(audit), "--kubelet", str(kubelet), *extra]
+    args = ["up", "--port", "0", "--speed", "20", "--kubeconfig", str(kubeconfig), "--audit-log", str(audit),
+            "--kubelet", str(kubelet), *extra]
     if "--data-dir" not in extra:
-        cmd.append("--ephemeral")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        args.append("--ephemeral")
+    proc = spawn(args, real_process=real_process)
     assert proc.stdout is not None
     lines: list[str] = []
     end = time.monotonic() + DEADLINE
@@ -167,7 +170,7 @@ def start_up(tmp: Path, kubectl_path: str, *extra: str) -> Up:
               output=lines)
 
 
-def stop_up(proc: subprocess.Popen[str]) -> int:
+def stop_up(proc: Process) -> int:
     if proc.poll() is None:
         os.kill(proc.pid, signal.SIGTERM)
         try:

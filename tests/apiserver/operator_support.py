@@ -9,7 +9,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from typing import Any
 import yaml
 from api_reader import ReadFailed
 from kubectl_support import DEADLINE, Up, running_up
+from zygote import spawn
 
 __all__ = ["WEB", "Operator", "audit_entries", "get_json", "last_audit_time", "leading_operator", "pod_writes_since",
            "rolled_out"]
@@ -46,12 +46,11 @@ class Operator:
             user["user"] = {"token": identity}  # --any-token: the audit log names this process
         kubeconfig = tmp / f"{identity}.yaml"
         kubeconfig.write_text(yaml.safe_dump(config))
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "rollwise", "run", "--kubeconfig", str(kubeconfig), "--leader-elect",
-             "--identity", identity, "--lease-namespace", "rollwise-system", "--lease-duration", "3s",
-             "--renew-deadline", "2s", "--retry-period", "0.5s", "--health-addr", "127.0.0.1:0",
-             "--metrics-addr", "127.0.0.1:0", *extra],
-            env=up.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = spawn(
+            ["run", "--kubeconfig", str(kubeconfig), "--leader-elect", "--identity", identity,
+             "--lease-namespace", "rollwise-system", "--lease-duration", "3s", "--renew-deadline", "2s",
+             "--retry-period", "0.5s", "--health-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", *extra],
+            env=up.env)
         self.lines: Queue[str] = Queue()
         self.log: list[str] = []
         threading.Thread(target=self._pump, daemon=True).start()

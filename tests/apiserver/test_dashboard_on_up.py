@@ -12,12 +12,12 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import zygote
 from chromium import Page, chromium, find_chromium
 from kubectl_support import DEADLINE, Up, running_up, statefulset
 
@@ -36,8 +36,7 @@ def up(tmp_path: Path) -> Iterator[Up]:
 
 @pytest.fixture
 def dashboard(up: Up) -> Iterator[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "rollwise", "dashboard", "--port", "0"], env=up.env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = zygote.spawn(["dashboard", "--port", "0"], env=up.env)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -71,8 +70,7 @@ def test_the_dashboard_shows_a_stuck_rollout_and_follows_its_fix(up: Up, dashboa
     assert _status(dashboard, "GET") == 200
     assert _status(dashboard, "POST") == 405
     assert _status(dashboard + "sets/default/web", "DELETE") == 405
-    ready = subprocess.run([sys.executable, "-m", "rollwise", "status", "sts/web", "--timeout", "60s"], env=up.env,
-                           capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
+    ready = zygote.run(["status", "sts/web", "--timeout", "60s"], env=up.env, timeout=DEADLINE * 2)
     assert ready.returncode == 0, ready.stderr  # the first rollout is over: only the typo holds the next one
     _set_image(up, "nginx:typo")
 

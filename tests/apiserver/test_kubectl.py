@@ -18,7 +18,9 @@ pytestmark = [pytest.mark.kubectl,
 @pytest.fixture(scope="module")
 def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
     assert KUBECTL is not None
-    server = start_up(tmp_path_factory.mktemp("up"), KUBECTL)
+    # The one server of the suite's kubectl tests is a real `python -m rollwise up` process, not a zygote's fork:
+    # its entry point, start-up output and exit on SIGTERM are what the first test checks.
+    server = start_up(tmp_path_factory.mktemp("up"), KUBECTL, real_process=True)
     try:
         yield server
     finally:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import zygote
 from kubectl_support import DEADLINE, Up, statefulset
 from operator_support import get_json, leading_operator, running_up_for_operator
 
@@ -24,8 +24,7 @@ def up(tmp_path: Path) -> Iterator[Up]:
 
 
 def _migrate(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rollwise", "migrate", *args, "--kubeconfig", str(up.kubeconfig)],
-                          env=up.env, capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
+    return zygote.run(["migrate", *args, "--kubeconfig", str(up.kubeconfig)], env=up.env, timeout=DEADLINE * 2)
 
 
 def _pods(up: Up) -> list[dict[str, Any]]:

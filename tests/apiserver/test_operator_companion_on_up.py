@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import zygote
 from kubectl_support import DEADLINE, Up, statefulset
 from operator_support import WEB, Operator, audit_entries, get_json, leading_operator, running_up_for_operator
 
@@ -66,8 +65,7 @@ def test_the_companion_rolls_an_apps_v1_set_with_deletes_events_and_its_annotati
     up.kubectl("wait", "sts/qa", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
     up.kubectl("set", "image", "sts/qa", "app=nginx:1.27")
     # `rollout status` follows the quorum-aware rollout to its end (kubectl's own refuses OnDelete).
-    followed = subprocess.run([sys.executable, "-m", "rollwise", "rollout", "status", "sts/qa", "--timeout=60s"],
-                              env=up.env, capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
+    followed = zygote.run(["rollout", "status", "sts/qa", "--timeout=60s"], env=up.env, timeout=DEADLINE * 2)
     assert followed.returncode == 0, followed.stderr
     assert followed.stdout.splitlines()[-1].startswith("quorum-aware roll out complete: 3 members at revision ")
     up.until(lambda: _images(up, "qa") == ["nginx:1.27"] * 3, "the companion replaced every member")

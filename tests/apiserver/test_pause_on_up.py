@@ -4,13 +4,12 @@ kind and, as a lab proposal (`--proposals on`, with its warning), on apps/v1."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import zygote
 from kubectl_support import DEADLINE, Up, running_up_with_plugin, statefulset
 from operator_support import WEB
 
@@ -47,8 +46,7 @@ def test_pause_holds_a_custom_set_at_its_revision_and_resume_rolls_it(up: Up) ->
     up.kubectl("scale", "rsts/web", "--replicas=4")
     up.until(lambda: len(_images(up, "web")) == 4, "a paused set still scales")
     assert _images(up, "web").count("nginx:1.27") >= 3, "no pod was replaced for the new template"
-    shown = subprocess.run([sys.executable, "-m", "rollwise", "get", "rsts/web"], env=up.env, capture_output=True,
-                           text=True, timeout=DEADLINE, check=False)
+    shown = zygote.run(["get", "rsts/web"], env=up.env, timeout=DEADLINE)
     assert "Paused" in shown.stdout, shown.stdout + shown.stderr
     resumed = up.plugin("rollout", "resume", "rsts/web")
     assert resumed.stdout.strip() == "statefulset.apps.rollwise.dev/web resumed", resumed.stderr

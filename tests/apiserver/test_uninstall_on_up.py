@@ -6,12 +6,12 @@ controller without replacing one (docs/install.md)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import zygote
 from kubectl_support import DEADLINE, ROOT, Up
 from operator_support import WEB, Operator, get_json, rolled_out, running_up_for_operator
 
@@ -31,8 +31,7 @@ def _pods(up: Up) -> dict[str, str]:
 
 
 def _migrate(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rollwise", "migrate", *args, "--kubeconfig", str(up.kubeconfig)],
-                          env=up.env, capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
+    return zygote.run(["migrate", *args, "--kubeconfig", str(up.kubeconfig)], env=up.env, timeout=DEADLINE * 2)
 
 
 def _controller(pod: dict[str, Any]) -> tuple[str, str]:

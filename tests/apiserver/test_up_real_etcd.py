@@ -9,8 +9,6 @@ run left after ``up`` stopped.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +23,7 @@ from lightkube.resources.apps_v1 import StatefulSet
 from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Event, Pod
 from lightkube.types import PatchType
+from zygote import Process, spawn
 
 from rollwise.kubelet.process import GatewayError, etcd_binary, linearizable_get, member_status
 from rollwise.lab.meter import WriteMeter
@@ -87,11 +86,9 @@ def _down(pods: list[Any]) -> int:
     return 3 - serving
 
 
-def _start_up(tmp: Path) -> tuple[subprocess.Popen[str], Path]:
+def _start_up(tmp: Path) -> tuple[Process, Path]:
     kubeconfig = tmp / "kubeconfig"
-    proc = subprocess.Popen([sys.executable, "-m", "rollwise", "up", "--port", "0", "--data-dir", str(tmp / "up"),
-                             "--kubeconfig", str(kubeconfig)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = spawn(["up", "--port", "0", "--data-dir", str(tmp / "up"), "--kubeconfig", str(kubeconfig)])
     assert proc.stdout is not None
     end = time.monotonic() + START_DEADLINE
     lines: list[str] = []

@@ -4,12 +4,11 @@ apps/v1 are kept with a warning kubectl prints, or refused and dropped as that r
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import zygote
 from kubectl_support import Up, running_up
 
 pytestmark = pytest.mark.kubectl
@@ -115,6 +114,5 @@ def test_the_recreate_gate_turned_on_in_1_37_takes_recreate_without_a_warning(tm
     (["--feature-gates", "MaxUnavailableStatefulSet=maybe"], "must be Name=true or Name=false"),
 ], ids=["gate-the-release-lacks", "release-too-old", "not-a-version", "not-a-boolean"])
 def test_bad_version_flags_are_one_line_each_and_exit_2(flags: list[str], words: str) -> None:
-    result = subprocess.run([sys.executable, "-m", "rollwise", "up", "--ephemeral", "--port", "0", *flags],
-                            capture_output=True, text=True, timeout=60, check=False)
+    result = zygote.run(["up", "--ephemeral", "--port", "0", *flags], timeout=60)
     assert result.returncode == 2 and result.stdout == "" and words in result.stderr

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import zygote
 from kubectl_support import DEADLINE, Up, running_up, statefulset
 
 pytestmark = pytest.mark.kubectl
@@ -28,8 +29,7 @@ def up(tmp_path: Path) -> Iterator[Up]:
 
 
 def _rollwise(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rollwise", *args], env={**up.env, "NO_COLOR": "1"},
-                          capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
+    return zygote.run(args, env={**up.env, "NO_COLOR": "1"}, timeout=DEADLINE * 2)
 
 
 def _set_image(up: Up, image: str) -> None:
