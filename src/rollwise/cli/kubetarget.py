@@ -1,5 +1,6 @@
 """What the commands that act on one set of a live cluster share (``rollout``, ``migrate``): the connection flags,
-the client (lightkube, loaded only by these commands), and ``TYPE/NAME`` as kubectl spells it."""
+the client (``cluster/rest.py``, with lightkube's kubeconfig loader; loaded only by these commands), and
+``TYPE/NAME`` as kubectl spells it."""
 
 from __future__ import annotations
 
@@ -49,18 +50,19 @@ def add_connection_flags(p: argparse.ArgumentParser) -> None:
 
 def connect(args: argparse.Namespace) -> tuple[Any, str]:
     """A ``KubeCluster`` and the namespace to act in. Raises OSError or ValueError for an unusable kubeconfig."""
-    from lightkube import AsyncClient  # noqa: PLC0415 - lightkube costs ~0.1 s no offline command should pay
-    from lightkube.config.kubeconfig import KubeConfig  # noqa: PLC0415
+    from lightkube.config.kubeconfig import KubeConfig  # noqa: PLC0415 - lightkube costs ~0.1 s no offline command should pay
 
     from rollwise.cluster.kube import KubeCluster  # noqa: PLC0415
+    from rollwise.cluster.rest import RestClient  # noqa: PLC0415 - aiohttp, as above
 
     path = args.kubeconfig or (os.environ.get("KUBECONFIG") or "").split(os.pathsep)[0] \
         or os.path.expanduser("~/.kube/config")
     config = KubeConfig.from_file(path).get(context_name=args.context)
     if config is None:
         raise ValueError(f"{path}: no current context; pass --context")
-    client = AsyncClient(config, trust_env=False)
-    return KubeCluster(client), args.namespace or config.namespace or "default"
+    # The operator's direct client (cluster/rest.py): lightkube's own would also build an httpx pool, which was
+    # a third of a command's start-up.
+    return KubeCluster(RestClient.from_config(config)), args.namespace or config.namespace or "default"
 
 
 class ClusterCommandError(Exception):
