@@ -4,7 +4,9 @@ the controller annotates the leader's pod), and the hand-over does not time out.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,26 @@ def _leaders(client: Client) -> set[str]:
             if (lease.spec.holderIdentity or "").endswith(":Leader")}
 
 
+class _History:
+    """Every event of a watch on one kind in ``default`` from ``since``, as (resourceVersion, type, object)."""
+
+    def __init__(self, client: Client, kind: Any, since: str | None) -> None:
+        self._seen: list[tuple[int, str, Any]] = []
+        self._lock = threading.Lock()
+
+        def pump() -> None:
+            with contextlib.suppress(Exception):  # the server stops at the end of the test
+                for kind_of_event, obj in client.watch(kind, namespace="default", resource_version=since):
+                    with self._lock:
+                        self._seen.append((int(obj.metadata.resourceVersion), kind_of_event, obj))
+
+        threading.Thread(target=pump, daemon=True).start()
+
+    def events(self) -> list[tuple[int, str, Any]]:
+        with self._lock:
+            return sorted(self._seen, key=lambda event: event[0])
+
+
 def test_up_moves_leadership_with_move_leader_before_the_old_leader_is_deleted(tmp_path: Path) -> None:
     manifest = copy.deepcopy(SET)
     manifest["metadata"]["annotations"]["rollwise.dev/leader-transfer"] = "true"
@@ -48,23 +70,30 @@ def test_up_moves_leadership_with_move_leader_before_the_old_leader_is_deleted(t
                "five member Leases, one Leader")
         (leader,) = _leaders(client)
         old_uid = pods()[leader].metadata.uid
+        # Both kinds are watched from here on; up's resourceVersions are one counter across kinds, so the Leases
+        # as they stood when the old leader's pod was deleted are the Lease events before that pod write. (Two
+        # polls, one of Leases and one of pods, race with the controller between them.)
+        listing = client.list(Lease, namespace="default")
+        holders = {lease.metadata.name: lease.spec.holderIdentity or "" for lease in listing}
+        since = listing.resourceVersion
+        leases = _History(client, Lease, since)
+        members = _History(client, Pod, since)
         client.patch(StatefulSet, "etcd", {"spec": {"template": {"spec": {"containers": [
             {"name": "etcd", "image": "etcd:3.5.1-r1"}]}}}}, namespace="default", patch_type=PatchType.STRATEGIC)
-        leaders_when_deleted: set[str] | None = None
 
-        def old_leader_going() -> bool:
-            nonlocal leaders_when_deleted
-            leaders = _leaders(client)  # read first: a Lease that says Leader keeps saying it until the next move
-            pod = pods().get(leader)
-            if pod is None or pod.metadata.uid != old_uid or pod.metadata.deletionTimestamp is not None:
-                leaders_when_deleted = leaders
-                return True
-            return False
+        def old_leader_going() -> int | None:
+            return next((rv for rv, kind, pod in members.events() if pod.metadata.uid == old_uid
+                         and (kind == "DELETED" or pod.metadata.deletionTimestamp is not None)), None)
 
-        _until(old_leader_going, "the old leader's deletion")
-        # The old leader's Lease no longer says Leader when its pod goes. (The set of Leader Leases can be empty for
-        # an instant while the Leases are being rewritten, seen once in ten runs on two busy cores.)
-        assert leaders_when_deleted is not None and leader not in leaders_when_deleted, leaders_when_deleted
+        _until(lambda: old_leader_going() is not None, "the old leader's deletion")
+        deleted_at = old_leader_going()
+        assert deleted_at is not None
+        for rv, _, lease in leases.events():
+            if rv < deleted_at:
+                holders[lease.metadata.name] = lease.spec.holderIdentity or ""
+        leaders_when_deleted = {name for name, holder in holders.items() if holder.endswith(":Leader")}
+        # The old leader's Lease no longer said Leader when its pod went, and another member's did.
+        assert leaders_when_deleted and leader not in leaders_when_deleted, holders
         _until(lambda: all(p.spec.containers[0].image == "etcd:3.5.1-r1" and _ready(p) for p in pods().values())
                and len(pods()) == 5, "every member Ready at the new image")
         reasons = [e.reason for e in client.list(Event, namespace="default")]
