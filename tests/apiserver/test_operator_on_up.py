@@ -25,6 +25,7 @@ from operator_support import (
     rolled_out,
     running_up_for_operator,
 )
+from tiers import sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,7 +42,8 @@ def _rolled_out(up: Up, image: str) -> bool:
     return rolled_out(up, "web", 3, image)
 
 
-@pytest.mark.parametrize("transport", ["direct", "httpx"])
+# The older httpx path is kept end to end, in make test-slow (CI runs both tiers).
+@pytest.mark.parametrize("transport", sweep([("direct",), ("httpx",)], fast={("direct",)}))
 def test_the_operator_rolls_a_custom_resource_set_and_only_it_writes_pods(up: Up, tmp_path: Path,
                                                                            transport: str) -> None:
     up.install_rollwise()  # "direct" is the default; "httpx" is lightkube over httpx's own pool, end to end
