@@ -203,6 +203,8 @@ def test_recreate_deletes_every_old_pod_before_the_first_new_one(up: Up) -> None
     up.kubectl("wait", "sts/rc", "-n", "r", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
     watch = up.watch("pods", "-n", "r", "-o", _COLUMNS)
     try:
+        # The watch's own listing first: a kubectl slow to start would otherwise list only what the change left.
+        watch.read_until(lambda ls: len(_rows(ls)) >= 3)
         up.kubectl("set", "image", "sts/rc", "app=nginx:1.27", "-n", "r")
         lines = watch.read_until(lambda ls: {p for p, img, dead in _rows(ls) if img == "nginx:1.27"} == {
             "rc-0", "rc-1", "rc-2"})
@@ -221,6 +223,8 @@ def test_max_unavailable_two_takes_two_pods_down_at_once(up: Up) -> None:
     up.kubectl("rollout", "status", "sts/mu", "-n", "m", "--timeout=60s")
     watch = up.watch("pods", "-n", "m", "-o", _COLUMNS)
     try:
+        # The watch's own listing first: a kubectl slow to start would otherwise list only what the change left.
+        watch.read_until(lambda ls: len(_rows(ls)) >= 4)
         up.kubectl("set", "image", "sts/mu", "app=nginx:1.27", "-n", "m")
         lines = watch.read_until(lambda ls: sum(1 for _, img, dead in _rows(ls) if dead) >= 2)
     finally:
