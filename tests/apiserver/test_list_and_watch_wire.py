@@ -1,0 +1,80 @@
+"""List bodies and watch streams on the wire: what a client reads must not depend on how the server writes it
+(a list streamed a slice at a time, watch events written by the fan-out or by the stream's own task)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from server_support import AUTH, api, body, next_event, pod, run
+
+from rollwise.apiserver.http import ListBody
+
+PODS = "/api/v1/namespaces/default/pods"
+
+
+@pytest.mark.parametrize("chunk", [1, 700, ListBody.CHUNK])
+def test_a_list_streamed_in_slices_is_one_json_document_with_its_content_length(
+        chunk: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ListBody, "CHUNK", chunk)  # 1: one item per write; 700: a few items per write
+
+    async def t() -> None:
+        async with api() as (c, _):
+            for i in range(7):
+                await c.post(PODS, json=pod(f"p{i}", app="x"), headers=AUTH)
+            resp = await c.get(PODS, headers=AUTH)
+            raw = await resp.read()
+            assert resp.headers["Content-Type"] == "application/json"
+            assert int(resp.headers["Content-Length"]) == len(raw)
+            assert "Transfer-Encoding" not in resp.headers
+            listing = json.loads(raw)
+            assert (listing["kind"], listing["apiVersion"]) == ("PodList", "v1")
+            assert [p["metadata"]["name"] for p in listing["items"]] == [f"p{i}" for i in range(7)]
+            assert raw.endswith(b"]}\n")
+            one = await body(await c.get(f"{PODS}?labelSelector=app%3Dx&fieldSelector=metadata.name%3Dp3",
+                                         headers=AUTH))
+            assert [p["metadata"]["name"] for p in one["items"]] == ["p3"]
+            empty = await c.get(f"{PODS}?labelSelector=app%3Dnone", headers=AUTH)
+            raw = await empty.read()
+            assert int(empty.headers["Content-Length"]) == len(raw)
+            assert json.loads(raw)["items"] == []
+    run(t)
+
+
+def test_a_list_shows_each_object_at_its_latest_version() -> None:
+    """The cached encodings are found by object: a list after a patch and a delete sends the new version only."""
+    async def t() -> None:
+        async with api() as (c, _):
+            for name in ("a", "b", "c"):
+                await c.post(PODS, json=pod(name), headers=AUTH)
+            await body(await c.get(PODS, headers=AUTH))  # every item's encoding cached
+            await c.patch(f"{PODS}/b", data=json.dumps({"metadata": {"labels": {"v": "2"}}}),
+                          headers={**AUTH, "Content-Type": "application/merge-patch+json"})
+            await c.delete(f"{PODS}/c", json={"gracePeriodSeconds": 0}, headers=AUTH)
+            items = {p["metadata"]["name"]: p for p in (await body(await c.get(PODS, headers=AUTH)))["items"]}
+            assert sorted(items) == ["a", "b"]
+            assert items["b"]["metadata"]["labels"] == {"v": "2"}
+    run(t)
+
+
+def test_many_watchers_each_get_every_event_once_in_order() -> None:
+    async def t() -> None:
+        async with api() as (c, _):
+            first = await body(await c.post(PODS, json=pod("a"), headers=AUTH))
+            rv = first["metadata"]["resourceVersion"]
+            streams: list[Any] = [await c.get(f"{PODS}?watch=true&resourceVersion={rv}", headers=AUTH)
+                                  for _ in range(5)]
+            for i in range(4):
+                await c.patch(f"{PODS}/a", data=json.dumps({"metadata": {"labels": {"n": str(i)}}}),
+                              headers={**AUTH, "Content-Type": "application/merge-patch+json"})
+            await c.post(PODS, json=pod("b"), headers=AUTH)
+            for resp in streams:
+                assert resp.headers["Transfer-Encoding"] == "chunked"
+                seen = [await next_event(resp) for _ in range(5)]
+                assert [(e["type"], e["object"]["metadata"]["labels"].get("n")) for e in seen] == [
+                    ("MODIFIED", "0"), ("MODIFIED", "1"), ("MODIFIED", "2"), ("MODIFIED", "3"), ("ADDED", None)]
+                rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in seen]
+                assert rvs == sorted(rvs) and rvs[0] > int(rv)
+                resp.close()
+    run(t)
