@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from server_support import AUTH, api, body, next_event, pod, run
 
+from rollwise.apiserver import watching
 from rollwise.apiserver.http import ListBody
 
 PODS = "/api/v1/namespaces/default/pods"
@@ -77,4 +78,49 @@ def test_many_watchers_each_get_every_event_once_in_order() -> None:
                 rvs = [int(e["object"]["metadata"]["resourceVersion"]) for e in seen]
                 assert rvs == sorted(rvs) and rvs[0] > int(rv)
                 resp.close()
+    run(t)
+
+
+def test_a_stream_whose_connection_cannot_take_more_hands_its_events_to_its_task(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(watching, "_DIRECT_LIMIT", -1)  # every transport counts as full: the task always writes
+
+    async def t() -> None:
+        async with api() as (c, _):
+            first = await body(await c.post(PODS, json=pod("a"), headers=AUTH))
+            async with c.get(f"{PODS}?watch=true&resourceVersion={first['metadata']['resourceVersion']}",
+                             headers=AUTH) as resp:
+                for name in ("b", "c"):
+                    await c.post(PODS, json=pod(name), headers=AUTH)
+                    ev = await next_event(resp)
+                    assert (ev["type"], ev["object"]["metadata"]["name"]) == ("ADDED", name)
+    run(t)
+
+
+def test_a_bookmark_follows_the_events_before_it_and_a_dropped_watch_ends_its_stream() -> None:
+    async def t() -> None:
+        async with api(bookmark_seconds=0.05) as (c, _):
+            first = await body(await c.post(PODS, json=pod("a"), headers=AUTH))
+            async with c.get(f"{PODS}?watch=true&allowWatchBookmarks=true&resourceVersion="
+                             f"{first['metadata']['resourceVersion']}", headers=AUTH) as resp:
+                await c.post(PODS, json=pod("b"), headers=AUTH)
+                seen = [await next_event(resp) for _ in range(3)]
+                assert seen[0]["type"] == "ADDED"
+                last = int(seen[0]["object"]["metadata"]["resourceVersion"])
+                for ev in seen[1:]:
+                    assert ev["type"] == "BOOKMARK"
+                    assert int(ev["object"]["metadata"]["resourceVersion"]) >= last
+                assert (await c.post("/debug/rollwise/drop-watches", headers=AUTH)).status == 200
+                while (line := await resp.content.readline()):
+                    assert json.loads(line)["type"] == "BOOKMARK"  # any already on the way; then the end
+    run(t)
+
+
+def test_timeout_seconds_ends_a_quiet_stream() -> None:
+    async def t() -> None:
+        async with api() as (c, _):
+            await c.post(PODS, json=pod("a"), headers=AUTH)
+            async with c.get(f"{PODS}?watch=true&timeoutSeconds=1", headers=AUTH) as resp:
+                assert (await next_event(resp))["type"] == "ADDED"
+                assert await resp.content.read() == b""  # the stream ended, cleanly
     run(t)
