@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
+import aiohttp
 import pytest
 from server_support import AUTH, api, body, next_event, pod, run
 
@@ -124,3 +126,36 @@ def test_timeout_seconds_ends_a_quiet_stream() -> None:
                 assert (await next_event(resp))["type"] == "ADDED"
                 assert await resp.content.read() == b""  # the stream ended, cleanly
     run(t)
+
+
+def test_a_stream_whose_event_cannot_be_sent_ends_and_the_others_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rather than a stream that silently lost an event: its client sees the end and watches again."""
+    real = watching._LINES.get
+    failed: list[bool] = []
+
+    def get_once_failing(resource: Any, event_type: str, obj: Any) -> bytes:
+        if not failed:
+            failed.append(True)
+            raise RuntimeError("cannot encode")
+        return real(resource, event_type, obj)
+
+    async def t() -> None:
+        async with api() as (c, _):
+            await c.post(PODS, json=pod("a"), headers=AUTH)
+            url = f"{PODS}?watch=true&resourceVersion=0"
+            async with c.get(url, headers=AUTH) as one, c.get(url, headers=AUTH) as two:
+                for resp in (one, two):  # each stream wrote its first event and waits: the fan-out writes the next
+                    assert (await next_event(resp))["object"]["metadata"]["name"] == "a"
+                monkeypatch.setattr(watching._LINES, "get", get_once_failing)
+                await c.post(PODS, json=pod("b"), headers=AUTH)
+                lines = await asyncio.gather(_line_or_end(one), _line_or_end(two))
+                assert sorted(lines, key=len)[0] == b""  # one stream ended
+                assert json.loads(sorted(lines, key=len)[1])["object"]["metadata"]["name"] == "b"
+    run(t)
+
+
+async def _line_or_end(resp: Any) -> bytes:
+    try:
+        return await resp.content.readline()  # type: ignore[no-any-return]
+    except aiohttp.ClientPayloadError:  # ended without its last chunk (the failure hit the stream's own task)
+        return b""

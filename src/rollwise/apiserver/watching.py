@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +31,8 @@ from rollwise.apiserver.store import ApiStore
 from rollwise.cluster.watch import Watch, WatchEvent
 
 __all__ = ["stream_watch"]
+
+log = logging.getLogger("rollwise.apiserver")
 
 
 async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig, resource: Resource,
@@ -107,13 +111,14 @@ async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig,
 
 
 class _Stream:
-    """Who writes a watch stream's events. While its task waits (``idle``), a write's events go out from one
-    callback the write schedules, straight to the connection's transport as one HTTP chunk: no task to wake per
-    watcher and event (with 100 watchers, the wake-ups cost as much as the writes). The task writes instead (woken
-    by ``wake``) when it is busy, when the watch closed, and when the connection is gone or its buffer is full:
-    then ``resp.write`` waits for the client to read, as the stream's flow control needs."""
+    """Who writes a watch stream's events. While its task waits (``idle``), a write's events go out from the one
+    callback (``_Fanout``) that serves every stream after the write, straight to the connection's transport as one
+    HTTP chunk: no task to wake per watcher and event (with 100 watchers, the wake-ups cost as much as the writes).
+    The task writes instead (woken by ``wake``) when it is busy, when the watch closed, and when the connection is
+    gone or its buffer is full: then ``resp.write`` waits for the client to read, as the stream's flow control
+    needs."""
 
-    __slots__ = ("encode", "idle", "loop", "scheduled", "transport", "wake", "watch")
+    __slots__ = ("encode", "fanout", "idle", "scheduled", "transport", "wake", "watch")
 
     def __init__(self, watch: Watch, encode: Callable[[WatchEvent], bytes],
                  transport: asyncio.BaseTransport | None) -> None:
@@ -121,7 +126,7 @@ class _Stream:
         self.encode = encode
         self.transport = transport if isinstance(transport, asyncio.WriteTransport) else None
         self.wake = asyncio.Event()
-        self.loop = asyncio.get_running_loop()
+        self.fanout = _Fanout.of(asyncio.get_running_loop())
         self.idle = False
         self.scheduled = False
         watch.notify = self.notify
@@ -132,7 +137,7 @@ class _Stream:
             self.wake.set()
         elif not self.scheduled:
             self.scheduled = True
-            self.loop.call_soon(self.flush)
+            self.fanout.add(self)
 
     def flush(self) -> None:
         self.scheduled = False
@@ -147,6 +152,38 @@ class _Stream:
         if events:
             data = b"".join([self.encode(ev) for ev in events])
             transport.write(b"%x\r\n%b\r\n" % (len(data), data))  # one chunk of the chunked encoding, one write
+
+
+class _Fanout:
+    """The streams a loop's writes gave events to, served by one callback once the write is done."""
+
+    _loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Fanout] = weakref.WeakKeyDictionary()
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.ready: list[_Stream] = []
+
+    @classmethod
+    def of(cls, loop: asyncio.AbstractEventLoop) -> _Fanout:
+        fanout = cls._loops.get(loop)
+        if fanout is None:
+            fanout = cls._loops[loop] = cls(loop)
+        return fanout
+
+    def add(self, stream: _Stream) -> None:
+        if not self.ready:
+            self.loop.call_soon(self.flush)
+        self.ready.append(stream)
+
+    def flush(self) -> None:
+        ready, self.ready = self.ready, []
+        for stream in ready:
+            try:
+                stream.flush()
+            except Exception:  # its events are lost: the stream ends, and its client watches again from its last
+                log.exception("watch stream failed; closing it")
+                stream.scheduled = False
+                stream.watch.close()
 
 
 _DIRECT_LIMIT = 2**16
