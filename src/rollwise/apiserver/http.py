@@ -5,7 +5,8 @@ Content-Type is exactly ``application/json`` (aiohttp's ``json_response`` adds a
 
 A stored object is encoded to JSON bytes once per version (``wire_bytes``): the reply to the write that made it
 encodes it, and every later get, list and watch event that sends it reuses those bytes. A list body is the cached
-items joined, never the whole list serialised again (a list of 10,000 pods is 10 MB of JSON).
+items, joined and sent a slice at a time (``ListBody``), never the whole list serialised again (a list of 10,000
+pods is 10 MB of JSON).
 """
 
 from __future__ import annotations
