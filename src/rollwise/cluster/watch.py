@@ -97,13 +97,18 @@ class Watch:
 
     def _offer(self, change: Change, rv: int) -> bool:
         event = translate(change, rv, self.matches)
-        if event is None:
-            return False
+        return event is not None and self._queue(event)
+
+    def _queue(self, event: WatchEvent) -> bool:
         if len(self._pending) >= self._hub.max_pending:
             self.close()
             return False
         self._pending.append(event)
         return True
+
+
+_UNSEEN = WatchEvent("BOOKMARK", {}, -1)
+"""Not yet translated for a filter (None is taken: that filter's watches see no event)."""
 
 
 def translate(change: Change, rv: int, matches: Callable[[Obj], bool]) -> WatchEvent | None:
@@ -171,8 +176,15 @@ class WatchHub:
             self._floor = rv
         watches = self._watches.get(gk)
         if watches:
+            # Watches with the same filter see the same event: it is made once for them (an API server's hundred
+            # informers of one resource mostly share their filter), and an event is immutable.
+            shared: dict[tuple[str | None, LabelSelector, FieldSelector], WatchEvent | None] = {}
             for watch in list(watches):
-                if watch._offer(change, rv) and watch.notify is not None:
+                key = (watch.namespace, watch.labels, watch.fields)
+                event = shared.get(key, _UNSEEN)
+                if event is _UNSEEN:
+                    event = shared[key] = translate(change, rv, watch.matches)
+                if event is not None and watch._queue(event) and watch.notify is not None:
                     watch.notify()
 
     def open(self, resource: Resource, *, namespace: str | None, since: int | None, label_selector: LabelSelector,
