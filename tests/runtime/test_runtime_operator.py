@@ -10,6 +10,7 @@ import asyncio
 import random
 from typing import Any
 
+import pytest
 from runtime_fakes import run
 
 from rollwise.api.features import FeatureGates
@@ -45,13 +46,15 @@ class Lab:
         self.feed = Feed(self.cluster)
         self.user = MemoryWorld(self.feed, actor="user")
 
-    def operator(self, identity: str, seed: int) -> tuple[Operator, Leases]:
+    def operator(self, identity: str, seed: int, *, inline: bool = True) -> tuple[Operator, Leases]:
+        """``inline``: plans run on the store's sync verbs; otherwise through the API path's ``execute_async``
+        and ``LoopCluster`` (with its UID preconditions on pod deletes), as against a server."""
         world = MemoryWorld(self.feed, actor=identity)
         leases = Leases(world)
         config = OperatorConfig(identity=identity, controllers=("statefulset",), leader_elect=True, workers=2)
         op = Operator({"statefulset": world}, config=config, leases=leases, events=Events(world),
                       clock=self.clock, wall_time=self.clock.now, rng=random.Random(seed),
-                      inline={"statefulset": world.sync})  # type: ignore[dict-item]
+                      inline={"statefulset": world.sync} if inline else None)  # type: ignore[dict-item]
         return op, leases
 
     async def kubelet(self) -> None:
@@ -88,11 +91,12 @@ class Lab:
         return self.clock.now()
 
 
-def test_the_operator_creates_and_rolls_a_custom_resource_set() -> None:
+@pytest.mark.parametrize("inline", [True, False], ids=["inline", "api"])
+def test_the_operator_creates_and_rolls_a_custom_resource_set(inline: bool) -> None:
     async def go() -> None:
         lab = Lab()
         lab.cluster.create(_cr(3))
-        op, _ = lab.operator("op-a", 1)
+        op, _ = lab.operator("op-a", 1, inline=inline)
         stop = asyncio.Event()
         running = asyncio.create_task(op.run(stop))
         kubelet = asyncio.create_task(lab.kubelet())

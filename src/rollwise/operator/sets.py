@@ -8,14 +8,13 @@ One reconcile (``reconcile``):
 1. the set from the cache (gone: forget its consistency record);
 2. the KEP-5647 check: every informer must have seen this controller's own last writes for the set;
 3. the pure decision, ``reconcile(view) -> Plan``, on a view built from the caches by ``drivers.views.set_view``;
-4. the leader fence, then ``drivers.execute`` in a worker thread through ``BlockingCluster`` (UID preconditions on
-   pod deletes), every returned resourceVersion recorded for step 2; events to the recorder, one log line per
+4. the leader fence, then ``runtime.execute.execute_async`` on the loop through ``LoopCluster`` (UID preconditions
+   on pod deletes), every returned resourceVersion recorded for step 2; events to the recorder, one log line per
    action with the set, the object and the Plan's reason.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Hashable
 from typing import Any, cast
@@ -27,13 +26,13 @@ from rollwise.cluster.resources import group_of
 from rollwise.cluster.scope import stamp
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
-from rollwise.operator.world import AsyncCluster, BlockingCluster
+from rollwise.operator.world import AsyncCluster, LoopCluster
 from rollwise.runtime.cache import CacheReader, Delta, Store
 from rollwise.runtime.consistency import ConsistencyStore
-from rollwise.runtime.execute import execute
+from rollwise.runtime.execute import execute, execute_async
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder
-from rollwise.runtime.recording import RecordingCluster
+from rollwise.runtime.recording import AsyncRecordingCluster, RecordingCluster
 from rollwise.runtime.routing import sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import set_resource
@@ -72,7 +71,7 @@ class SetController:
         self.samples = samples
         self.inline = inline
         """An in-process store to execute plans against directly, on the loop (tests, the simulator); None: the
-        API, through ``BlockingCluster`` in a worker thread."""
+        API, through ``LoopCluster``."""
         self.trace = trace
         """Called with each view and the plan decided from it when the plan acts (``run --trace``)."""
         self.tracked = frozenset(self.reader.stores)
@@ -146,21 +145,21 @@ class SetController:
             cached = pods.get(namespace, pod) if pods is not None else None
             return uid_of(cached) if cached is not None else None
 
-        target: Cluster = self.inline if self.inline is not None else cast(Cluster, BlockingCluster(
-            self.world, asyncio.get_running_loop(), pod_uid=pod_uid))
-        # What the operator creates carries the label its informers select by (cluster.scope).
-        recording = cast(Cluster, RecordingCluster(target, self.consistency, owner=key, owner_uid=uid_of(sts),
-                                                   tracked=self.tracked, prepare=stamp))
         for action in plan.actions:
             kind, obj = type(action).__name__, _target(action)
             reason = getattr(action, "reason", "") or getattr(action, "message", "")
             log.info("%s %s/%s: %s%s: %s", self.name, ns, name, kind, f" {obj}" if obj else "", reason,
                      extra={"controller": self.name, "set": f"{ns}/{name}", "action": kind, "object": obj or None,
                             "reason": reason})
+        # What the operator creates carries the label its informers select by (cluster.scope).
         if self.inline is not None:
-            outcome = execute(plan, recording, sts=sts, actor=self.actor)
+            recording = RecordingCluster(self.inline, self.consistency, owner=key, owner_uid=uid_of(sts),
+                                         tracked=self.tracked, prepare=stamp)
+            outcome = execute(plan, cast(Cluster, recording), sts=sts, actor=self.actor)
         else:
-            outcome = await asyncio.to_thread(execute, plan, recording, sts=sts, actor=self.actor)
+            api = AsyncRecordingCluster(LoopCluster(self.world, pod_uid=pod_uid), self.consistency, owner=key,
+                                        owner_uid=uid_of(sts), tracked=self.tracked, prepare=stamp)
+            outcome = await execute_async(plan, api, sts=sts, actor=self.actor)
         if self.recorder is not None:
             for event in outcome.events:
                 self.recorder.record(sts, event)

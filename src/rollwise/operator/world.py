@@ -1,26 +1,23 @@
 """What the operator needs from an API: the cluster verbs, async, and a list/watch source per kind.
 
 ``rollwise.cluster.kube.KubeCluster`` implements it over the API server; tests implement it over ``MemoryCluster``.
-``BlockingCluster`` turns it back into the synchronous ``Cluster`` protocol for ``drivers.execute``, which runs
-in a worker thread, so the Plan-to-writes rules (order, failure handling, events) stay in one place.
+``LoopCluster`` gives it the ``Cluster`` verbs' shape, as coroutines, for ``runtime.execute.execute_async`` on the
+operator's loop, so the Plan-to-writes rules (order, failure handling, events) stay in the one executor.
 """
 
 from __future__ import annotations
 
 import asyncio
-import builtins
-from collections.abc import Callable, Coroutine, Mapping
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from rollwise.api.meta import Obj
 from rollwise.cluster.listwatch import ListWatchSource
-from rollwise.cluster.protocol import Change, Propagation
+from rollwise.cluster.protocol import Propagation
 from rollwise.cluster.resources import POD, ResourceRef
 from rollwise.cluster.scope import Selector
 
-__all__ = ["AsyncCluster", "BlockingCluster"]
-
-T = TypeVar("T")
+__all__ = ["AsyncCluster", "LoopCluster"]
 
 CALL_TIMEOUT_SECONDS = 60.0
 
@@ -44,50 +41,48 @@ class AsyncCluster(Protocol):
                    labels: Selector | None = None) -> ListWatchSource: ...
 
 
-class BlockingCluster:
-    """The sync ``Cluster`` verbs over an ``AsyncCluster`` whose loop runs in another thread.
+class LoopCluster:
+    """The executor's verbs (``runtime.execute.AsyncVerbs``) over an ``AsyncCluster``, on the running loop.
 
     ``pod_uid(namespace, name)`` gives the uid of the pod the controller decided about (from its cache): every
     pod delete carries it as a precondition, so a pod recreated under the same name since is never deleted by
-    mistake (the API server answers Conflict).
+    mistake (the API server answers Conflict). Each call is bounded (``CALL_TIMEOUT_SECONDS``, then TimeoutError):
+    a worker never waits for ever on one write, whatever the transport's own timeouts.
     """
 
-    def __init__(self, world: AsyncCluster, loop: asyncio.AbstractEventLoop, *,
-                 pod_uid: Callable[[str, str], str | None] | None = None) -> None:
+    __slots__ = ("pod_uid", "world")
+
+    def __init__(self, world: AsyncCluster, *, pod_uid: Callable[[str, str], str | None] | None = None) -> None:
         self.world = world
-        self.loop = loop
         self.pod_uid = pod_uid
 
-    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(CALL_TIMEOUT_SECONDS)
+    async def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj:
+        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+            return await self.world.get(kind, namespace, name)
 
-    def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj:
-        return self._call(self.world.get(kind, namespace, name))
+    async def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
+        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+            return await self.world.create(obj)
 
-    def list(self, kind: str, namespace: str | None = None, *,
-             selector: Mapping[str, Any] | None = None) -> builtins.list[Obj]:
-        raise NotImplementedError("the operator reads from its informers' caches, never by listing")
+    async def update(self, obj: Obj, *, actor: str = "user") -> Obj:
+        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+            return await self.world.update(obj)
 
-    def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
-        return self._call(self.world.create(obj))
+    async def update_status(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
+        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+            return await self.world.update_status(obj)
 
-    def update(self, obj: Obj, *, actor: str = "user") -> Obj:
-        return self._call(self.world.update(obj))
+    async def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
+                    actor: str = "user") -> Obj:
+        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+            return await self.world.patch(kind, namespace, name, merge)
 
-    def update_status(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
-        return self._call(self.world.update_status(obj))
-
-    def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
-              actor: str = "user") -> Obj:
-        return self._call(self.world.patch(kind, namespace, name, merge))
-
-    def delete(self, kind: ResourceRef, namespace: str, name: str, *, grace_period_seconds: float | None = None,
-               propagation: Propagation = "Background", actor: str = "user") -> Obj | None:
+    async def delete(self, kind: ResourceRef, namespace: str, name: str, *,
+                     grace_period_seconds: float | None = None, propagation: Propagation = "Background",
+                     actor: str = "user") -> Obj | None:
         is_pod = kind in ("Pod", POD)
         uid = self.pod_uid(namespace, name) if is_pod and self.pod_uid is not None else None
         grace = None if grace_period_seconds is None else int(grace_period_seconds)
-        return self._call(self.world.delete(kind, namespace, name, uid=uid, grace_period_seconds=grace,
-                                            propagation=propagation))
-
-    def changes_since(self, cursor: int) -> tuple[builtins.list[Change], int]:
-        raise NotImplementedError("the operator follows changes through its informers")
+        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+            return await self.world.delete(kind, namespace, name, uid=uid, grace_period_seconds=grace,
+                                           propagation=propagation)

@@ -1,16 +1,26 @@
 """Carry out a controller's Plan against a cluster, with upstream's events and error handling (reference §6.1, §7.1).
 
-Shared by every driver: the simulator calls it with the memory store, the operator (later) with the real API.
-Actions run in order. The first failed pod, claim or revision write stops the remaining ones — the controller
-decides again on its next reconcile, level-triggered — but the status write and history pruning are still
-attempted, as upstream always tries them (reference §5.2).
+Shared by every driver: the simulator, ``up`` and the explorer call ``execute`` with a store, the operator awaits
+``execute_async`` with the API. Actions run in order. The first failed pod, claim or revision write stops the
+remaining ones — the controller decides again on its next reconcile, level-triggered — but the status write and
+history pruning are still attempted, as upstream always tries them (reference §5.2).
+
+Why a generator: the rules above (order, what a failure stops, which errors are ignored, the events and their
+wording) are written once, in ``steps``, which yields each request it makes (a ``Call``: a ``Cluster`` verb and
+its arguments) and is sent the reply, or has the error thrown in at the same point, so its ``try`` blocks read as
+if it made the call itself. The two drivers only carry calls: ``execute`` makes them on a ``Cluster``,
+``execute_async`` awaits them on an ``AsyncVerbs`` on the running loop. The operator used to run the sync executor
+in a worker thread over a cluster that called back into the loop for every write; the two thread hand-offs per
+write cost more CPU than the write itself. Two copies of the executor, one sync and one async, would have let the
+drivers' rules drift apart; callbacks or a sync facade would have kept a thread.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import field
+from typing import Any, Literal, Protocol
 
 from rollwise.api.claim_templates import RESIZE_REFUSED_ANNOTATION
 from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, Forbidden, Invalid, NotFound
@@ -18,8 +28,8 @@ from rollwise.api.leases import LEADER, lease_role
 from rollwise.api.lifecycle import LIFECYCLE_AT_ANNOTATION, LIFECYCLE_STATE_LABEL, PREPARING_DELETE
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.api.records import dataclass
-from rollwise.cluster.protocol import Cluster
-from rollwise.cluster.resources import ref_of
+from rollwise.cluster.protocol import Cluster, Propagation
+from rollwise.cluster.resources import ResourceRef, ref_of
 from rollwise.controllers.plan import (
     Action,
     AnnotatePod,
@@ -42,7 +52,7 @@ from rollwise.controllers.plan import (
     WriteStatus,
 )
 
-__all__ = ["ControllerEvent", "Outcome", "execute"]
+__all__ = ["AsyncVerbs", "Call", "ControllerEvent", "Outcome", "execute", "execute_async", "steps"]
 
 ALWAYS_ATTEMPTED = (WriteStatus, DeleteRevision, EmitEvent)
 
@@ -63,9 +73,85 @@ class Outcome:
     writes: int = 0
 
 
+Verb = Literal["get", "create", "update", "update_status", "patch", "delete"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One request of the executor: a verb of the ``Cluster`` protocol, with its arguments."""
+
+    verb: Verb
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
+def _call(verb: Verb, *args: Any, **kwargs: Any) -> Call:
+    return Call(verb, args, kwargs)
+
+
+_Steps = Generator[Call, Any, None]
+
+
+class AsyncVerbs(Protocol):
+    """The ``Cluster`` verbs the executor uses, as coroutines (the operator's API client, on its loop)."""
+
+    async def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj: ...
+
+    async def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj: ...
+
+    async def update(self, obj: Obj, *, actor: str = "user") -> Obj: ...
+
+    async def update_status(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj: ...
+
+    async def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
+                    actor: str = "user") -> Obj: ...
+
+    async def delete(self, kind: ResourceRef, namespace: str, name: str, *,
+                     grace_period_seconds: float | None = None, propagation: Propagation = "Background",
+                     actor: str = "user") -> Obj | None: ...
+
+
 def execute(plan: Plan, cluster: Cluster, *, sts: Obj, actor: str,
             emit: Callable[[ControllerEvent], None] | None = None) -> Outcome:
-    """Run the plan's actions; return the events emitted and the first error, if any."""
+    """Run the plan's actions on ``cluster``; return the events emitted and the first error, if any."""
+    run = steps(plan, sts=sts, actor=actor, emit=emit)
+    try:
+        call = next(run)
+        while True:
+            try:
+                reply = getattr(cluster, call.verb)(*call.args, **call.kwargs)
+            except Exception as err:  # thrown in where the call was made: steps' handlers decide
+                call = run.throw(err)
+            else:
+                call = run.send(reply)
+    except StopIteration as done:
+        outcome: Outcome = done.value
+        return outcome
+
+
+async def execute_async(plan: Plan, cluster: AsyncVerbs, *, sts: Obj, actor: str,
+                        emit: Callable[[ControllerEvent], None] | None = None) -> Outcome:
+    """``execute``, each call awaited on the running loop."""
+    run = steps(plan, sts=sts, actor=actor, emit=emit)
+    try:
+        call = next(run)
+        while True:
+            try:
+                reply = await getattr(cluster, call.verb)(*call.args, **call.kwargs)
+            except Exception as err:  # as in execute; a cancellation is no Exception
+                call = run.throw(err)
+            else:
+                call = run.send(reply)
+    except StopIteration as done:
+        outcome: Outcome = done.value
+        return outcome
+    finally:
+        run.close()  # cancelled mid-plan: the rest of the plan is dropped now, not when collected
+
+
+def steps(plan: Plan, *, sts: Obj, actor: str,
+          emit: Callable[[ControllerEvent], None] | None = None) -> Generator[Call, Any, Outcome]:
+    """The executor: yields each call to make, is sent its reply (or thrown its error); returns the Outcome."""
     out = Outcome()
     set_name = name_of(sts)
 
@@ -82,9 +168,9 @@ def execute(plan: Plan, cluster: Cluster, *, sts: Obj, actor: str,
         try:
             if isinstance(action, PatchSet):
                 # The status write that follows must carry the resourceVersion this patch produced.
-                current = cluster.patch(ref_of(sts), namespace_of(sts), set_name, action.merge, actor=actor)
+                current = yield _call("patch", ref_of(sts), namespace_of(sts), set_name, action.merge, actor=actor)
             else:
-                _run(action, cluster, sts=current, actor=actor, set_name=set_name, event=event)
+                yield from _run(action, sts=current, actor=actor, set_name=set_name, event=event)
             out.writes += not isinstance(action, EmitEvent)
         except ApiStatusError as err:
             _report(action, err, set_name=set_name, event=event)
@@ -93,25 +179,24 @@ def execute(plan: Plan, cluster: Cluster, *, sts: Obj, actor: str,
     return out
 
 
-def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: str,
-         event: Callable[[str, str, str], None]) -> None:
+def _run(action: Action, *, sts: Obj, actor: str, set_name: str, event: Callable[[str, str, str], None]) -> _Steps:
     # A plan's objects are immutable: the store may keep their parts (handed_over) instead of copying them.
     # The commonest first: nearly every reconcile writes status.
     if isinstance(action, WriteStatus):
-        cluster.update_status({**sts, "status": action.status}, actor=actor, handed_over=True)
+        yield _call("update_status", {**sts, "status": action.status}, actor=actor, handed_over=True)
     elif isinstance(action, CreateClaim):
-        cluster.create(action.claim, actor=actor, handed_over=True)
+        yield _call("create", action.claim, actor=actor, handed_over=True)
         event("Normal", "SuccessfulCreate",
               f"create Claim {name_of(action.claim)} Pod {action.pod_name} in StatefulSet {set_name} success")
     elif isinstance(action, CreatePod):
-        cluster.create(action.pod, actor=actor, handed_over=True)
+        yield _call("create", action.pod, actor=actor, handed_over=True)
         event("Normal", "SuccessfulCreate", f"create Pod {name_of(action.pod)} in StatefulSet {set_name} successful")
     elif isinstance(action, UpdatePod):
-        cluster.update(action.pod, actor=actor)
+        yield _call("update", action.pod, actor=actor)
         event("Normal", "SuccessfulUpdate", f"update Pod {name_of(action.pod)} in StatefulSet {set_name} successful")
     elif isinstance(action, InPlaceUpdatePod):
         # OpenKruise's event names; the images are patched through an update at the read resourceVersion.
-        cluster.update(action.pod, actor=actor)
+        yield _call("update", action.pod, actor=actor)
         images = ", ".join(f"{c}={i}" for c, i in action.images)
         event("Normal", "SuccessfulUpdatePodInPlace",
               f"successfully update pod {name_of(action.pod)} in-place ({images}) in StatefulSet {set_name}")
@@ -122,7 +207,7 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
         if action.uid:
             meta["uid"] = action.uid  # a precondition (cluster.protocol.patch)
         try:
-            cluster.patch("Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
+            yield _call("patch", "Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
         except NotFound:
             return  # gone meanwhile: nothing left to prepare
         event("Normal", "PreparingDelete", f"pod {action.name} in StatefulSet {set_name} is PreparingDelete: "
@@ -132,41 +217,41 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
         if action.uid:
             meta["uid"] = action.uid
         try:
-            cluster.patch("Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
+            yield _call("patch", "Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
         except NotFound:
             return
         event("Normal", "PreparingDeleteCleared", f"pod {action.name} in StatefulSet {set_name} is no longer to be "
                                                   "deleted: its PreparingDelete mark is cleared")
     elif isinstance(action, UpdateClaim):
-        cluster.update(action.claim, actor=actor)
+        yield _call("update", action.claim, actor=actor)
     elif isinstance(action, ResizeClaim):
-        _resize(action, cluster, actor=actor, set_name=set_name, event=event)
+        yield from _resize(action, actor=actor, set_name=set_name, event=event)
     elif isinstance(action, DeletePod):
-        if action.unless_leader and _leads_now(cluster, action.namespace, action.unless_leader):
+        if action.unless_leader and (yield from _leads_now(action.namespace, action.unless_leader)):
             # DEP-07 accepts that a Lease may lag; re-reading it right before the delete narrows that race.
             event("Normal", "QuorumAwareDeleteSkipped",
                   f"not deleting {action.name}: its member Lease {action.unless_leader} now says Leader")
             return
         try:
-            cluster.delete("Pod", action.namespace, action.name, actor=actor)
+            yield _call("delete", "Pod", action.namespace, action.name, actor=actor)
         except NotFound:
             return  # already gone: the goal is met (upstream ignores NotFound here)
         event("Normal", "SuccessfulDelete", f"delete Pod {action.name} in StatefulSet {set_name} successful")
     elif isinstance(action, AnnotatePod):
-        _annotate(action, cluster, actor=actor)
+        yield from _annotate(action, actor=actor)
     elif isinstance(action, PatchOwner):
         try:
-            cluster.patch(action.kind, action.namespace, action.name,
+            yield _call("patch", action.kind, action.namespace, action.name,
                           {"metadata": {"ownerReferences": action.owner_references or None}}, actor=actor)
         except NotFound:
             return
     elif isinstance(action, CreateRevision):
-        cluster.create(action.revision, actor=actor, handed_over=True)
+        yield _call("create", action.revision, actor=actor, handed_over=True)
     elif isinstance(action, UpdateRevision):
-        cluster.update(action.revision, actor=actor)
+        yield _call("update", action.revision, actor=actor)
     elif isinstance(action, DeleteRevision):
         try:
-            cluster.delete("ControllerRevision", action.namespace, action.name, actor=actor)
+            yield _call("delete", "ControllerRevision", action.namespace, action.name, actor=actor)
         except NotFound:
             return
     elif isinstance(action, EmitEvent):
@@ -175,40 +260,39 @@ def _run(action: Action, cluster: Cluster, *, sts: Obj, actor: str, set_name: st
         raise TypeError(f"unknown action {type(action).__name__}")
 
 
-def _resize(action: ResizeClaim, cluster: Cluster, *, actor: str, set_name: str,
-            event: Callable[[str, str, str], None]) -> None:
+def _resize(action: ResizeClaim, *, actor: str, set_name: str, event: Callable[[str, str, str], None]) -> _Steps:
     """Expand a claim; a refusal (its StorageClass does not allow expansion) is kept on the claim, so the controller
     can name it in the set's condition and stop retrying until the template asks for another size."""
     patch = {"spec": {"resources": {"requests": {"storage": action.storage}}},
              "metadata": {"annotations": {RESIZE_REFUSED_ANNOTATION: None}}}
     try:
-        cluster.patch("PersistentVolumeClaim", action.namespace, action.name, patch, actor=actor)
+        yield _call("patch", "PersistentVolumeClaim", action.namespace, action.name, patch, actor=actor)
     except NotFound:
         return  # deleted meanwhile: a claim made again is made from the template, at its size
     except (Forbidden, Invalid) as err:
         note = {"metadata": {"annotations": {RESIZE_REFUSED_ANNOTATION: f"{action.storage}: {err}"}}}
         with contextlib.suppress(ApiStatusError):  # the refusal stops this plan all the same
-            cluster.patch("PersistentVolumeClaim", action.namespace, action.name, note, actor=actor)
+            yield _call("patch", "PersistentVolumeClaim", action.namespace, action.name, note, actor=actor)
         raise
     event("Normal", "SuccessfulResize",
           f"expand Claim {action.name} to {action.storage} in StatefulSet {set_name} success")
 
 
-def _annotate(action: AnnotatePod, cluster: Cluster, *, actor: str) -> None:
+def _annotate(action: AnnotatePod, *, actor: str) -> _Steps:
     """Patch the pod's annotations with its uid as a precondition: a request made to one member must not land on
     its replacement (Conflict), and a pod gone meanwhile needs none."""
     meta: dict[str, object] = {"annotations": dict(action.annotations)}
     if action.uid:
         meta["uid"] = action.uid
     try:
-        cluster.patch("Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
+        yield _call("patch", "Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
     except (NotFound, Conflict):
         return
 
 
-def _leads_now(cluster: Cluster, namespace: str, lease_name: str) -> bool:
+def _leads_now(namespace: str, lease_name: str) -> Generator[Call, Any, bool]:
     try:
-        lease = cluster.get("Lease", namespace, lease_name)
+        lease = yield _call("get", "Lease", namespace, lease_name)
     except NotFound:
         return False
     return lease_role(lease) == LEADER
