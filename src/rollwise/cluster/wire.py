@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -101,49 +102,73 @@ def parse_time(text: str) -> float:
     return (seconds * 1_000_000 + stamp.microsecond) / 1_000_000
 
 
-_Trie = dict[str, Any]
-"""The time paths of one resource as a tree: a key maps to the subtree below it, or to the wire type at a leaf."""
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """The time paths of one resource below one point, as a tree walked once per object: every object read from
+    the API passes through here (tens of thousands a minute in the operator), so the walk is kept to dict lookups.
+    """
+
+    each: _Node | None
+    """Set for a list: the node every item is walked with."""
+    fields: tuple[tuple[str, str | _Node], ...]
+    """For a mapping: each key with the wire type at a leaf, or the node below it."""
 
 
 @functools.cache
-def _trie(gk: GroupKind) -> _Trie:
-    root: _Trie = {}
-    for path, wire in time_paths(gk):
-        node = root
-        for key in path[:-1]:
-            node = node.setdefault(key, {})
-        node[path[-1]] = wire
-    return root
+def _trie(gk: GroupKind) -> _Node:
+    return _node([(path, wire) for path, wire in time_paths(gk)])
+
+
+def _node(paths: list[tuple[Path, str]]) -> _Node:
+    if paths and paths[0][0][0] == "[]":
+        return _Node(each=_node([(path[1:], wire) for path, wire in paths]), fields=())
+    below: dict[str, list[tuple[Path, str]]] = {}
+    leaves: dict[str, str] = {}
+    for path, wire in paths:
+        if len(path) == 1:
+            leaves[path[0]] = wire
+        else:
+            below.setdefault(path[0], []).append((path[1:], wire))
+    return _Node(each=None, fields=(*leaves.items(), *((k, _node(v)) for k, v in below.items())))
 
 
 _parse_text = functools.lru_cache(maxsize=4096)(parse_time)
 """``parse_time`` for strings, remembered: the same few times come back in every watch event of an object."""
 
+_Where = tuple[Any, ...]
+"""Where a value is: ``(parent, key or index)`` pairs from the root's ``()``, made into a dotted path only for an
+error (``_where``)."""
 
-def _convert(obj: Any, node: _Trie, fn: Callable[[Any, str, tuple[str, ...]], Any], where: tuple[str, ...]) -> Any:
+
+def _convert(obj: Any, node: _Node, fn: Callable[[Any, str, _Where], Any], where: _Where) -> Any:
     """A copy of ``obj`` with ``fn(value, wire type, where)`` applied at every time path under ``node``, in one walk
     (only the containers on a path are copied, each once)."""
-    if "[]" in node:
+    each = node.each
+    if each is not None:
         if not isinstance(obj, list):
             return obj
-        below = node["[]"]
-        return [_convert(item, below, fn, (*where, f"[{i}]")) for i, item in enumerate(obj)]
-    if not isinstance(obj, Mapping):
+        return [_convert(item, each, fn, (where, i)) for i, item in enumerate(obj)]
+    if type(obj) is not dict and not isinstance(obj, Mapping):  # the exact type first: an ABC check is slow
         return obj
     out = None
-    for key, below in node.items():
+    for key, below in node.fields:
         value = obj.get(key)
         if value is None:
             continue
         if out is None:
             out = dict(obj)
-        out[key] = fn(value, below, (*where, key)) if isinstance(below, str) else _convert(value, below, fn,
-                                                                                           (*where, key))
+        at = (where, key)
+        out[key] = fn(value, below, at) if isinstance(below, str) else _convert(value, below, fn, at)
     return obj if out is None else out
 
 
-def _where(parts: tuple[str, ...]) -> str:
-    return "".join(p if p.startswith("[") or i == 0 else f".{p}" for i, p in enumerate(parts))
+def _where(where: _Where) -> str:
+    parts: list[str | int] = []
+    while where:
+        where, part = where
+        parts.append(part)
+    return "".join(f"[{p}]" if isinstance(p, int) else p if i == 0 else f".{p}"
+                   for i, p in enumerate(reversed(parts)))
 
 
 def _resource(obj: Mapping[str, Any], gk: GroupKind | None) -> GroupKind:
@@ -153,12 +178,13 @@ def _resource(obj: Mapping[str, Any], gk: GroupKind | None) -> GroupKind:
 def encode(obj: Obj, gk: GroupKind | None = None) -> Obj:
     """The wire form of an internal object (a copy; ``obj`` is unchanged): float times become RFC 3339 strings.
     ``gk`` is the object's resource (read from ``apiVersion``/``kind`` if not given)."""
-    def formatted(value: Any, wire: str, _where: tuple[str, ...]) -> Any:
+    def formatted(value: Any, wire: str, _where: _Where) -> Any:
         if not _is_number(value):
             return value
         return format_micro_time(float(value)) if wire == MICRO else format_time(float(value))
 
-    return dict(_convert(obj, _trie(_resource(obj, gk)), formatted, ()))
+    out = _convert(obj, _trie(_resource(obj, gk)), formatted, ())
+    return dict(out) if out is obj else out
 
 
 def decode(obj: Obj, gk: GroupKind | None = None) -> Obj:
@@ -166,8 +192,10 @@ def decode(obj: Obj, gk: GroupKind | None = None) -> Obj:
     decoding twice is harmless. Raises Invalid, naming every field, for a time that does not parse."""
     errors: list[FieldError] = []
 
-    def parse(value: Any, _wire: str, where: tuple[str, ...]) -> Any:
+    def parse(value: Any, _wire: str, where: _Where) -> Any:
         try:
+            if type(value) is str:  # what a wire object holds: parsed once per distinct time
+                return _parse_text(value)
             if _is_number(value):
                 if not _EARLIEST <= value <= _LATEST:  # also refuses NaN
                     raise ValueError(value)
@@ -180,7 +208,7 @@ def decode(obj: Obj, gk: GroupKind | None = None) -> Obj:
     out = _convert(obj, _trie(_resource(obj, gk)), parse, ())
     if errors:
         raise Invalid(errors=errors)
-    return dict(out)
+    return dict(out) if out is obj else out
 
 
 def _is_number(value: Any) -> bool:
