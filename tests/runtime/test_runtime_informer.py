@@ -153,3 +153,35 @@ def test_the_memory_source_resumes_after_a_version_and_is_gone_past_a_compaction
     assert source._cursor_after(4) == 4
     with pytest.raises(Gone):
         source._cursor_after(2)
+
+
+def _pod(rv: str, *, app: str = "web", ready: str = "False", owner: str = "set-1") -> dict[str, object]:
+    """A pod as decoded from the wire: every event a fresh object, nothing shared with the one before."""
+    return {"metadata": {"name": "p0", "namespace": "default", "resourceVersion": rv, "labels": {"app": app},
+                         "ownerReferences": [{"uid": owner, "controller": True}]},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+            "status": {"conditions": [{"type": "Ready", "status": ready}]}}
+
+
+def test_an_update_keeps_the_cached_objects_unchanged_parts_and_leaves_the_event_object_alone() -> None:
+    store = Store("Pod")
+    store.apply("ADDED", _pod("1"))
+    first = store.get("default", "p0")
+    assert first is not None
+    event = _pod("2", ready="True")
+    delta = store.apply("MODIFIED", event)
+    assert delta is not None and delta.new is store.get("default", "p0")
+    new = delta.new
+    assert new == event and event["spec"] is not first["spec"]  # the event's object is not changed
+    assert new["spec"] is first["spec"] and new["metadata"]["labels"] is first["metadata"]["labels"]
+    assert new["metadata"]["ownerReferences"] is first["metadata"]["ownerReferences"]
+    assert new["status"] is not first["status"] and new["status"]["conditions"][0]["status"] == "True"
+    assert new["metadata"]["resourceVersion"] == "2"
+    assert names(store.controlled_by("set-1")) == ["default/p0"]
+    assert names(store.with_label("app", "web")) == ["default/p0"]
+    store.apply("MODIFIED", _pod("3", app="db", owner="set-2"))  # a relabel and a new owner still re-index
+    assert store.with_label("app", "web") == [] and names(store.with_label("app", "db")) == ["default/p0"]
+    assert store.controlled_by("set-1") == [] and names(store.controlled_by("set-2")) == ["default/p0"]
+    relisted = store.replace([_pod("4", app="db", owner="set-2")], "4")
+    assert [d.type for d in relisted] == ["MODIFIED"]
+    assert relisted[0].new is not None and relisted[0].new["spec"] is first["spec"]

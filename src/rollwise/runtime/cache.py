@@ -1,8 +1,16 @@
 """The informer's indexed cache of one resource (client-go ``tools/cache`` ``thread_safe_store`` + indexers).
 
 Objects are shared, read-only dicts, as ``MemoryCluster`` serves them. Indexes: by namespace, by the uid of the
-controlling owner, and by label ``key=value``. ``latest_rv`` is the newest resourceVersion the cache has seen
-(``LastStoreSyncResourceVersion``, kubernetes/kubernetes#134827): the consistency check compares against it.
+controlling owner, and by label ``key=value``.
+
+An update keeps the parts that did not change: each part of the new object equal to the cached one's (the spec, the
+status, the labels...) is the cached one's (``_share``). A store does that by itself (a status write keeps the old
+spec); objects decoded from the wire have no such sharing, and without it every memo keyed on a part's identity
+(``api/memo.py``: validation, the stored template, the quiet context) missed on every event, the operator validating
+each set and rebuilding its stored template on every reconcile.
+
+``latest_rv`` is the newest resourceVersion the cache has seen (``LastStoreSyncResourceVersion``,
+kubernetes/kubernetes#134827): the consistency check compares against it.
 """
 
 from __future__ import annotations
@@ -89,6 +97,8 @@ class Store:
                 return None
             self._remove(key, old)
             return Delta("DELETED", old, None)
+        if old is not None:
+            obj = _share(old, obj)
         self._put(key, old, obj)
         return Delta("ADDED" if old is None else "MODIFIED", old, obj)
 
@@ -101,10 +111,11 @@ class Store:
             gone = self._objects[key]
             self._remove(key, gone)
             deltas.append(Delta("DELETED", gone, None))
-        for key, obj in sorted(fresh.items()):
+        for key, listed in sorted(fresh.items()):
             old = self._objects.get(key)
-            if old is not None and _rv(old) == _rv(obj):
+            if old is not None and _rv(old) == _rv(listed):
                 continue
+            obj = listed if old is None else _share(old, listed)
             self._put(key, old, obj)
             deltas.append(Delta("ADDED" if old is None else "MODIFIED", old, obj))
         self.latest_rv = ""
@@ -123,6 +134,9 @@ class Store:
 
     def _put(self, key: Key, old: Obj | None, obj: Obj) -> None:
         if old is not None:
+            if labels(old) is labels(obj) and _controller_uid(old) == _controller_uid(obj):
+                self._objects[key] = obj  # every index holds the key already: most updates are status changes
+                return
             self._unindex(key, old)
         else:
             self._order.pop(key[0], None)
@@ -152,6 +166,42 @@ class Store:
             _discard(self._uncontrolled, key[0], key)
         for k, v in labels(old).items():
             _discard(self._by_label, (k, v), key)
+
+
+_SHARED_METADATA = ("labels", "annotations", "ownerReferences", "finalizers")
+
+
+def _share(old: Obj, new: Obj) -> Obj:
+    """``new``, with each top-level part and each of ``_SHARED_METADATA`` that equals ``old``'s replaced by
+    ``old``'s. ``new`` itself is left alone (a store's objects are read-only); equal parts compare at C speed."""
+    out: dict[str, Any] | None = None
+    for key, value in new.items():
+        if key == "metadata" or not isinstance(value, dict | list):
+            continue
+        was = old.get(key)
+        if was is not value and was == value:
+            if out is None:
+                out = dict(new)
+            out[key] = was
+    meta, old_meta = new.get("metadata"), old.get("metadata")
+    if isinstance(meta, dict) and isinstance(old_meta, dict) and meta is not old_meta:
+        shared: dict[str, Any] | None = None
+        for key in _SHARED_METADATA:
+            value, was = meta.get(key), old_meta.get(key)
+            if value is not None and was is not value and was == value:
+                if shared is None:
+                    shared = dict(meta)
+                shared[key] = was
+        if shared is not None:
+            if out is None:
+                out = dict(new)
+            out["metadata"] = shared
+    return new if out is None else out
+
+
+def _controller_uid(obj: Obj) -> object:
+    ref = controller_of(obj)
+    return None if ref is None else ref.get("uid")
 
 
 def _discard(index: dict[Any, set[Key]], bucket: Any, key: Key) -> None:
