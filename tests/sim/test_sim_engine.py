@@ -6,8 +6,10 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine
 
@@ -55,40 +57,43 @@ _JOB = st.tuples(st.lists(st.tuples(st.sampled_from([0.0, 0.0, 1.0, 2.5]), _PHAS
                  st.lists(st.integers(0, 40), max_size=2))
 
 
-@settings(max_examples=300, deadline=None)
-@given(initial=st.lists(st.tuples(_TIMES, _PHASE), min_size=1, max_size=12),
-       jobs=st.lists(_JOB, min_size=40, max_size=40),
-       stop_before=st.sampled_from([None, STEP, CONTROLLER]))
-def test_work_runs_in_time_phase_and_schedule_order_as_one_heap_would(
-        initial: list[tuple[float, int]], jobs: list[tuple[list[tuple[float, int]], list[int]]],
-        stop_before: int | None) -> None:
-    def trace(engine: Engine | _HeapEngine, clock: Callable[[], float]) -> list[tuple[float, int]]:
-        ran: list[tuple[float, int]] = []
-        handles: list[int] = []
+@pytest.mark.parametrize("n", examples(100, 300))
+def test_work_runs_in_time_phase_and_schedule_order_as_one_heap_would(n: int) -> None:
+    @settings(max_examples=n, deadline=None)
+    @given(initial=st.lists(st.tuples(_TIMES, _PHASE), min_size=1, max_size=12),
+           jobs=st.lists(_JOB, min_size=40, max_size=40),
+           stop_before=st.sampled_from([None, STEP, CONTROLLER]))
+    def check(initial: list[tuple[float, int]], jobs: list[tuple[list[tuple[float, int]], list[int]]],
+              stop_before: int | None) -> None:
+        def trace(engine: Engine | _HeapEngine, clock: Callable[[], float]) -> list[tuple[float, int]]:
+            ran: list[tuple[float, int]] = []
+            handles: list[int] = []
 
-        def run(number: int) -> None:
-            ran.append((clock(), number))
-            if len(handles) >= 200:
-                return
-            follow_ups, cancels = jobs[number % len(jobs)]
-            for k, (delay, phase) in enumerate(follow_ups):
-                handles.append(engine.at(clock() + delay, phase, run, number * 3 + k + 1))  # work and its argument
-            for i in cancels:
-                if i < len(handles):
-                    engine.cancel(handles[i])
+            def run(number: int) -> None:
+                ran.append((clock(), number))
+                if len(handles) >= 200:
+                    return
+                follow_ups, cancels = jobs[number % len(jobs)]
+                for k, (delay, phase) in enumerate(follow_ups):
+                    handles.append(engine.at(clock() + delay, phase, run, number * 3 + k + 1))  # work, argument
+                for i in cancels:
+                    if i < len(handles):
+                        engine.cancel(handles[i])
 
-        for number, (t, phase) in enumerate(initial):
-            handles.append(engine.at(t, phase, lambda n=number: run(n)))  # a closure
-        for _ in range(60):
-            if engine.next_time() is None:
-                break
-            engine.run_instant(lambda: None, below_phase=stop_before if len(ran) > 20 else None)
-        return ran
+            for number, (t, phase) in enumerate(initial):
+                handles.append(engine.at(t, phase, lambda n=number: run(n)))  # a closure
+            for _ in range(60):
+                if engine.next_time() is None:
+                    break
+                engine.run_instant(lambda: None, below_phase=stop_before if len(ran) > 20 else None)
+            return ran
 
-    ours = Engine()
-    model = _HeapEngine()
-    assert trace(ours, ours.clock) == trace(model, lambda: model.now)
-    assert ours.next_time() == model.next_time()
+        ours = Engine()
+        model = _HeapEngine()
+        assert trace(ours, ours.clock) == trace(model, lambda: model.now)
+        assert ours.next_time() == model.next_time()
+
+    check()
 
 
 def test_a_cancelled_timer_alone_at_its_instant_leaves_the_engine_idle() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-__all__ = ["sweep"]
+__all__ = ["examples", "sweep"]
 
 
 def sweep(rows: Iterable[Sequence[Any]], *, fast: Collection[tuple[Any, ...]]) -> list[Any]:
@@ -25,3 +25,12 @@ def sweep(rows: Iterable[Sequence[Any]], *, fast: Collection[tuple[Any, ...]]) -
         marks = [] if values in fast else [pytest.mark.slow]
         out.append(pytest.param(*values, marks=marks, id="-".join(map(str, values))))
     return out
+
+
+def examples(fast: int, full: int) -> list[Any]:
+    """Params for a property test's example count: ``fast`` in ``make test``, ``full`` in ``make test-slow``.
+
+    For the few properties whose examples cost tens of milliseconds each; the test sets hypothesis'
+    ``max_examples`` from the param (``settings(max_examples=n)(given(...)(check))()``)."""
+    return [pytest.param(fast, id=f"{fast}-examples"),
+            pytest.param(full, marks=[pytest.mark.slow], id=f"{full}-examples")]

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from builders import make_pod, make_set, revision_for, with_image
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 import rollwise.controllers.statefulset as statefulset_controller
 from rollwise.api.features import FeatureGates
@@ -128,29 +129,39 @@ def views(draw: st.DrawFn) -> SetView:
                    now=NOW, gates=FeatureGates())
 
 
-EXAMPLES = int(os.environ.get("CENSUS_EXAMPLES", "600"))
+_SLOW_EXAMPLES = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(views())
-def test_counting_quiet_pods_plans_what_walking_every_pod_plans(view: SetView) -> None:
-    counted = reconcile(view)
-    walked = reconcile(view, walk_all=True)
-    revisions = [name_of(r) for r in view.revisions]
-    ctx = quiet_context(view.set, update_revision=revisions[-1], current_revision=view.set["status"]["currentRevision"])
-    quiet = len(census_of(ctx, view.set, view.pods, view.claims, view.now).others) < len(view.pods)
-    event(f"some pods quiet: {quiet}")
-    assert counted == walked
+@pytest.mark.parametrize("n", examples(200, 600))
+def test_counting_quiet_pods_plans_what_walking_every_pod_plans(n: int) -> None:
+    @settings(_SLOW_EXAMPLES, max_examples=n)
+    @given(views())
+    def check(view: SetView) -> None:
+        counted = reconcile(view)
+        walked = reconcile(view, walk_all=True)
+        revisions = [name_of(r) for r in view.revisions]
+        ctx = quiet_context(view.set, update_revision=revisions[-1],
+                            current_revision=view.set["status"]["currentRevision"])
+        quiet = len(census_of(ctx, view.set, view.pods, view.claims, view.now).others) < len(view.pods)
+        event(f"some pods quiet: {quiet}")
+        assert counted == walked
+
+    check()
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(views(), st.sampled_from([0.0, 0.0004, 0.001, 5.0, 100.0]))
-def test_a_quiet_pod_stays_quiet_as_time_passes(view: SetView, later: float) -> None:
-    status = view.set["status"]
-    ctx = quiet_context(view.set, update_revision=status["updateRevision"], current_revision=status["currentRevision"])
-    before = census_of(ctx, view.set, view.pods, view.claims, view.now)
-    after = census_of(ctx, view.set, view.pods, view.claims, view.now + later)
-    assert set(after.loud) <= set(before.loud)
+@pytest.mark.parametrize("n", examples(100, 300))
+def test_a_quiet_pod_stays_quiet_as_time_passes(n: int) -> None:
+    @settings(_SLOW_EXAMPLES, max_examples=n)
+    @given(views(), st.sampled_from([0.0, 0.0004, 0.001, 5.0, 100.0]))
+    def check(view: SetView, later: float) -> None:
+        status = view.set["status"]
+        ctx = quiet_context(view.set, update_revision=status["updateRevision"],
+                            current_revision=status["currentRevision"])
+        before = census_of(ctx, view.set, view.pods, view.claims, view.now)
+        after = census_of(ctx, view.set, view.pods, view.claims, view.now + later)
+        assert set(after.loud) <= set(before.loud)
+
+    check()
 
 
 @contextlib.contextmanager
@@ -164,10 +175,14 @@ def _slots_always_overlaid() -> Iterator[None]:
         statefulset_controller._COPY_SLOTS_UP_TO, statefulset_controller._SLOTS_PER_LOUD_FOR_A_COPY = saved
 
 
-@settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(views())
-def test_slots_laid_over_the_census_plan_what_a_copy_plans(view: SetView) -> None:
-    copied = reconcile(view)
-    with _slots_always_overlaid():
-        overlaid = reconcile(view)
-    assert overlaid == copied
+@pytest.mark.parametrize("n", examples(100, 300))
+def test_slots_laid_over_the_census_plan_what_a_copy_plans(n: int) -> None:
+    @settings(_SLOW_EXAMPLES, max_examples=n)
+    @given(views())
+    def check(view: SetView) -> None:
+        copied = reconcile(view)
+        with _slots_always_overlaid():
+            overlaid = reconcile(view)
+        assert overlaid == copied
+
+    check()
