@@ -2,7 +2,7 @@
 
 A file whose documents are Kubernetes objects (each with a ``kind``) is read as manifests; a single document
 without ``kind`` but with scenario fields is a scenario. Items of a ``kind: List`` are checked one by one. Kinds
-rollwise neither creates nor reads are reported as not checked (``drivers.manifests.CHECKED_KINDS``).
+rollwise neither creates nor reads are reported as not checked (``scenario.manifests.CHECKED_KINDS``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ companion).
 One reconcile (``reconcile``):
 1. the set from the cache (gone: forget its consistency record);
 2. the KEP-5647 check: every informer must have seen this controller's own last writes for the set;
-3. the pure decision, ``reconcile(view) -> Plan``, on a view built from the caches by ``drivers.views.set_view``;
+3. the pure decision, ``reconcile(view) -> Plan``, on a view built from the caches by ``runtime.views.set_view``;
 4. the leader fence, then ``runtime.execute.execute_async`` on the loop through ``LoopCluster`` (UID preconditions
    on pod deletes), every returned resourceVersion recorded for step 2; events to the recorder, one log line per
    action with the set, the object and the Plan's reason.

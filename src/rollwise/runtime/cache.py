@@ -214,7 +214,7 @@ def _discard(index: dict[Any, set[Key]], bucket: Any, key: Key) -> None:
 
 class CacheReader:
     """The read verbs of ``Cluster`` (``get``, ``list``) over informer stores, one per kind, so
-    ``drivers.views.set_view`` builds a controller's view from the cache exactly as from a cluster."""
+    ``runtime.views.set_view`` builds a controller's view from the cache exactly as from a cluster."""
 
     def __init__(self, stores: Mapping[str, Store]) -> None:
         self.stores = dict(stores)

@@ -169,7 +169,7 @@ def parse_apps(raw: Any, errors: list[FieldError]) -> dict[str, AppModel]:
 
 
 def check_manifest(obj: Any, path: str, gates: FeatureGates, errors: list[FieldError]) -> Obj | None:
-    """One manifest of a scenario: the API server's checks (``drivers.manifests``) and the simulator's size cap."""
+    """One manifest of a scenario: the API server's checks (``scenario.manifests``) and the simulator's size cap."""
     checked = check_one_manifest(obj, path, gates, errors)
     if checked is not None and checked.get("kind") == "StatefulSet" and isinstance(checked.get("spec"), Mapping):
         check_replicas_cap(checked["spec"].get("replicas"), f"{path}.spec.replicas", errors)
