@@ -13,6 +13,7 @@ or cut short by a crash.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator
 
 from rollwise.api.errors import NotFound
@@ -41,6 +42,22 @@ def controller_moves(node: Node, bounds: Bounds, *, decide: Decide | None = None
         yield from _moves_of(node, actor, fn, bounds)
 
 
+_STALE: weakref.WeakKeyDictionary[MemoryCluster, dict[tuple[str, Decide], tuple[SetView, Plan] | None]] = \
+    weakref.WeakKeyDictionary()
+"""Each history store's view and plan, per controller: a store stays in the history of every node up to K moves
+below the one that made it, and each of them would otherwise build the same view and decide the same plan on it
+again (the decision is a pure function of the view; the set's name, kind and gates are the exploration's)."""
+
+
+def _stale_plan(old: MemoryCluster, node: Node, actor: str, decide: Decide) -> tuple[SetView, Plan] | None:
+    memo = _STALE.setdefault(old, {})
+    key = (actor, decide)
+    if key not in memo:
+        view = _view(old, node)
+        memo[key] = None if view is None else (view, decide(view))
+    return memo[key]
+
+
 def _view(cluster: MemoryCluster, node: Node) -> SetView | None:
     try:
         sts = cluster.get(node.facts.resource, NAMESPACE, node.facts.name)
@@ -66,10 +83,11 @@ def _moves_of(node: Node, actor: str, decide: Decide, bounds: Bounds) -> Iterato
         for depth, old in enumerate(node.history, start=1):
             if bounds.read_your_writes and behind(written, actor, uid_of(view.set), old):
                 continue  # the runtime skips this reconcile and requeues: nothing changes
-            stale = _view(old, node)
-            if stale is not None:
+            decided = _stale_plan(old, node, actor, decide)
+            if decided is not None:
+                stale, plan_then = decided
                 misses = "misses the last change" if depth == 1 else f"misses the last {depth} changes"
-                yield _run(node, actor, decide(stale), stale, bounds,
+                yield _run(node, actor, plan_then, stale, bounds,
                            Move(actor=actor, kind="reconciles on a stale view", detail=misses, healthy=False),
                            stale=1)
 
