@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from bundled import LOADER
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +28,7 @@ from rollwise.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = sorted([*(ROOT / "src" / "rollwise" / "examples").glob("*.yaml"),
                 *(ROOT / "tests" / "scenarios").glob("*.yaml")])
-SEED_DOCS = {p.name: yaml.safe_load(p.read_text()) for p in SEEDS}
+SEED_DOCS = {p.name: yaml.load(p.read_text(), Loader=LOADER) for p in SEEDS}
 # The manifests inside the scenarios, as a manifest file holds them: one object, or a kind: List of them.
 SEED_DOCS |= {f"{name}:objects[0]": doc["objects"][0] for name, doc in list(SEED_DOCS.items()) if "objects" in doc}
 SEED_DOCS |= {f"{name}:list": {"apiVersion": "v1", "kind": "List", "items": doc["objects"]}

@@ -13,8 +13,12 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's loader where PyYAML has it: the suite reads these files at collection, in every worker."""
+
+
 def _is_scenario(path: Path) -> bool:
-    doc = yaml.safe_load(path.read_text())
+    doc = yaml.load(path.read_text(), Loader=LOADER)
     return isinstance(doc, dict) and "kind" not in doc
 
 
