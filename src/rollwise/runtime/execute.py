@@ -115,18 +115,10 @@ def execute(plan: Plan, cluster: Cluster, *, sts: Obj, actor: str,
             emit: Callable[[ControllerEvent], None] | None = None) -> Outcome:
     """Run the plan's actions on ``cluster``; return the events emitted and the first error, if any."""
     run = steps(plan, sts=sts, actor=actor, emit=emit)
-    try:
-        call = next(run)
-        while True:
-            try:
-                reply = getattr(cluster, call.verb)(*call.args, **call.kwargs)
-            except Exception as err:  # thrown in where the call was made: steps' handlers decide
-                call = run.throw(err)
-            else:
-                call = run.send(reply)
-    except StopIteration as done:
-        outcome: Outcome = done.value
-        return outcome
+    step = _resume(run, None, None)
+    while isinstance(step, Call):
+        step = _resume(run, *_reply(cluster, step))
+    return step
 
 
 async def execute_async(plan: Plan, cluster: AsyncVerbs, *, sts: Obj, actor: str,
@@ -134,19 +126,35 @@ async def execute_async(plan: Plan, cluster: AsyncVerbs, *, sts: Obj, actor: str
     """``execute``, each call awaited on the running loop."""
     run = steps(plan, sts=sts, actor=actor, emit=emit)
     try:
-        call = next(run)
-        while True:
-            try:
-                reply = await getattr(cluster, call.verb)(*call.args, **call.kwargs)
-            except Exception as err:  # as in execute; a cancellation is no Exception
-                call = run.throw(err)
-            else:
-                call = run.send(reply)
+        step = _resume(run, None, None)
+        while isinstance(step, Call):
+            step = _resume(run, *await _reply_async(cluster, step))
+        return step
+    finally:
+        run.close()  # cancelled mid-plan: the rest of the plan is dropped now, not when collected
+
+
+def _reply(cluster: Cluster, call: Call) -> tuple[Any, Exception | None]:
+    try:
+        return getattr(cluster, call.verb)(*call.args, **call.kwargs), None
+    except Exception as err:  # thrown into ``steps`` where the call was made: its handlers decide
+        return None, err
+
+
+async def _reply_async(cluster: AsyncVerbs, call: Call) -> tuple[Any, Exception | None]:
+    try:
+        return await getattr(cluster, call.verb)(*call.args, **call.kwargs), None
+    except Exception as err:  # as in _reply; a cancellation is no Exception and ends the plan
+        return None, err
+
+
+def _resume(run: Generator[Call, Any, Outcome], reply: Any, error: Exception | None) -> Call | Outcome:
+    """The plan's next call, or its Outcome once it is over."""
+    try:
+        return run.send(reply) if error is None else run.throw(error)
     except StopIteration as done:
         outcome: Outcome = done.value
         return outcome
-    finally:
-        run.close()  # cancelled mid-plan: the rest of the plan is dropped now, not when collected
 
 
 def steps(plan: Plan, *, sts: Obj, actor: str,
