@@ -48,6 +48,7 @@ class Process(Protocol):
     def send_signal(self, sig: int) -> None: ...
     def terminate(self) -> None: ...
     def kill(self) -> None: ...
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]: ...
 
 
 class Spawned:
@@ -176,9 +177,5 @@ def run(args: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str |
         timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     """``rollwise ARGS`` to its end, as ``subprocess.run([...], capture_output=True, text=True)`` returns it."""
     proc = spawn(args, env=env, cwd=cwd)
-    if isinstance(proc, subprocess.Popen):
-        out, err = proc.communicate(timeout=timeout)
-    else:
-        assert isinstance(proc, Spawned)
-        out, err = proc.communicate(timeout=timeout)
+    out, err = proc.communicate(timeout=timeout)
     return subprocess.CompletedProcess(["rollwise", *args], proc.wait(), out, err)
