@@ -134,6 +134,40 @@ def test_release_lets_the_follower_acquire_at_its_next_retry() -> None:
     run(go())
 
 
+def test_release_after_a_renew_whose_reply_was_lost_still_gives_the_lease_up() -> None:
+    async def go() -> None:
+        w = World()
+        a = w.elector("op-a", 5)
+        assert await a.try_acquire_or_renew()
+        w.clock.jump(1.0)
+
+        class ReplyLost(MemoryLeases):
+            async def update(self, lease: Obj) -> Obj:
+                await super().update(lease)  # the renew lands; shutdown cancels the wait for its reply
+                raise asyncio.CancelledError
+
+        a.client = ReplyLost(w.cluster)
+        with pytest.raises(asyncio.CancelledError):
+            await a.try_acquire_or_renew()
+        a.client = w.clients["op-a"]
+        assert await a.release()  # a 409 on the observed version; read again, still ours, released
+        spec = w.lease()["spec"]
+        assert spec["holderIdentity"] == "" and spec["leaseDurationSeconds"] == 1
+    run(go())
+
+
+def test_release_after_a_lost_reply_leaves_a_lease_someone_else_now_holds() -> None:
+    async def go() -> None:
+        w = World()
+        a = w.elector("op-a", 5)
+        assert await a.try_acquire_or_renew()
+        lease = w.lease()
+        w.cluster.update({**lease, "spec": {**lease["spec"], "holderIdentity": "op-b"}})
+        assert not await a.release()
+        assert w.lease()["spec"]["holderIdentity"] == "op-b"
+    run(go())
+
+
 def test_a_conflict_on_update_means_this_round_is_lost() -> None:
     async def go() -> None:
         w = World()

@@ -33,6 +33,7 @@ log = logging.getLogger("rollwise.runtime.election")
 
 JITTER_FACTOR = 1.2
 DENIED_BACKOFF_CAP_SECONDS = 60.0
+RELEASE_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,24 +236,44 @@ class LeaderElector:
         self._observed_at = now
 
     async def release(self) -> bool:
-        """Give the lease up (only if this process still holds it by its last observation)."""
+        """Give the lease up (only if this process still holds it by its last observation).
+
+        A renew cancelled at shutdown may have landed with its reply lost, so the observed resourceVersion can be
+        one behind: on a 409 the lease is read again and, if this process still holds it, released at the fresh
+        version. client-go gives up on that conflict and leaves the successor waiting out the whole lease."""
         if self._observed is None or self.observed_holder != self.identity:
             return False
         self._set_leading(False)
+        spec, rv = self._observed, self._observed_rv
+        for _ in range(RELEASE_ATTEMPTS):
+            try:
+                released = await self.client.update(self._released(spec, rv))
+            except Conflict:
+                try:
+                    fresh = await self.client.get(self.namespace, self.name)
+                except ApiStatusError as err:
+                    log.warning("releasing lease %s/%s failed: %s", self.namespace, self.name, err)
+                    return False
+                spec = dict(fresh.get("spec") or {})
+                rv = str(fresh.get("metadata", {}).get("resourceVersion") or "")
+                if spec.get("holderIdentity") != self.identity:
+                    return False  # someone else holds it now: nothing of ours to give up
+                continue
+            except ApiStatusError as err:
+                log.warning("releasing lease %s/%s failed: %s", self.namespace, self.name, err)
+                return False
+            self._observe(released, self.clock.now())
+            return True
+        log.warning("releasing lease %s/%s failed: it kept changing under %d attempts", self.namespace, self.name,
+                    RELEASE_ATTEMPTS)
+        return False
+
+    def _released(self, spec: dict[str, Any], rv: str) -> Obj:
         stamp = self.wall_time()  # float seconds; the cluster's wire codec writes MicroTime
-        spec = {**self._observed, "holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": stamp,
-                "acquireTime": stamp}
-        lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                 "metadata": {"name": self.name, "namespace": self.namespace,
-                              "resourceVersion": self._observed_rv},
-                 "spec": spec}
-        try:
-            released = await self.client.update(lease)
-        except ApiStatusError as err:
-            log.warning("releasing lease %s/%s failed: %s", self.namespace, self.name, err)
-            return False
-        self._observe(released, self.clock.now())
-        return True
+        return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": self.name, "namespace": self.namespace, "resourceVersion": rv},
+                "spec": {**spec, "holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": stamp,
+                         "acquireTime": stamp}}
 
 
 _VERBS = {"reading": "get", "creating": "create", "updating": "update"}
