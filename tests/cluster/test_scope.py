@@ -77,6 +77,30 @@ def test_the_sweep_labels_the_sets_own_and_orphaned_members_and_claims_and_nothi
         _obj("PersistentVolumeClaim", "data-webx-0", {}),
         _obj("PersistentVolumeClaim", "logs-web-0", {}),
     ])
-    done = asyncio.run(adopt_unlabelled(kube, sts))
+    done = asyncio.run(adopt_unlabelled(kube, [sts]))
     assert done == ["pod/web-0", "pod/web-1", "persistentvolumeclaim/data-web-0"]
     assert kube.selectors[0] == {MANAGED_BY_LABEL: False, "app": "web"}, "the server filters: no foreign pod comes"
+
+
+def test_one_sweep_of_many_sets_lists_the_namespace_once_and_labels_each_sets_own() -> None:
+    def sts(name: str, templates: list[str]) -> dict[str, Any]:
+        return {"metadata": {"name": name, "namespace": "default", "uid": f"u-{name}"},
+                "spec": {"selector": {"matchLabels": {"app": name}},
+                         "volumeClaimTemplates": [{"metadata": {"name": t}} for t in templates]}}
+    sets = [sts(f"s{i}", ["data"] if i % 2 else []) for i in range(50)] + [sts("web", ["data", "logs"])]
+    kube = FakeKube([
+        _obj("Pod", "s7-0", {"app": "s7"}, owner="u-s7"),
+        _obj("Pod", "s8-2", {"app": "s8"}),  # an orphan named like s8's member, with s8's labels
+        _obj("Pod", "s9-1", {"app": "s8"}),  # named like s9's, labelled like s8's: neither set's
+        _obj("Pod", "web-0", {"app": "web"}, owner="u-gone"),  # controlled by a set not in the sweep
+        _obj("Pod", "web-x", {"app": "web"}),
+        _obj("Pod", "s10-01", {"app": "s10"}),  # the name's tail is digits: s10's member name
+        _obj("PersistentVolumeClaim", "data-s7-0", {}),
+        _obj("PersistentVolumeClaim", "data-s8-0", {}),  # s8 has no claim templates
+        _obj("PersistentVolumeClaim", "logs-web-3", {}),
+        _obj("PersistentVolumeClaim", "logs-web-", {}),
+    ])
+    done = asyncio.run(adopt_unlabelled(kube, sets))
+    assert done == ["pod/s7-0", "pod/s8-2", "pod/s10-01", "persistentvolumeclaim/data-s7-0",
+                    "persistentvolumeclaim/logs-web-3"]
+    assert kube.selectors == [{MANAGED_BY_LABEL: False}, {MANAGED_BY_LABEL: False}], "one list of each kind"

@@ -1,9 +1,11 @@
 """The leader's adoption sweep beside the operator: labels a custom set's unlabelled pods and claims so that the
 label-scoped informers (``cluster.scope``) see them, and the controller adopts them as upstream's does.
 
-A set is swept when its informer first sees it or its spec changes (a new set, every set at start-up: pods made by
-an older rollwise), and every set again every ``RESYNC_SECONDS`` (a matching pod made by hand). Only the leader
-sweeps; a refused or failed patch is logged and retried at the next sweep."""
+A set is swept when its informer first sees it (a new set, every set at start-up: pods made by an older rollwise) or
+its selector or claim templates change (what decides which pods and claims are its own; a template change, a
+rollout, does not), and every set again every ``RESYNC_SECONDS`` (a matching pod made by hand). The sets due in one
+round are swept a namespace at a time, with one list of its unlabelled pods and claims. Only the leader sweeps; a
+refused or failed patch is logged, and that namespace's sets are retried at the next sweep."""
 
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ async def sweep_forever(op: Any, kube: Any, controller: str = "statefulset") -> 
 
     def on_set(delta: Any) -> None:
         new, old = delta.new, delta.old
-        if new is not None and (old is None or old.get("spec") != new.get("spec")):
+        if new is not None and (old is None or _adoption_keys(old) != _adoption_keys(new)):
             pending.add((namespace_of(new), name_of(new)))
             wake.set()
 
@@ -45,18 +47,22 @@ async def sweep_forever(op: Any, kube: Any, controller: str = "statefulset") -> 
         wake.clear()
         if not op.is_leader():
             continue  # a standby keeps the list for when it leads
-        for ns, name in sorted(pending):
-            sts = informer.store.get(ns, name)
-            if sts is None:
-                pending.discard((ns, name))
-                continue
+        for ns in sorted({ns for ns, _ in pending}):
+            names = sorted(name for n, name in pending if n == ns)
+            sets = [sts for name in names if (sts := informer.store.get(ns, name)) is not None]
             try:
-                labelled = await adopt_unlabelled(kube, sts)
+                labelled = await adopt_unlabelled(kube, sets)
             except ApiStatusError as err:
-                log.warning("%s/%s: labelling its unlabelled pods and claims failed: %s %s: %s", ns, name, err.code,
-                            err.reason, err.message, extra={"set": f"{ns}/{name}", "reason": err.reason})
+                log.warning("%s: labelling the unlabelled pods and claims of %d sets failed: %s %s: %s", ns,
+                            len(sets), err.code, err.reason, err.message, extra={"namespace": ns, "reason": err.reason})
                 continue
-            pending.discard((ns, name))
+            pending.difference_update((ns, name) for name in names)
             if labelled:
-                log.info("%s/%s: labelled %s for adoption", ns, name, ", ".join(labelled),
-                         extra={"set": f"{ns}/{name}", "action": "Label", "reason": "unlabelled pods and claims"})
+                log.info("%s: labelled %s for adoption", ns, ", ".join(labelled),
+                         extra={"namespace": ns, "action": "Label", "reason": "unlabelled pods and claims"})
+
+
+def _adoption_keys(sts: Any) -> tuple[Any, Any]:
+    """What decides which pods and claims are a set's own: its selector and its claim templates' names."""
+    spec = sts.get("spec") or {}
+    return spec.get("selector"), [name_of(t) for t in spec.get("volumeClaimTemplates") or [] if isinstance(t, dict)]

@@ -12,8 +12,7 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
@@ -58,35 +57,52 @@ def stamp(obj: Obj) -> Obj:
     return {**obj, "metadata": meta}
 
 
-def _member_name(set_name: str) -> re.Pattern[str]:
-    return re.compile(re.escape(set_name) + r"-[0-9]+")
+async def adopt_unlabelled(kube: Any, sets: Sequence[Obj]) -> list[str]:
+    """Label the unlabelled pods and claims of ``sets`` (all of one namespace; see the module doc); returns
+    ``kind/name`` of each labelled.
 
-
-async def adopt_unlabelled(kube: Any, sts: Obj) -> list[str]:
-    """Label the set's unlabelled pods and claims (see the module doc); returns ``kind/name`` of each labelled.
-
+    One list of the namespace's unlabelled pods (and one of its claims, when a set has claim templates) serves
+    every set: after ``kubectl apply`` of a thousand sets, a list per set would make the API server scan the
+    namespace a thousand times. A single set lists with its selector too, so the server sends only its pods.
     ``kube`` lists with a label selector (``list(kind, ns, labels=...)``) and merge-patches."""
-    ns, name = namespace_of(sts), name_of(sts)
-    spec = sts.get("spec") or {}
+    if not sets:
+        return []
+    ns = namespace_of(sets[0])
     unlabelled: dict[str, str | bool | None] = {MANAGED_BY_LABEL: False}
     patch = {"metadata": {"labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}}
     done: list[str] = []
-    member = _member_name(name)
-    pods, _ = await kube.list("Pod", ns, labels={**unlabelled, **((spec.get("selector") or {}).get("matchLabels")
-                                                               or {})})
+    only = ((sets[0].get("spec") or {}).get("selector") or {}).get("matchLabels") or {} if len(sets) == 1 else {}
+    pods, _ = await kube.list("Pod", ns, labels={**unlabelled, **only})
+    by_uid = {uid_of(sts): sts for sts in sets}
+    by_name = {name_of(sts): sts for sts in sets}
     for pod in pods:
-        ref = controller_of(pod)
-        mine = ref.get("uid") == uid_of(sts) if ref is not None else (
-            member.fullmatch(name_of(pod)) is not None and selector_matches(spec.get("selector"), labels(pod)))
-        if mine:
+        if _member_of(pod, by_uid, by_name):
             await kube.patch("Pod", ns, name_of(pod), patch)
             done.append(f"pod/{name_of(pod)}")
-    templates = [name_of(t) for t in spec.get("volumeClaimTemplates") or []]
-    if templates:
+    claim_names = {f"{name_of(t)}-{name_of(sts)}": True for sts in sets
+                   for t in (sts.get("spec") or {}).get("volumeClaimTemplates") or [] if isinstance(t, Mapping)}
+    if claim_names:
         claims, _ = await kube.list("PersistentVolumeClaim", ns, labels=unlabelled)
-        ours = re.compile("|".join(f"{re.escape(t)}-{re.escape(name)}-[0-9]+" for t in templates))
         for claim in claims:
-            if ours.fullmatch(name_of(claim)):
+            stem, ordinal = _stem_and_ordinal(name_of(claim))
+            if ordinal and stem in claim_names:
                 await kube.patch("PersistentVolumeClaim", ns, name_of(claim), patch)
                 done.append(f"persistentvolumeclaim/{name_of(claim)}")
     return done
+
+
+def _member_of(pod: Obj, by_uid: Mapping[str, Obj], by_name: Mapping[str, Obj]) -> bool:
+    """One of the sets controls the pod, or the pod is an orphan named like a set's member (``<set>-<ordinal>``)
+    and matching that set's selector."""
+    ref = controller_of(pod)
+    if ref is not None:
+        return ref.get("uid") in by_uid
+    stem, ordinal = _stem_and_ordinal(name_of(pod))
+    sts = by_name.get(stem) if ordinal else None
+    return sts is not None and selector_matches((sts.get("spec") or {}).get("selector"), labels(pod))
+
+
+def _stem_and_ordinal(name: str) -> tuple[str, str]:
+    """``("web", "3")`` for ``web-3``; the ordinal is empty when the name does not end in ``-<digits>``."""
+    stem, _, tail = name.rpartition("-")
+    return (stem, tail) if stem and tail.isascii() and tail.isdigit() else (name, "")
