@@ -36,6 +36,7 @@ from cel_expr_python import cel  # type: ignore[import-untyped]
 from cel_expr_python.ext import ext_strings  # type: ignore[import-untyped]
 
 from rollwise.api.errors import FieldError
+from rollwise.api.memo import IdentityMemo
 from rollwise.apiserver.cel_k8s import kubernetes_functions
 
 __all__ = ["RULE_VARIABLES", "CelError", "check_compiles", "compile_errors", "evaluate", "rule_errors"]
@@ -122,9 +123,14 @@ def _nodes(schema: Mapping[str, Any], path: str) -> Iterator[tuple[Mapping[str, 
 
 def rule_errors(obj: Mapping[str, Any], old: Mapping[str, Any] | None, schema: Mapping[str, Any]) -> list[FieldError]:
     """Every failed ``x-kubernetes-validations`` rule of a custom resource (already pruned, defaulted and valid
-    against the schema's types), ``old`` being the stored object on an update."""
+    against the schema's types), ``old`` being the stored object on an update.
+
+    The walk goes over the objects as they are and builds what CEL sees (``_view``) only where a rule runs. A part
+    equal to the stored object's gives the errors the stored part alone gives (ratcheting skips its plain rules,
+    and a transition rule sees the same value twice), so those are memoised on the stored part's identity: a status
+    write, whose spec is the stored one, evaluates no spec rule again."""
     errors: list[FieldError] = []
-    _walk(_view(_root_view(obj), schema), None if old is None else _view(_root_view(old), schema), schema, "", errors)
+    _walk(_root_view(obj), None if old is None else _root_view(old), schema, "", errors)
     return errors
 
 
@@ -157,15 +163,24 @@ def _root_view(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _MISSING = object()
+_UNCHANGED: IdentityMemo[tuple[FieldError, ...]] = IdentityMemo(limit=1024)
+"""Errors of a stored part against itself, by (the part, its schema node) identity and the path."""
 
 
 def _walk(value: Any, old: Any, schema: Mapping[str, Any], path: str, errors: list[FieldError]) -> None:
+    if path and old is not None and isinstance(old, Mapping | list) and (value is old or value == old):
+        # (not at the root: ``_root_view`` makes a new one per call, so only the stored parts below can be keys)
+        errors.extend(_UNCHANGED.cached((old, schema), path, lambda: _walked_unchanged(old, schema, path)))
+        return
     rules = schema.get("x-kubernetes-validations") or ()
-    for rule in rules:
-        if isinstance(rule, Mapping):
-            error = _check(rule, value, old, schema, path)
-            if error is not None:
-                errors.append(error)
+    if rules:
+        seen = _view(value, schema)
+        was = None if old is None else _view(old, schema)
+        for rule in rules:
+            if isinstance(rule, Mapping):
+                error = _check(rule, seen, was, schema, path)
+                if error is not None:
+                    errors.append(error)
     if isinstance(value, Mapping):
         props = schema.get("properties") or {}
         additional = schema.get("additionalProperties")
@@ -180,6 +195,39 @@ def _walk(value: Any, old: Any, schema: Mapping[str, Any], path: str, errors: li
             _walk(item, olds[i], schema["items"], f"{path}[{i}]", errors)
 
 
+def _walked_unchanged(value: Any, schema: Mapping[str, Any], path: str) -> tuple[FieldError, ...]:
+    errors: list[FieldError] = []
+    _walk_unchanged(value, schema, path, errors)
+    return tuple(errors)
+
+
+def _walk_unchanged(value: Any, schema: Mapping[str, Any], path: str, errors: list[FieldError]) -> None:
+    """``_walk`` of a part against itself, without asking again whether it changed: each item of a ``map`` or
+    ``set`` list is its own old self, an atomic list's items have none (``_correlated``)."""
+    rules = schema.get("x-kubernetes-validations") or ()
+    if rules:
+        seen = _view(value, schema)
+        for rule in rules:
+            if isinstance(rule, Mapping):
+                error = _check(rule, seen, seen, schema, path)
+                if error is not None:
+                    errors.append(error)
+    if isinstance(value, Mapping):
+        props = schema.get("properties") or {}
+        additional = schema.get("additionalProperties")
+        for key, child in value.items():
+            child_schema = props.get(key) if key in props else additional if isinstance(additional, Mapping) else None
+            if isinstance(child_schema, Mapping):
+                _walk_unchanged(child, child_schema, _join(path, key), errors)
+    elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        correlated = schema.get("x-kubernetes-list-type") in ("map", "set")
+        for i, item in enumerate(value):
+            if correlated:
+                _walk_unchanged(item, schema["items"], f"{path}[{i}]", errors)
+            else:
+                _walk(item, None, schema["items"], f"{path}[{i}]", errors)
+
+
 def _correlated(items: list[Any], old: Any, schema: Mapping[str, Any]) -> list[Any]:
     """Each item's old self: by key for ``x-kubernetes-list-type: map``, by value for ``set``, none for atomic."""
     if not isinstance(old, list):
@@ -192,8 +240,10 @@ def _correlated(items: list[Any], old: Any, schema: Mapping[str, Any]) -> list[A
             return tuple(item.get(k) for k in keys) if isinstance(item, Mapping) else None
         by_key = {key_of(o): o for o in old}
         return [by_key.get(key_of(item)) for item in items]
-    if kind == "set":
-        return [item if item in old else None for item in items]
+    if kind == "set":  # equal as CEL sees them: a field the schema does not declare makes no difference
+        item_schema = schema.get("items") or {}
+        seen = [(_view(o, item_schema), o) for o in old]
+        return [next((o for view, o in seen if view == _view(item, item_schema)), None) for item in items]
     return [None] * len(items)
 
 
