@@ -230,11 +230,11 @@ class _Api:
         return resp
 
     def _checked(self, request: web.Request, t: _Target, body: Any, patch_type: str | None = None) -> Any:
-        """The body after the request's ``fieldValidation`` (see ``field_validation``); warnings kept for the
-        reply's headers."""
+        """The body after the request's ``fieldValidation`` (``field_validation``); warnings kept for the reply."""
         more = self.store.versioning.unknown_fields(t.resource.key, body) if not t.sub else []
+        stored = self.store.replaced(t.resource, t.namespace, t.name) if t.name else None
         body, warnings = fields_checked(t.resource, body, request.query, sub=t.sub, patch_type=patch_type,
-                                        more_unknown=more)
+                                        more_unknown=more, stored=stored)
         request[_WARNINGS] = warnings
         return body
 

@@ -44,11 +44,12 @@ _OBJECT_PATCHES = {"merge", "strategic"}
 
 def fields_checked(resource: Resource, body: Any, query: Mapping[str, str], *, sub: str = "",
                    patch_type: str | None = None, more_unknown: list[FieldError] | None = None,
-                   ) -> tuple[Any, list[str]]:
+                   stored: Mapping[str, Any] | None = None) -> tuple[Any, list[str]]:
     """The body to use and the warnings to send; raises Invalid (Strict) or BadRequest (an unknown mode).
 
     ``patch_type`` is the kind of patch (``merge``, ``strategic``, ``json``, ``apply``), None for a create or an
-    update. ``more_unknown``: fields the served release does not have though the schema here does (the seeds'
+    update. ``stored``: the object of that name, if any (parts equal to its own are not walked again).
+    ``more_unknown``: fields the served release does not have though the schema here does (the seeds'
     proposals under ``up --proposals off``); admission drops them, this reports them as the mode says."""
     mode = query.get("fieldValidation") or _DEFAULT
     if mode not in MODES:
@@ -58,7 +59,7 @@ def fields_checked(resource: Resource, body: Any, query: Mapping[str, str], *, s
         return body, []
     if resource.schema:
         # a custom resource: what its CRD's schema would prune is unknown (admission prunes it; no body change)
-        pruned, unknown = body, pruned_fields(body, resource.schema)
+        pruned, unknown = body, pruned_fields(body, resource.schema, stored)
     elif resource.group not in _GROUPS.get(resource.kind, ()):
         return body, []
     else:

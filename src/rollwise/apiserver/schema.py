@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Any
 
 from rollwise.api.errors import FieldError
+from rollwise.api.memo import IdentityMemo
 from rollwise.apiserver.cel_rules import rule_errors
 
 __all__ = ["admit_custom", "prune_and_check", "pruned_fields"]
@@ -33,35 +34,62 @@ def admit_custom(obj: Mapping[str, Any], old: Mapping[str, Any] | None,
                  schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[FieldError]]:
     """A custom resource as kube-apiserver stores it (pruned, defaulted) and every problem its CRD finds: the
     schema's, then, if the types hold, the CEL rules' (with ``old`` for transition rules and ratcheting)."""
-    out, errors = prune_and_check(obj, schema)
+    out, errors = prune_and_check(obj, schema, old)
     if errors or not schema:
         return out, errors
     return out, rule_errors(out, old, schema)
 
 
-def prune_and_check(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[FieldError]]:
-    """The object with undeclared fields dropped and defaults filled in, and every schema problem found."""
+def prune_and_check(obj: Mapping[str, Any], schema: Mapping[str, Any], old: Mapping[str, Any] | None = None,
+                    ) -> tuple[dict[str, Any], list[FieldError]]:
+    """The object with undeclared fields dropped and defaults filled in, and every schema problem found (``old``:
+    the stored object on an update, whose unchanged parts need no second walk)."""
     errors: list[FieldError] = []
     if not schema:
         return dict(obj), errors
-    out, found = _pruned(obj, schema)
+    out, found = _pruned(obj, schema, old)
     return out, [e for e in found if e.kind != _PRUNED]
 
 
-def pruned_fields(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> list[FieldError]:
+def pruned_fields(obj: Mapping[str, Any], schema: Mapping[str, Any],
+                  old: Mapping[str, Any] | None = None) -> list[FieldError]:
     """The fields of ``obj`` (an object or a merge patch) its schema would prune: what ``fieldValidation`` calls
-    unknown fields for a custom resource."""
-    return [e for e in _pruned(obj, schema)[1] if e.kind == _PRUNED] if schema else []
+    unknown fields for a custom resource (``old``: the object stored under its name, if any: a part equal to its
+    own gives what its own gives)."""
+    return [e for e in _pruned(obj, schema, old)[1] if e.kind == _PRUNED] if schema else []
 
 
-def _pruned(obj: Mapping[str, Any], schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[FieldError]]:
+def _pruned(obj: Mapping[str, Any], schema: Mapping[str, Any],
+            old: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], list[FieldError]]:
     errors: list[FieldError] = []
     root = {k: obj[k] for k in _ROOT_KEEP if k in obj}
     _check_meta(root.get("metadata"), schema, errors)
-    rest = _walk({k: v for k, v in obj.items() if k not in _ROOT_KEEP}, schema, "", errors, root=True)
-    if isinstance(rest, dict):
-        root.update(rest)
+    rest = {k: v for k, v in obj.items() if k not in _ROOT_KEEP}
+    kept = {k: v for k, v in rest.items() if old is not None and _unchanged_and_kept(k, v, old, schema)}
+    _check_scalar(rest, schema, "", errors)
+    walked = _walk_object(rest, schema, "", errors, schema.get("type"), kept=kept)
+    root.update(walked)
     return root, errors
+
+
+_KEPT: IdentityMemo[bool] = IdentityMemo(limit=1024)
+"""Whether a stored part comes out of its schema node as it is (nothing pruned or defaulted, no error)."""
+
+
+def _unchanged_and_kept(key: str, value: Any, old: Mapping[str, Any], schema: Mapping[str, Any]) -> bool:
+    """``value`` (at the root's ``key``) equals the stored object's, which the schema keeps as it is: the walk would
+    give it back unchanged and find nothing. A stored object met a schema that may have changed since (a CRD
+    update), so that is asked of the stored part under today's schema, once per stored part."""
+    stored = old.get(key)
+    node = (schema.get("properties") or {}).get(key)
+    if stored is None or not isinstance(node, Mapping) or not (value is stored or value == stored):
+        return False
+    return _KEPT.cached((stored, node), key, lambda: _kept_as_is(stored, node, key))
+
+
+def _kept_as_is(value: Any, schema: Mapping[str, Any], path: str) -> bool:
+    errors: list[FieldError] = []
+    return _walk(value, schema, path, errors) == value and not errors
 
 
 def _check_meta(meta: Any, schema: Mapping[str, Any], errors: list[FieldError]) -> None:
@@ -167,7 +195,8 @@ def _walk_list(value: list[Any], schema: Mapping[str, Any], path: str, errors: l
 
 
 def _walk_object(value: dict[str, Any], schema: Mapping[str, Any], path: str, errors: list[FieldError],
-                 stype: Any) -> dict[str, Any]:
+                 stype: Any, kept: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``kept``: children already known to come out as they are (``_unchanged_and_kept``)."""
     props = schema.get("properties")
     additional = schema.get("additionalProperties")
     preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
@@ -176,7 +205,9 @@ def _walk_object(value: dict[str, Any], schema: Mapping[str, Any], path: str, er
                                  rule=f"must have at most {schema['maxProperties']} items"))
     out: dict[str, Any] = {}
     for key, child in value.items():
-        if isinstance(props, Mapping) and key in props:
+        if kept and key in kept:
+            out[key] = child
+        elif isinstance(props, Mapping) and key in props:
             out[key] = _walk(child, props[key], _join(path, key), errors)
         elif isinstance(additional, Mapping):
             out[key] = _walk(child, additional, _join(path, key), errors)

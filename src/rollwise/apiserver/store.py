@@ -141,6 +141,15 @@ class ApiStore:
         except NotFound:
             raise self._not_found(resource, name) from None
 
+    def replaced(self, resource: Resource, namespace: str | None, name: str) -> Obj | None:
+        """The custom resource an update of ``name`` would replace, or None (another kind, or none stored)."""
+        if not resource.schema:
+            return None
+        try:
+            return self.get(resource, namespace, name)
+        except NotFound:
+            return None
+
     def list(self, resource: Resource, namespace: str | None, *, label_selector: str | None = None,
              field_selector: str | None = None) -> list[Obj]:
         """Objects of a resource in a namespace (None: all); BadRequest for a malformed or unsupported selector."""
