@@ -11,6 +11,7 @@ from rollwise.cluster.memory import MemoryCluster
 from rollwise.runtime import recorder as rec
 from rollwise.runtime.clock import VirtualClock
 from rollwise.runtime.execute import ControllerEvent
+from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.recorder import AsyncEventRecorder, EventRecorder, StoreEventSink
 
 SET: Obj = {"apiVersion": "apps.rollwise.dev/v1alpha1", "kind": "StatefulSet",
@@ -118,6 +119,17 @@ def test_the_queue_is_bounded_and_overflow_is_counted() -> None:
     for i in range(rec.QUEUE_SIZE + 7):
         recorder.record(SET, _ev("Normal", "R", str(i)))
     assert recorder.pending() == rec.QUEUE_SIZE and recorder.dropped == 7
+
+
+def test_sent_and_dropped_events_are_exported_as_counters() -> None:
+    recorder, _, _, _ = _recorder()
+    metrics = RuntimeMetrics()
+    metrics.count_events(lambda: recorder.sent, lambda: recorder.dropped)
+    for _ in range(30):  # past the spam filter's burst of 25 per object
+        recorder.record(SET, _ev("Normal", "Same", "same"))
+    run(recorder.flush())
+    assert metrics.registry.get_sample_value("rollwise_events_sent_total") == 25
+    assert metrics.registry.get_sample_value("rollwise_events_dropped_total") == 5
 
 
 def test_up_and_the_operator_correlate_alike_but_up_writes_at_once() -> None:

@@ -117,6 +117,7 @@ class Operator:
             if config.leader_elect else None
         self.recorder = AsyncEventRecorder(events, clock=self.clock, component="rollwise", host=config.identity,
                                       wall_time=wall_time)
+        self.metrics.count_events(lambda: self.recorder.sent, lambda: self.recorder.dropped)
         self._elected = asyncio.Event()
         self.controllers: list[Controller] = []
         self.sets: list[SetController] = []

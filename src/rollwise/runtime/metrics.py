@@ -6,6 +6,9 @@
 * ``leader_election_master_status`` (``pkg/metrics/leaderelection.go``);
 * ``rollwise_stale_sync_skips_total``: reconciles skipped because the cache had not seen this controller's own
   writes (KEP-5647's ``stale_sync_skips_total``);
+* ``rollwise_events_sent_total`` and ``rollwise_events_dropped_total``: Events written, and Events given up (spam,
+  a full queue when the writer falls behind, or twelve failed tries), as client-go drops them without a trace but
+  a log line; a platform team alerts on the second;
 * the controllers' own samples (the names of the simulator's result document, ``runtime/samples.py``), exported
   from the same ``MetricsRegistry`` the simulator fills, so the two worlds share one set of names.
 """
@@ -80,6 +83,18 @@ class _PlanSamples(Collector):
         yield from (fam for fam, _ in families.values())
 
 
+class _EventCounts(Collector):
+    def __init__(self, sent: Callable[[], int], dropped: Callable[[], int]) -> None:
+        self.sent = sent
+        self.dropped = dropped
+
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily("rollwise_events_sent", "Events written to the API server (a count patch counts "
+                                  "each event it adds)", value=self.sent())
+        yield CounterMetricFamily("rollwise_events_dropped", "Events given up: spam, a full queue, or every try "
+                                  "failed", value=self.dropped())
+
+
 class RuntimeMetrics:
     def __init__(self, *, plan_samples: MetricsRegistry | None = None) -> None:
         self.registry = CollectorRegistry()
@@ -112,6 +127,10 @@ class RuntimeMetrics:
                                    "had not yet seen this controller's own writes (KEP-5647)", c, registry=r)
         self.plan_samples = plan_samples or MetricsRegistry()
         r.register(_PlanSamples(self.plan_samples))
+
+    def count_events(self, sent: Callable[[], int], dropped: Callable[[], int]) -> None:
+        """Export the event recorder's running counts (read at each scrape)."""
+        self.registry.register(_EventCounts(sent, dropped))
 
     def queue_hooks(self, controller: str) -> _QueueHooks:
         return _QueueHooks(self, controller)
