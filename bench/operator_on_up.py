@@ -13,7 +13,8 @@ Run: `.venv/bin/python bench/operator_on_up.py [--sets N] [--replicas R] [--work
 run (``--capacity N`` bare pods from 8 concurrent clients, in a namespace of their own), the figure the operator's
 actions per second are held against. ``--json`` prints one JSON document: ``{"create": {...}, "rollout": {"p50_ms",
 "p99_ms", "operator_cpu_s", "up_cpu_s", "replaced_pods", "actions_per_s", ...}, "requests_per_replaced_pod":
-{...}, "up_create_capacity_per_s", ...}``.
+{...}, "up_create_capacity_per_s", ..., "events": {"sent", "dropped"}}`` (the operator's Event counters over the
+whole run).
 `--profile DIR` runs both servers under cProfile and leaves up.prof and operator.prof in DIR. Both processes share
 the machine's cores with kubectl and this process's watch; on the project's 2-core machine the figures are an upper
 bound.
@@ -88,7 +89,7 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def _counter(metrics: str, name: str) -> float:
-    return sum(float(m) for m in re.findall(rf"^{name}{{[^}}]*}} ([0-9.e+]+)$", metrics, re.M))
+    return sum(float(m) for m in re.findall(rf"^{name}(?:{{[^}}]*}})? ([0-9.e+]+)$", metrics, re.M))
 
 
 @dataclass
@@ -266,7 +267,9 @@ def main() -> None:
             "up_create_capacity_per_s": round(capacity, 1),
             "actions_vs_capacity": round(rollout["actions_per_s"] / capacity, 4),
             "peak_rss_mib": rss, "watch_gaps": gaps,
-            "reconcile_errors": _counter(final, "controller_runtime_reconcile_errors_total")}))
+            "reconcile_errors": _counter(final, "controller_runtime_reconcile_errors_total"),
+            "events": {"sent": _counter(final, "rollwise_events_sent_total"),
+                       "dropped": _counter(final, "rollwise_events_dropped_total")}}))
         return
     _report(args, phases, requests, final, rss, gaps, capacity)
 
@@ -288,7 +291,9 @@ def _report(args: Any, phases: list[Phase], requests: Counter[str], metrics: str
           f"({rate / capacity:.0%} of it); operator CPU per replaced pod {rollout.cpu['operator'] / pods * 1e3:.2f} ms")
     print(f"  peak RSS: operator {rss['operator']} MiB, up {rss['up']} MiB; watch gaps: {gaps}; "
           f"reconcile errors: {_counter(metrics, 'controller_runtime_reconcile_errors_total'):.0f}, "
-          f"stale-cache skips: {_counter(metrics, 'rollwise_stale_sync_skips_total'):.0f}")
+          f"stale-cache skips: {_counter(metrics, 'rollwise_stale_sync_skips_total'):.0f}, "
+          f"Events sent / dropped: {_counter(metrics, 'rollwise_events_sent_total'):.0f} / "
+          f"{_counter(metrics, 'rollwise_events_dropped_total'):.0f}")
     print("  API requests per replaced pod during the rollout, ours against upstream's StatefulSet controller:")
     # Upstream writes status once per sync in which a count changed (inconsistentStatus): per replaced pod when it
     # is gone, when its replacement is seen created, when that is Ready; once per set at the template change (each
