@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from rollwise.api.errors import NotFound
 from rollwise.cluster.scope import (
     MANAGED_BY_LABEL,
     adopt_unlabelled,
@@ -42,6 +43,7 @@ class FakeKube:
         self.objects = objects
         self.patched: list[tuple[str, str]] = []
         self.selectors: list[dict[str, Any]] = []
+        self.gone: set[str] = set()
 
     async def list(self, kind: str, namespace: str, *, labels: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
         self.selectors.append(dict(labels))
@@ -52,6 +54,8 @@ class FakeKube:
         return [o for o in self.objects if o["kind"] == kind and fits(o)], "1"
 
     async def patch(self, kind: str, namespace: str, name: str, merge: dict[str, Any]) -> dict[str, Any]:
+        if name in self.gone:
+            raise NotFound(f"{kind} {name} not found")
         self.patched.append((kind, name))
         return {}
 
@@ -100,6 +104,8 @@ def test_one_sweep_of_many_sets_lists_the_namespace_once_and_labels_each_sets_ow
         _obj("PersistentVolumeClaim", "logs-web-3", {}),
         _obj("PersistentVolumeClaim", "logs-web-", {}),
     ])
+    kube.gone = {"s7-1"}  # listed, then deleted before its patch: skipped, the sweep goes on
+    kube.objects.append(_obj("Pod", "s7-1", {"app": "s7"}, owner="u-s7"))
     done = asyncio.run(adopt_unlabelled(kube, sets))
     assert done == ["pod/s7-0", "pod/s8-2", "pod/s10-01", "persistentvolumeclaim/data-s7-0",
                     "persistentvolumeclaim/logs-web-3"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rollwise.api.errors import NotFound
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
 
 __all__ = ["MANAGED_BY_LABEL", "MANAGED_BY_VALUE", "MEMBER_OF_LABEL", "Selector", "adopt_unlabelled",
@@ -76,19 +77,27 @@ async def adopt_unlabelled(kube: Any, sets: Sequence[Obj]) -> list[str]:
     by_uid = {uid_of(sts): sts for sts in sets}
     by_name = {name_of(sts): sts for sts in sets}
     for pod in pods:
-        if _member_of(pod, by_uid, by_name):
-            await kube.patch("Pod", ns, name_of(pod), patch)
+        if _member_of(pod, by_uid, by_name) and await _label(kube, "Pod", ns, name_of(pod), patch):
             done.append(f"pod/{name_of(pod)}")
-    claim_names = {f"{name_of(t)}-{name_of(sts)}": True for sts in sets
+    claim_names = {f"{name_of(t)}-{name_of(sts)}" for sts in sets
                    for t in (sts.get("spec") or {}).get("volumeClaimTemplates") or [] if isinstance(t, Mapping)}
     if claim_names:
         claims, _ = await kube.list("PersistentVolumeClaim", ns, labels=unlabelled)
         for claim in claims:
             stem, ordinal = _stem_and_ordinal(name_of(claim))
-            if ordinal and stem in claim_names:
-                await kube.patch("PersistentVolumeClaim", ns, name_of(claim), patch)
+            if ordinal and stem in claim_names and await _label(kube, "PersistentVolumeClaim", ns, name_of(claim),
+                                                                patch):
                 done.append(f"persistentvolumeclaim/{name_of(claim)}")
     return done
+
+
+async def _label(kube: Any, kind: str, ns: str, name: str, patch: Obj) -> bool:
+    """Patch the label on; False when the object went away since the list (nothing left to label)."""
+    try:
+        await kube.patch(kind, ns, name, patch)
+    except NotFound:
+        return False
+    return True
 
 
 def _member_of(pod: Obj, by_uid: Mapping[str, Obj], by_name: Mapping[str, Obj]) -> bool:
