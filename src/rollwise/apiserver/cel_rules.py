@@ -172,27 +172,35 @@ def _walk(value: Any, old: Any, schema: Mapping[str, Any], path: str, errors: li
         # (not at the root: ``_root_view`` makes a new one per call, so only the stored parts below can be keys)
         errors.extend(_UNCHANGED.cached((old, schema), path, lambda: _walked_unchanged(old, schema, path)))
         return
-    rules = schema.get("x-kubernetes-validations") or ()
-    if rules:
-        seen = _view(value, schema)
-        was = None if old is None else _view(old, schema)
-        for rule in rules:
-            if isinstance(rule, Mapping):
-                error = _check(rule, seen, was, schema, path)
-                if error is not None:
-                    errors.append(error)
+    if schema.get("x-kubernetes-validations"):
+        _judge(schema, _view(value, schema), None if old is None else _view(old, schema), path, errors)
     if isinstance(value, Mapping):
-        props = schema.get("properties") or {}
-        additional = schema.get("additionalProperties")
-        for key, child in value.items():
-            child_schema = props.get(key) if key in props else additional if isinstance(additional, Mapping) else None
-            if isinstance(child_schema, Mapping):
-                old_child = old.get(key, _MISSING) if isinstance(old, Mapping) else _MISSING
-                _walk(child, None if old_child is _MISSING else old_child, child_schema, _join(path, key), errors)
+        for key, child, child_schema in _declared(value, schema):
+            old_child = old.get(key, _MISSING) if isinstance(old, Mapping) else _MISSING
+            _walk(child, None if old_child is _MISSING else old_child, child_schema, _join(path, key), errors)
     elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
         olds = _correlated(value, old, schema)
         for i, item in enumerate(value):
             _walk(item, olds[i], schema["items"], f"{path}[{i}]", errors)
+
+
+def _judge(schema: Mapping[str, Any], seen: Any, was: Any, path: str, errors: list[FieldError]) -> None:
+    """Run the node's rules on what CEL sees of the value (``seen``) and of its old self (``was``)."""
+    for rule in schema.get("x-kubernetes-validations") or ():
+        if isinstance(rule, Mapping):
+            error = _check(rule, seen, was, schema, path)
+            if error is not None:
+                errors.append(error)
+
+
+def _declared(value: Mapping[str, Any], schema: Mapping[str, Any]) -> Iterator[tuple[str, Any, Mapping[str, Any]]]:
+    """The fields of ``value`` the schema declares, each with its schema node (the others are invisible to CEL)."""
+    props = schema.get("properties") or {}
+    additional = schema.get("additionalProperties")
+    for key, child in value.items():
+        child_schema = props.get(key) if key in props else additional if isinstance(additional, Mapping) else None
+        if isinstance(child_schema, Mapping):
+            yield key, child, child_schema
 
 
 def _walked_unchanged(value: Any, schema: Mapping[str, Any], path: str) -> tuple[FieldError, ...]:
@@ -204,21 +212,12 @@ def _walked_unchanged(value: Any, schema: Mapping[str, Any], path: str) -> tuple
 def _walk_unchanged(value: Any, schema: Mapping[str, Any], path: str, errors: list[FieldError]) -> None:
     """``_walk`` of a part against itself, without asking again whether it changed: each item of a ``map`` or
     ``set`` list is its own old self, an atomic list's items have none (``_correlated``)."""
-    rules = schema.get("x-kubernetes-validations") or ()
-    if rules:
+    if schema.get("x-kubernetes-validations"):
         seen = _view(value, schema)
-        for rule in rules:
-            if isinstance(rule, Mapping):
-                error = _check(rule, seen, seen, schema, path)
-                if error is not None:
-                    errors.append(error)
+        _judge(schema, seen, seen, path, errors)
     if isinstance(value, Mapping):
-        props = schema.get("properties") or {}
-        additional = schema.get("additionalProperties")
-        for key, child in value.items():
-            child_schema = props.get(key) if key in props else additional if isinstance(additional, Mapping) else None
-            if isinstance(child_schema, Mapping):
-                _walk_unchanged(child, child_schema, _join(path, key), errors)
+        for key, child, child_schema in _declared(value, schema):
+            _walk_unchanged(child, child_schema, _join(path, key), errors)
     elif isinstance(value, list) and isinstance(schema.get("items"), Mapping):
         correlated = schema.get("x-kubernetes-list-type") in ("map", "set")
         for i, item in enumerate(value):
