@@ -1,6 +1,8 @@
-"""Probes over aiohttp, and the recording cluster that feeds the consistency store."""
+"""Probes over aiohttp, and the write notes that feed the consistency store."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
@@ -10,7 +12,8 @@ from runtime_fakes import run
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.operator.probes import health_app, metrics_app, parse_addr
 from rollwise.runtime.consistency import ConsistencyStore
-from rollwise.runtime.recording import RecordingCluster
+from rollwise.runtime.execute import Call
+from rollwise.runtime.recording import WriteNotes
 
 
 @pytest.mark.parametrize(("addr", "expected"), [(":8080", ("0.0.0.0", 8080)), ("127.0.0.1:0", ("127.0.0.1", 0)),
@@ -55,14 +58,23 @@ def test_recording_notes_each_write_and_the_graceful_delete_reply_for_tracked_ki
     cluster = MemoryCluster(clock=lambda: now[0])
     seen = {"Pod": "0"}
     store = ConsistencyStore(lambda resource: seen[resource])
-    rec = RecordingCluster(cluster, store, owner="web", owner_uid="u", tracked=frozenset({"Pod"}))
-    pod = rec.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "default"},
-                      "spec": {"terminationGracePeriodSeconds": 30}})
-    rec.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "default"}})
+    notes = WriteNotes(store, owner="web", owner_uid="u", tracked=frozenset({"Pod"}))
+
+    def through_notes(verb: str, *args: Any) -> Any:  # a call as the executor makes it, with the hooks around it
+        call = notes.before(Call(verb, args, {}))
+        reply = getattr(cluster, call.verb)(*call.args)
+        notes.after(call, reply)
+        return reply
+
+    pod = through_notes("create", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0",
+                                                                                  "namespace": "default"},
+                                   "spec": {"terminationGracePeriodSeconds": 30}})
+    through_notes("create", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x",
+                                                                                  "namespace": "default"}})
     assert store.behind("web") == ["Pod"]  # the ConfigMap has no informer: never waited for
     seen["Pod"] = pod["metadata"]["resourceVersion"]
     assert store.ensure_ready("web")
-    terminating = rec.delete("Pod", "default", "web-0")
+    terminating = through_notes("delete", "Pod", "default", "web-0")
     assert terminating is not None and terminating["metadata"].get("deletionTimestamp") is not None
     assert store.behind("web") == ["Pod"]  # the graceful delete's reply is a write to wait for too
     seen["Pod"] = terminating["metadata"]["resourceVersion"]

@@ -28,7 +28,7 @@ from rollwise.invariants import Decision, one_pod_per_ordinal, rules
 from rollwise.runtime.cache import CacheReader, Store
 from rollwise.runtime.consistency import ConsistencyStore
 from rollwise.runtime.execute import execute
-from rollwise.runtime.recording import RecordingCluster
+from rollwise.runtime.recording import WriteNotes
 from rollwise.runtime.views import set_view
 
 KINDS = ("StatefulSet", "Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease")
@@ -128,8 +128,8 @@ def run_case(case: Case, *, check: bool) -> Outcome:
         plan = reconcile(view)
         truth = set_view(h.cluster, h.sts, now=h.now, gates=h.gates)
         out.problems.extend(rules.budget(Decision(view=view, truth=truth, actions=plan.actions)))
-        recording = RecordingCluster(h.cluster, consistency, owner=KEY, owner_uid=cached["metadata"]["uid"])
-        execute(plan, recording, sts=cached, actor=CONTROLLER)
+        notes = WriteNotes(consistency, owner=KEY, owner_uid=cached["metadata"]["uid"])
+        execute(plan, h.cluster, sts=cached, actor=CONTROLLER, hooks=notes)
         out.problems.extend(one_pod_per_ordinal(h.cluster.list("Pod")))
     update = (h.sts.get("status") or {}).get("updateRevision")
     pods = h.pods()

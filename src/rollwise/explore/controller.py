@@ -99,8 +99,8 @@ def _run(node: Node, actor: str, plan: Plan, view: SetView, bounds: Bounds, move
     pods = {name_of(p): p for p in node.cluster.list("Pod", NAMESPACE)}
     written = node.written
     if "stale" in bounds.perturbations:
-        writer, consistency = recording(cluster, node.written.get(actor, {}), actor, uid_of(view.set))
-        execute(Plan(actions=actions), writer, sts=view.set, actor=actor)
+        notes, consistency = recording(node.written.get(actor, {}), actor, uid_of(view.set))
+        execute(Plan(actions=actions), cluster, sts=view.set, actor=actor, hooks=notes)
         written = {**node.written, actor: consistency.written(actor)}
     else:  # no view lags: the check would always pass, and its record would never be read
         execute(Plan(actions=actions), cluster, sts=view.set, actor=actor)

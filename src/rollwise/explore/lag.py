@@ -1,5 +1,5 @@
 """Informer lag in the explorer: which older stores a controller may still decide on, through the runtime's own
-read-your-writes check (KEP-5647, ``runtime/consistency.py``) and the recording cluster that feeds it.
+read-your-writes check (KEP-5647, ``runtime/consistency.py``) and the write notes that feed it.
 
 A controller's caches, in the explorer, are the store as it was some moves earlier: every informer cut at the same
 point of the change feed, so each has seen up to that store's resourceVersion (a relist's). The check then refuses
@@ -12,12 +12,10 @@ own create or delete).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import cast
 
 from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.protocol import Cluster
 from rollwise.runtime.consistency import ConsistencyStore
-from rollwise.runtime.recording import RecordingCluster
+from rollwise.runtime.recording import WriteNotes
 
 __all__ = ["behind", "recording"]
 
@@ -36,9 +34,8 @@ def behind(written: Mapping[str, str], actor: str, set_uid: str, seen: MemoryClu
     return _store(written, actor, set_uid, seen).check(actor, set_uid)
 
 
-def recording(cluster: MemoryCluster, written: Mapping[str, str], actor: str, set_uid: str
-              ) -> tuple[Cluster, ConsistencyStore]:
-    """A cluster that notes each of ``actor``'s writes (KEP-5647 ``WroteAt``) in the returned store, which starts
-    from ``written``; ``store.written(actor)`` is the record after the plan ran."""
+def recording(written: Mapping[str, str], actor: str, set_uid: str) -> tuple[WriteNotes, ConsistencyStore]:
+    """Executor hooks that note each of ``actor``'s writes (KEP-5647 ``WroteAt``) in the returned store, which
+    starts from ``written``; ``store.written(actor)`` is the record after the plan ran."""
     consistency = _store(written, actor, set_uid, None)
-    return cast(Cluster, RecordingCluster(cluster, consistency, owner=actor, owner_uid=set_uid)), consistency
+    return WriteNotes(consistency, owner=actor, owner_uid=set_uid), consistency

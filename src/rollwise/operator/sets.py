@@ -32,7 +32,7 @@ from rollwise.runtime.consistency import ConsistencyStore
 from rollwise.runtime.execute import execute, execute_async
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder
-from rollwise.runtime.recording import AsyncRecordingCluster, RecordingCluster
+from rollwise.runtime.recording import WriteNotes
 from rollwise.runtime.routing import sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import set_resource
@@ -152,14 +152,12 @@ class SetController:
                      extra={"controller": self.name, "set": f"{ns}/{name}", "action": kind, "object": obj or None,
                             "reason": reason})
         # What the operator creates carries the label its informers select by (cluster.scope).
+        notes = WriteNotes(self.consistency, owner=key, owner_uid=uid_of(sts), tracked=self.tracked, prepare=stamp)
         if self.inline is not None:
-            recording = RecordingCluster(self.inline, self.consistency, owner=key, owner_uid=uid_of(sts),
-                                         tracked=self.tracked, prepare=stamp)
-            outcome = execute(plan, cast(Cluster, recording), sts=sts, actor=self.actor)
+            outcome = execute(plan, self.inline, sts=sts, actor=self.actor, hooks=notes)
         else:
-            api = AsyncRecordingCluster(LoopCluster(self.world, pod_uid=pod_uid), self.consistency, owner=key,
-                                        owner_uid=uid_of(sts), tracked=self.tracked, prepare=stamp)
-            outcome = await execute_async(plan, api, sts=sts, actor=self.actor)
+            outcome = await execute_async(plan, LoopCluster(self.world, pod_uid=pod_uid), sts=sts, actor=self.actor,
+                                          hooks=notes)
         if self.recorder is not None:
             for event in outcome.events:
                 self.recorder.record(sts, event)

@@ -52,7 +52,7 @@ from rollwise.controllers.plan import (
     WriteStatus,
 )
 
-__all__ = ["AsyncVerbs", "Call", "ControllerEvent", "Outcome", "execute", "execute_async", "steps"]
+__all__ = ["AsyncVerbs", "Call", "CallHooks", "ControllerEvent", "Outcome", "execute", "execute_async", "steps"]
 
 ALWAYS_ATTEMPTED = (WriteStatus, DeleteRevision, EmitEvent)
 
@@ -111,41 +111,53 @@ class AsyncVerbs(Protocol):
                      actor: str = "user") -> Obj | None: ...
 
 
+class CallHooks(Protocol):
+    """What a driver does around each call for its caller: ``before`` may change the call (the operator labels
+    what it creates), ``after`` sees each successful reply (the read-your-writes record, ``runtime.recording``)."""
+
+    def before(self, call: Call) -> Call: ...
+
+    def after(self, call: Call, reply: Any) -> None: ...
+
+
 def execute(plan: Plan, cluster: Cluster, *, sts: Obj, actor: str,
-            emit: Callable[[ControllerEvent], None] | None = None) -> Outcome:
+            emit: Callable[[ControllerEvent], None] | None = None, hooks: CallHooks | None = None) -> Outcome:
     """Run the plan's actions on ``cluster``; return the events emitted and the first error, if any."""
     run = steps(plan, sts=sts, actor=actor, emit=emit)
     step = _resume(run, None, None)
     while isinstance(step, Call):
-        step = _resume(run, *_reply(cluster, step))
+        call = step if hooks is None else hooks.before(step)
+        try:
+            reply, error = getattr(cluster, call.verb)(*call.args, **call.kwargs), None
+        except Exception as err:  # thrown into ``steps`` where the call was made: its handlers decide
+            reply, error = None, err
+        step = _resume(run, *_after(hooks, call, reply, error))
     return step
 
 
 async def execute_async(plan: Plan, cluster: AsyncVerbs, *, sts: Obj, actor: str,
-                        emit: Callable[[ControllerEvent], None] | None = None) -> Outcome:
+                        emit: Callable[[ControllerEvent], None] | None = None,
+                        hooks: CallHooks | None = None) -> Outcome:
     """``execute``, each call awaited on the running loop."""
     run = steps(plan, sts=sts, actor=actor, emit=emit)
     try:
         step = _resume(run, None, None)
         while isinstance(step, Call):
-            step = _resume(run, *await _reply_async(cluster, step))
+            call = step if hooks is None else hooks.before(step)
+            try:
+                reply, error = await getattr(cluster, call.verb)(*call.args, **call.kwargs), None
+            except Exception as err:  # as in ``execute``; a cancellation is no Exception and ends the plan
+                reply, error = None, err
+            step = _resume(run, *_after(hooks, call, reply, error))
         return step
     finally:
         run.close()  # cancelled mid-plan: the rest of the plan is dropped now, not when collected
 
 
-def _reply(cluster: Cluster, call: Call) -> tuple[Any, Exception | None]:
-    try:
-        return getattr(cluster, call.verb)(*call.args, **call.kwargs), None
-    except Exception as err:  # thrown into ``steps`` where the call was made: its handlers decide
-        return None, err
-
-
-async def _reply_async(cluster: AsyncVerbs, call: Call) -> tuple[Any, Exception | None]:
-    try:
-        return await getattr(cluster, call.verb)(*call.args, **call.kwargs), None
-    except Exception as err:  # as in _reply; a cancellation is no Exception and ends the plan
-        return None, err
+def _after(hooks: CallHooks | None, call: Call, reply: Any, error: Exception | None) -> tuple[Any, Exception | None]:
+    if hooks is not None and error is None:
+        hooks.after(call, reply)
+    return reply, error
 
 
 def _resume(run: Generator[Call, Any, Outcome], reply: Any, error: Exception | None) -> Call | Outcome:
