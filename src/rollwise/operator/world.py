@@ -8,8 +8,8 @@ operator's loop, so the Plan-to-writes rules (order, failure handling, events) s
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from rollwise.api.meta import Obj
 from rollwise.cluster.listwatch import ListWatchSource
@@ -18,6 +18,8 @@ from rollwise.cluster.resources import POD, ResourceRef
 from rollwise.cluster.scope import Selector
 
 __all__ = ["AsyncCluster", "LoopCluster"]
+
+T = TypeVar("T")
 
 CALL_TIMEOUT_SECONDS = 60.0
 
@@ -57,25 +59,20 @@ class LoopCluster:
         self.pod_uid = pod_uid
 
     async def get(self, kind: ResourceRef, namespace: str, name: str) -> Obj:
-        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
-            return await self.world.get(kind, namespace, name)
+        return await _bounded(self.world.get(kind, namespace, name))
 
     async def create(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
-        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
-            return await self.world.create(obj)
+        return await _bounded(self.world.create(obj))
 
     async def update(self, obj: Obj, *, actor: str = "user") -> Obj:
-        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
-            return await self.world.update(obj)
+        return await _bounded(self.world.update(obj))
 
     async def update_status(self, obj: Obj, *, actor: str = "user", handed_over: bool = False) -> Obj:
-        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
-            return await self.world.update_status(obj)
+        return await _bounded(self.world.update_status(obj))
 
     async def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
                     actor: str = "user") -> Obj:
-        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
-            return await self.world.patch(kind, namespace, name, merge)
+        return await _bounded(self.world.patch(kind, namespace, name, merge))
 
     async def delete(self, kind: ResourceRef, namespace: str, name: str, *,
                      grace_period_seconds: float | None = None, propagation: Propagation = "Background",
@@ -83,6 +80,11 @@ class LoopCluster:
         is_pod = kind in ("Pod", POD)
         uid = self.pod_uid(namespace, name) if is_pod and self.pod_uid is not None else None
         grace = None if grace_period_seconds is None else int(grace_period_seconds)
-        async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
-            return await self.world.delete(kind, namespace, name, uid=uid, grace_period_seconds=grace,
-                                           propagation=propagation)
+        return await _bounded(self.world.delete(kind, namespace, name, uid=uid, grace_period_seconds=grace,
+                                                propagation=propagation))
+
+
+async def _bounded(call: Awaitable[T]) -> T:
+    """The call, or TimeoutError after ``CALL_TIMEOUT_SECONDS``."""
+    async with asyncio.timeout(CALL_TIMEOUT_SECONDS):
+        return await call

@@ -126,12 +126,8 @@ def execute(plan: Plan, cluster: Cluster, *, sts: Obj, actor: str,
     run = steps(plan, sts=sts, actor=actor, emit=emit)
     step = _resume(run, None, None)
     while isinstance(step, Call):
-        call = step if hooks is None else hooks.before(step)
-        try:
-            reply, error = getattr(cluster, call.verb)(*call.args, **call.kwargs), None
-        except Exception as err:  # thrown into ``steps`` where the call was made: its handlers decide
-            reply, error = None, err
-        step = _resume(run, *_after(hooks, call, reply, error))
+        call = _before(hooks, step)
+        step = _resume(run, *_after(hooks, call, *_reply(cluster, call)))
     return step
 
 
@@ -143,15 +139,29 @@ async def execute_async(plan: Plan, cluster: AsyncVerbs, *, sts: Obj, actor: str
     try:
         step = _resume(run, None, None)
         while isinstance(step, Call):
-            call = step if hooks is None else hooks.before(step)
-            try:
-                reply, error = await getattr(cluster, call.verb)(*call.args, **call.kwargs), None
-            except Exception as err:  # as in ``execute``; a cancellation is no Exception and ends the plan
-                reply, error = None, err
-            step = _resume(run, *_after(hooks, call, reply, error))
+            call = _before(hooks, step)
+            step = _resume(run, *_after(hooks, call, *await _reply_async(cluster, call)))
         return step
     finally:
         run.close()  # cancelled mid-plan: the rest of the plan is dropped now, not when collected
+
+
+def _reply(cluster: Cluster, call: Call) -> tuple[Any, Exception | None]:
+    try:
+        return getattr(cluster, call.verb)(*call.args, **call.kwargs), None
+    except Exception as err:  # thrown into ``steps`` where the call was made: its handlers decide
+        return None, err
+
+
+async def _reply_async(cluster: AsyncVerbs, call: Call) -> tuple[Any, Exception | None]:
+    try:
+        return await getattr(cluster, call.verb)(*call.args, **call.kwargs), None
+    except Exception as err:  # as in _reply; a cancellation is no Exception and ends the plan
+        return None, err
+
+
+def _before(hooks: CallHooks | None, call: Call) -> Call:
+    return call if hooks is None else hooks.before(call)
 
 
 def _after(hooks: CallHooks | None, call: Call, reply: Any, error: Exception | None) -> tuple[Any, Exception | None]:
