@@ -174,29 +174,26 @@ _SHARED_METADATA = ("labels", "annotations", "ownerReferences", "finalizers")
 def _share(old: Obj, new: Obj) -> Obj:
     """``new``, with each top-level part and each of ``_SHARED_METADATA`` that equals ``old``'s replaced by
     ``old``'s. ``new`` itself is left alone (a store's objects are read-only); equal parts compare at C speed."""
-    out: dict[str, Any] | None = None
-    for key, value in new.items():
-        if key == "metadata" or not isinstance(value, dict | list):
-            continue
-        was = old.get(key)
-        if was is not value and was == value:
-            if out is None:
-                out = dict(new)
-            out[key] = was
+    out = _parts_from(old, new, [key for key in new if key != "metadata"])
     meta, old_meta = new.get("metadata"), old.get("metadata")
     if isinstance(meta, dict) and isinstance(old_meta, dict) and meta is not old_meta:
-        shared: dict[str, Any] | None = None
-        for key in _SHARED_METADATA:
-            value, was = meta.get(key), old_meta.get(key)
-            if value is not None and was is not value and was == value:
-                if shared is None:
-                    shared = dict(meta)
-                shared[key] = was
-        if shared is not None:
-            if out is None:
+        shared = _parts_from(old_meta, meta, _SHARED_METADATA)
+        if shared is not meta:
+            out = {**out, "metadata": shared}
+    return out
+
+
+def _parts_from(old: Mapping[str, Any], new: dict[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """``new``, or a copy of it in which each of ``keys`` whose value (a mapping or a list) equals ``old``'s is
+    ``old``'s."""
+    out = new
+    for key in keys:
+        value, was = new.get(key), old.get(key)
+        if isinstance(value, dict | list) and was is not value and was == value:
+            if out is new:
                 out = dict(new)
-            out["metadata"] = shared
-    return new if out is None else out
+            out[key] = was
+    return out
 
 
 def _controller_uid(obj: Obj) -> object:
