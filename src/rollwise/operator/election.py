@@ -244,36 +244,29 @@ class LeaderElector:
         if self._observed is None or self.observed_holder != self.identity:
             return False
         self._set_leading(False)
-        spec, rv = self._observed, self._observed_rv
         for _ in range(RELEASE_ATTEMPTS):
             try:
-                released = await self.client.update(self._released(spec, rv))
-            except Conflict:
                 try:
-                    fresh = await self.client.get(self.namespace, self.name)
-                except ApiStatusError as err:
-                    log.warning("releasing lease %s/%s failed: %s", self.namespace, self.name, err)
-                    return False
-                spec = dict(fresh.get("spec") or {})
-                rv = str(fresh.get("metadata", {}).get("resourceVersion") or "")
-                if spec.get("holderIdentity") != self.identity:
-                    return False  # someone else holds it now: nothing of ours to give up
-                continue
+                    self._observe(await self.client.update(self._released()), self.clock.now())
+                    return True
+                except Conflict:  # a write we did not see the reply of: read the lease as it is now
+                    self._observe(await self.client.get(self.namespace, self.name), self.clock.now())
             except ApiStatusError as err:
                 log.warning("releasing lease %s/%s failed: %s", self.namespace, self.name, err)
                 return False
-            self._observe(released, self.clock.now())
-            return True
+            if self.observed_holder != self.identity:
+                return False  # someone else holds it now: nothing of ours to give up
         log.warning("releasing lease %s/%s failed: it kept changing under %d attempts", self.namespace, self.name,
                     RELEASE_ATTEMPTS)
         return False
 
-    def _released(self, spec: dict[str, Any], rv: str) -> Obj:
+    def _released(self) -> Obj:
+        """The observed lease, given up."""
         stamp = self.wall_time()  # float seconds; the cluster's wire codec writes MicroTime
         return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                "metadata": {"name": self.name, "namespace": self.namespace, "resourceVersion": rv},
-                "spec": {**spec, "holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": stamp,
-                         "acquireTime": stamp}}
+                "metadata": {"name": self.name, "namespace": self.namespace, "resourceVersion": self._observed_rv},
+                "spec": {**(self._observed or {}), "holderIdentity": "", "leaseDurationSeconds": 1,
+                         "renewTime": stamp, "acquireTime": stamp}}
 
 
 _VERBS = {"reading": "get", "creating": "create", "updating": "update"}
