@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, find_kubectl, namespace, start_up, statefulset, stop_up
+from kubectl_support import ROOT, Up, find_kubectl, namespace, start_up, statefulset, stop_up
 
 KUBECTL = find_kubectl()
 pytestmark = [pytest.mark.kubectl,
@@ -333,6 +333,19 @@ def test_the_rollwise_kind_runs_with_its_short_name_printer_columns_and_scale(up
     assert up.kubectl("get", "sts", "-n", "cr", "-o", "name").stdout == ""
     up.apply(manifest.replace("nginx:1.26", "nginx:1.27").replace("replicas: 2", "replicas: 3"), "-n", "cr")
     up.until(lambda: _images(up, "cr", "rw") == ["nginx:1.27"] * 3, "the rollwise kind rolled to the new image")
+
+
+def test_applying_the_crd_as_the_install_guide_says_finds_it_unchanged_and_warns_of_nothing(up: Up) -> None:
+    """`up` installs the CRD and its admission policy as `kubectl apply` leaves them, kubectl's record of what it
+    applied included: docs/install.md's apply then has nothing to change, and no "missing the last-applied
+    annotation" warning for each object."""
+    applied = up.kubectl("apply", "-k", str(ROOT / "deploy" / "crds"))
+    assert applied.stderr == ""
+    assert applied.stdout.splitlines() == [
+        "customresourcedefinition.apiextensions.k8s.io/statefulsets.apps.rollwise.dev unchanged",
+        "validatingadmissionpolicy.admissionregistration.k8s.io/rollwise-statefulset-keys unchanged",
+        "validatingadmissionpolicybinding.admissionregistration.k8s.io/rollwise-statefulset-keys unchanged"]
+    assert up.kubectl("diff", "-k", str(ROOT / "deploy" / "crds")).stdout == ""
 
 
 def test_create_generators_send_protobuf_that_the_server_reads(up: Up) -> None:

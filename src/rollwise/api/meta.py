@@ -8,10 +8,12 @@ shape, and keeps hot loops cheap. Typed access lives in small functions like the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
+    "LAST_APPLIED",
     "Obj",
     "annotations_of",
     "controller_of",
@@ -20,6 +22,7 @@ __all__ = [
     "is_controlled_by",
     "key_of",
     "labels",
+    "last_applied_configuration",
     "name_of",
     "namespace_of",
     "owner_reference",
@@ -30,6 +33,22 @@ __all__ = [
 
 Obj = dict[str, Any]
 """An API object as a dict. Treat objects read from a view or a store as read-only; copy before changing."""
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+"""Where ``kubectl apply`` keeps what it last applied, the "original" of its next three-way merge."""
+
+_GO_JSON_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                                  "\u2029": "\\u2029"})
+
+
+def last_applied_configuration(obj: Mapping[str, Any]) -> str:
+    """The value ``kubectl apply`` records in :data:`LAST_APPLIED` for ``obj``: the object with that annotation
+    emptied out (an empty ``annotations`` map stays, as kubectl leaves it), printed as Go's ``encoding/json`` prints
+    a map (sorted keys, compact, ``<``, ``>`` and ``&`` escaped) with its encoder's trailing newline."""
+    metadata = dict(obj.get("metadata") or {})
+    metadata["annotations"] = {k: v for k, v in (metadata.get("annotations") or {}).items() if k != LAST_APPLIED}
+    text = json.dumps({**obj, "metadata": metadata}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.translate(_GO_JSON_ESCAPES) + "\n"
 
 
 def name_of(obj: Mapping[str, Any]) -> str:

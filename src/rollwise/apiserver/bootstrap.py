@@ -4,7 +4,7 @@ the initial namespaces, the node, and a ``default`` service account in every nam
 from __future__ import annotations
 
 from rollwise.api.errors import NotFound
-from rollwise.api.meta import name_of
+from rollwise.api.meta import LAST_APPLIED, annotations_of, last_applied_configuration, name_of
 from rollwise.apiserver.admission import NAMESPACE, NODE_NAME
 from rollwise.apiserver.node import node_object
 from rollwise.cluster.crd import crd as rollwise_crd
@@ -31,18 +31,23 @@ def _exists(cluster: MemoryCluster, gk: GroupKind, namespace: str, name: str) ->
 
 
 def install_rollwise_crd(cluster: MemoryCluster) -> None:
-    """The project's CRD and its ValidatingAdmissionPolicy, as ``kubectl apply -f deploy/`` would leave them:
+    """The project's CRD and its ValidatingAdmissionPolicy, as ``kubectl apply -k deploy/crds/`` would leave them:
     created when missing, brought up to this version's schema and rules when older ones are stored (a data
-    directory kept across upgrades)."""
-    for wanted in (rollwise_crd(), *rollwise_policy()):
-        gk = GroupKind(wanted["apiVersion"].rpartition("/")[0], wanted["kind"])
+    directory kept across upgrades), and with kubectl's record of what it applied, so that the user's own
+    ``kubectl apply`` of the same files (docs/install.md) finds them unchanged instead of warning that the record is
+    missing."""
+    for manifest in (rollwise_crd(), *rollwise_policy()):
+        gk = GroupKind(manifest["apiVersion"].rpartition("/")[0], manifest["kind"])
+        record = last_applied_configuration(manifest)
         try:
-            stored = cluster.get(gk, "", name_of(wanted))
+            stored = cluster.get(gk, "", name_of(manifest))
         except NotFound:
-            cluster.create(wanted, actor="system")
+            metadata = {**manifest["metadata"], "annotations": {**annotations_of(manifest), LAST_APPLIED: record}}
+            cluster.create({**manifest, "metadata": metadata}, actor="system")
             continue
-        if stored.get("spec") != wanted["spec"]:
-            cluster.update({**stored, "spec": wanted["spec"]}, actor="system")
+        if stored.get("spec") != manifest["spec"] or annotations_of(stored).get(LAST_APPLIED) != record:
+            metadata = {**stored["metadata"], "annotations": {**annotations_of(stored), LAST_APPLIED: record}}
+            cluster.update({**stored, "metadata": metadata, "spec": manifest["spec"]}, actor="system")
 
 
 def default_service_account(cluster: MemoryCluster, namespace: str) -> None:

@@ -26,7 +26,7 @@ import re
 import sys
 from typing import Any
 
-from rollwise.api.meta import Obj, name_of
+from rollwise.api.meta import LAST_APPLIED, Obj, name_of
 from rollwise.cli.handover import (
     hand_over,
     owned,
@@ -43,7 +43,7 @@ from rollwise.cluster.scope import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 __all__ = ["add_migrate"]
 
 CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
-_DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
+_DROPPED_ANNOTATIONS = (LAST_APPLIED,)
 
 
 _OWNED_PATCH = {"metadata": {"labels": {MANAGED_BY_LABEL: MANAGED_BY_VALUE}}}

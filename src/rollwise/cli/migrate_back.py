@@ -26,7 +26,7 @@ from rollwise.api.defaults import (
     STRATEGY_ROLLING_UPDATE,
 )
 from rollwise.api.errors import ApiStatusError
-from rollwise.api.meta import Obj, name_of
+from rollwise.api.meta import LAST_APPLIED, Obj, name_of
 from rollwise.api.values import clone
 from rollwise.cli.handover import (
     hand_over,
@@ -42,7 +42,7 @@ from rollwise.cluster.scope import MANAGED_BY_LABEL
 __all__ = ["APPS_V1_STRATEGIES", "apps_v1_set_for", "fields_apps_v1_lacks", "migrate_back"]
 
 APPS_V1_STRATEGIES = (STRATEGY_ROLLING_UPDATE, STRATEGY_ON_DELETE)
-_DROPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",
+_DROPPED_ANNOTATIONS = (LAST_APPLIED,
                         "rollwise.dev/progress-timeouts")  # the custom controller's own memory
 _STRATEGY_HINT = f"pass --strategy {STRATEGY_ROLLING_UPDATE} or --strategy {STRATEGY_ON_DELETE}"
 

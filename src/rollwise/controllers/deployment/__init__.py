@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.intstr import scaled_value
-from rollwise.api.meta import Obj, is_controlled_by, name_of, namespace_of, owner_reference, uid_of
+from rollwise.api.meta import LAST_APPLIED, Obj, is_controlled_by, name_of, namespace_of, owner_reference, uid_of
 from rollwise.controllers.workload import Create, Delete, Update, UpdateStatus, WorkloadPlan, pod_template_hash
 
 __all__ = ["REVISION", "DeploymentView", "reconcile"]
@@ -92,7 +92,7 @@ def _new_replica_set(d: Obj, template: Mapping[str, Any], revision: int, replica
     selector["matchLabels"] = {**(selector.get("matchLabels") or {}), HASH_LABEL: h}
     annotations = {**(d["metadata"].get("annotations") or {}), REVISION: str(revision),
                    DESIRED: str(_replicas(d)), MAX_REPLICAS: str(max_replicas)}
-    annotations.pop("kubectl.kubernetes.io/last-applied-configuration", None)
+    annotations.pop(LAST_APPLIED, None)
     spec = d.get("spec") or {}
     return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
             "metadata": {"name": f"{name_of(d)}-{h}", "namespace": namespace_of(d), "labels": labels,
