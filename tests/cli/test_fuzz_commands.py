@@ -22,6 +22,7 @@ import yaml
 from bundled import LOADER
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mutations import REPLACEMENTS, get_at, paths_in, set_at
 
 from rollwise.cli import main
 
@@ -48,36 +49,6 @@ COMMANDS: dict[str, Callable[[str], list[str]]] = {
 PROBLEM_LINE = re.compile(r"^  \S+: ", re.MULTILINE)
 PEAK_RSS_KIB = 2_000_000
 
-REPLACEMENTS = st.sampled_from([
-    None, True, False, 0, -1, 1, 3, 2**31, 2**63 - 1, -(2**63), 1e308, -1e-300, 0.5, "", "x", "5", "lots", "NaN",
-    "[bold]", "\u00e9\u2603", [], {}, [1, "a", None], {"a": 1}, {"spec": {"replicaz": 3}},
-])
-
-
-def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(doc, dict):
-        for k, v in doc.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
-def _set_at(doc: Any, path: tuple[Any, ...], value: Any, *, delete: bool = False) -> Any:
-    if not path:
-        return value
-    parent = doc
-    for key in path[:-1]:
-        parent = parent[key]
-    if delete:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = value
-    return doc
-
-
 def _nested(depth: int) -> Any:
     value: Any = 1
     for _ in range(depth):
@@ -90,28 +61,22 @@ def tree_mutations(draw: st.DrawFn) -> Any:
     """A seed document with a few of its values swapped, deleted, deepened or replaced by odd numbers."""
     doc = json.loads(json.dumps(SEED_DOCS[draw(st.sampled_from(sorted(SEED_DOCS)))]))
     for _ in range(draw(st.integers(0, 3))):
-        paths = _paths(doc)
+        paths = paths_in(doc)
         path = draw(st.sampled_from(paths))
         action = draw(st.sampled_from(["similar", "similar", "replace", "delete", "deep", "unknown"]))
-        current = _get(doc, path)
+        current = get_at(doc, path)
         if action == "similar":
             # a plausible value of the same kind, so runs (exit 0 and 1) are exercised too, not only refusals
             if isinstance(current, int | float) and not isinstance(current, bool):
-                doc = _set_at(doc, path, draw(st.integers(0, 12) if isinstance(current, int) else st.floats(0, 120)))
+                doc = set_at(doc, path, draw(st.integers(0, 12) if isinstance(current, int) else st.floats(0, 120)))
         elif action == "delete" and path:
-            doc = _set_at(doc, path, None, delete=True)
+            doc = set_at(doc, path, None, delete=True)
         elif action == "deep":
-            doc = _set_at(doc, path, _nested(draw(st.integers(10, 80))))
+            doc = set_at(doc, path, _nested(draw(st.integers(10, 80))))
         elif action == "unknown" and isinstance(current, dict):
             current["unknownField"] = copy.deepcopy(draw(REPLACEMENTS))
         else:  # a fresh copy: the sampled values are shared between examples
-            doc = _set_at(doc, path, copy.deepcopy(draw(REPLACEMENTS)))
-    return doc
-
-
-def _get(doc: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        doc = doc[key]
+            doc = set_at(doc, path, copy.deepcopy(draw(REPLACEMENTS)))
     return doc
 
 
