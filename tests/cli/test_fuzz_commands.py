@@ -18,11 +18,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from bundled import LOADER
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutations import REPLACEMENTS, get_at, paths_in, set_at
+from tiers import examples
 
 from rollwise.cli import main
 
@@ -120,17 +122,20 @@ def run_cli(argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@settings(max_examples=300, deadline=timedelta(seconds=20), suppress_health_check=[HealthCheck.too_slow,
-                                                                                  HealthCheck.data_too_large])
-@given(case=file_bytes(), command=st.sampled_from(sorted(COMMANDS)))
-def test_every_command_answers_mutated_files_with_0_1_or_2(tmp_path_factory: Any, case: tuple[str, bytes],
-                                                           command: str) -> None:
-    name, data = case
-    path = tmp_path_factory.mktemp("fuzz") / name
-    path.write_bytes(data)
-    code, out, err = run_cli(COMMANDS[command](str(path)))
-    assert code in (0, 1, 2), (code, err)
-    if code == 2:
-        assert out == "", out[:200]
-        assert PROBLEM_LINE.search(err), err[:500]
-    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < PEAK_RSS_KIB
+@pytest.mark.parametrize("n", examples(100, 300))
+def test_every_command_answers_mutated_files_with_0_1_or_2(n: int, tmp_path_factory: pytest.TempPathFactory) -> None:
+    @settings(max_examples=n, deadline=timedelta(seconds=20), suppress_health_check=[HealthCheck.too_slow,
+                                                                                      HealthCheck.data_too_large])
+    @given(case=file_bytes(), command=st.sampled_from(sorted(COMMANDS)))
+    def check(case: tuple[str, bytes], command: str) -> None:
+        name, data = case
+        path = tmp_path_factory.mktemp("fuzz") / name
+        path.write_bytes(data)
+        code, out, err = run_cli(COMMANDS[command](str(path)))
+        assert code in (0, 1, 2), (code, err)
+        if code == 2:
+            assert out == "", out[:200]
+            assert PROBLEM_LINE.search(err), err[:500]
+        assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < PEAK_RSS_KIB
+
+    check()

@@ -6,8 +6,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj
@@ -56,42 +58,46 @@ def _is_waiting(o: Obj) -> bool:
         o["metadata"].get("finalizers") or ())
 
 
-@settings(max_examples=300, deadline=None)
-@given(operations)
-def test_random_writes_leave_no_garbage_and_never_change_returned_objects(ops: list[tuple[Any, ...]]) -> None:
-    cluster = MemoryCluster(clock=lambda: 1.0)
-    returned: list[tuple[Obj, Obj]] = []
-    for op in ops:
-        try:
-            result = _apply(cluster, op)
-        except ApiStatusError:
-            continue
-        if result is not None:
-            returned.append((result, copy.deepcopy(result)))
-        for o in cluster.objects():
-            returned.append((o, copy.deepcopy(o)))
-
-        live = {o["metadata"]["uid"]: o for o in cluster.objects()}
-        for o in live.values():
-            if o["metadata"].get("deletionTimestamp") is not None:
+@pytest.mark.parametrize("n", examples(100, 300))
+def test_random_writes_leave_no_garbage_and_never_change_returned_objects(n: int) -> None:
+    @settings(max_examples=n, deadline=None)
+    @given(operations)
+    def check(ops: list[tuple[Any, ...]]) -> None:
+        cluster = MemoryCluster(clock=lambda: 1.0)
+        returned: list[tuple[Obj, Obj]] = []
+        for op in ops:
+            try:
+                result = _apply(cluster, op)
+            except ApiStatusError:
                 continue
-            for r in o["metadata"].get("ownerReferences") or ():
-                assert r["uid"] in live, f"{o['metadata']['name']} points at a gone owner"
-                assert not _is_waiting(live[r["uid"]]), f"{o['metadata']['name']} outlives a foreground delete"
-        for o in live.values():
-            if _is_waiting(o):  # a foreground owner waits only for dependents that block it
-                assert any(r.get("uid") == o["metadata"]["uid"] and r.get("blockOwnerDeletion")
-                           for d in live.values() for r in d["metadata"].get("ownerReferences") or ())
+            if result is not None:
+                returned.append((result, copy.deepcopy(result)))
+            for o in cluster.objects():
+                returned.append((o, copy.deepcopy(o)))
 
-    assert all(obj == snapshot for obj, snapshot in returned)
-    assert len(cluster) == sum(1 for _ in cluster.objects())
-    changes, _ = cluster.changes_since(0)
-    assert [c.obj["metadata"]["resourceVersion"] for c in changes] == [str(i) for i in range(1, len(changes) + 1)]
-    replay: dict[tuple[str, str], Obj] = {}
-    for c in changes:
-        if c.type == "DELETED":
-            del replay[(c.kind, c.name)]
-        else:
-            replay[(c.kind, c.name)] = c.obj
-    assert sorted(replay) == sorted((o["kind"], o["metadata"]["name"]) for o in cluster.objects())
-    assert all(cluster.get(kind, "default", name) is o for (kind, name), o in replay.items())
+            live = {o["metadata"]["uid"]: o for o in cluster.objects()}
+            for o in live.values():
+                if o["metadata"].get("deletionTimestamp") is not None:
+                    continue
+                for r in o["metadata"].get("ownerReferences") or ():
+                    assert r["uid"] in live, f"{o['metadata']['name']} points at a gone owner"
+                    assert not _is_waiting(live[r["uid"]]), f"{o['metadata']['name']} outlives a foreground delete"
+            for o in live.values():
+                if _is_waiting(o):  # a foreground owner waits only for dependents that block it
+                    assert any(r.get("uid") == o["metadata"]["uid"] and r.get("blockOwnerDeletion")
+                               for d in live.values() for r in d["metadata"].get("ownerReferences") or ())
+
+        assert all(obj == snapshot for obj, snapshot in returned)
+        assert len(cluster) == sum(1 for _ in cluster.objects())
+        changes, _ = cluster.changes_since(0)
+        assert [c.obj["metadata"]["resourceVersion"] for c in changes] == [str(i) for i in range(1, len(changes) + 1)]
+        replay: dict[tuple[str, str], Obj] = {}
+        for c in changes:
+            if c.type == "DELETED":
+                del replay[(c.kind, c.name)]
+            else:
+                replay[(c.kind, c.name)] = c.obj
+        assert sorted(replay) == sorted((o["kind"], o["metadata"]["name"]) for o in cluster.objects())
+        assert all(cluster.get(kind, "default", name) is o for (kind, name), o in replay.items())
+
+    check()

@@ -18,6 +18,7 @@ import pytest
 from harness import CONTROLLER, Harness
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import revision_of
@@ -149,12 +150,16 @@ cases = st.builds(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cases)
-def test_with_the_consistency_check_lagging_caches_never_break_the_invariants(case: Case) -> None:
-    out = run_case(case, check=True)
-    assert not out.problems, out.problems[:3]
-    assert out.rolled_out  # the check delays decisions; it never stops the rollout
+@pytest.mark.parametrize("n", examples(25, 60))
+def test_with_the_consistency_check_lagging_caches_never_break_the_invariants(n: int) -> None:
+    @settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(cases)
+    def check(case: Case) -> None:
+        out = run_case(case, check=True)
+        assert not out.problems, out.problems[:3]
+        assert out.rolled_out  # the check delays decisions; it never stops the rollout
+
+    check()
 
 
 @pytest.mark.slow  # a search of up to 400 generated cases for the planted bug (about 25 CPU s)

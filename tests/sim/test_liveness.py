@@ -11,6 +11,7 @@ from event_figures import figures_from_events
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from judged import judge_every_decision
+from tiers import examples
 
 from rollwise.sim import Simulation, parse_scenario
 
@@ -119,21 +120,25 @@ def _both_pods_exactly_min_ready_at_the_change() -> dict[str, Any]:
     return raw
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(fault_histories())
-@example(_broken_pod_spends_the_budget())
-@example(_both_pods_exactly_min_ready_at_the_change())
-def test_rollout_completes_once_faults_stop_and_the_template_is_good(raw: dict[str, Any]) -> None:
-    sim = Simulation(parse_scenario(raw))
-    problems = judge_every_decision(sim)
-    result = sim.run()
-    assert not problems, problems[:5]
-    web = result["summary"]["web"]
-    pods = result["final"]["pods"]
-    assert web["completed"], (web, pods, [e for e in result["events"] if e["type"] == "Event"][-5:])
-    assert web["claimsLost"] == 0
-    assert not [p["name"] for p in pods if p["terminating"]], pods
-    observed, seconds = figures_from_events(raw, result["events"], "web", end=result["endedAt"])
-    assert web["maxUnavailableObserved"] == observed
-    # The summary samples at instants; a pod passing minReadySeconds is seen 1 ms later, at the requeue.
-    assert web["unavailablePodSeconds"] == pytest.approx(seconds, abs=0.01 * (1 + web["podCreations"]))
+@pytest.mark.parametrize("n", examples(60, 150))
+def test_rollout_completes_once_faults_stop_and_the_template_is_good(n: int) -> None:
+    @settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(fault_histories())
+    @example(_broken_pod_spends_the_budget())
+    @example(_both_pods_exactly_min_ready_at_the_change())
+    def check(raw: dict[str, Any]) -> None:
+        sim = Simulation(parse_scenario(raw))
+        problems = judge_every_decision(sim)
+        result = sim.run()
+        assert not problems, problems[:5]
+        web = result["summary"]["web"]
+        pods = result["final"]["pods"]
+        assert web["completed"], (web, pods, [e for e in result["events"] if e["type"] == "Event"][-5:])
+        assert web["claimsLost"] == 0
+        assert not [p["name"] for p in pods if p["terminating"]], pods
+        observed, seconds = figures_from_events(raw, result["events"], "web", end=result["endedAt"])
+        assert web["maxUnavailableObserved"] == observed
+        # The summary samples at instants; a pod passing minReadySeconds is seen 1 ms later, at the requeue.
+        assert web["unavailablePodSeconds"] == pytest.approx(seconds, abs=0.01 * (1 + web["podCreations"]))
+
+    check()

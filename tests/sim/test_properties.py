@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hostile_status import hostile_statuses
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from rollwise import invariants
 from rollwise.api.meta import name_of
@@ -75,25 +77,29 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenarios())
-def test_random_changes_and_faults_never_break_the_invariants(raw: dict[str, Any]) -> None:
-    sim = Simulation(parse_scenario(raw))
-    problems: list[str] = []
-    claims_created: set[str] = set()
+@pytest.mark.parametrize("n", examples(50, 120))
+def test_random_changes_and_faults_never_break_the_invariants(n: int) -> None:
+    @settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(scenarios())
+    def check(raw: dict[str, Any]) -> None:
+        sim = Simulation(parse_scenario(raw))
+        problems: list[str] = []
+        claims_created: set[str] = set()
 
-    def observe(view: SetView, plan: Plan) -> None:
-        problems.extend(invariants.judge(invariants.Decision(view=view, actions=plan.actions)))
+        def observe(view: SetView, plan: Plan) -> None:
+            problems.extend(invariants.judge(invariants.Decision(view=view, actions=plan.actions)))
+            problems.extend(invariants.one_pod_per_ordinal(sim.cluster.list("Pod")))
+            claims_created.update(name_of(c) for c in sim.cluster.list("PersistentVolumeClaim"))
+
+        sim.observers.append(observe)
+        result = sim.run()
+        lost = [e["claim"] for e in result["events"] if e["type"] == "PVCDeleted" and e.get("lost")]
+        problems.extend(f"claim {c} deleted while its ordinal was in range or under Retain" for c in lost)
         problems.extend(invariants.one_pod_per_ordinal(sim.cluster.list("Pod")))
-        claims_created.update(name_of(c) for c in sim.cluster.list("PersistentVolumeClaim"))
+        if all(retention_policy(s) == ("Retain", "Retain") for s in sim.cluster.list("StatefulSet")):
+            # Under Retain/Retain every claim ever created still exists, in range or not.
+            present = {name_of(c) for c in sim.cluster.list("PersistentVolumeClaim")}
+            problems.extend(invariants.claims_lost(claims_created, present, range(0), "Retain"))
+        assert not problems, problems[:5]
 
-    sim.observers.append(observe)
-    result = sim.run()
-    lost = [e["claim"] for e in result["events"] if e["type"] == "PVCDeleted" and e.get("lost")]
-    problems.extend(f"claim {c} deleted while its ordinal was in range or under Retain" for c in lost)
-    problems.extend(invariants.one_pod_per_ordinal(sim.cluster.list("Pod")))
-    if all(retention_policy(s) == ("Retain", "Retain") for s in sim.cluster.list("StatefulSet")):
-        # Under Retain/Retain every claim ever created still exists, in range or not.
-        present = {name_of(c) for c in sim.cluster.list("PersistentVolumeClaim")}
-        problems.extend(invariants.claims_lost(claims_created, present, range(0), "Retain"))
-    assert not problems, problems[:5]
+    check()

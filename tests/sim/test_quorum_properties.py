@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import revision_of
@@ -74,27 +76,35 @@ def dep07_promises(view: SetView, plan: Plan) -> list[str]:
     return problems
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(quorum_scenarios())
-def test_quorum_aware_controller_keeps_dep07_promises_under_random_faults(raw: dict[str, Any]) -> None:
-    sim = Simulation(parse_scenario(raw))
-    problems: list[str] = []
-    sim.quorum_observers.append(lambda view, plan: problems.extend(dep07_promises(view, plan)))
-    result = sim.run()
-    assert not problems, problems[:5]
-    assert result["summary"]["etcd"]["claimsLost"] == 0, [e for e in result["events"] if e.get("lost")]
+@pytest.mark.parametrize("n", examples(25, 60))
+def test_quorum_aware_controller_keeps_dep07_promises_under_random_faults(n: int) -> None:
+    @settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(quorum_scenarios())
+    def check(raw: dict[str, Any]) -> None:
+        sim = Simulation(parse_scenario(raw))
+        problems: list[str] = []
+        sim.quorum_observers.append(lambda view, plan: problems.extend(dep07_promises(view, plan)))
+        result = sim.run()
+        assert not problems, problems[:5]
+        assert result["summary"]["etcd"]["claimsLost"] == 0, [e for e in result["events"] if e.get("lost")]
+
+    check()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(quorum_scenarios())
-def test_quorum_aware_rollout_completes_once_faults_stop(raw: dict[str, Any]) -> None:
-    """Liveness: whatever came before, once every member recovers and a good template is applied, the quorum-aware
-    controller brings every member to it within a bound of virtual time."""
-    healed = [{"podFault": {"pod": f"etcd-{o}", "fault": "recover"}} for o in range(5)]
-    final = {"patch": {"kind": "StatefulSet", "name": "etcd", "merge": {"spec": {"template": {"spec": {
-        "containers": [{"name": "etcd", "image": "etcd:final"}]}}}}}}
-    raw = {**raw, "steps": [*raw["steps"][:-1], *healed, final, {"after": 900}], "limitSeconds": 20000}
-    result = Simulation(parse_scenario(raw)).run()
-    assert result["summary"]["etcd"]["completed"], result["final"]["pods"]
-    assert result["summary"]["etcd"]["claimsLost"] == 0
-    assert not [p["name"] for p in result["final"]["pods"] if p["terminating"]], result["final"]["pods"]
+@pytest.mark.parametrize("n", examples(15, 40))
+def test_quorum_aware_rollout_completes_once_faults_stop(n: int) -> None:
+    @settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(quorum_scenarios())
+    def check(raw: dict[str, Any]) -> None:
+        """Liveness: whatever came before, once every member recovers and a good template is applied, the quorum-aware
+        controller brings every member to it within a bound of virtual time."""
+        healed = [{"podFault": {"pod": f"etcd-{o}", "fault": "recover"}} for o in range(5)]
+        final = {"patch": {"kind": "StatefulSet", "name": "etcd", "merge": {"spec": {"template": {"spec": {
+            "containers": [{"name": "etcd", "image": "etcd:final"}]}}}}}}
+        raw = {**raw, "steps": [*raw["steps"][:-1], *healed, final, {"after": 900}], "limitSeconds": 20000}
+        result = Simulation(parse_scenario(raw)).run()
+        assert result["summary"]["etcd"]["completed"], result["final"]["pods"]
+        assert result["summary"]["etcd"]["claimsLost"] == 0
+        assert not [p["name"] for p in result["final"]["pods"] if p["terminating"]], result["final"]["pods"]
+
+    check()

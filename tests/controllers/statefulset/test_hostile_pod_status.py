@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from builders import make_set
 from harness import Harness
 from hostile_status import hostile_statuses
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from rollwise.api.meta import name_of
 from rollwise.controllers.quorum import reconcile_quorum
@@ -26,25 +28,29 @@ STRATEGIES = [
 ]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(strategy=st.sampled_from(STRATEGIES), policy=st.sampled_from(["OrderedReady", "Parallel"]),
-       quorum=st.booleans(), statuses=st.lists(hostile_statuses, min_size=1, max_size=3),
-       min_ready=st.sampled_from([0, 5]))
-def test_the_controllers_survive_any_pod_status(strategy: dict[str, Any], policy: str, quorum: bool,
-                                                statuses: list[Any], min_ready: int) -> None:
-    annotations = {"rollwise.dev/update-policy": "QuorumAware"} if quorum else {}
-    sts = make_set(replicas=3, policy=policy, updateStrategy=strategy if not quorum else {"type": "OnDelete"},
-                   minReadySeconds=min_ready, progressDeadlineSeconds=60)
-    sts["metadata"]["annotations"] = annotations
-    h = Harness(sts)
-    h.settle()
-    h.set_image("nginx:next")
-    for pod, status in zip(h.pods(), statuses, strict=False):
-        h.cluster.update_status({**pod, "status": status})
-        status_notes(status, {"phase": "Running"})
-        build_status(h.pod(name_of(pod)), [], failed=False, t=h.now)
-    for t in (1.0, 30.0, 200.0):
-        h.now = t
-        h.sync()
-        if quorum:
-            reconcile_quorum(set_view(h.cluster, h.sts, now=h.now, gates=h.gates))
+@pytest.mark.parametrize("n", examples(60, 150))
+def test_the_controllers_survive_any_pod_status(n: int) -> None:
+    @settings(max_examples=n, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(strategy=st.sampled_from(STRATEGIES), policy=st.sampled_from(["OrderedReady", "Parallel"]),
+           quorum=st.booleans(), statuses=st.lists(hostile_statuses, min_size=1, max_size=3),
+           min_ready=st.sampled_from([0, 5]))
+    def check(strategy: dict[str, Any], policy: str, quorum: bool,
+                                                    statuses: list[Any], min_ready: int) -> None:
+        annotations = {"rollwise.dev/update-policy": "QuorumAware"} if quorum else {}
+        sts = make_set(replicas=3, policy=policy, updateStrategy=strategy if not quorum else {"type": "OnDelete"},
+                       minReadySeconds=min_ready, progressDeadlineSeconds=60)
+        sts["metadata"]["annotations"] = annotations
+        h = Harness(sts)
+        h.settle()
+        h.set_image("nginx:next")
+        for pod, status in zip(h.pods(), statuses, strict=False):
+            h.cluster.update_status({**pod, "status": status})
+            status_notes(status, {"phase": "Running"})
+            build_status(h.pod(name_of(pod)), [], failed=False, t=h.now)
+        for t in (1.0, 30.0, 200.0):
+            h.now = t
+            h.sync()
+            if quorum:
+                reconcile_quorum(set_view(h.cluster, h.sts, now=h.now, gates=h.gates))
+
+    check()
