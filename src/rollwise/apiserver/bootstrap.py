@@ -4,7 +4,7 @@ the initial namespaces, the node, and a ``default`` service account in every nam
 from __future__ import annotations
 
 from rollwise.api.errors import NotFound
-from rollwise.api.meta import LAST_APPLIED, annotations_of, last_applied_configuration, name_of
+from rollwise.api.meta import LAST_APPLIED, Obj, annotations_of, last_applied_configuration, name_of
 from rollwise.apiserver.admission import NAMESPACE, NODE_NAME
 from rollwise.apiserver.node import node_object
 from rollwise.cluster.crd import crd as rollwise_crd
@@ -42,12 +42,15 @@ def install_rollwise_crd(cluster: MemoryCluster) -> None:
         try:
             stored = cluster.get(gk, "", name_of(manifest))
         except NotFound:
-            metadata = {**manifest["metadata"], "annotations": {**annotations_of(manifest), LAST_APPLIED: record}}
-            cluster.create({**manifest, "metadata": metadata}, actor="system")
+            cluster.create(_with_record(manifest, record), actor="system")
             continue
         if stored.get("spec") != manifest["spec"] or annotations_of(stored).get(LAST_APPLIED) != record:
-            metadata = {**stored["metadata"], "annotations": {**annotations_of(stored), LAST_APPLIED: record}}
-            cluster.update({**stored, "metadata": metadata, "spec": manifest["spec"]}, actor="system")
+            cluster.update({**_with_record(stored, record), "spec": manifest["spec"]}, actor="system")
+
+
+def _with_record(obj: Obj, record: str) -> Obj:
+    annotations = {**annotations_of(obj), LAST_APPLIED: record}
+    return {**obj, "metadata": {**obj["metadata"], "annotations": annotations}}
 
 
 def default_service_account(cluster: MemoryCluster, namespace: str) -> None:
