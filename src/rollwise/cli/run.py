@@ -15,10 +15,9 @@ import sys
 import uuid
 from typing import Any
 
-import yaml
-
 from rollwise.api.meta import Obj
 from rollwise.cli.adoption import sweep_forever
+from rollwise.cli.kubeconfig import ConfigProblem, client_config
 from rollwise.cli.logs import LOG_FORMATS, JsonFormatter, configure_logging
 from rollwise.operator.election import LeaseTimings
 from rollwise.operator.operator import CONTROLLERS, Operator, OperatorConfig
@@ -84,33 +83,9 @@ def _announce(args: argparse.Namespace, text: str) -> None:
     print(formatter.format(record) if formatter is not None else text, file=sys.stderr, flush=True)
 
 
-class ConfigProblem(Exception):
-    """The kubeconfig or service account cannot be used: one line, exit 2."""
-
-
 def _config(args: argparse.Namespace) -> Any:
     """The client configuration, read before anything starts, so a missing or broken file is one line."""
-    # lightkube loads only for `run` (about 0.1 s that no other command should pay).
-    from lightkube.config.kubeconfig import SERVICE_ACCOUNT, KubeConfig  # noqa: PLC0415
-    from lightkube.core.exceptions import ConfigError  # noqa: PLC0415
-
-    if args.in_cluster:
-        where = f"--in-cluster: the service account in {SERVICE_ACCOUNT}"
-    else:
-        path = args.kubeconfig or (os.environ.get("KUBECONFIG") or "").split(os.pathsep)[0] \
-            or os.path.expanduser("~/.kube/config")
-        flag = "--kubeconfig" if args.kubeconfig else "$KUBECONFIG" if os.environ.get("KUBECONFIG") else "kubeconfig"
-        where = f"{flag} {path}"
-        if not os.path.isfile(path):
-            raise ConfigProblem(f"{where}: no such file (pass --kubeconfig FILE, or --in-cluster in a pod)")
-    try:
-        config = KubeConfig.from_service_account() if args.in_cluster else KubeConfig.from_file(path)
-        single = config.get(context_name=args.context)
-    except (ConfigError, OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as err:
-        raise ConfigProblem(f"{where}: {' '.join(str(err).split()) or type(err).__name__}") from err
-    if single is None:
-        raise ConfigProblem(f"{where}: no current context; pass --context")
-    return single
+    return client_config(args.kubeconfig, args.context, in_cluster=args.in_cluster)
 
 
 TRANSPORTS = ("direct", "aiohttp", "httpx")

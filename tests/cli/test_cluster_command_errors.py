@@ -1,0 +1,47 @@
+"""The commands that act on one set of a cluster (`rollout`, `status`, `get`, `migrate`, `dashboard`, also as
+`kubectl rollwise`) meeting a kubeconfig they cannot use: a missing file, one that is not YAML, one whose shape is
+wrong, a context that is not in it. Each is one line naming the file and exit 1, as kubectl answers, never a
+traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rollwise.cli import main
+
+COMMANDS = [["rollout", "status", "rsts/web"], ["rollout", "history", "sts/web"], ["status", "rsts/web"],
+            ["get", "sts/web"], ["migrate", "sts/web"], ["dashboard"]]
+KUBECONFIGS = {
+    "not YAML": "{not yaml: [",
+    "a list": "- a list\n",
+    "clusters not a list": "clusters: 5\ncurrent-context: x\n",
+    "no such context": "apiVersion: v1\nkind: Config\nclusters: []\ncontexts: []\ncurrent-context: x\n",
+}
+
+
+def _one_line_exit_1(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, ""), err
+    assert len(err.splitlines()) == 1 and err.startswith("error: ") and "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize("text", KUBECONFIGS.values(), ids=KUBECONFIGS.keys())
+def test_an_unusable_kubeconfig_is_one_line_naming_it(command: list[str], text: str, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "config"
+    path.write_text(text)
+    assert f"--kubeconfig {path}: " in _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_a_missing_kubeconfig_from_the_environment_is_named_as_such(
+        command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "gone.yaml"))
+    err = _one_line_exit_1(command, capsys)
+    assert err == f"error: $KUBECONFIG {tmp_path / 'gone.yaml'}: no such file (pass --kubeconfig FILE)\n"
