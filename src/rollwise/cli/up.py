@@ -155,6 +155,8 @@ def run_up(args: argparse.Namespace) -> int:
             raise ValueError("--speed: must be greater than 0")
         if not 0 <= args.port <= 65535:
             raise ValueError("--port: must be between 0 and 65535")
+        if args.data_dir is not None and args.data_dir.exists() and not args.data_dir.is_dir():
+            raise ValueError(f"--data-dir {args.data_dir}: not a directory")
     except ValueError as err:
         print(f"rollwise up: {err}", file=sys.stderr)
         return 2
