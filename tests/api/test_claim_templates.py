@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rollwise.api.claim_templates import SHRINK_RULE, capacity_of, fixed_differences
+import pytest
+
+from rollwise.api.claim_templates import SHRINK_RULE, capacity_of, check_claim_template_update, fixed_differences
 from rollwise.api.defaults import apply_defaults
 from rollwise.api.features import FeatureGates
 from rollwise.api.validation import validate_statefulset
@@ -55,6 +57,14 @@ def test_a_shrink_is_judged_per_template_by_name_not_by_position() -> None:
 def test_a_new_template_may_ask_for_any_size() -> None:
     added = _with_claims(_claim("data", "1Gi"), _claim("logs", "1Mi"))
     assert validate_statefulset(added, old=_sized("1Gi"), gates=GATES) == []
+
+
+@pytest.mark.parametrize("stored", [True, 5, "data", {"name": "data"}])
+def test_stored_templates_of_another_type_are_no_list_to_compare_against(stored: Any) -> None:
+    """An update checked against an old spec whose templates are not a list (a scenario's object that its own
+    rules refuse, judged again at each patch step) compares nothing, and raises nothing."""
+    old = {**_sized("1Gi"), "spec": {**_sized("1Gi")["spec"], "volumeClaimTemplates": stored}}
+    assert check_claim_template_update(_sized("500Mi")["spec"], old["spec"]) == []
 
 
 def test_a_claims_capacity_is_its_status_or_else_its_request() -> None:

@@ -61,6 +61,10 @@ INVALID = [
     ("limitSeconds beyond the maximum", "n.yaml", "name: x\nlimitSeconds: 1e12\n", "limitSeconds"),
     ("duplicate yaml key", "k.yaml", _scenario(_set(extra_spec="\n      replicas: 3")), "spec.replicas: Duplicate"),
     ("duplicate json key", "k.json", '{"name": "x", "name": "y"}', 'duplicate key "name"'),
+    ("claim templates of the wrong type, then a patch step", "c.yaml",  # found by the command fuzzer
+     _scenario(_set(extra_spec="\n      volumeClaimTemplates: true"),
+               rest="\nsteps: [{patch: {kind: StatefulSet, name: web, merge: {spec: {replicas: 3}}}}]\n"),
+     "objects[0].spec.volumeClaimTemplates: Invalid value: true: must be a list"),
     ("unknown manifest field", "u.yaml", _scenario(_set(extra_spec="\n      replicaz: 3")),
      "objects[0].spec.replicaz: Unsupported value"),
     ("unknown step field", "u.yaml", _scenario(rest="\nsteps: [{scale: {name: web, replica: 3}}]\n"),

@@ -119,7 +119,8 @@ def check_claim_template_update(spec: Mapping[str, Any], old_spec: Mapping[str, 
     """The update rules of ``volumeClaimTemplates``: a template's storage request may grow, never shrink (templates
     are matched by name; a new template is a new claim and may ask for anything)."""
     old_by_name = {}
-    for template in old_spec.get("volumeClaimTemplates") or ():
+    old_templates = old_spec.get("volumeClaimTemplates")
+    for template in old_templates if isinstance(old_templates, list) else ():  # another type: refused by its own rule
         name = _mapping(template.get("metadata")).get("name") if isinstance(template, Mapping) else None
         if isinstance(name, str):  # a name of another type is refused by the name's own rule
             old_by_name[name] = template
