@@ -83,11 +83,6 @@ def _announce(args: argparse.Namespace, text: str) -> None:
     print(formatter.format(record) if formatter is not None else text, file=sys.stderr, flush=True)
 
 
-def _config(args: argparse.Namespace) -> Any:
-    """The client configuration, read before anything starts, so a missing or broken file is one line."""
-    return client_config(args.kubeconfig, args.context, in_cluster=args.in_cluster)
-
-
 TRANSPORTS = ("direct", "aiohttp", "httpx")
 
 
@@ -163,7 +158,8 @@ def _run(args: argparse.Namespace) -> int:
                                retry_period_seconds=args.retry_period)
         parse_addr(args.metrics_addr)
         parse_addr(args.health_addr)
-        kube_config = _config(args)
+        # read before anything starts, so a missing or broken file is one line
+        kube_config = client_config(args.kubeconfig, args.context, in_cluster=args.in_cluster)
     except (ValueError, ConfigProblem) as err:
         print(f"rollwise run: {err}", file=sys.stderr)
         return 2
