@@ -79,7 +79,8 @@ def test_without_a_reachable_server_it_serves_probes_and_stops_cleanly_on_sigter
          "--identity", "op-a", "--health-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
          "--log-level", "ERROR"], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr or ()], daemon=True).start()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr or ()], daemon=True)
+    reader.start()
     try:
         deadline = time.monotonic() + 60
         ports = None
@@ -98,6 +99,9 @@ def test_without_a_reachable_server_it_serves_probes_and_stops_cleanly_on_sigter
         assert status == 200 and 'leader_election_master_status{name="rollwise"} 0.0' in body
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
+        reader.join(timeout=10)
+        rest = "".join(lines.queue)  # what it printed on its way out: a stop before the caches synced is quiet
+        assert "Traceback" not in rest and "never retrieved" not in rest, rest
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)

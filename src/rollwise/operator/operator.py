@@ -181,6 +181,8 @@ class Operator:
             await asyncio.wait({synced, stopping}, return_when=asyncio.FIRST_COMPLETED)
             if stop.is_set():
                 synced.cancel()
+                # retrieved, or asyncio logs the cancelled gather as an error when it is collected
+                await asyncio.gather(synced, return_exceptions=True)
                 return reason
             log.info("caches synced")
             if self.elector is not None:
