@@ -1,12 +1,13 @@
 """The commands that act on one set of a cluster (`rollout`, `status`, `get`, `migrate`, `dashboard`, also as
 `kubectl rollwise`) meeting a kubeconfig they cannot use: a missing file, one that is not YAML, one whose shape is
-wrong, a context that is not in it. Each is one line naming the file and exit 1, as kubectl answers, never a
-traceback."""
+wrong, a context that is not in it, credentials in it that no client can use. Each is one line naming the file
+(and the field) and exit 1, as kubectl answers, never a traceback."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import bad_credentials
 import pytest
 
 from rollwise.cli import main
@@ -45,3 +46,12 @@ def test_a_missing_kubeconfig_from_the_environment_is_named_as_such(
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "gone.yaml"))
     err = _one_line_exit_1(command, capsys)
     assert err == f"error: $KUBECONFIG {tmp_path / 'gone.yaml'}: no such file (pass --kubeconfig FILE)\n"
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize("case", bad_credentials.CASES)
+def test_credentials_that_cannot_be_used_are_one_line_naming_the_file_and_field(
+        command: list[str], case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = bad_credentials.write(tmp_path, case)
+    err = _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys)
+    assert err.startswith(f"error: --kubeconfig {path}: context x: ") and bad_credentials.CASES[case][2] in err

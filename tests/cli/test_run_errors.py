@@ -7,6 +7,7 @@ import json
 import logging
 from pathlib import Path
 
+import bad_credentials
 import pytest
 
 from rollwise.cli import main
@@ -79,3 +80,11 @@ def test_json_lines_carry_time_level_set_action_and_reason() -> None:
 def test_text_lines_name_keys_as_kubectl_does() -> None:
     assert key_text(("default", "p")) == "default/p"
     assert "('default'" not in TextFormatter().format(_record(f"reconciling {key_text(('default', 'p'))} failed"))
+
+
+@pytest.mark.parametrize("case", bad_credentials.CASES)
+def test_credentials_that_cannot_be_used_are_one_line_naming_the_field(
+        case: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    path = bad_credentials.write(tmp_path, case)
+    err = _one_line_exit_2(["run", "--kubeconfig", str(path)], capsys)
+    assert err.startswith(f"rollwise run: --kubeconfig {path}: context x: ") and bad_credentials.CASES[case][2] in err

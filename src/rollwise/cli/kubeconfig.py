@@ -43,7 +43,56 @@ def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bo
         single = config.get(context_name=context)
     # lightkube walks the file as it finds it: a wrong shape surfaces as whichever error the walk meets first.
     except (ConfigError, OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as err:
-        raise ConfigProblem(f"{where}: {' '.join(str(err).split()) or type(err).__name__}") from err
+        raise ConfigProblem(f"{where}: {_said(err)}") from err
     if single is None:
         raise ConfigProblem(f"{where}: no current context; pass --context")
+    _check_credentials(single, where)
     return single
+
+
+def _check_credentials(single: Any, where: str) -> None:
+    """Build now what the client builds from the context's credentials, so a CA that is not base64 or not a
+    certificate, a client certificate and key that do not load, a token file that is gone or an auth provider that
+    cannot be driven is a :class:`ConfigProblem` naming the field, not a traceback or an SSL code at first use."""
+    from lightkube.config.client_adapter import user_auth, verify_cluster  # noqa: PLC0415 - as above
+    from lightkube.config.models import User  # noqa: PLC0415 - as above
+    from lightkube.core.exceptions import ConfigError  # noqa: PLC0415 - as above
+
+    cluster, user = single.cluster, single.user
+    who = f"context {single.context_name}"
+    # The failures a malformed field raises: binascii.Error is a ValueError, ssl.SSLError an OSError.
+    failures = (ConfigError, OSError, ValueError, TypeError)
+    ca_field = "certificate-authority" if cluster.certificate_auth else \
+        "certificate-authority-data" if cluster.certificate_auth_data else None
+    if ca_field is not None:
+        try:
+            verify_cluster(cluster, User(), single.abs_file, trust_env=False)
+        except failures as err:
+            raise ConfigProblem(f"{where}: {who}: cluster {ca_field}: not a PEM CA certificate "
+                                f"({_said(err)})") from err
+    if user is None:
+        return
+    if user.client_cert or user.client_cert_data:
+        fields = "client-certificate-data/client-key-data" if user.client_cert_data else "client-certificate/client-key"
+        try:
+            verify_cluster(cluster, user, single.abs_file, trust_env=False)
+        except failures as err:
+            raise ConfigProblem(f"{where}: {who}: user {fields}: not a PEM certificate and its key "
+                                f"({_said(err)})") from err
+    if user.auth_provider:
+        # kubectl dropped its in-tree providers in 1.26; the cloud CLIs ship exec plugins instead
+        name = user.auth_provider.get("name", "?") if isinstance(user.auth_provider, dict) else "?"
+        raise ConfigProblem(f"{where}: {who}: user auth-provider {name}: not supported; use an exec plugin "
+                            "(users[].user.exec), as kubectl does since 1.26")
+    try:
+        if user.token_file is not None:
+            with open(user.token_file, "rb"):  # the path as the client reads it, at each request
+                pass
+        user_auth(user)
+    except failures as err:
+        field = "tokenFile" if user.token_file is not None else "exec" if user.exec else "user"
+        raise ConfigProblem(f"{where}: {who}: user {field}: {_said(err)}") from err
+
+
+def _said(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
