@@ -55,3 +55,15 @@ def test_credentials_that_cannot_be_used_are_one_line_naming_the_file_and_field(
     path = bad_credentials.write(tmp_path, case)
     err = _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys)
     assert err.startswith(f"error: --kubeconfig {path}: context x: ") and bad_credentials.CASES[case][2] in err
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_an_exec_plugin_that_fails_is_one_line_getting_credentials_not_an_unreachable_server(
+        command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plugin = tmp_path / "login"
+    plugin.write_text("#!/bin/sh\necho 'session expired: run login again' >&2\nexit 1\n")
+    plugin.chmod(0o755)
+    path = bad_credentials.kubeconfig(
+        tmp_path, "", f"exec: {{apiVersion: client.authentication.k8s.io/v1beta1, command: {plugin}}}")
+    err = _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys)
+    assert err.startswith("error: getting credentials: ") and "session expired: run login again" in err

@@ -244,6 +244,39 @@ def test_the_bearer_token_is_sent_and_a_rotated_token_file_is_read_again_after_a
     assert static == ["Bearer op-a"]
 
 
+def _exec_user(command: str) -> dict[str, Any]:
+    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": command}}
+
+
+def test_an_exec_plugin_gives_the_token_and_one_that_fails_or_is_missing_is_unauthorized_not_unreachable(
+        tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    async def record(request: web.Request) -> web.Response:
+        seen.append(request.headers.get("Authorization", ""))
+        return web.json_response({"kind": "Lease", "metadata": {"name": "rollwise"}})
+
+    plugin = tmp_path / "plugin"
+    plugin.write_text('#!/bin/sh\necho \'{"apiVersion": "client.authentication.k8s.io/v1beta1", '
+                      '"kind": "ExecCredential", "status": {"token": "from-exec"}}\'\n')
+    plugin.chmod(0o755)
+    run_against(record, lambda kube: kube.get("Lease", "ns", "rollwise"), user=_exec_user(str(plugin)))
+    assert seen == ["Bearer from-exec"]
+
+    failing = tmp_path / "failing"
+    failing.write_text("#!/bin/sh\necho 'token expired: run login' >&2\nexit 3\n")
+    failing.chmod(0o755)
+    for command, said in [(str(failing), "token expired: run login"), (str(tmp_path / "gone"), "No such file")]:
+        async def body(kube: KubeCluster, said: str = said) -> None:
+            with pytest.raises(errors.CredentialsUnavailable) as caught:
+                await kube.get("Lease", "ns", "rollwise")
+            assert caught.value.code == 401 and caught.value.message.startswith("getting credentials: ")
+            assert said in caught.value.message
+
+        run_against(record, body, user=_exec_user(command))
+    assert seen == ["Bearer from-exec"], "nothing is sent without credentials"
+
+
 def _pem(cert: x509.Certificate) -> bytes:
     return cert.public_bytes(serialization.Encoding.PEM)
 

@@ -11,7 +11,7 @@ from itertools import pairwise
 import pytest
 from runtime_fakes import MemoryLeases, run
 
-from rollwise.api.errors import Forbidden
+from rollwise.api.errors import CredentialsUnavailable, Forbidden
 from rollwise.api.meta import Obj
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.operator.election import DENIED_BACKOFF_CAP_SECONDS, JITTER_FACTOR, LeaderElector
@@ -75,3 +75,25 @@ def test_forbidden_backs_off_exponentially_and_names_the_missing_permission(capl
     refused = caplog.records[0].getMessage()
     assert "missing permission: get on leases.coordination.k8s.io in namespace rollwise-system" in refused
     assert 'cannot get resource "leases"' in refused
+
+
+class UnauthenticatedLeases(MemoryLeases):
+    async def get(self, namespace: str, name: str) -> Obj:
+        raise CredentialsUnavailable("getting credentials: Exec aws returned 255: token expired")
+
+
+def test_no_credentials_back_off_too_and_name_the_credentials_not_a_permission(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def go() -> None:
+        clock = VirtualClock()
+        task = asyncio.create_task(_elector(UnauthenticatedLeases(MemoryCluster(clock=clock.now)), clock, "op-a").run())
+        await clock.run_until(60.0)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    with caplog.at_level(logging.WARNING, logger="rollwise.runtime.election"):
+        run(go())
+    refused = caplog.records[0].getMessage()
+    assert "token expired" in refused and "missing credentials: the kubeconfig's user" in refused
+    assert "permission" not in refused
+    assert len(caplog.records) < 10, "backed off, not every retryPeriod"

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 
+import pytest
 from runtime_fakes import FakeSource, names, run
 
+from rollwise.api.errors import CredentialsUnavailable, Forbidden
 from rollwise.runtime.cache import CacheReader, Delta, Store
 from rollwise.runtime.clock import VirtualClock
-from rollwise.runtime.informer import Informer
+from rollwise.runtime.informer import Informer, ListResult
 
 
 def _start(source: FakeSource, clock: VirtualClock) -> tuple[Informer, list[str], asyncio.Task[None]]:
@@ -185,3 +188,35 @@ def test_an_update_keeps_the_cached_objects_unchanged_parts_and_leaves_the_event
     relisted = store.replace([_pod("4", app="db", owner="set-2")], "4")
     assert [d.type for d in relisted] == ["MODIFIED"]
     assert relisted[0].new is not None and relisted[0].new["spec"] is first["spec"]
+
+
+class _Refusing(FakeSource):
+    """Refuses each list with the next of ``answers``, then serves."""
+
+    def __init__(self, answers: list[Exception]) -> None:
+        super().__init__()
+        self.answers = answers
+
+    async def list(self, *, resource_version: str) -> ListResult:
+        if self.answers:
+            raise self.answers.pop(0)
+        return await super().list(resource_version=resource_version)
+
+
+def test_a_refused_list_names_the_permission_for_a_403_and_the_credentials_for_a_401(
+        caplog: pytest.LogCaptureFixture) -> None:
+    async def go() -> None:
+        clock = VirtualClock()
+        source = _Refusing([Forbidden('pods is forbidden: User "op" cannot list resource "pods"'),
+                            CredentialsUnavailable("getting credentials: Exec login returned 1: expired")])
+        informer, _, task = _start(source, clock)
+        await clock.run_until(30.0)
+        assert informer.has_synced()
+        task.cancel()
+
+    with caplog.at_level(logging.WARNING, logger="rollwise.runtime.informer"):
+        run(go())
+    forbidden, unauthenticated = (r.getMessage() for r in caplog.records)
+    assert "missing permission: list and watch on Pod" in forbidden
+    assert "expired" in unauthenticated and "missing credentials" in unauthenticated
+    assert "permission" not in unauthenticated

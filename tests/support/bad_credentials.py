@@ -28,6 +28,11 @@ CASES: dict[str, tuple[str, str, str]] = {
 def write(tmp_path: Path, case: str) -> Path:
     """The kubeconfig of ``case`` in ``tmp_path``; its server is never reached."""
     cluster, user, _ = CASES[case]
+    return kubeconfig(tmp_path, cluster, user)
+
+
+def kubeconfig(tmp_path: Path, cluster: str, user: str) -> Path:
+    """A kubeconfig in ``tmp_path`` with context ``x``: its cluster and user given as YAML flow fields."""
     path = tmp_path / "config"
     path.write_text(
         "apiVersion: v1\nkind: Config\ncurrent-context: x\n"

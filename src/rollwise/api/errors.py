@@ -151,6 +151,15 @@ class Invalid(ApiStatusError):
         super().__init__(message or "; ".join(str(e) for e in self.errors))
 
 
+class CredentialsUnavailable(ApiStatusError):
+    """The client could not get the user's credentials (an exec plugin that failed or is not installed, a token
+    file gone), so sent nothing. A failed call like any other to its callers, which back off and retry (a plugin
+    may work on the next try); a command prints it as kubectl does: ``error: getting credentials: ...``."""
+
+    code = 401
+    reason = "Unauthorized"
+
+
 class InternalError(ApiStatusError):
     code = 500
     reason = "InternalError"

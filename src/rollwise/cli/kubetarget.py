@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rollwise.api.errors import ApiStatusError
+from rollwise.api.errors import ApiStatusError, CredentialsUnavailable
 from rollwise.cli.kubeconfig import ConfigProblem, client_config
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
 
@@ -81,7 +81,7 @@ def run_on_cluster(args: argparse.Namespace, action: Callable[[Any, str], Awaita
 
     try:
         return asyncio.run(go())
-    except ClusterCommandError as err:
+    except (ClusterCommandError, CredentialsUnavailable) as err:  # not the server's word: kubectl's own form
         print(f"error: {err}", file=sys.stderr)
         return 1
     except ApiStatusError as err:

@@ -91,7 +91,11 @@ def error_from_reply(code: int, body: bytes, content_type: str) -> errors.ApiSta
 
 
 def unreachable(err: BaseException) -> errors.ApiStatusError:
-    return status_error(503, "ServiceUnavailable", f"cannot reach the API server: {str(err) or type(err).__name__}")
+    return status_error(503, "ServiceUnavailable", f"cannot reach the API server: {_said(err)}")
+
+
+def _said(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
 
 
 # What a failed connection raises under aiohttp: its own errors, a timeout, or the socket's OSError.
@@ -138,6 +142,8 @@ class _Credentials:
     async def _run(self, status: int | None) -> str | None:
         """Drive the auth flow on a stand-in request: the header it sets, or after ``status``, the header of the
         retry it asks for (None: it asks for none)."""
+        from lightkube.core.exceptions import ConfigError  # noqa: PLC0415 - loaded with the auth it comes from
+
         if self._auth is None:
             return None
         flow = self._auth.async_auth_flow(httpx.Request("GET", self._server))
@@ -147,6 +153,10 @@ class _Credentials:
                 request = await flow.asend(httpx.Response(status, request=request))
         except StopAsyncIteration:
             return None
+        # An exec plugin that exits non-zero is a ConfigError; one not installed, or a token file gone, an OSError.
+        # Neither is the server's fault: not the 503 a failed connection is.
+        except (ConfigError, OSError) as err:
+            raise errors.CredentialsUnavailable(f"getting credentials: {_said(err)}") from err
         finally:
             await flow.aclose()
         return request.headers.get("Authorization")

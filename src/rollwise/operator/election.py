@@ -220,9 +220,10 @@ class LeaderElector:
         if err.code in (401, 403):
             self._denials += 1
             # The Status message names the verb, resource and namespace refused (RBAC's wording).
-            log.warning("%s lease %s/%s refused (%s %s): %s; missing permission: %s on leases.coordination.k8s.io "
-                        "in namespace %s; backing off %g s", doing, self.namespace, self.name, err.code, err.reason,
-                        err.message, _VERBS[doing], self.namespace,
+            missing = f"permission: {_VERBS[doing]} on leases.coordination.k8s.io in namespace {self.namespace}" \
+                if err.code == 403 else "credentials: the kubeconfig's user or the service account token"
+            log.warning("%s lease %s/%s refused (%s %s): %s; missing %s; backing off %g s",
+                        doing, self.namespace, self.name, err.code, err.reason, err.message, missing,
                         self.timings.retry_period_seconds * min(2.0 ** self._denials,
                                                                 DENIED_BACKOFF_CAP_SECONDS
                                                                 / self.timings.retry_period_seconds),
