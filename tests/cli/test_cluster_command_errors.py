@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import bad_credentials
 import pytest
+import unusable_kubeconfigs
 
 from rollwise.cli import main
 
@@ -49,12 +49,13 @@ def test_a_missing_kubeconfig_from_the_environment_is_named_as_such(
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
-@pytest.mark.parametrize("case", bad_credentials.CASES)
-def test_credentials_that_cannot_be_used_are_one_line_naming_the_file_and_field(
+@pytest.mark.parametrize("case", unusable_kubeconfigs.CASES)
+def test_a_server_or_credentials_that_cannot_be_used_are_one_line_naming_the_file_and_field(
         command: list[str], case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = bad_credentials.write(tmp_path, case)
+    path = unusable_kubeconfigs.write(tmp_path, case)
     err = _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys)
-    assert err.startswith(f"error: --kubeconfig {path}: context x: ") and bad_credentials.CASES[case][2] in err
+    named = unusable_kubeconfigs.CASES[case][2]
+    assert err.startswith(f"error: --kubeconfig {path}: context x: ") and named in err
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
@@ -63,7 +64,7 @@ def test_an_exec_plugin_that_fails_is_one_line_getting_credentials_not_an_unreac
     plugin = tmp_path / "login"
     plugin.write_text("#!/bin/sh\necho 'session expired: run login again' >&2\nexit 1\n")
     plugin.chmod(0o755)
-    path = bad_credentials.kubeconfig(
+    path = unusable_kubeconfigs.kubeconfig(
         tmp_path, "", f"exec: {{apiVersion: client.authentication.k8s.io/v1beta1, command: {plugin}}}")
     err = _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys)
     assert err.startswith("error: getting credentials: ") and "session expired: run login again" in err

@@ -7,8 +7,8 @@ import json
 import logging
 from pathlib import Path
 
-import bad_credentials
 import pytest
+import unusable_kubeconfigs
 
 from rollwise.cli import main
 from rollwise.cli.logs import JsonFormatter, TextFormatter, key_text
@@ -82,9 +82,10 @@ def test_text_lines_name_keys_as_kubectl_does() -> None:
     assert "('default'" not in TextFormatter().format(_record(f"reconciling {key_text(('default', 'p'))} failed"))
 
 
-@pytest.mark.parametrize("case", bad_credentials.CASES)
-def test_credentials_that_cannot_be_used_are_one_line_naming_the_field(
+@pytest.mark.parametrize("case", unusable_kubeconfigs.CASES)
+def test_a_server_or_credentials_that_cannot_be_used_are_one_line_naming_the_field(
         case: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    path = bad_credentials.write(tmp_path, case)
+    path = unusable_kubeconfigs.write(tmp_path, case)
     err = _one_line_exit_2(["run", "--kubeconfig", str(path)], capsys)
-    assert err.startswith(f"rollwise run: --kubeconfig {path}: context x: ") and bad_credentials.CASES[case][2] in err
+    named = unusable_kubeconfigs.CASES[case][2]
+    assert err.startswith(f"rollwise run: --kubeconfig {path}: context x: ") and named in err

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -47,7 +48,39 @@ def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bo
     if single is None:
         raise ConfigProblem(f"{where}: no current context; pass --context")
     _check_credentials(single, where)
-    return single
+    return _with_server_url(single, where)
+
+
+def _with_server_url(single: Any, where: str) -> Any:
+    """The context with its cluster's server as a URL the client can dial, read as client-go reads it
+    (``DefaultServerURL``): ``host:port`` without a scheme is https when the cluster has a CA or the user a client
+    certificate (or TLS checks are skipped), else http; an empty server, another scheme, a port out of range or a
+    host that is not one is a :class:`ConfigProblem` rather than a request to nowhere."""
+    import msgspec  # noqa: PLC0415 - lightkube's models are msgspec structs
+
+    cluster, user = single.cluster, single.user
+    who = f"context {single.context_name}: cluster {single.context.cluster}"
+    server = cluster.server.strip()
+    if not server:
+        raise ConfigProblem(f"{where}: {who}: no server found")
+    try:
+        parts = urlsplit(server)
+        if not parts.scheme or not parts.netloc:
+            tls = bool(cluster.certificate_auth or cluster.certificate_auth_data or cluster.insecure or (
+                user is not None and (user.client_cert or user.client_cert_data)))
+            server = ("https://" if tls else "http://") + server
+            parts = urlsplit(server)
+        port = parts.port
+    except ValueError as err:
+        raise ConfigProblem(f"{where}: {who}: server {cluster.server!r}: {_said(err)}") from err
+    if parts.scheme not in ("http", "https"):
+        raise ConfigProblem(f"{where}: {who}: server {cluster.server!r}: scheme {parts.scheme!r} is neither "
+                            "https nor http")
+    if not parts.hostname or any(c.isspace() for c in parts.hostname) or port == 0:
+        raise ConfigProblem(f"{where}: {who}: server {cluster.server!r}: not a host and port")
+    if server == cluster.server:
+        return single
+    return single._replace(cluster=msgspec.structs.replace(cluster, server=server))
 
 
 def _check_credentials(single: Any, where: str) -> None:

@@ -1,5 +1,5 @@
-"""Kubeconfigs that parse and name a context, but whose credentials a client cannot use: each with the field the
-one-line error must name. Shared by the cluster commands' tests (exit 1) and ``rollwise run``'s (exit 2)."""
+"""Kubeconfigs that parse and name a context, but whose server or credentials a client cannot use: each with the
+field the one-line error must name. Shared by the cluster commands' tests (exit 1) and ``rollwise run``'s (exit 2)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,11 @@ CASES: dict[str, tuple[str, str, str]] = {
                              "client-certificate/client-key"),
     "token file gone": ("", "tokenFile: /nonexistent/token", "tokenFile"),
     "an in-tree auth provider": ("", "auth-provider: {name: gcp}", "auth-provider gcp"),
+    "an empty server": ("server: ''", "token: t", "cluster c: no server found"),
+    "a server that is not a URL": ("server: 'not a url'", "token: t", "server 'not a url': not a host and port"),
+    "a server with another scheme": ("server: 'ftp://k8s'", "token: t", "scheme 'ftp'"),
+    "a server port out of range": ("server: 'https://10.0.0.1:99999'", "token: t", "server 'https://10.0.0.1:99999'"),
+    "a server with a broken IPv6 host": ("server: 'https://[::1'", "token: t", "server 'https://[::1'"),
 }
 
 
@@ -32,11 +37,14 @@ def write(tmp_path: Path, case: str) -> Path:
 
 
 def kubeconfig(tmp_path: Path, cluster: str, user: str) -> Path:
-    """A kubeconfig in ``tmp_path`` with context ``x``: its cluster and user given as YAML flow fields."""
+    """A kubeconfig in ``tmp_path`` with context ``x``: its cluster and user given as YAML flow fields (the server
+    one that is never reached, unless ``cluster`` names its own)."""
+    if "server:" not in cluster:
+        cluster = f"server: 'https://127.0.0.1:9', {cluster}"
     path = tmp_path / "config"
     path.write_text(
         "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
-        f"clusters: [{{name: c, cluster: {{server: 'https://127.0.0.1:9', {cluster}}}}}]\n"
+        f"clusters: [{{name: c, cluster: {{{cluster}}}}}]\n"
         f"users: [{{name: u, user: {{{user}}}}}]\n"
         "contexts: [{name: x, context: {cluster: c, user: u}}]\n")
     return path
