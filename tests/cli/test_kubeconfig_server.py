@@ -1,5 +1,6 @@
-"""The server URL of a kubeconfig read as client-go reads it: ``host:port`` without a scheme is https when the
-cluster's TLS is configured and http otherwise; a URL with a scheme is kept as written."""
+"""A kubeconfig read as kubectl reads it: ``host:port`` without a scheme is https when the cluster's TLS is
+configured and http otherwise (client-go's ``DefaultServerURL``), a URL with a scheme is kept as written, and a
+context with no user is anonymous."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from unusable_kubeconfigs import kubeconfig
 
 from rollwise.cli.kubeconfig import client_config
+from rollwise.cluster.rest import RestClient
 
 
 @pytest.mark.parametrize(("cluster", "user", "url"), [
@@ -22,3 +24,13 @@ from rollwise.cli.kubeconfig import client_config
 def test_a_server_without_a_scheme_gets_the_one_its_tls_settings_imply(cluster: str, user: str, url: str,
                                                                       tmp_path: Path) -> None:
     assert client_config(str(kubeconfig(tmp_path, cluster, user)), None).cluster.server == url
+
+
+def test_a_context_without_a_user_is_anonymous_and_the_client_builds(tmp_path: Path) -> None:
+    path = tmp_path / "config"
+    path.write_text("apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+                    "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:8080'}}]\n"
+                    "contexts: [{name: x, context: {cluster: c}}]\n")
+    config = client_config(str(path), None)
+    assert config.user is not None and config.user.token is None
+    RestClient.from_config(config)

@@ -47,6 +47,10 @@ def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bo
         raise ConfigProblem(f"{where}: {_said(err)}") from err
     if single is None:
         raise ConfigProblem(f"{where}: no current context; pass --context")
+    if single.user is None:  # a context with no user: anonymous, as kubectl reads it (lightkube's client cannot)
+        from lightkube.config.models import User  # noqa: PLC0415 - as above
+
+        single = single._replace(user=User())
     _check_credentials(single, where)
     return _with_server_url(single, where)
 
@@ -66,8 +70,8 @@ def _with_server_url(single: Any, where: str) -> Any:
     try:
         parts = urlsplit(server)
         if not parts.scheme or not parts.netloc:
-            tls = bool(cluster.certificate_auth or cluster.certificate_auth_data or cluster.insecure or (
-                user is not None and (user.client_cert or user.client_cert_data)))
+            tls = bool(cluster.certificate_auth or cluster.certificate_auth_data or cluster.insecure
+                       or user.client_cert or user.client_cert_data)
             server = ("https://" if tls else "http://") + server
             parts = urlsplit(server)
         port = parts.port
@@ -103,8 +107,6 @@ def _check_credentials(single: Any, where: str) -> None:
         except failures as err:
             raise ConfigProblem(f"{where}: {who}: cluster {ca_field}: not a PEM CA certificate "
                                 f"({_said(err)})") from err
-    if user is None:
-        return
     if user.client_cert or user.client_cert_data:
         fields = "client-certificate-data/client-key-data" if user.client_cert_data else "client-certificate/client-key"
         try:
