@@ -146,8 +146,12 @@ class Invalid(ApiStatusError):
     code = 422
     reason = "Invalid"
 
-    def __init__(self, message: str = "", *, errors: list[FieldError] | None = None) -> None:
+    def __init__(self, message: str = "", *, errors: list[FieldError] | None = None,
+                 concerns: tuple[str, str] | None = None) -> None:
         self.errors = list(errors or [])
+        self.concerns = concerns
+        """The kind and group the errors are about when that is not the request's resource (upstream's
+        ``ListOptions``, ``meta.k8s.io``, for a list's query), with no name."""
         super().__init__(message or "; ".join(str(e) for e in self.errors))
 
 

@@ -43,6 +43,7 @@ from rollwise.apiserver.http import (
     wants_table,
     wire_bytes,
 )
+from rollwise.apiserver.list_options import list_options
 from rollwise.apiserver.middleware import USER, auth_middleware, errors_middleware
 from rollwise.apiserver.ownership import default_manager
 from rollwise.apiserver.requests import decoded, delete_options, dry_run_of, patch_plain, pod_log, scale_wire
@@ -220,7 +221,10 @@ class _Api:
             # Status details name the resource as upstream does: the kind for Invalid, the plural otherwise.
             name = t.name or str(request.get(_BODY_NAME, ""))
             kind = t.resource.kind if isinstance(err, Invalid) else t.resource.plural
-            return json_reply(error_status(err, kind=kind, group=t.resource.group, name=name), err.code)
+            group = t.resource.group
+            if isinstance(err, Invalid) and err.concerns is not None:
+                (kind, group), name = err.concerns, ""
+            return json_reply(error_status(err, kind=kind, group=group, name=name), err.code)
         if self.store.warnings:  # the policies' Warn bindings (store.py)
             request[_WARNINGS] = [*request.get(_WARNINGS, ()), *self.store.warnings]
             self.store.warnings = []
@@ -258,8 +262,9 @@ class _Api:
             self._maybe_fail()
         if method == "GET":
             if t.name is None:
-                if bool_flag(request.query.get("watch")):
-                    return await self._watch(request, t)
+                listing = list_options(request.query)
+                if listing.watch:
+                    return await stream_watch(request, self.store, self.cfg, t.resource, t.namespace, listing)
                 return self._list(request, t)
             return self._get(request, t)
         dry_run = dry_run_of(request.query)
@@ -393,8 +398,5 @@ class _Api:
             return json_reply(table(t.resource, objs, now=self.store.clock(), version=version, rv=rv,
                                     include=request.query.get("includeObject", "Metadata")))
         return list_reply(t.resource, objs, rv)
-
-    async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
-        return await stream_watch(request, self.store, self.cfg, t.resource, t.namespace)
 
 

@@ -11,7 +11,7 @@ pods is 10 MB of JSON).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
@@ -149,8 +149,10 @@ def parse_body(raw: bytes) -> Any:
 
 
 def bool_flag(value: str | None) -> bool:
-    """Go's strconv.ParseBool truthy spellings (kubernetes_asyncio sends ``watch=True``)."""
-    return value is not None and value in ("1", "t", "T", "true", "TRUE", "True")
+    """A boolean query parameter as apimachinery converts it (``runtime/conversion.go``,
+    ``Convert_Slice_string_To_bool``): absent is false, ``false`` or ``0`` in any case is false, and any other value,
+    the empty one included, is true. Laxer than Go's ``strconv.ParseBool``: ``?watch=yes`` starts a watch."""
+    return value is not None and value.lower() not in ("false", "0")
 
 
 def wants_table(accept: str) -> str | None:
@@ -256,13 +258,3 @@ def table(resource: Resource, objects: list[Obj], *, now: float, version: str, r
     body["columnDefinitions"] = columns if headers else []
     body["rows"] = [{"cells": row(o, now), "object": _partial(resource, o, include)} for o in objects]
     return body
-
-
-def query_int(query: Mapping[str, str], key: str) -> int | None:
-    value = query.get(key)
-    if value in (None, ""):
-        return None
-    try:
-        return int(str(value))
-    except ValueError:
-        raise BodyError(400, f"{key}: invalid value {value!r}: must be an integer") from None

@@ -10,7 +10,7 @@ from typing import Any
 
 from rollwise.api.errors import ApiStatusError, FieldError, Invalid
 
-__all__ = ["REASONS", "error_status", "status_body", "success_status"]
+__all__ = ["REASONS", "aggregate", "error_status", "status_body", "success_status"]
 
 # Reason per code for failures raised here rather than through the tree.
 REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
@@ -58,8 +58,15 @@ def error_status(err: ApiStatusError, *, kind: str = "", group: str = "", name: 
         details["causes"] = [_cause(e) for e in err.errors]
         what = f"{kind}.{group}" if group else kind
         if kind:
-            message = f'{what} "{name}" is invalid: ' + ", ".join(str(e) for e in err.errors)
+            message = f'{what} "{name}" is invalid: {aggregate(err.errors)}'
     return status_body(err.code, message, reason=_REASON_OVERRIDES.get(err.reason, err.reason), details=details)
+
+
+def aggregate(errors: list[Any]) -> str:
+    """Errors in one line as apimachinery's ``utilerrors.Aggregate`` prints them: one alone, several distinct
+    ones in brackets joined by ", " (a repeated message once)."""
+    seen = list(dict.fromkeys(str(e) for e in errors))
+    return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
 
 
 def success_status(*, kind: str, group: str, name: str, uid: str) -> dict[str, Any]:

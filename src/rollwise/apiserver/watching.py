@@ -24,7 +24,8 @@ from rollwise.api.errors import Gone
 from rollwise.api.meta import Obj
 from rollwise.apiserver.config import ServerConfig
 from rollwise.apiserver.event_shapes import selector_to_stored
-from rollwise.apiserver.http import bool_flag, dumps, query_int, table, wants_table, wire_bytes
+from rollwise.apiserver.http import dumps, table, wants_table, wire_bytes
+from rollwise.apiserver.list_options import INITIAL_EVENTS_END, ListOptions
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import error_status
 from rollwise.apiserver.store import ApiStore
@@ -36,17 +37,21 @@ log = logging.getLogger("rollwise.apiserver")
 
 
 async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig, resource: Resource,
-                       namespace: str | None) -> web.StreamResponse:
-    timeout = query_int(request.query, "timeoutSeconds")
-    bookmarks = bool_flag(request.query.get("allowWatchBookmarks"))
+                       namespace: str | None, options: ListOptions) -> web.StreamResponse:
+    timeout = options.timeout_seconds
+    bookmarks = options.allow_watch_bookmarks
     version = wants_table(request.headers.get("Accept", ""))
     include = request.query.get("includeObject", "Metadata")
     ns = namespace if resource.namespaced else None
     store.feed.pump()
     resp = web.StreamResponse(headers={"Content-Type": "application/json"})
     resp.enable_chunked_encoding()
+    # The BOOKMARK that ends the initial events carries the resourceVersion of the state they show (KEP-3157): the
+    # one before the watch opens, as the open queues a synthetic ADDED per object; any event newer follows it.
+    initial_end: int | None = store.resource_version if options.initial_events_end_bookmark else None
     try:
-        watch = store.cluster.watch(resource.key, ns, since=request.query.get("resourceVersion"),
+        start = options.start
+        watch = store.cluster.watch(resource.key, ns, since=str(store.resource_version) if start is None else start,
                                          label_selector=request.query.get("labelSelector"),
                                          field_selector=selector_to_stored(request.query.get("fieldSelector"))
                                          if resource.stored_as is not None else request.query.get("fieldSelector"))
@@ -79,6 +84,9 @@ async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig,
             stream.idle = False
             stream.wake.clear()  # before draining: a write from now on wakes the wait below
             events = watch.drain()
+            if initial_end is not None:
+                events = _with_initial_events_end(events, initial_end, resource)
+                initial_end = None
             if delay:
                 for ev in events:
                     await asyncio.sleep(delay)
@@ -108,6 +116,15 @@ async def stream_watch(request: web.Request, store: ApiStore, cfg: ServerConfig,
     finally:
         watch.close()
     return resp
+
+
+def _with_initial_events_end(events: list[WatchEvent], rv: int, resource: Resource) -> list[WatchEvent]:
+    """``events`` with the initial-events-end BOOKMARK after the last of the initial state (those at or below
+    ``rv``) and before any change made since."""
+    split = next((i for i, ev in enumerate(events) if ev.resource_version > rv), len(events))
+    end: Obj = {"apiVersion": resource.api_version, "kind": resource.kind,
+                "metadata": {"resourceVersion": str(rv), "annotations": {INITIAL_EVENTS_END: "true"}}}
+    return [*events[:split], WatchEvent("BOOKMARK", end, rv), *events[split:]]
 
 
 class _Stream:
