@@ -250,6 +250,10 @@ def test_a_stuck_image_is_fixed_later_under_enforced_rolling_update(up: Up) -> N
 
     up.until(stuck, "en-2 shows the image pull failure")
     assert 'Failed to pull image "nginx:typo"' in up.kubectl("events", "--for", "pod/en-2", "-n", "e").stdout
+    logs = up.kubectl("logs", "en-2", "-n", "e", check=False)
+    assert logs.returncode == 1 and logs.stderr.startswith(
+        'Error from server (BadRequest): container "app" in pod "en-2" is waiting to start: ')
+    assert "image can't be pulled" in logs.stderr or "trying and failing to pull image" in logs.stderr
     up.kubectl("set", "image", "sts/en", "app=nginx:1.28", "-n", "e")
     up.kubectl("wait", "sts/en", "-n", "e", "--for=jsonpath={.status.updatedReplicas}=3", "--timeout=60s")
     up.kubectl("wait", "sts/en", "-n", "e", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")

@@ -69,12 +69,42 @@ def patch_plain(current: dict[str, Any], body: Any, kind: str | None) -> dict[st
 
 
 def pod_log(pod: dict[str, Any], container: str | None) -> str:
-    lines = []
-    for c in (pod.get("status") or {}).get("containerStatuses") or ():
-        if container and c.get("name") != container:
-            continue
-        running = (c.get("state") or {}).get("running") or {}
-        if running.get("startedAt") is not None:
-            lines.append(f"{format_time(float(running['startedAt']))} {c.get('name')}: started {c.get('image')} "
-                         "(simulated container)")
-    return "".join(line + "\n" for line in lines)
+    """The log of one container of a simulated pod: a line for each start. Which container, and whether it has a
+    log yet, as the API server and kubelet decide (``registry/core/pod`` ``LogLocation``, kubelet
+    ``validateContainerLogStatus``): BadRequest for a container the pod lacks, for no name when there are several,
+    and for one still waiting, in their words (``trying and failing to pull image`` for a bad image)."""
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    name = meta.get("name", "")
+    names = [c.get("name") for c in spec.get("containers") or ()]
+    inits = [c.get("name") for c in spec.get("initContainers") or ()]
+    if not container:
+        if len(names) != 1:
+            more = f" or one of the init containers: [{' '.join(inits)}]" if inits else ""
+            raise BadRequest(f"a container name must be specified for pod {name}, choose one of: "
+                             f"[{' '.join(names)}]{more}")
+        container = names[0]
+    elif container not in names and container not in inits:
+        raise BadRequest(f"container {container} is not valid for pod {name}")
+    if not spec.get("nodeName"):
+        return ""  # not scheduled: no kubelet to ask, and upstream answers with an empty log
+    status = pod.get("status") or {}
+    statuses = [*(status.get("containerStatuses") or ()), *(status.get("initContainerStatuses") or ())]
+    mine = next((c for c in statuses if c.get("name") == container), None)
+    if mine is None:
+        raise BadRequest(f'container "{container}" in pod "{name}" is not available')
+    state = mine.get("state") or {}
+    ran = state.get("running") or state.get("terminated") or (mine.get("lastState") or {}).get("terminated")
+    if not ran:
+        waiting = state.get("waiting")
+        if waiting is None:
+            raise BadRequest(f'container "{container}" in pod "{name}" is waiting to start - no logs yet')
+        reason = waiting.get("reason") or ""
+        raise BadRequest(f'container "{container}" in pod "{name}" is waiting to start: {_WAITING.get(reason, reason)}')
+    started = ran.get("startedAt")
+    if started is None:
+        return ""
+    return f"{format_time(float(started))} {container}: started {mine.get('image')} (simulated container)\n"
+
+
+_WAITING = {"ErrImagePull": "image can't be pulled", "ImagePullBackOff": "trying and failing to pull image"}
+"""The kubelet's words for a container waiting on its image (``kubelet_pods.go``); other reasons are shown as is."""
