@@ -48,3 +48,12 @@ def test_a_running_or_restarted_container_has_its_start_line_and_an_unscheduled_
                                   "lastState": {"terminated": {"startedAt": 0.0}}})
     assert "app: started nginx:1.27" in pod_log(restarting, "app")
     assert pod_log(_pod("app", node=""), None) == ""
+
+
+def test_the_previous_log_is_the_last_terminated_container_s_or_a_400_when_it_never_restarted() -> None:
+    restarted = _pod("app", app={"state": {"running": {"startedAt": 60.0}},
+                                 "lastState": {"terminated": {"startedAt": 0.0}}})
+    assert pod_log(restarted, None, previous=True).startswith("1970-01-01T00:00:00Z app: started")
+    with pytest.raises(BadRequest) as refused:
+        pod_log(_pod("app", app={"state": {"running": {"startedAt": 0.0}}}), None, previous=True)
+    assert refused.value.message == 'previous terminated container "app" in pod "web-2" not found'

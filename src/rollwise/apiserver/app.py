@@ -381,7 +381,9 @@ class _Api:
         if t.sub == "scale":
             return json_reply(scale_wire(self.store.scale_of(t.resource, obj)))
         if t.sub == "log":
-            return web.Response(text=pod_log(obj, request.query.get("container")), content_type="text/plain")
+            return web.Response(text=pod_log(obj, request.query.get("container"),
+                                             previous=bool_flag(request.query.get("previous"))),
+                                content_type="text/plain")
         version = wants_table(request.headers.get("Accept", ""))
         if version and not t.sub:
             return json_reply(table(t.resource, [obj], now=self.store.clock(), version=version, rv=None,

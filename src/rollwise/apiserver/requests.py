@@ -68,11 +68,12 @@ def patch_plain(current: dict[str, Any], body: Any, kind: str | None) -> dict[st
     raise BadRequest("unsupported patch body for the scale subresource")
 
 
-def pod_log(pod: dict[str, Any], container: str | None) -> str:
+def pod_log(pod: dict[str, Any], container: str | None, *, previous: bool = False) -> str:
     """The log of one container of a simulated pod: a line for each start. Which container, and whether it has a
     log yet, as the API server and kubelet decide (``registry/core/pod`` ``LogLocation``, kubelet
     ``validateContainerLogStatus``): BadRequest for a container the pod lacks, for no name when there are several,
-    and for one still waiting, in their words (``trying and failing to pull image`` for a bad image)."""
+    and for one still waiting or, with ``previous``, never restarted, in their words (``trying and failing to pull
+    image`` for a bad image)."""
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     name = meta.get("name", "")
     names = [c.get("name") for c in spec.get("containers") or ()]
@@ -93,7 +94,12 @@ def pod_log(pod: dict[str, Any], container: str | None) -> str:
     if mine is None:
         raise BadRequest(f'container "{container}" in pod "{name}" is not available')
     state = mine.get("state") or {}
-    ran = state.get("running") or state.get("terminated") or (mine.get("lastState") or {}).get("terminated")
+    last = (mine.get("lastState") or {}).get("terminated")
+    if previous:
+        if not last:
+            raise BadRequest(f'previous terminated container "{container}" in pod "{name}" not found')
+        state = {"terminated": last}
+    ran = state.get("running") or state.get("terminated") or last
     if not ran:
         waiting = state.get("waiting")
         if waiting is None:
