@@ -47,7 +47,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    chosen = _command_in(sys.argv[1:] if argv is None else argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    chosen = _command_in(words)
+    if chosen is None and "--version" in words and not {"-h", "--help"} & set(words):
+        return parser  # --version acts and exits before any command is needed: none is imported
     for name, (module, adder) in COMMANDS.items():
         if chosen is None or name == chosen:
             getattr(importlib.import_module(module), adder)(sub)
