@@ -130,6 +130,17 @@ def test_out_dir_writes_the_crd_apart_from_the_operator(tmp_path: Path) -> None:
         "crd.yaml", "policy.yaml"], "the admission policy on the custom sets stays with their CRD"
 
 
+@pytest.mark.parametrize("flag", ["--out-dir", "--chart-dir"])
+def test_an_output_directory_that_is_a_file_is_one_line_and_exit_2(
+        flag: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("a file\n")
+    assert main(["manifests", flag, str(taken)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"rollwise manifests: {flag} {taken}: Not a directory")
+    assert len(err.splitlines()) == 1 and taken.read_text() == "a file\n"
+
+
 def _key(doc: dict[str, Any]) -> tuple[str, str, str]:
     return doc["kind"], doc["metadata"].get("namespace", ""), doc["metadata"]["name"]
 

@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import random
 import shutil
 import signal
@@ -151,8 +152,8 @@ def run_up(args: argparse.Namespace) -> int:
     try:
         controllers = parse_controllers(args.controllers)
         faults = parse_faults(args.faults)
-        if args.speed <= 0:
-            raise ValueError("--speed: must be greater than 0")
+        if not math.isfinite(args.speed) or args.speed <= 0:
+            raise ValueError(f"--speed {args.speed}: must be a finite number greater than 0")
         if not 0 <= args.port <= 65535:
             raise ValueError("--port: must be between 0 and 65535")
         if args.data_dir is not None and args.data_dir.exists() and not args.data_dir.is_dir():
