@@ -105,15 +105,15 @@ def _check_credentials(single: Any, where: str) -> None:
         try:
             verify_cluster(cluster, User(), single.abs_file, trust_env=False)
         except failures as err:
-            raise ConfigProblem(f"{where}: {who}: cluster {ca_field}: not a PEM CA certificate "
-                                f"({_said(err)})") from err
+            raise ConfigProblem(f"{where}: {who}: cluster {ca_field}: cannot be loaded as a PEM CA "
+                                f"certificate ({_said(err)})") from err
     if user.client_cert or user.client_cert_data:
         fields = "client-certificate-data/client-key-data" if user.client_cert_data else "client-certificate/client-key"
         try:
             verify_cluster(cluster, user, single.abs_file, trust_env=False)
         except failures as err:
-            raise ConfigProblem(f"{where}: {who}: user {fields}: not a PEM certificate and its key "
-                                f"({_said(err)})") from err
+            raise ConfigProblem(f"{where}: {who}: user {fields}: cannot be loaded as a PEM certificate "
+                                f"and its key ({_said(err)})") from err
     if user.auth_provider:
         # kubectl dropped its in-tree providers in 1.26; the cloud CLIs ship exec plugins instead
         name = user.auth_provider.get("name", "?") if isinstance(user.auth_provider, dict) else "?"
