@@ -22,7 +22,6 @@ from rollwise.api.errors import (
     Conflict,
     Forbidden,
     InternalError,
-    Invalid,
     NotFound,
     ServerTimeout,
 )
@@ -48,7 +47,7 @@ from rollwise.apiserver.middleware import USER, auth_middleware, errors_middlewa
 from rollwise.apiserver.ownership import default_manager
 from rollwise.apiserver.requests import decoded, delete_options, dry_run_of, patch_plain, pod_log, scale_wire
 from rollwise.apiserver.resources import Resource
-from rollwise.apiserver.status import error_status, success_status
+from rollwise.apiserver.status import resource_error_status, success_status
 from rollwise.apiserver.store import PATCH_TYPES, ApiStore
 from rollwise.apiserver.watching import stream_watch
 
@@ -218,13 +217,8 @@ class _Api:
             self._authorize(request, t)
             resp = await self._resource(request, t)
         except ApiStatusError as err:
-            # Status details name the resource as upstream does: the kind for Invalid, the plural otherwise.
             name = t.name or str(request.get(_BODY_NAME, ""))
-            kind = t.resource.kind if isinstance(err, Invalid) else t.resource.plural
-            group = t.resource.group
-            if isinstance(err, Invalid) and err.concerns is not None:
-                (kind, group), name = err.concerns, ""
-            return json_reply(error_status(err, kind=kind, group=group, name=name), err.code)
+            return json_reply(resource_error_status(err, t.resource, name), err.code)
         if self.store.warnings:  # the policies' Warn bindings (store.py)
             request[_WARNINGS] = [*request.get(_WARNINGS, ()), *self.store.warnings]
             self.store.warnings = []

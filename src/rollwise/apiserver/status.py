@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from rollwise.api.errors import ApiStatusError, FieldError, Invalid
+from rollwise.apiserver.resources import Resource
 
-__all__ = ["REASONS", "aggregate", "error_status", "status_body", "success_status"]
+__all__ = ["REASONS", "aggregate", "error_status", "resource_error_status", "status_body", "success_status"]
 
 # Reason per code for failures raised here rather than through the tree.
 REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
@@ -67,6 +68,18 @@ def aggregate(errors: list[Any]) -> str:
     ones in brackets joined by ", " (a repeated message once)."""
     seen = list(dict.fromkeys(str(e) for e in errors))
     return seen[0] if len(seen) == 1 else "[" + ", ".join(seen) + "]"
+
+
+def resource_error_status(err: ApiStatusError, resource: Resource, name: str) -> dict[str, Any]:
+    """The Status for a failed request on ``resource``, its details naming what failed as upstream does: the kind
+    for Invalid (or what the errors concern instead, such as a list's options, with no name), the plural
+    otherwise."""
+    if isinstance(err, Invalid):
+        if err.concerns is not None:
+            kind, group = err.concerns
+            return error_status(err, kind=kind, group=group)
+        return error_status(err, kind=resource.kind, group=resource.group, name=name)
+    return error_status(err, kind=resource.plural, group=resource.group, name=name)
 
 
 def success_status(*, kind: str, group: str, name: str, uid: str) -> dict[str, Any]:
