@@ -80,8 +80,8 @@ def _check(sample: tuple[dict[str, Any], str]) -> None:
         except ConfigProblem as problem:
             assert str(problem).startswith(f"--kubeconfig {path}: ") and "\n" not in str(problem)
             return
-        RestClient.from_config(config)  # what the check let through, the client builds
-        assert urlsplit(config.cluster.server).scheme in ("http", "https")
+        assert isinstance(config.rest_client(), RestClient)  # what the checks let through, the client builds
+        assert urlsplit(config.single.cluster.server).scheme in ("http", "https")
         assert isinstance(config.namespace, str)
 
 

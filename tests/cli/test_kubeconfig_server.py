@@ -23,7 +23,7 @@ from rollwise.cluster.rest import RestClient
 ])
 def test_a_server_without_a_scheme_gets_the_one_its_tls_settings_imply(cluster: str, user: str, url: str,
                                                                       tmp_path: Path) -> None:
-    assert client_config(str(kubeconfig(tmp_path, cluster, user)), None).cluster.server == url
+    assert client_config(str(kubeconfig(tmp_path, cluster, user)), None).single.cluster.server == url
 
 
 def test_a_context_without_a_user_is_anonymous_and_the_client_builds(tmp_path: Path) -> None:
@@ -32,5 +32,5 @@ def test_a_context_without_a_user_is_anonymous_and_the_client_builds(tmp_path: P
                     "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:8080'}}]\n"
                     "contexts: [{name: x, context: {cluster: c}}]\n")
     config = client_config(str(path), None)
-    assert config.user is not None and config.user.token is None
-    RestClient.from_config(config)
+    assert config.single.user is not None and config.single.user.token is None
+    assert isinstance(config.rest_client(), RestClient)

@@ -24,6 +24,7 @@ from lightkube.config.kubeconfig import KubeConfig
 from prometheus_client import CollectorRegistry
 
 from rollwise.cli import main
+from rollwise.cli.kubeconfig import ClientConfig
 from rollwise.cli.run import _client, parse_duration
 
 
@@ -118,7 +119,7 @@ def test_each_http_transport_picks_its_client_and_every_one_is_counted(transport
     registry = CollectorRegistry()
 
     async def go() -> str:
-        made = _client(config, registry, transport)
+        made = _client(ClientConfig(config), registry, transport)
         await made.close()
         return type(made).__name__
 

@@ -9,49 +9,26 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import datetime
-import ipaddress
 import json
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from lightkube.config.kubeconfig import KubeConfig
 from prometheus_client import CollectorRegistry
+from tls_fixtures import Handler, issue, key_pem, pem, serving
 
 from rollwise.api import errors
 from rollwise.cli.client_metrics import RequestMetrics
 from rollwise.cluster.kube import KubeCluster
 from rollwise.cluster.rest import RestClient, api_path
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "default"},
        "spec": {"containers": [{"name": "app", "image": "app:v1"}]}}
-
-
-@asynccontextmanager
-async def serving(handler: Handler, ssl_context: ssl.SSLContext | None = None) -> AsyncIterator[str]:
-    app = web.Application()
-    app.router.add_route("*", "/{path:.*}", handler)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
-    await site.start()
-    assert site._server is not None
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        yield f"{'https' if ssl_context else 'http'}://127.0.0.1:{port}"
-    finally:
-        await runner.cleanup()
 
 
 def _config(url: str, user: dict[str, Any], cluster: dict[str, Any] | None = None) -> Any:
@@ -277,35 +254,13 @@ def test_an_exec_plugin_gives_the_token_and_one_that_fails_or_is_missing_is_unau
     assert seen == ["Bearer from-exec"], "nothing is sent without credentials"
 
 
-def _pem(cert: x509.Certificate) -> bytes:
-    return cert.public_bytes(serialization.Encoding.PEM)
-
-
-def _issue(cn: str, key: ec.EllipticCurvePrivateKey, issuer: tuple[x509.Name, ec.EllipticCurvePrivateKey] | None,
-           *, ca: bool = False, ip: str | None = None) -> x509.Certificate:
-    now = datetime.datetime.now(datetime.UTC)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-    issuer_name, issuer_key = issuer or (name, key)
-    builder = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer_name).public_key(key.public_key())
-               .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-               .not_valid_after(now + datetime.timedelta(days=1))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
-    if ip is not None:
-        builder = builder.add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(ip))]),
-                                        critical=False)
-    return builder.sign(issuer_key, hashes.SHA256())
-
-
 def test_the_client_certificate_and_ca_from_the_kubeconfig_are_used(tmp_path: Path) -> None:
     ca_key, server_key, client_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
-    ca = _issue("test-ca", ca_key, None, ca=True)
-    server_cert = _issue("127.0.0.1", server_key, (ca.subject, ca_key), ip="127.0.0.1")
-    client_cert = _issue("op-cert", client_key, (ca.subject, ca_key))
-    key_pem = client_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption())
-    (tmp_path / "ca.pem").write_bytes(_pem(ca))
-    (tmp_path / "server.pem").write_bytes(_pem(server_cert) + server_key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    ca = issue("test-ca", ca_key, None, ca=True)
+    server_cert = issue("127.0.0.1", server_key, (ca.subject, ca_key), ip="127.0.0.1")
+    client_cert = issue("op-cert", client_key, (ca.subject, ca_key))
+    (tmp_path / "ca.pem").write_bytes(pem(ca))
+    (tmp_path / "server.pem").write_bytes(pem(server_cert) + key_pem(server_key))
     server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(tmp_path / "ca.pem"))
     server_tls.load_cert_chain(str(tmp_path / "server.pem"))
     server_tls.verify_mode = ssl.CERT_REQUIRED  # no client certificate, no handshake
@@ -320,8 +275,9 @@ def test_the_client_certificate_and_ca_from_the_kubeconfig_are_used(tmp_path: Pa
 
     async def go() -> str:
         async with serving(whoami, server_tls) as url:
-            config = _config(url, {"client-certificate-data": b64(_pem(client_cert)), "client-key-data": b64(key_pem)},
-                             {"certificate-authority-data": b64(_pem(ca))})
+            config = _config(url, {"client-certificate-data": b64(pem(client_cert)),
+                                   "client-key-data": b64(key_pem(client_key))},
+                             {"certificate-authority-data": b64(pem(ca))})
             client = RestClient.from_config(config)
             try:
                 lease = await KubeCluster(client).get("Lease", "ns", "x")

@@ -4,25 +4,53 @@
 ``dashboard``: exit 1, as kubectl) read their client configuration here, with lightkube's loader. A missing file, a
 file that is not YAML, one whose shape lightkube cannot walk, or a context that is not in it is a
 :class:`ConfigProblem` naming the file, never a traceback.
+
+What lightkube's models leave out of a cluster entry is read here too, as client-go reads it: ``tls-server-name``
+(the name the server's certificate is checked against) and ``proxy-url``, else the ``HTTPS_PROXY``/``HTTP_PROXY``
+and ``NO_PROXY`` environment (Go's ``httpproxy``: a loopback or ``localhost`` server is never proxied).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
 
-__all__ = ["ConfigProblem", "client_config"]
+__all__ = ["ClientConfig", "ConfigProblem", "client_config"]
 
 
 class ConfigProblem(Exception):
     """The kubeconfig or service account cannot be used; the message is one line that names it."""
 
 
-def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bool | None = None) -> Any:
-    """lightkube's ``SingleConfig`` for ``context`` (default: the current one) of the file kubectl would read:
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    """One context, ready for a client: lightkube's ``SingleConfig`` and the transport settings it leaves out."""
+
+    single: Any
+    tls_server_name: str | None = None
+    proxy: str | None = None
+
+    @property
+    def namespace(self) -> str:
+        return str(self.single.namespace)
+
+    def rest_client(self, *, observe: Any = None) -> Any:
+        """The operator's direct client (``cluster/rest.py``) for this context."""
+        from rollwise.cluster.rest import RestClient  # noqa: PLC0415 - aiohttp costs ~0.3 s offline commands skip
+
+        return RestClient.from_config(self.single, observe=observe, server_hostname=self.tls_server_name,
+                                      proxy=self.proxy)
+
+
+def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bool | None = None) -> ClientConfig:
+    """The client configuration for ``context`` (default: the current one) of the file kubectl would read:
     ``kubeconfig``, else the first of ``$KUBECONFIG``, else ``~/.kube/config``; or, with ``in_cluster``, the pod's
     service account (None: the command has no ``--in-cluster``)."""
     # lightkube loads only for the cluster commands (about 0.1 s that no offline command should pay).
@@ -39,8 +67,13 @@ def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bo
         if not os.path.isfile(path):
             pod = "" if in_cluster is None else ", or --in-cluster in a pod"
             raise ConfigProblem(f"{where}: no such file (pass --kubeconfig FILE{pod})")
+    doc: Any = None
     try:
-        config = KubeConfig.from_service_account() if in_cluster else KubeConfig.from_file(path)
+        if in_cluster:
+            config = KubeConfig.from_service_account()
+        else:  # read here, as lightkube's from_file does, to keep the fields its models drop
+            doc = yaml.safe_load(Path(path).read_text())
+            config = KubeConfig.from_dict(doc, fname=Path(path))
         single = config.get(context_name=context)
     # lightkube walks the file as it finds it: a wrong shape surfaces as whichever error the walk meets first.
     except (ConfigError, OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as err:
@@ -52,7 +85,70 @@ def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bo
 
         single = single._replace(user=User())
     _check_credentials(single, where)
-    return _with_server_url(single, where)
+    single = _with_server_url(single, where)
+    entry = _cluster_entry(doc, single.context.cluster)
+    tls_name = entry.get("tls-server-name")
+    if tls_name is not None and (not isinstance(tls_name, str) or not tls_name.strip()):
+        raise ConfigProblem(f"{where}: context {single.context_name}: cluster tls-server-name: must be a host name")
+    return ClientConfig(single, tls_server_name=tls_name or None,
+                        proxy=_proxy(entry.get("proxy-url"), single.cluster.server, where))
+
+
+def _cluster_entry(doc: Any, name: str) -> dict[str, Any]:
+    """The ``cluster`` mapping of the named entry in the file as written (empty in a pod, or if none matches)."""
+    clusters = doc.get("clusters") if isinstance(doc, dict) else None
+    for item in clusters if isinstance(clusters, list) else ():
+        if isinstance(item, dict) and item.get("name") == name and isinstance(entry := item.get("cluster"), dict):
+            return entry
+    return {}
+
+
+def _proxy(proxy_url: Any, server: str, where: str) -> str | None:
+    """The proxy to reach ``server`` through: the cluster's ``proxy-url``, else the environment's, as client-go
+    chooses it. aiohttp speaks to http and https proxies only: a socks5 one is refused in one line."""
+    if proxy_url is None:
+        parts = urlsplit(server)
+        host = parts.hostname or ""
+        if host == "localhost" or _is_loopback(host) or _no_proxy(host, parts.port):
+            return None
+        return urllib.request.getproxies_environment().get(parts.scheme) or None
+    if not isinstance(proxy_url, str) or urlsplit(proxy_url).scheme not in ("http", "https") \
+            or not urlsplit(proxy_url).hostname:
+        raise ConfigProblem(f"{where}: cluster proxy-url {proxy_url!r}: only http:// and https:// proxies are "
+                            "supported")
+    return proxy_url
+
+
+def _no_proxy(host: str, port: int | None) -> bool:
+    """Whether ``NO_PROXY`` names the host as Go's ``httpproxy`` reads it: ``*``; an IP or a CIDR; a domain, which
+    covers its subdomains (only those with a leading dot); each with an optional port that must match."""
+    text = os.environ.get("NO_PROXY") or os.environ.get("no_proxy") or ""
+    for entry in (e.strip().lower() for e in text.split(",")):
+        if entry == "*":
+            return True
+        if not entry:
+            continue
+        if "/" in entry:
+            try:
+                if ipaddress.ip_address(host) in ipaddress.ip_network(entry, strict=False):
+                    return True
+            except ValueError:
+                pass
+            continue
+        name, _, want = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        if want and (not want.isdigit() or port != int(want)):
+            continue
+        domain = name.strip("[]").lstrip(".")
+        if host.endswith("." + domain) or (host == domain and not name.startswith(".")):
+            return True
+    return False
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _with_server_url(single: Any, where: str) -> Any:

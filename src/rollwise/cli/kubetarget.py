@@ -52,12 +52,11 @@ def connect(args: argparse.Namespace) -> tuple[Any, str]:
     """A ``KubeCluster`` and the namespace to act in. Raises ``ConfigProblem`` for an unusable kubeconfig, and
     OSError or ValueError for credentials in it that cannot be used (a certificate file gone, bad base64)."""
     from rollwise.cluster.kube import KubeCluster  # noqa: PLC0415 - aiohttp costs ~0.3 s no offline command should pay
-    from rollwise.cluster.rest import RestClient  # noqa: PLC0415 - as above
 
     config = client_config(args.kubeconfig, args.context)
     # The operator's direct client (cluster/rest.py): lightkube's own would also build an httpx pool, which was
     # a third of a command's start-up.
-    return KubeCluster(RestClient.from_config(config)), args.namespace or config.namespace or "default"
+    return KubeCluster(config.rest_client()), args.namespace or config.namespace or "default"
 
 
 class ClusterCommandError(Exception):

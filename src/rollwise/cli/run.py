@@ -17,7 +17,7 @@ from typing import Any
 
 from rollwise.api.meta import Obj
 from rollwise.cli.adoption import sweep_forever
-from rollwise.cli.kubeconfig import ConfigProblem, client_config
+from rollwise.cli.kubeconfig import ClientConfig, ConfigProblem, client_config
 from rollwise.cli.logs import LOG_FORMATS, JsonFormatter, configure_logging
 from rollwise.operator.election import LeaseTimings
 from rollwise.operator.operator import CONTROLLERS, Operator, OperatorConfig
@@ -86,17 +86,17 @@ def _announce(args: argparse.Namespace, text: str) -> None:
 TRANSPORTS = ("direct", "aiohttp", "httpx")
 
 
-def _client(config: Any, registry: Any, transport: str = "direct") -> Any:
+def _client(client_config: ClientConfig, registry: Any, transport: str = "direct") -> Any:
     """The API client: ``direct``, aiohttp requests built from the resource table (``cluster/rest.py``);
     ``aiohttp``, lightkube's httpx client over aiohttp's connections (``cluster/aiohttp_transport.py``);
-    ``httpx``, lightkube over httpx's own pool. Every request is counted (``cli/client_metrics.py``)."""
+    ``httpx``, lightkube over httpx's own pool (these two, kept to compare transports, ignore ``tls-server-name``
+    and proxies). Every request is counted (``cli/client_metrics.py``)."""
     from rollwise.cli.client_metrics import RequestMetrics, instrument_client  # noqa: PLC0415 - prometheus-client
 
     metrics = RequestMetrics(registry)
     if transport == "direct":
-        from rollwise.cluster.rest import RestClient  # noqa: PLC0415 - aiohttp loads only for `run`
-
-        return RestClient.from_config(config, observe=metrics.observe)
+        return client_config.rest_client(observe=metrics.observe)
+    config = client_config.single
     from lightkube import AsyncClient  # noqa: PLC0415 - lightkube costs ~0.1 s no other command should pay
     from lightkube.config.client_adapter import verify_cluster  # noqa: PLC0415 - as above
 
@@ -109,7 +109,7 @@ def _client(config: Any, registry: Any, transport: str = "direct") -> Any:
     return client
 
 
-async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: Any) -> int:
+async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: ClientConfig) -> int:
     from rollwise.cli.client_metrics import register_process_collectors  # noqa: PLC0415
     from rollwise.cluster.kube import CR_GROUP, KubeCluster  # noqa: PLC0415 - lightkube, as above
     from rollwise.operator.probes import health_app, metrics_app, serve  # noqa: PLC0415 - aiohttp

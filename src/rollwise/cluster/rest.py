@@ -169,7 +169,8 @@ class RestClient:
     server ends itself (``timeoutSeconds``); ``limit`` bounds the open connections, watches included."""
 
     def __init__(self, server: str, *, ssl_context: ssl.SSLContext | None = None, auth: httpx.Auth | None = None,
-                 observe: Observe | None = None, timeout: float = 10.0, limit: int = 100) -> None:
+                 observe: Observe | None = None, timeout: float = 10.0, limit: int = 100,
+                 server_hostname: str | None = None, proxy: str | None = None) -> None:
         self.server = server.rstrip("/")
         self.host = URL(self.server).host or ""
         self.observe = observe
@@ -178,15 +179,19 @@ class RestClient:
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
         self._stream_timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=None)
         self._limit = limit
+        self._server_hostname = server_hostname  # the kubeconfig's tls-server-name: the certificate's expected name
+        self._proxy = proxy
         self._session: aiohttp.ClientSession | None = None
 
     @classmethod
-    def from_config(cls, config: Any, *, observe: Observe | None = None) -> RestClient:
+    def from_config(cls, config: Any, *, observe: Observe | None = None, server_hostname: str | None = None,
+                    proxy: str | None = None) -> RestClient:
         """From lightkube's ``SingleConfig``: its server, its TLS context and its user's auth."""
         from lightkube.config.client_adapter import user_auth, verify_cluster  # noqa: PLC0415 - lightkube is heavy
 
         ssl_context = verify_cluster(config.cluster, config.user, config.abs_file, trust_env=False)
-        return cls(config.cluster.server, ssl_context=ssl_context, auth=user_auth(config.user), observe=observe)
+        return cls(config.cluster.server, ssl_context=ssl_context, auth=user_auth(config.user), observe=observe,
+                   server_hostname=server_hostname, proxy=proxy)
 
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -248,7 +253,8 @@ class RestClient:
                 headers["Authorization"] = header
             started = time.monotonic()
             response = await session.request(method, url, data=data, headers=headers, timeout=timeout,
-                                             allow_redirects=False)
+                                             allow_redirects=False, server_hostname=self._server_hostname,
+                                             proxy=self._proxy)
             if self.observe is not None:
                 self.observe(method, self.host, response.status, time.monotonic() - started)
             if response.status != 401 or attempt == 2 or not await self._credentials.refresh(generation):
