@@ -28,6 +28,7 @@ __all__ = [
     "ApiStatusError",
     "BadRequest",
     "Conflict",
+    "CredentialsUnavailable",
     "FieldError",
     "Forbidden",
     "Gone",
@@ -38,6 +39,8 @@ __all__ = [
     "RollwiseError",
     "ServerTimeout",
     "UnsupportedMediaType",
+    "missing_after_refusal",
+    "one_line",
 ]
 
 
@@ -172,3 +175,16 @@ class InternalError(ApiStatusError):
 class ServerTimeout(ApiStatusError):
     code = 504
     reason = "Timeout"
+
+
+def one_line(err: BaseException) -> str:
+    """An exception's message on one line (its class name when it has none), for a message that quotes it."""
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def missing_after_refusal(err: ApiStatusError, permission: str) -> str:
+    """What a 401 or 403 says is missing, for the line that logs it: RBAC's 403 lacks ``permission``; a 401 lacks
+    an identity, which no Role can grant."""
+    if err.code == 403:
+        return f"missing permission: {permission}"
+    return "missing credentials: the kubeconfig's user or the service account token"

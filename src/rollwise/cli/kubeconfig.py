@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 
 import yaml
 
+from rollwise.api.errors import one_line
+
 __all__ = ["ClientConfig", "ConfigProblem", "client_config"]
 
 
@@ -77,7 +79,7 @@ def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bo
         single = config.get(context_name=context)
     # lightkube walks the file as it finds it: a wrong shape surfaces as whichever error the walk meets first.
     except (ConfigError, OSError, ValueError, KeyError, TypeError, AttributeError, yaml.YAMLError) as err:
-        raise ConfigProblem(f"{where}: {_said(err)}") from err
+        raise ConfigProblem(f"{where}: {one_line(err)}") from err
     if single is None:
         raise ConfigProblem(f"{where}: no current context; pass --context")
     if single.user is None:  # a context with no user: anonymous, as kubectl reads it (lightkube's client cannot)
@@ -112,11 +114,11 @@ def _proxy(proxy_url: Any, server: str, where: str) -> str | None:
         if host == "localhost" or _is_loopback(host) or _no_proxy(host, parts.port):
             return None
         return urllib.request.getproxies_environment().get(parts.scheme) or None
-    if not isinstance(proxy_url, str) or urlsplit(proxy_url).scheme not in ("http", "https") \
-            or not urlsplit(proxy_url).hostname:
+    given = urlsplit(proxy_url) if isinstance(proxy_url, str) else None
+    if given is None or given.scheme not in ("http", "https") or not given.hostname:
         raise ConfigProblem(f"{where}: cluster proxy-url {proxy_url!r}: only http:// and https:// proxies are "
                             "supported")
-    return proxy_url
+    return str(proxy_url)
 
 
 def _no_proxy(host: str, port: int | None) -> bool:
@@ -172,7 +174,7 @@ def _with_server_url(single: Any, where: str) -> Any:
             parts = urlsplit(server)
         port = parts.port
     except ValueError as err:
-        raise ConfigProblem(f"{where}: {who}: server {cluster.server!r}: {_said(err)}") from err
+        raise ConfigProblem(f"{where}: {who}: server {cluster.server!r}: {one_line(err)}") from err
     if parts.scheme not in ("http", "https"):
         raise ConfigProblem(f"{where}: {who}: server {cluster.server!r}: scheme {parts.scheme!r} is neither "
                             "https nor http")
@@ -202,14 +204,14 @@ def _check_credentials(single: Any, where: str) -> None:
             verify_cluster(cluster, User(), single.abs_file, trust_env=False)
         except failures as err:
             raise ConfigProblem(f"{where}: {who}: cluster {ca_field}: cannot be loaded as a PEM CA "
-                                f"certificate ({_said(err)})") from err
+                                f"certificate ({one_line(err)})") from err
     if user.client_cert or user.client_cert_data:
         fields = "client-certificate-data/client-key-data" if user.client_cert_data else "client-certificate/client-key"
         try:
             verify_cluster(cluster, user, single.abs_file, trust_env=False)
         except failures as err:
             raise ConfigProblem(f"{where}: {who}: user {fields}: cannot be loaded as a PEM certificate "
-                                f"and its key ({_said(err)})") from err
+                                f"and its key ({one_line(err)})") from err
     if user.auth_provider:
         # kubectl dropped its in-tree providers in 1.26; the cloud CLIs ship exec plugins instead
         name = user.auth_provider.get("name", "?") if isinstance(user.auth_provider, dict) else "?"
@@ -222,8 +224,4 @@ def _check_credentials(single: Any, where: str) -> None:
         user_auth(user)
     except failures as err:
         field = "tokenFile" if user.token_file is not None else "exec" if user.exec else "user"
-        raise ConfigProblem(f"{where}: {who}: user {field}: {_said(err)}") from err
-
-
-def _said(err: BaseException) -> str:
-    return " ".join(str(err).split()) or type(err).__name__
+        raise ConfigProblem(f"{where}: {who}: user {field}: {one_line(err)}") from err

@@ -49,8 +49,8 @@ def add_connection_flags(p: argparse.ArgumentParser) -> None:
 
 
 def connect(args: argparse.Namespace) -> tuple[Any, str]:
-    """A ``KubeCluster`` and the namespace to act in. Raises ``ConfigProblem`` for an unusable kubeconfig, and
-    OSError or ValueError for credentials in it that cannot be used (a certificate file gone, bad base64)."""
+    """A ``KubeCluster`` and the namespace to act in. Raises ``ConfigProblem`` for an unusable kubeconfig, its
+    credentials and server included."""
     from rollwise.cluster.kube import KubeCluster  # noqa: PLC0415 - aiohttp costs ~0.3 s no offline command should pay
 
     config = client_config(args.kubeconfig, args.context)

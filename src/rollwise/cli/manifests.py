@@ -209,19 +209,19 @@ def _write_chart(directory: Path) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.out_dir is None and args.chart_dir is None:
+        sys.stdout.write(render(documents(args.part, namespace=args.namespace, image=args.image)))
+        return 0
     flag, directory = ("--out-dir", args.out_dir) if args.out_dir is not None else ("--chart-dir", args.chart_dir)
     try:
         if args.out_dir is not None:
-            _write_deploy(Path(args.out_dir), args.namespace, args.image)
-            return 0
-        if args.chart_dir is not None:
-            _write_chart(Path(args.chart_dir))
-            return 0
+            _write_deploy(Path(directory), args.namespace, args.image)
+        else:
+            _write_chart(Path(directory))
     except OSError as err:  # a file where a directory goes, no permission, a full disk: one line, no traceback
         print(f"rollwise manifests: {flag} {directory}: {err.strerror or err}"
               + (f" ({err.filename})" if err.filename else ""), file=sys.stderr)
         return 2
-    sys.stdout.write(render(documents(args.part, namespace=args.namespace, image=args.image)))
     return 0
 
 

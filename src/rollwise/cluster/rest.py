@@ -91,11 +91,7 @@ def error_from_reply(code: int, body: bytes, content_type: str) -> errors.ApiSta
 
 
 def unreachable(err: BaseException) -> errors.ApiStatusError:
-    return status_error(503, "ServiceUnavailable", f"cannot reach the API server: {_said(err)}")
-
-
-def _said(err: BaseException) -> str:
-    return " ".join(str(err).split()) or type(err).__name__
+    return status_error(503, "ServiceUnavailable", f"cannot reach the API server: {errors.one_line(err)}")
 
 
 # What a failed connection raises under aiohttp: its own errors, a timeout, or the socket's OSError.
@@ -156,7 +152,7 @@ class _Credentials:
         # An exec plugin that exits non-zero is a ConfigError; one not installed, or a token file gone, an OSError.
         # Neither is the server's fault: not the 503 a failed connection is.
         except (ConfigError, OSError) as err:
-            raise errors.CredentialsUnavailable(f"getting credentials: {_said(err)}") from err
+            raise errors.CredentialsUnavailable(f"getting credentials: {errors.one_line(err)}") from err
         finally:
             await flow.aclose()
         return request.headers.get("Authorization")

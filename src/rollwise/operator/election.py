@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, NotFound
+from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, NotFound, missing_after_refusal
 from rollwise.api.meta import Obj
 from rollwise.runtime.clock import AsyncClock
 
@@ -220,9 +220,9 @@ class LeaderElector:
         if err.code in (401, 403):
             self._denials += 1
             # The Status message names the verb, resource and namespace refused (RBAC's wording).
-            missing = f"permission: {_VERBS[doing]} on leases.coordination.k8s.io in namespace {self.namespace}" \
-                if err.code == 403 else "credentials: the kubeconfig's user or the service account token"
-            log.warning("%s lease %s/%s refused (%s %s): %s; missing %s; backing off %g s",
+            missing = missing_after_refusal(
+                err, f"{_VERBS[doing]} on leases.coordination.k8s.io in namespace {self.namespace}")
+            log.warning("%s lease %s/%s refused (%s %s): %s; %s; backing off %g s",
                         doing, self.namespace, self.name, err.code, err.reason, err.message, missing,
                         self.timings.retry_period_seconds * min(2.0 ** self._denials,
                                                                 DENIED_BACKOFF_CAP_SECONDS

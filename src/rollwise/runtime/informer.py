@@ -18,7 +18,7 @@ import logging
 import random
 from collections.abc import Callable
 
-from rollwise.api.errors import ApiStatusError, Gone
+from rollwise.api.errors import ApiStatusError, Gone, missing_after_refusal
 from rollwise.cluster.listwatch import ListResult, ListWatchSource, WatchEvent
 from rollwise.runtime.cache import Delta, Store
 from rollwise.runtime.clock import AsyncClock
@@ -88,11 +88,9 @@ class Informer:
                 delay *= 1.0 + self.rng.random()  # jitter 1.0, as wait.Backoff
                 failures += 1
                 if isinstance(err, ApiStatusError) and err.code in (401, 403):
-                    # 403 is RBAC's answer; 401 is no identity at all, which no Role can mend
-                    missing = f"permission: list and watch on {self.kind}" if err.code == 403 else \
-                        "credentials: the kubeconfig's user or the service account token"
-                    log.warning("%s: list/watch refused (%s %s): %s; missing %s; retrying in %.1f s",
-                                self.kind, err.code, err.reason, err.message, missing, delay)
+                    log.warning("%s: list/watch refused (%s %s): %s; %s; retrying in %.1f s", self.kind, err.code,
+                                err.reason, err.message,
+                                missing_after_refusal(err, f"list and watch on {self.kind}"), delay)
                 else:
                     log.warning("%s: list/watch failed (%s); retrying in %.1f s", self.kind, err, delay)
                 await self.clock.sleep(delay)
