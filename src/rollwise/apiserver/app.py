@@ -43,21 +43,21 @@ from rollwise.apiserver.http import (
     wire_bytes,
 )
 from rollwise.apiserver.list_options import list_options
-from rollwise.apiserver.middleware import USER, auth_middleware, errors_middleware
+from rollwise.apiserver.middleware import GROUPS, USER, auth_middleware, errors_middleware
 from rollwise.apiserver.ownership import default_manager
 from rollwise.apiserver.requests import decoded, delete_options, dry_run_of, patch_plain, pod_log, scale_wire
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import resource_error_status, success_status
 from rollwise.apiserver.store import PATCH_TYPES, ApiStore
+from rollwise.apiserver.tokens import add_token_route
 from rollwise.apiserver.watching import stream_watch
 
 __all__ = ["USER", "VERSION_INFO", "make_app"]
 
 log = logging.getLogger("rollwise.apiserver")
 
-VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "gitCommit": "", "gitTreeState":
-                "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc",
-                "platform": "linux/amd64"}
+VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "gitCommit": "", "gitTreeState": "clean",
+                "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc", "platform": "linux/amd64"}
 _BODY_NAME = web.RequestKey("body-name", str)
 _WARNINGS = web.RequestKey("warnings", list[str])
 _WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -88,6 +88,7 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     r.add_get("/openapi/v3/", api.openapi_root)
     r.add_get("/openapi/v3/{path:.*}", api.openapi_gv)
     add_eviction_route(r, store, api)  # before the generic routes, which know no pods/eviction
+    add_token_route(r, store, cfg, api)  # nor serviceaccounts/token (served when the config has a signer)
     r.add_route("*", "/api/{version}", api.core_version)
     r.add_route("*", "/api/{version}/", api.core_version)
     r.add_route("*", "/api/{version}/{tail:.*}", api.resource)
@@ -251,6 +252,7 @@ class _Api:
             if method != "POST" or t.name is not None:
                 raise web.HTTPMethodNotAllowed(method, ["POST"])
             return json_reply(reviews.answer(self.cfg, t.resource, await read_body(request), user=request[USER],
+                                             groups=request[GROUPS],
                                              namespace=t.namespace), 201)
         if method in _WRITE_VERBS:
             self._maybe_fail()
@@ -344,7 +346,7 @@ class _Api:
         req = authz.Request(user=request[USER], verb=authz.verb_of(request.method, named=t.name is not None,
                                                                     watch=bool_flag(request.query.get("watch"))),
                             group=t.resource.group, resource=t.resource.plural, subresource=t.sub,
-                            namespace=t.namespace, name=t.name)
+                            namespace=t.namespace, name=t.name, groups=request[GROUPS])
         if not self.cfg.authorizer.allowed(req):
             self._audit(request, t, req.verb, {}, 403)
             raise Forbidden(authz.forbidden_message(req))
