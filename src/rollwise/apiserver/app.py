@@ -37,6 +37,7 @@ from rollwise.apiserver.http import (
     json_reply,
     list_reply,
     object_reply,
+    ok_reply,
     read_body,
     table,
     wants_table,
@@ -79,13 +80,13 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     for path in ("/version", "/version/"):
         r.add_get(path, _version_handler(store))
     for path in ("/healthz", "/readyz", "/livez"):
-        r.add_get(path, _ok)
+        r.add_get(path, ok_reply)
     for path in ("/api", "/api/"):
         r.add_get(path, api.core_root)
     for path in ("/apis", "/apis/"):
         r.add_get(path, api.groups_root)
     r.add_get("/openapi/v3", api.openapi_root)
-    r.add_get("/openapi/v3/", api.openapi_root)
+    r.add_get("/openapi/v2", disc.openapi_v2_handler(store.registry))
     r.add_get("/openapi/v3/{path:.*}", api.openapi_gv)
     add_eviction_route(r, store, api)  # before the generic routes, which know no pods/eviction
     add_token_route(r, store, cfg, api)  # nor serviceaccounts/token (served when the config has a signer)
@@ -117,10 +118,6 @@ def _version_handler(store: ApiStore) -> Callable[[web.Request], Awaitable[web.R
 def _manager(request: web.Request) -> str:
     """The field manager of a write: the request's ``fieldManager``, else from its User-Agent (ownership.py)."""
     return request.query.get("fieldManager") or default_manager(request.headers.get("User-Agent", ""))
-
-
-async def _ok(_request: web.Request) -> web.Response:
-    return web.Response(text="ok", content_type="text/plain")
 
 
 class _Api:
@@ -172,6 +169,8 @@ class _Api:
             doc = disc.openapi_group_version(self.store.registry, "", parts[1])
         elif len(parts) == 3 and parts[0] == "apis":
             doc = disc.openapi_group_version(self.store.registry, parts[1], parts[2])
+        if doc is None and parts == [""]:
+            return await self.openapi_root(request)  # /openapi/v3/
         if doc is None:
             raise NotFound("the server could not find the requested resource")
         return json_reply(doc)
