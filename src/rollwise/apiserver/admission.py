@@ -2,8 +2,8 @@
 
 The world's chain (StatefulSet defaulting and validation, revision and pod immutability) runs first, unchanged;
 then the parts only a server with no other components needs: the pod defaults, the default admission plugins that
-change a pod or a claim (``plugins.py``), a stand-in scheduler (every
-pod lands on one node), a stand-in provisioner (a claim is Bound at once), namespaces Active, and a
+change a pod or a claim (``plugins.py``), the scheduler's first attempt (cordons, taints and node selectors), a
+stand-in provisioner (a claim is Bound at once), namespaces Active, and a
 CustomResourceDefinition established at once with its accepted names.
 """
 
@@ -92,9 +92,11 @@ class Admission:
             c.setdefault("resources", {})
             containers.append(c)
         spec["containers"] = containers
-        # A stand-in scheduler: one node takes every pod at creation.
+        # The scheduler's first attempt, at creation (cordons, taints, node selectors: api/scheduling.py); a pod no
+        # node takes stays Pending for the scheduler loop (local/scheduler.py), which binds it later.
         if old is None:
-            spec.setdefault("nodeName", NODE_NAME)
+            if not spec.get("nodeName"):
+                self.plugins.schedule(new)
         elif old.get("spec", {}).get("nodeName") and not spec.get("nodeName"):
             spec["nodeName"] = old["spec"]["nodeName"]
         return new

@@ -12,7 +12,7 @@ from rollwise.apiserver.plugins import PRIORITY_CLASS, SYSTEM_PRIORITY_CLASSES
 from rollwise.cluster.crd import crd as rollwise_crd
 from rollwise.cluster.crd_policy import policy as rollwise_policy
 from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.resources import GroupKind
+from rollwise.cluster.resources import NODE, GroupKind
 
 __all__ = ["INITIAL_NAMESPACES", "KUBERNETES_SERVICE_IP", "PROTECTED_NAMESPACES", "default_service_account",
            "install_rollwise_crd", "kubernetes_service", "seed_cluster"]
@@ -20,7 +20,6 @@ __all__ = ["INITIAL_NAMESPACES", "KUBERNETES_SERVICE_IP", "PROTECTED_NAMESPACES"
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 PROTECTED_NAMESPACES = INITIAL_NAMESPACES[:3]
 """The namespaces the API server refuses to delete."""
-NODE = GroupKind("", "Node")
 SERVICE_ACCOUNT = GroupKind("", "ServiceAccount")
 SERVICE = GroupKind("", "Service")
 ENDPOINTS = GroupKind("", "Endpoints")

@@ -17,13 +17,16 @@ upstream does it (plugin/pkg/admission/...). Defaults only: what a pod may be is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rollwise.api.errors import Forbidden
 from rollwise.api.meta import Obj, annotations_of, name_of
+from rollwise.api.scheduling import choose_node, unschedulable_status
 from rollwise.cluster.protocol import Cluster
-from rollwise.cluster.resources import GroupKind
+from rollwise.cluster.resources import NODE, POD, GroupKind
 
 __all__ = ["DEFAULT_TOLERATION_SECONDS", "PRIORITY_CLASS", "STORAGE_CLASS", "SYSTEM_PRIORITY_CLASSES", "Plugins"]
 
@@ -64,9 +67,23 @@ class Plugins:
 
     def __init__(self) -> None:
         self._cluster: Cluster | None = None
+        self._clock: Callable[[], float] = time.time
 
-    def bind(self, cluster: Cluster) -> None:
+    def bind(self, cluster: Cluster, clock: Callable[[], float] = time.time) -> None:
         self._cluster = cluster
+        self._clock = clock
+
+    def schedule(self, pod: Obj) -> None:
+        """The scheduler's first attempt, at creation (``api/scheduling.py``): bound to a node that takes it, or left
+        Pending with PodScheduled False and upstream's message for the scheduler loop (``local/scheduler.py``)."""
+        nodes = self._list(NODE)
+        running = Counter(str((p.get("spec") or {}).get("nodeName")) for p in self._list(POD)) if len(nodes) > 1 \
+            else Counter[str]()
+        node, message = choose_node(pod, nodes, running)
+        if node is not None:
+            pod["spec"]["nodeName"] = node
+            return
+        pod["status"] = unschedulable_status(pod.get("status") or {}, message, self._clock())
 
     def _list(self, gk: GroupKind) -> list[Obj]:
         return [] if self._cluster is None else list(self._cluster.list(gk))

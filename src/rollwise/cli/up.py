@@ -43,6 +43,7 @@ from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.disruption import DisruptionController
 from rollwise.local.driver import WallDriver, scaled_profile
 from rollwise.local.processes import ProcessKubelet
+from rollwise.local.scheduler import Scheduler
 from rollwise.local.workloads import DEPLOYMENT, REPLICASET, REPLICATION_CONTROLLER, WorkloadControllers
 from rollwise.runtime.trace import DecisionLog
 from rollwise.scenario.scenario import parse_apps
@@ -250,6 +251,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                             (REPLICATION_CONTROLLER, "replicaset")) if name in controllers))
     disruption = DisruptionController(store.cluster, listen=store.feed.listen, pump=store.feed.pump,
                                       clock=driver.clock)
+    scheduler = Scheduler(store.cluster, listen=store.feed.listen, pump=store.feed.pump, clock=driver.clock)
     runner = web.AppRunner(make_app(store, config), handle_signals=False, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port, ssl_context=server_ssl_context(creds), shutdown_timeout=1)
@@ -266,6 +268,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     driver.start()
     workloads.start()
     disruption.start()
+    scheduler.start()
     print(f"rollwise up: serving {url}", flush=True)
     print(f"kubeconfig: {kubeconfig}", flush=True)
     print(f"export KUBECONFIG={kubeconfig}", flush=True)
@@ -287,6 +290,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     driver.stop()
     workloads.stop()
     disruption.stop()
+    scheduler.stop()
     store.cluster.drop_watches()  # open watch streams end cleanly before the server stops
     await runner.cleanup()
     store.close()

@@ -25,6 +25,7 @@ from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.revisions import stored_as_is
+from rollwise.api.scheduling import unscheduled
 from rollwise.api.validation import note_admitted, validate_statefulset
 from rollwise.cluster.memory import Admit
 from rollwise.cluster.protocol import Cluster
@@ -108,7 +109,12 @@ def _without_images(spec: Any) -> Any:
 
 
 def _pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError]:
-    if _without_images(new.get("spec")) == _without_images(old.get("spec")):
+    after, before = new.get("spec"), old.get("spec")
+    if isinstance(after, Mapping) and isinstance(before, Mapping) and after.get("nodeName") \
+            and not before.get("nodeName") and unscheduled(old):
+        # The binding (pods/binding): the scheduler sets the node of a pod it could not place before.
+        after = {k: v for k, v in after.items() if k != "nodeName"}
+    if _without_images(after) == _without_images(before):
         return []
     return [FieldError(path="spec", kind=_FORBIDDEN,
                        rule="pod updates may not change fields other than `spec.containers[*].image`")]

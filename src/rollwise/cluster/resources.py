@@ -22,6 +22,7 @@ __all__ = [
     "EVENT",
     "EVENT_V1",
     "LEASE",
+    "NODE",
     "POD",
     "PVC",
     "ROLLWISE_PRINTER_COLUMNS",
@@ -207,6 +208,7 @@ BUILTIN_RESOURCES: tuple[Resource, ...] = (
 )
 
 POD = GroupKind("", "Pod")
+NODE = GroupKind("", "Node")
 PVC = GroupKind("", "PersistentVolumeClaim")
 EVENT_V1 = GroupKind("", "Event")
 EVENT = GroupKind("events.k8s.io", "Event")

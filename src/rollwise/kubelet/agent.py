@@ -36,6 +36,7 @@ from typing import Any
 
 from rollwise.api.meta import Obj, deletion_timestamp, uid_of
 from rollwise.api.records import dataclass
+from rollwise.api.scheduling import scheduled_at, unscheduled
 from rollwise.kubelet.containers import KILLED_EXIT_CODE, ContainerRuntime, ContainerView, Termination, observe
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.status import Note, build_status, container_waiting_reasons, status_notes
@@ -240,6 +241,8 @@ def advance(pod: Obj, runtime: PodRuntime, profile: KubeletProfile, now: float, 
     ``readiness`` (container -> (ready, since)) lets an application model decide when running containers pass
     their readiness probe, instead of the profile's ``readySeconds``.
     """
+    if unscheduled(pod):
+        return KubeletStep(status=None, runtime=runtime, wake_at=None)  # on no node: no kubelet runs it
     rt = _for_pod(pod, runtime)
     spec = _spec_images(pod)
     deleted = deletion_timestamp(pod)
@@ -247,6 +250,9 @@ def advance(pod: Obj, runtime: PodRuntime, profile: KubeletProfile, now: float, 
     t = now if deleted is None else min(now, deleted)
     if not rt.containers:
         created = pod.get("metadata", {}).get("creationTimestamp")
+        bound = scheduled_at(pod)  # a pod bound after its creation starts from the binding
+        if bound is not None and (created is None or bound > float(created)):
+            created = bound
         rt = _sync_images(rt, spec, profile, t if created is None else min(float(created), t))
     later: tuple[PendingFault, ...] = ()
     if rt.faults:

@@ -37,6 +37,7 @@ from typing import Any
 
 from rollwise.api.identity import ordinal_of
 from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of, namespace_of, uid_of
+from rollwise.api.scheduling import unscheduled
 from rollwise.kubelet.containers import ContainerRuntime
 from rollwise.kubelet.process import gateway
 from rollwise.kubelet.process.identity import ClusterLayout
@@ -131,6 +132,8 @@ class ProcessRuntime:
         return layout
 
     def sync(self, pod: Obj, sts: Mapping[str, Any], now: float) -> PodSync:
+        if unscheduled(pod):
+            return PodSync(status=None)  # on no node: nothing runs until the scheduler binds it
         entry = self._entry(pod, sts, now)
         member = entry.member
         deleted = deletion_timestamp(pod)
