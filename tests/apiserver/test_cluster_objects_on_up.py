@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
-from kubectl_support import Up, find_kubectl, start_up, stop_up
+from kubectl_support import Up, running_up
 from lightkube import ApiError, Client, KubeConfig
 from lightkube.models.core_v1 import Container, PodSpec
 from lightkube.models.meta_v1 import ObjectMeta
@@ -21,14 +21,8 @@ pytestmark = pytest.mark.kubectl
 
 @pytest.fixture(scope="module")
 def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    server = start_up(tmp_path_factory.mktemp("cluster-objects"), kubectl)
-    try:
+    with running_up(tmp_path_factory.mktemp("cluster-objects")) as server:
         yield server
-    finally:
-        stop_up(server.proc)
 
 
 @pytest.fixture(scope="module")

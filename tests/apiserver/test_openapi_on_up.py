@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubectl_support import Up, find_kubectl, start_up, stop_up
+from kubectl_support import Up, running_up
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from server_support import TOKEN, api, body, run
@@ -64,14 +64,8 @@ def test_the_v3_documents_describe_each_field_of_a_built_in_kind_and_the_v2_one_
 
 @pytest.fixture(scope="module")
 def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    server = start_up(tmp_path_factory.mktemp("openapi"), kubectl)
-    try:
+    with running_up(tmp_path_factory.mktemp("openapi")) as server:
         yield server
-    finally:
-        stop_up(server.proc)
 
 
 @pytest.mark.kubectl

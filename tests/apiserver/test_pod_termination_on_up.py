@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import Up, find_kubectl, start_up, stop_up
+from kubectl_support import Up, running_up
 from lightkube import Client, KubeConfig
 from lightkube.resources.core_v1 import Pod
 
@@ -19,14 +19,8 @@ pytestmark = pytest.mark.kubectl
 
 @pytest.fixture(scope="module")
 def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
-    server = start_up(tmp_path_factory.mktemp("termination"), kubectl)
-    try:
+    with running_up(tmp_path_factory.mktemp("termination")) as server:
         yield server
-    finally:
-        stop_up(server.proc)
 
 
 def _pod(name: str, *finalizers: str) -> str:

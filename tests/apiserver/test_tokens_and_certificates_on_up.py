@@ -18,7 +18,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from kubectl_support import Up, find_kubectl, start_up, stop_up
+from kubectl_support import Up, running_up
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
@@ -46,16 +46,10 @@ subjects:
 
 @pytest.fixture(scope="module")
 def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    kubectl = find_kubectl()
-    if kubectl is None:
-        pytest.skip("kubectl is not installed")
     tmp = tmp_path_factory.mktemp("identities")
-    server = start_up(tmp, kubectl, "--authz", "rbac", "--data-dir", str(tmp / "data"))
-    try:
+    with running_up(tmp, "--authz", "rbac", "--data-dir", str(tmp / "data")) as server:
         server.apply(READER)
         yield server
-    finally:
-        stop_up(server.proc)
 
 
 def _kubeconfig(up: Up, path: Path, **user: str) -> Path:
