@@ -9,23 +9,16 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubectl_support import Up, running_up
+import yaml
+from kubectl_support import Up, running_up, statefulset
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from server_support import TOKEN, api, body, run
 
+from rollwise.apiserver.store import ApiStore
+
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-STS = """apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: web}
-spec:
-  serviceName: web
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: app, image: "nginx:1.27"}]}
-"""
+STS = statefulset("web", image="nginx:1.27", replicas=1, claims=False)
 
 
 def _resolve(doc: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
@@ -85,6 +78,21 @@ def test_kubectl_explain_answers_for_the_fields_of_every_served_built_in_kind(up
         if done.returncode != 0 or "FIELDS:" not in done.stdout:
             unexplained.append((name, api_version, done.stderr.strip()))
     assert unexplained == []
+
+
+def test_reapplying_a_port_without_its_protocol_keeps_the_one_port_the_server_defaulted() -> None:
+    store = ApiStore()
+    try:
+        statefulsets = store.registry.find("apps", "v1", "statefulsets")
+        assert statefulsets is not None
+        config = yaml.safe_load(STS)
+        for _ in range(2):
+            obj, _created = store.patch(statefulsets, "default", "web", "application/apply-patch+yaml", config,
+                                        actor="admin", manager="kubectl")
+        ports = obj["spec"]["template"]["spec"]["containers"][0]["ports"]
+        assert ports == [{"containerPort": 80, "name": "http", "protocol": "TCP"}]
+    finally:
+        store.close()
 
 
 @pytest.mark.kubectl

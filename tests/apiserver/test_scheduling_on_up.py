@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubectl_support import Up, running_up
+from kubectl_support import Up, running_up, statefulset
 from lightkube import Client, KubeConfig
 from lightkube.resources.core_v1 import Pod
 
@@ -87,17 +87,7 @@ def test_a_node_selector_waits_for_a_node_with_the_label(up: Up) -> None:
 
 
 def test_a_statefulset_pod_recreated_on_a_cordoned_node_is_pending_until_uncordoned(up: Up) -> None:
-    up.apply("""apiVersion: apps/v1
-kind: StatefulSet
-metadata: {name: solo}
-spec:
-  serviceName: solo
-  replicas: 1
-  selector: {matchLabels: {app: solo}}
-  template:
-    metadata: {labels: {app: solo}}
-    spec: {containers: [{name: app, image: "nginx:1.27"}]}
-""")
+    up.apply(statefulset("solo", image="nginx:1.27", replicas=1, claims=False))
     up.kubectl("rollout", "status", "sts/solo", "--timeout=60s")
     first = up.read("pod", "solo-0")["metadata"]["uid"]
     up.kubectl("cordon", NODE)

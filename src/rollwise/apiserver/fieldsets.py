@@ -17,7 +17,8 @@ from typing import Any
 
 from rollwise.apiserver.smp import MERGE_KEYS, SET_LISTS
 
-__all__ = ["FieldSet", "ListTypes", "Path", "delete_at", "fields_of", "from_fields_v1", "to_fields_v1", "value_at"]
+__all__ = ["FieldSet", "ListTypes", "Path", "delete_at", "fields_of", "from_fields_v1", "key_values", "to_fields_v1",
+           "value_at"]
 
 Path = tuple[str, ...]
 FieldSet = frozenset[Path]
@@ -66,12 +67,28 @@ class ListTypes:
         return self.schema
 
 
+# What structured-merge-diff reads for a key field an item leaves out: the field's default in the schema (a port's
+# protocol is TCP), so an applied port without a protocol is the live one the server defaulted to TCP.
+_KEY_DEFAULTS = {"protocol": "TCP"}
+
+
+def key_values(item: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """The key fields of a list item, each the item's own or its default; a key with neither is left out."""
+    out = {}
+    for k in sorted(keys):
+        if k in item:
+            out[k] = item[k]
+        elif k in _KEY_DEFAULTS:
+            out[k] = _KEY_DEFAULTS[k]
+    return out
+
+
 def _item_key(item: Any, keys: tuple[str, ...]) -> str:
     if not keys:
         return "v:" + json.dumps(item, separators=(",", ":"), sort_keys=True)
     if not isinstance(item, Mapping):
         return "v:" + json.dumps(item, separators=(",", ":"), sort_keys=True)
-    return "k:" + json.dumps({k: item.get(k) for k in sorted(keys) if k in item}, separators=(",", ":"))
+    return "k:" + json.dumps(key_values(item, keys), separators=(",", ":"))
 
 
 def _walk(value: Any, types: ListTypes, schema: Mapping[str, Any] | None, names: tuple[str, ...],

@@ -22,6 +22,7 @@ from rollwise.apiserver.fieldsets import (
     delete_at,
     fields_of,
     from_fields_v1,
+    key_values,
     to_fields_v1,
     value_at,
 )
@@ -131,7 +132,7 @@ def _merge(live: Any, config: Any, types: ListTypes, schema: Mapping[str, Any] |
 
 def _probe(item: Any, keys: tuple[str, ...]) -> str:
     if keys and isinstance(item, Mapping):
-        return json.dumps({k: item.get(k) for k in keys}, sort_keys=True)
+        return json.dumps(key_values(item, keys), sort_keys=True)
     return json.dumps(item, sort_keys=True)
 
 
