@@ -95,6 +95,21 @@ def test_reapplying_a_port_without_its_protocol_keeps_the_one_port_the_server_de
         store.close()
 
 
+def test_applying_the_port_another_manager_created_with_the_same_value_is_no_conflict() -> None:
+    # The official client's e2e test_create_apps_deployment_from_yaml_with_apply_is_idempotent: created, then
+    # applied unchanged by another manager; the port's key is read with its default protocol on both sides.
+    store = ApiStore()
+    try:
+        statefulsets = store.registry.find("apps", "v1", "statefulsets")
+        assert statefulsets is not None
+        store.create(statefulsets, "default", yaml.safe_load(STS), actor="admin", manager="OpenAPI-Generator")
+        obj, _ = store.patch(statefulsets, "default", "web", "application/apply-patch+yaml", yaml.safe_load(STS),
+                             actor="admin", manager="python-client")
+        assert len(obj["spec"]["template"]["spec"]["containers"][0]["ports"]) == 1
+    finally:
+        store.close()
+
+
 @pytest.mark.kubectl
 def test_kubectl_diff_after_an_unchanged_apply_shows_nothing(up: Up) -> None:
     up.apply(STS, "--server-side")

@@ -131,7 +131,7 @@ def _step(value: Any, key: str) -> Any:
             return item
         if key.startswith("k:") and isinstance(item, Mapping):
             wanted = json.loads(key[2:])
-            if all(item.get(k) == v for k, v in wanted.items()):
+            if key_values(item, tuple(wanted)) == wanted:  # a key field left out is its default, as when keyed
                 return item
     return _MISSING
 
