@@ -10,7 +10,6 @@ wait for this status: it computes the allowance afresh (apiserver/eviction.py), 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +21,7 @@ from rollwise.api.meta import Obj, namespace_of, uid_of
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD, GroupKind
+from rollwise.local.loop_turn import LoopTurn
 from rollwise.runtime.setkeys import all_sets
 
 __all__ = ["ACTOR", "PDB", "DisruptionController", "budget_status"]
@@ -47,46 +47,34 @@ def budget_status(pdb: Obj, pods: list[Obj], scales: dict[str, int], now: float)
                                            owned=frozenset({"DisruptionAllowed"}))}
 
 
-class DisruptionController:
+class DisruptionController(LoopTurn):
     """``start()`` on the running loop, ``stop()`` before the store closes."""
+
+    actor = ACTOR
 
     def __init__(self, cluster: MemoryCluster, *, listen: Callable[[Callable[[Change], None]], None],
                  pump: Callable[[], None], clock: Callable[[], float]) -> None:
-        self.cluster = cluster
-        self.pump = pump
-        self.clock = clock
         self._dirty: set[str] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._scheduled = False
-        listen(self._on_change)
+        super().__init__(cluster, listen=listen, pump=pump, clock=clock)
 
-    def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
+    def _started(self) -> None:
         for pdb in self.cluster.list(PDB):
             self._mark(namespace_of(pdb))
 
-    def stop(self) -> None:
-        self._loop = None
-
-    def _on_change(self, ch: Change) -> None:
-        if self._loop is None or ch.actor == ACTOR:
-            return
+    def _changed(self, ch: Change) -> None:
         gk = self.cluster.resources.of(ch.obj)
         if gk in (POD, PDB):
             self._mark(namespace_of(ch.obj))
 
     def _mark(self, namespace: str) -> None:
         self._dirty.add(namespace)
-        if not self._scheduled and self._loop is not None:
-            self._scheduled = True
-            self._loop.call_soon(self._drain)
+        self._soon()
 
-    def _drain(self) -> None:
-        self._scheduled = False
+    def _turn(self) -> None:
         namespaces, self._dirty = self._dirty, set()
         for namespace in sorted(namespaces):
             budgets = self.cluster.list(PDB, namespace)
-            if not budgets or self._loop is None:
+            if not budgets or not self.running:
                 continue
             pods = self.cluster.list(POD, namespace)
             scales = {uid_of(s): int(s["spec"].get("replicas", 1)) for s in all_sets(self.cluster, namespace)}
@@ -98,4 +86,3 @@ class DisruptionController:
                     self.cluster.update_status({**pdb, "status": status}, actor=ACTOR)
                 except ApiStatusError as err:  # deleted or changed meanwhile: its change marks it again
                     log.debug("%s: status of %s not written: %s", ACTOR, pdb["metadata"]["name"], err)
-        self.pump()

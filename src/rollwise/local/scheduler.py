@@ -10,18 +10,16 @@ rewritten only when it changes. The rules are ``api/scheduling.py``'s.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj, deletion_timestamp
 from rollwise.api.scheduling import choose_node, unschedulable_status, unscheduled
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import NODE, POD
+from rollwise.local.loop_turn import LoopTurn
 
 __all__ = ["ACTOR", "Scheduler"]
 
@@ -34,41 +32,17 @@ def _waiting(pod: Obj) -> bool:
     return unscheduled(pod) and not (pod.get("spec") or {}).get("nodeName") and deletion_timestamp(pod) is None
 
 
-class Scheduler:
+class Scheduler(LoopTurn):
     """``start()`` on the running loop, ``stop()`` before the store closes."""
 
-    def __init__(self, cluster: MemoryCluster, *, listen: Callable[[Callable[[Change], None]], None],
-                 pump: Callable[[], None], clock: Callable[[], float]) -> None:
-        self.cluster = cluster
-        self.pump = pump
-        self.clock = clock
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._scheduled = False
-        listen(self._on_change)
+    actor = ACTOR
 
-    def start(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._mark()
-
-    def stop(self) -> None:
-        self._loop = None
-
-    def _on_change(self, ch: Change) -> None:
-        if self._loop is None or ch.actor == ACTOR:
-            return
+    def _changed(self, ch: Change) -> None:
         gk = self.cluster.resources.of(ch.obj)
         if gk == NODE or (gk == POD and ch.type != "DELETED" and _waiting(ch.obj)):
-            self._mark()
+            self._soon()
 
-    def _mark(self) -> None:
-        if not self._scheduled and self._loop is not None:
-            self._scheduled = True
-            self._loop.call_soon(self._drain)
-
-    def _drain(self) -> None:
-        self._scheduled = False
-        if self._loop is None:
-            return
+    def _turn(self) -> None:
         waiting = [p for p in self.cluster.list(POD) if _waiting(p)]
         if not waiting:
             return
@@ -88,7 +62,6 @@ class Scheduler:
                 running[node] += 1
             except ApiStatusError as err:  # changed or deleted meanwhile: its change marks it again
                 log.debug("%s: pod %s not scheduled now: %s", ACTOR, pod["metadata"]["name"], err)
-        self.pump()
 
 
 def _scheduled(status: dict[str, Any], now: float) -> dict[str, Any]:
