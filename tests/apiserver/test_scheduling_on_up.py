@@ -35,6 +35,13 @@ def _scheduled(pod: dict[str, Any]) -> dict[str, Any]:
     return next(c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled")
 
 
+def _reasons(up: Up, name: str) -> list[str]:
+    """The reasons of the pod's Events."""
+    listed = json.loads(up.kubectl("get", "events", "--field-selector", f"involvedObject.name={name}",
+                                   "-o", "json").stdout)["items"]
+    return [e["reason"] for e in listed]
+
+
 def _pending_for(up: Up, name: str, message: str) -> None:
     pod = up.read("pod", name)
     assert pod["status"]["phase"] == "Pending" and not pod["spec"].get("nodeName")
@@ -50,9 +57,12 @@ def test_a_pod_waits_on_a_cordoned_node_and_runs_once_it_is_uncordoned(up: Up) -
         _pending_for(up, "cordoned", "0/1 nodes are available: 1 node(s) were unschedulable." + PREEMPTION)
         shown = up.kubectl("get", "pod", "cordoned", "--no-headers").stdout.split()
         assert shown[1:3] == ["0/1", "Pending"], shown
+        up.until(lambda: "FailedScheduling" in _reasons(up, "cordoned"), "a FailedScheduling event")
+        assert "Scheduled" not in _reasons(up, "cordoned")
     finally:
         up.kubectl("uncordon", NODE)
     up.kubectl("wait", "--for=condition=Ready", "pod/cordoned", "--timeout=60s")
+    assert {"FailedScheduling", "Scheduled"} <= set(_reasons(up, "cordoned"))
     pod = up.read("pod", "cordoned")
     assert pod["spec"]["nodeName"] == NODE and _scheduled(pod)["status"] == "True"
 

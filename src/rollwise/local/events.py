@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
+from rollwise.api.scheduling import unscheduled
 from rollwise.kubelet.agent import Note
 from rollwise.kubelet.quorum import LEADER_CHANGED, QUORUM_LOST, QuorumEvent
 from rollwise.runtime.execute import ControllerEvent
@@ -37,6 +38,8 @@ class _Told:
 
     scheduled: bool = False
     killing: bool = False
+    unschedulable: str = ""
+    """The FailedScheduling message last written (a pod no node takes: api/scheduling.py)."""
 
 
 class KubeletEvents:
@@ -57,6 +60,15 @@ class KubeletEvents:
         told = self._told.setdefault(uid_of(pod), _Told())
         images = {str(c.get("name")): str(c.get("image")) for c in (pod.get("spec") or {}).get("containers") or ()}
         out: list[tuple[str, ControllerEvent]] = []
+        if unscheduled(pod):
+            # kube-scheduler's Warning, once per message; nothing is scheduled, pulled or started yet.
+            message = next(str(c.get("message") or "") for c in pod["status"]["conditions"]
+                           if isinstance(c, dict) and c.get("type") == "PodScheduled")
+            if message != told.unschedulable:
+                told.unschedulable = message
+                self.record(pod, ControllerEvent(event_type="Warning", reason="FailedScheduling", message=message),
+                            "default-scheduler")
+            return
         if not told.scheduled and not (pod.get("status") or {}).get("containerStatuses"):
             told.scheduled = True
             node = (pod.get("spec") or {}).get("nodeName") or "rollwise-node"
