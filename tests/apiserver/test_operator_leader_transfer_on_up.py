@@ -67,3 +67,59 @@ def test_the_companion_asks_the_leader_to_hand_over_and_deletes_it_only_after_th
     assert len([e for e in ours if e["verb"] == "delete"]) == 3
     events = up.kubectl("get", "events", "--field-selector", "involvedObject.name=qa").stdout
     assert "LeaderTransferRequested" in events and "LeaderTransferTimedOut" not in events
+
+
+ETCD = """\
+apiVersion: apps.rollwise.dev/v1alpha1
+kind: StatefulSet
+metadata:
+  name: etcd
+  namespace: default
+  annotations: {rollwise.dev/update-policy: QuorumAware, rollwise.dev/role-label: role,
+                rollwise.dev/leader-transfer: "true"}
+spec:
+  replicas: 3
+  podManagementPolicy: Parallel
+  updateStrategy: {type: OnDelete}
+  selector: {matchLabels: {app: etcd}}
+  template:
+    metadata: {labels: {app: etcd}}
+    spec: {containers: [{name: etcd, image: "nginx:1.26"}]}
+"""
+"""An etcd set of the custom kind handed to the quorum-aware controller, roles from a pod label, leader transfer on."""
+
+
+def test_a_custom_kind_quorum_aware_set_rolls_followers_first_and_the_leader_last_under_the_operator(
+        up: Up, operator: Operator) -> None:
+    up.apply(ETCD)
+    up.kubectl("wait", "rsts/etcd", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
+    # The leader is the middle ordinal, so neither ordinal order puts it last by chance.
+    up.kubectl("label", "pod", "etcd-1", "role=leader")
+    uids = {name: p["metadata"]["uid"] for name, p in _members(up).items()}
+    up.kubectl("patch", "rsts", "etcd", "--type=merge", "-p",
+               '{"spec":{"template":{"spec":{"containers":[{"name":"etcd","image":"nginx:1.27"}]}}}}')
+
+    def asked() -> bool:
+        return TRANSFER_TO in (_members(up).get("etcd-1", {}).get("metadata", {}).get("annotations") or {})
+
+    up.until(asked, "the operator asks the leader etcd-1 to hand over once both followers are updated")
+    members = _members(up)
+    target = members["etcd-1"]["metadata"]["annotations"][TRANSFER_TO]
+    assert target in ("etcd-0", "etcd-2")
+    assert {n: p["spec"]["containers"][0]["image"] for n, p in members.items()} == {
+        "etcd-0": "nginx:1.27", "etcd-1": "nginx:1.26", "etcd-2": "nginx:1.27"}
+    assert members["etcd-1"]["metadata"]["uid"] == uids["etcd-1"]
+    # The agent: leadership moves to the target.
+    up.kubectl("label", "pod", "etcd-1", "role=follower", "--overwrite")
+    up.kubectl("label", "pod", target, "role=leader", "--overwrite")
+    up.until(lambda: sorted(p["spec"]["containers"][0]["image"] for p in _members(up).values()) == ["nginx:1.27"] * 3
+             and _members(up)["etcd-1"]["metadata"]["uid"] != uids["etcd-1"], "the old leader is replaced last")
+    deletes = [e["name"] for e in audit_entries(up) if e["resource"] == "pods" and e["verb"] == "delete"]
+    assert sorted(deletes[:2]) == ["etcd-0", "etcd-2"] and deletes[2:] == ["etcd-1"], deletes
+    assert {e["user"] for e in audit_entries(up) if e["resource"] == "pods" and e["verb"] == "delete"} == {"op-a"}
+    events = up.kubectl("get", "events", "--field-selector", "involvedObject.name=etcd").stdout
+    assert "QuorumAwareDelete" in events and "LeaderTransferRequested" in events
+
+
+def _members(up: Up) -> dict[str, dict]:
+    return {p["metadata"]["name"]: p for p in get_json(up, "pods", "-l", "app=etcd")["items"]}

@@ -126,7 +126,7 @@ async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: C
                             lease_name=args.lease_name, timings=timings, workers=args.workers)
     shared = worlds[config.controllers[0]]
     trace = DecisionLog(args.trace) if args.trace else None
-    op = Operator({name: worlds[name] for name in config.controllers}, config=config, leases=_Leases(shared),
+    op = Operator(worlds, config=config, leases=_Leases(shared),
                   events=_Events(shared), metrics=runtime_metrics, trace=trace)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -193,8 +193,9 @@ def _one_line_error(prog: str) -> Any:
 def add_run(sub: Any) -> None:
     p = sub.add_parser("run", help="run the operator against a Kubernetes API",
                        description="Run rollwise's controllers against a real API server: the "
-                                   "apps.rollwise.dev/v1alpha1 StatefulSet controller and the quorum-aware companion "
-                                   "for apps/v1 sets (OnDelete plus the rollwise.dev/update-policy annotation).")
+                                   "apps.rollwise.dev/v1alpha1 StatefulSet controller and the quorum-aware controller "
+                                   "for sets of both kinds (OnDelete plus the rollwise.dev/update-policy annotation; "
+                                   "on apps/v1 sets as a companion of kube-controller-manager).")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig to use (default: $KUBECONFIG, ~/.kube/config)")
     where.add_argument("--in-cluster", action="store_true", help="use the pod's service account")
