@@ -15,7 +15,15 @@ from pathlib import Path
 import pytest
 import zygote
 from kubectl_support import DEADLINE, Up, statefulset
-from operator_support import WEB, Operator, audit_entries, get_json, leading_operator, running_up_for_operator
+from operator_support import (
+    WEB,
+    Operator,
+    audit_entries,
+    get_json,
+    last_audit_time,
+    leading_operator,
+    running_up_for_operator,
+)
 
 pytestmark = pytest.mark.kubectl
 
@@ -92,3 +100,59 @@ def test_the_companion_rolls_an_apps_v1_set_with_deletes_events_and_its_annotati
                                                             ("leases.coordination.k8s.io", "create"),
                                                             ("leases.coordination.k8s.io", "update")}
     assert touched == {("pods", "delete"), ("statefulsets.apps", "patch")}, "never apps/v1 status, never a create"
+
+
+def _quorum_set(name: str) -> str:
+    notes = "annotations: {rollwise.dev/update-policy: QuorumAware}"
+    return statefulset(name, replicas=3, claims=False, image="nginx:1.26", strategy="{type: OnDelete}").replace(
+        f"metadata:\n  name: {name}", f"metadata:\n  name: {name}\n  {notes}")
+
+
+def _pod_deletes(up: Up, since: float = 0.0) -> list[dict]:
+    return [e for e in audit_entries(up) if e["resource"] == "pods" and e["verb"] == "delete" and e["time"] >= since]
+
+
+def test_the_documented_up_and_operator_set_up_deletes_each_replaced_pod_once(tmp_path: Path) -> None:
+    # docs/operator.md "Try it against rollwise up": `up --controllers=-apps.rollwise.dev`, then `rollwise run
+    # --kubeconfig` with no other flag; up's quorum-aware controller is left on, as the docs leave it.
+    with running_up_for_operator(tmp_path) as up:
+        op = Operator(up, tmp_path, "op-a", as_documented=True)
+        try:
+            op.wait_for("caches synced")
+            up.apply(_quorum_set("qa"))
+            up.kubectl("wait", "sts/qa", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
+            up.kubectl("set", "image", "sts/qa", "app=nginx:1.27")
+            up.until(lambda: _images(up, "qa") == ["nginx:1.27"] * 3, "every member replaced")
+            up.until(lambda: _all_members_updated(up, "qa"), "the operator records AllMembersUpdated")
+            deletes = _pod_deletes(up)
+            assert sorted(e["name"] for e in deletes) == ["qa-0", "qa-1", "qa-2"], deletes
+            assert {(e["user"], e["code"]) for e in deletes} == {("op-a", 200)}, "one controller, no refused delete"
+        finally:
+            assert op.stop() == 0
+
+
+def test_ups_own_quorum_aware_controller_resumes_once_the_operator_stops(tmp_path: Path) -> None:
+    with running_up_for_operator(tmp_path) as up:
+        op = Operator(up, tmp_path, "op-a", as_documented=True)
+        try:
+            op.wait_for("caches synced")
+            up.apply(_quorum_set("qa"))
+            up.kubectl("wait", "sts/qa", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
+            up.kubectl("set", "image", "sts/qa", "app=nginx:1.27")
+            up.until(lambda: _images(up, "qa") == ["nginx:1.27"] * 3, "every member replaced")
+            assert {e["user"] for e in _pod_deletes(up)} == {"op-a"}, "up's controller stands down meanwhile"
+        finally:
+            assert op.stop() == 0
+        since = last_audit_time(up)
+        up.kubectl("set", "image", "sts/qa", "app=nginx:1.28")
+        up.until(lambda: _images(up, "qa") == ["nginx:1.28"] * 3, "up's own controller replaces every member")
+        deletes = _pod_deletes(up, since)
+        assert sorted(e["name"] for e in deletes) == ["qa-0", "qa-1", "qa-2"], deletes
+        assert {e["user"] for e in deletes} == {"system:serviceaccount:kube-system:quorum-aware-controller"}
+
+
+def _all_members_updated(up: Up, name: str) -> bool:
+    sts = get_json(up, "sts", name)
+    state = json.loads((sts["metadata"].get("annotations") or {}).get("rollwise.dev/quorum-status") or "{}")
+    return state.get("updateRevision") == sts["status"]["updateRevision"] and any(
+        c["type"] == "AllMembersUpdated" and c["status"] == "True" for c in state.get("conditions") or [])

@@ -47,6 +47,12 @@ def _controllers(text: str) -> tuple[str, ...]:
     return names
 
 
+def _boolean(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: use true or false")
+    return text.lower() == "true"
+
+
 class _Leases:
     """``LeaseClient`` over the cluster."""
 
@@ -205,7 +211,9 @@ def add_run(sub: Any) -> None:
                    help="watch only these namespaces (default: all)")
     p.add_argument("--controllers", type=_controllers, default=tuple(CONTROLLERS),
                    help=f"comma-separated controllers to run (default: {','.join(CONTROLLERS)})")
-    p.add_argument("--leader-elect", action="store_true", help="take part in leader election (run two replicas)")
+    p.add_argument("--leader-elect", nargs="?", const=True, default=True, type=_boolean, metavar="true|false",
+                   help="take part in leader election (default true, as kube-controller-manager's): one replica "
+                        "acts at a time, and `rollwise up`'s own controllers stand down while it leads")
     p.add_argument("--lease-namespace", default=os.environ.get("POD_NAMESPACE") or "rollwise-system")
     p.add_argument("--lease-name", default="rollwise")
     p.add_argument("--identity", default=os.environ.get("POD_NAME") or f"{socket.gethostname()}_{uuid.uuid4()}",

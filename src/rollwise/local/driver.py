@@ -44,7 +44,7 @@ from rollwise.api.meta import (
 )
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
-from rollwise.cluster.resources import POD, PVC, STATEFULSET_KINDS, GroupKind
+from rollwise.cluster.resources import LEASE, POD, PVC, STATEFULSET_KINDS, GroupKind
 from rollwise.kubelet.agent import FAULTS
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
@@ -52,6 +52,7 @@ from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.audited import AuditedCluster
 from rollwise.local.events import KubeletEvents, quorum_event
 from rollwise.local.processes import ProcessKubelet
+from rollwise.local.standdown import OperatorLeases
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.clock import EpochClock
 from rollwise.runtime.kubelet import Kubelet
@@ -128,6 +129,8 @@ class WallDriver:
         """The simulated kubelet (runtime/kubelet.py), on the driver's clock, for every pod no process runs."""
         self._stopped = False
         self._apps = {name: scaled_params(p, speed) for name, p in (apps or {}).items()}
+        self.leases = OperatorLeases(clock)
+        """The operators' Leases: the controllers an operator runs stand down here while it leads (standdown.py)."""
         self.models: QuorumModels | None = None
         """The quorum models of the sets ``apps`` binds (runtime/quorum_app.py), on the driver's clock."""
         if processes is not None:  # a set bound to a model runs in the simulated kubelet
@@ -146,12 +149,13 @@ class WallDriver:
         self._controller = SetController(writes, clock=self._scheduler, gates=self.gates, recorder=self._recorder,
                                          quorum=self.quorum_on, backoff_max=_BACKOFF_MAX, settle_guard=False,
                                          after_each=self.pump)
+        self._controller.stands_down = self.leases.stands_down
+        for lease in self.cluster.list(LEASE):
+            self._lease_seen(lease, deleted=False)
         if self.trace is not None:
             self._controller.observers.append(self.trace.observer(STATEFULSET_CONTROLLER))
             self._controller.quorum_observers.append(self.trace.observer(QUORUM_CONTROLLER))
-        for kind in self.kinds:
-            for sts in self.cluster.list(kind):
-                self._mark_dirty(set_key(sts))
+        self._wake_all()
         if self._apps:
             self.models = QuorumModels(self.cluster, self._apps, clock=self._scheduler, poke_pod=self._kubelet_poke,
                                        emit=self._model_event, after_tick=self.pump)
@@ -190,6 +194,8 @@ class WallDriver:
     def _on_change(self, ch: Change) -> None:
         if self._loop is None or self._stopped:
             return
+        if ch.kind == "Lease":
+            self._lease_seen(ch.obj, deleted=ch.type == "DELETED")
         if ch.kind == "PersistentVolumeClaim" and self.processes is not None:
             self.processes.on_change(ch)
         if ch.kind == "PersistentVolumeClaim" and self.volumes is not None:
@@ -241,6 +247,23 @@ class WallDriver:
             self._recorder.record(sts, quorum_event(event), LEASE_WRITER)
 
     # -- the controllers ---------------------------------------------------------------------------------------
+
+    def _lease_seen(self, lease: Obj, *, deleted: bool) -> None:
+        until, resumed = self.leases.seen(lease, deleted=deleted)
+        if until is not None and self._scheduler is not None:
+            self._scheduler.call_at(until, self._lease_check)
+        if resumed:
+            self._wake_all()
+
+    def _lease_check(self) -> None:
+        if self.leases.expire():
+            self._wake_all()
+
+    def _wake_all(self) -> None:
+        """Every set: ``up``'s controllers resume where an operator left off."""
+        for kind in self.kinds:
+            for sts in self.cluster.list(kind):
+                self._mark_dirty(set_key(sts))
 
     def _mark_dirty(self, key: SetKey) -> None:
         if self._controller is not None and not self._stopped:

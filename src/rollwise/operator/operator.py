@@ -39,7 +39,7 @@ from rollwise.runtime.informer import Informer
 from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder, AsyncEventSink
-from rollwise.runtime.registrations import QUORUM, STATEFULSET_ROW, Registration, operator_kinds
+from rollwise.runtime.registrations import QUORUM, STATEFULSET_ROW, Registration, operator_kinds, operator_marks
 from rollwise.runtime.trace import DecisionLog
 from rollwise.runtime.workers import Controller
 
@@ -125,7 +125,8 @@ class Operator:
         self.set_informers: dict[str, Informer] = {}
         self.elector = LeaderElector(leases, namespace=config.lease_namespace, name=config.lease_name,
                                      identity=config.identity, clock=self.clock, timings=config.timings,
-                                     rng=self.rng, wall_time=wall_time, on_change=self._on_leading) \
+                                     rng=self.rng, wall_time=wall_time, on_change=self._on_leading,
+                                     marks=operator_marks(config.controllers, config.namespaces)) \
             if config.leader_elect else None
         self.recorder = AsyncEventRecorder(events, clock=self.clock, component="rollwise", host=config.identity,
                                       wall_time=wall_time)

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from rollwise.api.meta import Obj
+from rollwise.api.meta import Obj, annotations_of
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, STATEFULSET_KINDS, GroupKind
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.quorum import handed_to_quorum, reconcile_quorum
@@ -29,7 +30,13 @@ from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 
-__all__ = ["QUORUM", "SET_CONTROLLERS", "STATEFULSET_ROW", "Registration", "chain_for", "operator_kinds"]
+__all__ = ["CONTROLLERS_MARK", "NAMESPACES_MARK", "QUORUM", "SET_CONTROLLERS", "STATEFULSET_ROW", "OperatorMarks",
+           "Registration", "chain_for", "operator_kinds", "operator_marks", "read_operator_marks"]
+
+CONTROLLERS_MARK = "rollwise.dev/controllers"
+"""On the operator's leader-election Lease: the ``run --controllers`` the holder runs, comma-separated."""
+NAMESPACES_MARK = "rollwise.dev/namespaces"
+"""On the same Lease: the namespaces it watches, comma-separated (absent: every namespace)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,3 +81,33 @@ def operator_kinds(names: tuple[str, ...]) -> dict[GroupKind, tuple[Registration
         if chain:
             out[kind] = chain
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorMarks:
+    """What a Lease's holder says it runs: ``run --controllers`` names and the namespaces (empty: all)."""
+
+    controllers: frozenset[str]
+    namespaces: frozenset[str]
+
+    def runs(self, row: Registration, kind: GroupKind, namespace: str) -> bool:
+        """Does the holder run ``row`` for sets of ``kind`` in ``namespace``."""
+        name = row.operator_names.get(kind)
+        return name is not None and name in self.controllers and (not self.namespaces or namespace in self.namespaces)
+
+
+def operator_marks(controllers: tuple[str, ...], namespaces: tuple[str, ...]) -> dict[str, str]:
+    """The annotations the operator's elector writes on its Lease, read back by ``read_operator_marks``."""
+    marks = {CONTROLLERS_MARK: ",".join(controllers)}
+    if namespaces:
+        marks[NAMESPACES_MARK] = ",".join(namespaces)
+    return marks
+
+
+def read_operator_marks(lease: Any) -> OperatorMarks | None:
+    """The marks of an operator's Lease; None for any other Lease (a member Lease, kube-controller-manager's)."""
+    notes = annotations_of(lease)
+    if CONTROLLERS_MARK not in notes:
+        return None
+    return OperatorMarks(controllers=frozenset(filter(None, notes[CONTROLLERS_MARK].split(","))),
+                         namespaces=frozenset(filter(None, notes.get(NAMESPACES_MARK, "").split(","))))
