@@ -127,6 +127,8 @@ def test_the_documented_up_and_operator_set_up_deletes_each_replaced_pod_once(tm
             deletes = _pod_deletes(up)
             assert sorted(e["name"] for e in deletes) == ["qa-0", "qa-1", "qa-2"], deletes
             assert {(e["user"], e["code"]) for e in deletes} == {("op-a", 200)}, "one controller, no refused delete"
+            judged = zygote.run(["check-trace", str(up.audit_log)], env=up.env, timeout=DEADLINE)
+            assert judged.returncode == 0, judged.stdout
         finally:
             assert op.stop() == 0
 
@@ -149,6 +151,8 @@ def test_ups_own_quorum_aware_controller_resumes_once_the_operator_stops(tmp_pat
         deletes = _pod_deletes(up, since)
         assert sorted(e["name"] for e in deletes) == ["qa-0", "qa-1", "qa-2"], deletes
         assert {e["user"] for e in deletes} == {"system:serviceaccount:kube-system:quorum-aware-controller"}
+        judged = zygote.run(["check-trace", str(up.audit_log)], env=up.env, timeout=DEADLINE)
+        assert judged.returncode == 0, judged.stdout  # a hand-over, not two controllers on one pod
 
 
 def _all_members_updated(up: Up, name: str) -> bool:
