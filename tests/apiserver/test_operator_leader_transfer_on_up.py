@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, statefulset
+from kubectl_support import Up, running_up, statefulset
 from operator_support import Operator, audit_entries, get_json, leading_operator, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
@@ -123,3 +123,24 @@ def test_a_custom_kind_quorum_aware_set_rolls_followers_first_and_the_leader_las
 
 def _members(up: Up) -> dict[str, dict]:
     return {p["metadata"]["name"]: p for p in get_json(up, "pods", "-l", "app=etcd")["items"]}
+
+
+def test_with_every_controller_of_up_on_the_operator_alone_runs_a_custom_kind_set(tmp_path: Path) -> None:
+    """`up` with its own controller for the custom kind left on: while the operator leads it stands down, so every
+    write to the set's pods and status is the operator's."""
+    with running_up(tmp_path, "--any-token") as up, leading_operator(up, tmp_path):
+        up.apply(ETCD.replace("rollwise.dev/leader-transfer: \"true\"", "rollwise.dev/leader-transfer: \"false\""))
+        up.kubectl("wait", "rsts/etcd", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
+        up.kubectl("label", "pod", "etcd-1", "role=leader")
+        up.kubectl("patch", "rsts", "etcd", "--type=merge", "-p",
+                   '{"spec":{"template":{"spec":{"containers":[{"name":"etcd","image":"nginx:1.27"}]}}}}')
+        up.until(lambda: sorted(p["spec"]["containers"][0]["image"] for p in _members(up).values())
+                 == ["nginx:1.27"] * 3, "the operator replaces every member")
+        writes = [e for e in audit_entries(up) if e["verb"] in ("create", "update", "patch", "delete")
+                  and (e["resource"] == "pods" or e["resource"].startswith("statefulsets.apps.rollwise.dev"))
+                  and not e["user"].startswith("system:node")]
+        assert [e["name"] for e in writes if e["resource"] == "pods" and e["verb"] == "delete"][-1] == "etcd-1"
+        assert {e["user"] for e in writes} == {"admin", "op-a"}, sorted({e["user"] for e in writes})
+        assert {e["user"] for e in writes if e["resource"] == "pods" and e["verb"] in ("create", "delete")} == {"op-a"}
+        status = {e["user"] for e in writes if e["resource"] == "statefulsets.apps.rollwise.dev/status"}
+        assert status == {"op-a"}, "up's controller of the custom kind never wrote the status beside the operator"
