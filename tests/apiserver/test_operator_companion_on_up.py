@@ -8,7 +8,9 @@ kube-controller-manager does on a real cluster.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -157,3 +159,23 @@ def _all_members_updated(up: Up, name: str) -> bool:
     state = json.loads((sts["metadata"].get("annotations") or {}).get("rollwise.dev/quorum-status") or "{}")
     return state.get("updateRevision") == sts["status"]["updateRevision"] and any(
         c["type"] == "AllMembersUpdated" and c["status"] == "True" for c in state.get("conditions") or [])
+
+
+def test_ups_controller_resumes_once_a_killed_operators_lease_runs_out(tmp_path: Path) -> None:
+    with running_up_for_operator(tmp_path) as up:
+        op = Operator(up, tmp_path, "op-a")  # a 3 s lease
+        try:
+            op.wait_for("op-a started leading")
+            up.apply(_quorum_set("qa"))
+            up.kubectl("wait", "sts/qa", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
+        finally:
+            os.kill(op.proc.pid, signal.SIGKILL)  # no release: up waits the lease out by its own clock
+            op.proc.wait()
+        since = last_audit_time(up)
+        up.kubectl("set", "image", "sts/qa", "app=nginx:1.27")
+        up.until(lambda: _images(up, "qa") == ["nginx:1.27"] * 3, "up's own controller replaces every member")
+        deletes = _pod_deletes(up, since)
+        assert sorted(e["name"] for e in deletes) == ["qa-0", "qa-1", "qa-2"], deletes
+        assert {e["user"] for e in deletes} == {"system:serviceaccount:kube-system:quorum-aware-controller"}
+        lease = get_json(up, "lease", "-n", "rollwise-system", "rollwise")
+        assert lease["spec"]["holderIdentity"] == "op-a", "the dead holder's Lease stands: up read it as expired"

@@ -67,3 +67,14 @@ def test_leases_that_are_not_an_operators_change_nothing() -> None:
     member = {"metadata": {"name": "etcd-0", "namespace": "default"}, "spec": {"holderIdentity": "a1:Leader"}}
     assert leases.seen(member) == (None, False)
     assert not leases.stands_down(QUORUM, (STATEFULSET, "default", "etcd"))
+
+
+def test_the_next_expiry_is_the_earliest_leading_holders() -> None:
+    clock = _Clock()
+    leases = OperatorLeases(clock)
+    assert leases.next_expiry() is None
+    leases.seen(_lease("op-a", duration=15))
+    leases.seen(_lease("op-b", duration=3, name="team-b"))
+    assert leases.next_expiry() == 103.0
+    clock.t = 103.0
+    assert leases.expire() and leases.next_expiry() == 115.0

@@ -54,7 +54,7 @@ from rollwise.local.events import KubeletEvents, quorum_event
 from rollwise.local.processes import ProcessKubelet
 from rollwise.local.standdown import OperatorLeases
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
-from rollwise.runtime.clock import EpochClock
+from rollwise.runtime.clock import EpochClock, TimerHandle
 from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
@@ -130,6 +130,7 @@ class WallDriver:
         self._stopped = False
         self._apps = {name: scaled_params(p, speed) for name, p in (apps or {}).items()}
         self.leases = OperatorLeases(clock)
+        self._lease_timer: TimerHandle | None = None
         """The operators' Leases: the controllers an operator runs stand down here while it leads (standdown.py)."""
         self.models: QuorumModels | None = None
         """The quorum models of the sets ``apps`` binds (runtime/quorum_app.py), on the driver's clock."""
@@ -249,15 +250,26 @@ class WallDriver:
     # -- the controllers ---------------------------------------------------------------------------------------
 
     def _lease_seen(self, lease: Obj, *, deleted: bool) -> None:
-        until, resumed = self.leases.seen(lease, deleted=deleted)
-        if until is not None and self._scheduler is not None:
-            self._scheduler.call_at(until, self._lease_check)
+        _, resumed = self.leases.seen(lease, deleted=deleted)
         if resumed:
             self._wake_all()
+        self._arm_lease_check()
 
     def _lease_check(self) -> None:
+        self._lease_timer = None
         if self.leases.expire():
             self._wake_all()
+        self._arm_lease_check()
+
+    def _arm_lease_check(self) -> None:
+        """One timer, at the earliest time a leading operator stops leading unless its Lease changes again (a timer
+        that fires early finds nothing expired and is armed again)."""
+        if self._lease_timer is not None:
+            self._lease_timer.cancel()
+            self._lease_timer = None
+        until = self.leases.next_expiry()
+        if until is not None and self._scheduler is not None and not self._stopped:
+            self._lease_timer = self._scheduler.call_at(until, self._lease_check)
 
     def _wake_all(self) -> None:
         """Every set: ``up``'s controllers resume where an operator left off."""

@@ -75,6 +75,10 @@ class OperatorLeases:
             log.info("%s stopped renewing lease %s/%s: up's controllers resume", self._held.pop(key).holder, *key)
         return bool(gone)
 
+    def next_expiry(self) -> float | None:
+        """The earliest time a holder stops leading unless its Lease changes again; None: no operator leads."""
+        return min((h.until for h in self._held.values()), default=None)
+
     def stands_down(self, row: Registration, key: SetKey) -> bool:
         """Whether ``up``'s ``row`` leaves the set ``key`` to a leading operator now."""
         kind, namespace, _ = key

@@ -3,8 +3,8 @@
 One key is one set: its view is rebuilt from the cluster every time (level-triggered, nothing remembered between
 calls), rollwise's StatefulSet controller decides and its plan is executed; then, for a set handed to it, the
 quorum-aware controller (DEP-07) decides on what the first one left — the chain of ``runtime/registrations.py``,
-the same for both kinds. The work queue requeues the key when a plan
-asks (``requeue_after``) and backs off when a write failed.
+the same for both kinds. The work queue requeues the key when a plan asks (``requeue_after``) and backs off when a
+write failed.
 """
 
 from __future__ import annotations
