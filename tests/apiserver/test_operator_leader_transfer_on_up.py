@@ -5,11 +5,13 @@ label here; the test plays the agent."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, running_up, statefulset
+import zygote
+from kubectl_support import DEADLINE, Up, running_up, statefulset
 from operator_support import Operator, audit_entries, get_json, leading_operator, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
@@ -26,7 +28,7 @@ def up(tmp_path: Path) -> Iterator[Up]:
 @pytest.fixture
 def operator(up: Up, tmp_path: Path) -> Iterator[Operator]:
     up.install_rollwise()
-    with leading_operator(up, tmp_path) as op:
+    with leading_operator(up, tmp_path, "op-a", "--trace", str(tmp_path / "decisions.jsonl")) as op:
         yield op
 
 
@@ -90,7 +92,7 @@ spec:
 
 
 def test_a_custom_kind_quorum_aware_set_rolls_followers_first_and_the_leader_last_under_the_operator(
-        up: Up, operator: Operator) -> None:
+        up: Up, operator: Operator, tmp_path: Path) -> None:
     up.apply(ETCD)
     up.kubectl("wait", "rsts/etcd", "--for=jsonpath={.status.readyReplicas}=3", "--timeout=60s")
     # The leader is the middle ordinal, so neither ordinal order puts it last by chance.
@@ -119,6 +121,13 @@ def test_a_custom_kind_quorum_aware_set_rolls_followers_first_and_the_leader_las
     assert {e["user"] for e in audit_entries(up) if e["resource"] == "pods" and e["verb"] == "delete"} == {"op-a"}
     events = up.kubectl("get", "events", "--field-selector", "involvedObject.name=etcd").stdout
     assert "QuorumAwareDelete" in events and "LeaderTransferRequested" in events
+    # The operator's decision log names the quorum-aware controller for every delete, and check-trace finds the
+    # quorum rules kept (no member deleted below quorum, none while an updated one is away).
+    decisions = [json.loads(line) for line in (tmp_path / "decisions.jsonl").read_text().splitlines()]
+    deleters = {d["controller"] for d in decisions for a in d["actions"] if a["type"] == "DeletePod"}
+    assert deleters == {"quorum-aware-controller"}, deleters
+    judged = zygote.run(["check-trace", str(tmp_path / "decisions.jsonl")], env=up.env, timeout=DEADLINE)
+    assert judged.returncode == 0 and "no violation" in judged.stdout, judged.stdout
 
 
 def _members(up: Up) -> dict[str, dict]:
