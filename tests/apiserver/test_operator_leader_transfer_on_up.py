@@ -1,7 +1,8 @@
-"""Leader transfer through `rollwise run`: the operator's quorum-aware companion asks the leader's pod to hand over
-(the rollwise.dev/transfer-leadership-to annotation, a pod patch through lightkube), waits while no other member
-leads, and deletes the old leader only once the application's agent has moved leadership. Roles come from a pod
-label here; the test plays the agent."""
+"""Leader transfer through `rollwise run`, for an apps/v1 set (the companion) and an etcd set of the custom kind
+(the operator's chain: its StatefulSet controller, then the quorum-aware one): the quorum-aware controller asks the
+leader's pod to hand over (the rollwise.dev/transfer-leadership-to annotation, a pod patch through lightkube), waits
+while no other member leads, and deletes the old leader only once the application's agent has moved leadership.
+Roles come from a pod label here; the test plays the agent."""
 
 from __future__ import annotations
 

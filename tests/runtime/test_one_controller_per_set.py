@@ -49,7 +49,8 @@ def test_up_stands_down_only_for_what_the_leading_operator_runs() -> None:
 
 def test_up_resumes_when_the_lease_is_released_or_not_renewed_for_its_duration_by_ups_clock() -> None:
     clock = _Clock()
-    leases = OperatorLeases(clock)
+    said: list[str] = []
+    leases = OperatorLeases(clock, say=said.append)
     key = (STATEFULSET, "default", "etcd")
     leases.seen(_lease("op-a", duration=3))
     clock.t = 102.9
@@ -60,6 +61,11 @@ def test_up_resumes_when_the_lease_is_released_or_not_renewed_for_its_duration_b
     assert leases.stands_down(QUORUM, key)
     assert leases.seen(_lease("")) == (None, True), "released: resume at once"
     assert not leases.stands_down(QUORUM, key)
+    assert said == [
+        "op-a leads (lease rollwise-system/rollwise): up's controllers it also runs stand down (quorum, statefulset)",
+        "op-a stopped renewing lease rollwise-system/rollwise: up's controllers resume",
+        "op-b leads (lease rollwise-system/rollwise): up's controllers it also runs stand down (quorum, statefulset)",
+        "operator lease rollwise-system/rollwise released: up's controllers resume"]
 
 
 def test_leases_that_are_not_an_operators_change_nothing() -> None:

@@ -240,7 +240,8 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                         trace=trace, gates=store.gates, kubelet="kubelet" in controllers,
                         quorum=QUORUM.up_names[STATEFULSET] in controllers,
                         statefulset_kinds=tuple(gk for gk, name in STATEFULSET_ROW.up_names.items()
-                                                if name in controllers))
+                                                if name in controllers),
+                        announce=lambda line: print(f"rollwise up: {line}", file=sys.stderr, flush=True))
     config.pod_fault = driver.pod_fault
     if processes is not None:
         config.pod_connect = process_connect(processes.runtime.exec_context)

@@ -104,7 +104,8 @@ class WallDriver:
                  statefulset_kinds: tuple[GroupKind, ...] = STATEFULSET_KINDS, kubelet: bool = True,
                  quorum: bool = True, processes: ProcessKubelet | None = None,
                  audit: Callable[[dict[str, Any]], None] | None = None,
-                 apps: Mapping[str, QuorumParams] | None = None, trace: DecisionLog | None = None) -> None:
+                 apps: Mapping[str, QuorumParams] | None = None, trace: DecisionLog | None = None,
+                 announce: Callable[[str], None] = log.info) -> None:
         self.cluster = cluster
         self._sets = ClusterSets(cluster)
         self.audit = audit
@@ -129,7 +130,7 @@ class WallDriver:
         """The simulated kubelet (runtime/kubelet.py), on the driver's clock, for every pod no process runs."""
         self._stopped = False
         self._apps = {name: scaled_params(p, speed) for name, p in (apps or {}).items()}
-        self.leases = OperatorLeases(clock)
+        self.leases = OperatorLeases(clock, say=announce)
         self._lease_timer: TimerHandle | None = None
         """The operators' Leases: the controllers an operator runs stand down here while it leads (standdown.py)."""
         self.models: QuorumModels | None = None

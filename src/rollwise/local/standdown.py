@@ -43,8 +43,10 @@ class OperatorLeases:
     """The operators' Leases as ``up`` last saw them. ``seen`` on every Lease change; ``stands_down`` before each
     controller of a reconcile (``SetController.stands_down``)."""
 
-    def __init__(self, now: Callable[[], float]) -> None:
+    def __init__(self, now: Callable[[], float], *, say: Callable[[str], None] = log.info) -> None:
         self._now = now
+        self._say = say
+        """Where a stand-down and a resume are told (``up`` prints them on stderr)."""
         self._held: dict[tuple[str, str], _Held] = {}
 
     def seen(self, lease: Obj, *, deleted: bool = False) -> tuple[float | None, bool]:
@@ -57,14 +59,15 @@ class OperatorLeases:
         if deleted or marks is None or not holder:
             if self._held.pop(key, None) is None:
                 return None, False
-            log.info("operator lease %s/%s released: up's controllers resume", *key)
+            self._say(f"operator lease {key[0]}/{key[1]} released: up's controllers resume")
             return None, True
         until = self._now() + float(spec.get("leaseDurationSeconds") or 0)
         before = self._held.get(key)
         self._held[key] = _Held(holder=holder, marks=marks, until=until)
         if before is None or before.holder != holder:
-            log.info("%s leads (lease %s/%s): up's %s stand down", holder, *key,
-                     ", ".join(sorted(marks.controllers)) or "controllers")
+            self._say(f"{holder} leads (lease {key[0]}/{key[1]}): up's controllers it also runs stand down "
+                      f"({', '.join(sorted(marks.controllers))}"
+                      + (f" in {', '.join(sorted(marks.namespaces))})" if marks.namespaces else ")"))
         return until, False
 
     def expire(self) -> bool:
@@ -72,7 +75,8 @@ class OperatorLeases:
         now = self._now()
         gone = [k for k, h in self._held.items() if h.until <= now]
         for key in gone:
-            log.info("%s stopped renewing lease %s/%s: up's controllers resume", self._held.pop(key).holder, *key)
+            self._say(f"{self._held.pop(key).holder} stopped renewing lease {key[0]}/{key[1]}: up's controllers "
+                      "resume")
         return bool(gone)
 
     def next_expiry(self) -> float | None:
