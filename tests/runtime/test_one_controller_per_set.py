@@ -84,3 +84,14 @@ def test_the_next_expiry_is_the_earliest_leading_holders() -> None:
     assert leases.next_expiry() == 103.0
     clock.t = 103.0
     assert leases.expire() and leases.next_expiry() == 115.0
+
+
+def test_a_new_holders_marks_replace_the_last_holders_whole() -> None:
+    leases = OperatorLeases(_Clock())
+    scoped = _lease("op-a", namespaces=("prod",))
+    leases.seen(scoped)
+    # The next holder watches every namespace: its marks, merged over the old annotations, leave no scope behind.
+    notes = {**scoped["metadata"]["annotations"], **operator_marks(("statefulset", "quorum"), ())}
+    leases.seen({**scoped, "metadata": {**scoped["metadata"], "annotations": notes},
+                 "spec": {"holderIdentity": "op-b", "leaseDurationSeconds": 15}})
+    assert leases.stands_down(QUORUM, (STATEFULSET, "dev", "etcd"))

@@ -117,7 +117,8 @@ def test_the_operator_creates_and_rolls_a_custom_resource_set(inline: bool) -> N
         assert op.not_ready() == [] and op.unhealthy() is None
         # What the holder runs, for `up`'s controllers to stand down by (local/standdown.py).
         held = lab.cluster.get("Lease", "rollwise-system", "rollwise")
-        assert held["metadata"]["annotations"] == {"rollwise.dev/controllers": "statefulset"}
+        assert held["metadata"]["annotations"] == {"rollwise.dev/controllers": "statefulset",
+                                                   "rollwise.dev/namespaces": ""}
         stop.set()
         assert await asyncio.wait_for(running, timeout=30) == "stopped"
         lease = lab.cluster.get("Lease", "rollwise-system", "rollwise")

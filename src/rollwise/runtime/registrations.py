@@ -36,7 +36,7 @@ __all__ = ["CONTROLLERS_MARK", "NAMESPACES_MARK", "QUORUM", "SET_CONTROLLERS", "
 CONTROLLERS_MARK = "rollwise.dev/controllers"
 """On the operator's leader-election Lease: the ``run --controllers`` the holder runs, comma-separated."""
 NAMESPACES_MARK = "rollwise.dev/namespaces"
-"""On the same Lease: the namespaces it watches, comma-separated (absent: every namespace)."""
+"""On the same Lease: the namespaces it watches, comma-separated (empty or absent: every namespace)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,10 +98,8 @@ class OperatorMarks:
 
 def operator_marks(controllers: tuple[str, ...], namespaces: tuple[str, ...]) -> dict[str, str]:
     """The annotations the operator's elector writes on its Lease, read back by ``read_operator_marks``."""
-    marks = {CONTROLLERS_MARK: ",".join(controllers)}
-    if namespaces:
-        marks[NAMESPACES_MARK] = ",".join(namespaces)
-    return marks
+    # Both keys always, so a new holder's marks replace the last holder's whole (empty: every namespace).
+    return {CONTROLLERS_MARK: ",".join(controllers), NAMESPACES_MARK: ",".join(namespaces)}
 
 
 def read_operator_marks(lease: Any) -> OperatorMarks | None:
