@@ -333,3 +333,15 @@ def test_a_pod_adopted_by_an_owner_in_its_orphan_window_is_released_not_collecte
     cluster.patch("Pod", "default", "web-1", {"metadata": {"ownerReferences": [ref(sts)]}})
     steps[0]()
     assert exists(cluster, "Pod", "web-1") and exists(cluster, "Pod", "web-0")
+
+
+def test_an_orphan_delete_left_half_done_is_finished_when_the_store_resumes(
+    cluster: MemoryCluster, chain: tuple[Obj, Obj, Obj]
+) -> None:
+    """``up`` stopped (killed) between the delete and the collector's step, then started on the same data."""
+    cluster.orphan_later = lambda step: None
+    cluster.delete("StatefulSet", "default", "web", propagation="Orphan")
+    cluster.orphan_later = None
+    cluster.resume_orphaning()
+    assert not exists(cluster, "StatefulSet", "web")
+    assert "ownerReferences" not in cluster.get("Pod", "default", "web-0")["metadata"]

@@ -10,7 +10,8 @@ unset (the simulator, the explorer), it runs at once, within the delete."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from rollwise.api.errors import FieldError, Invalid
@@ -85,6 +86,7 @@ class DeletionVerbs:
 
         def _key(self, ref: ResourceRef, namespace: str | None, name: str) -> Key: ...
         def _require(self, key: Key) -> Obj: ...
+        def objects(self) -> Iterator[Obj]: ...
         def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> None: ...
 
     def delete(
@@ -123,6 +125,17 @@ class DeletionVerbs:
                 self.orphan_later(lambda: self._orphan(uid))
         current = self._lookup(key)
         return current if current is not None and current["metadata"].get("uid") == uid else None
+
+    def resume_orphaning(self) -> None:
+        """The orphaning step of every object an ``orphan`` finalizer still holds (a store reopened from disk after
+        it stopped in the middle), at once or through ``orphan_later``."""
+        held = [str(o["metadata"]["uid"]) for o in self.objects() if o["metadata"].get("deletionTimestamp") is not None
+                and ORPHAN_FINALIZER in (o["metadata"].get("finalizers") or ())]
+        for uid in held:
+            if self.orphan_later is None:
+                self._orphan(uid)
+            else:
+                self.orphan_later(functools.partial(self._orphan, uid))
 
     def _orphan(self, uid: str) -> None:
         """The collector's orphaning step for the owner ``uid``: its references leave every dependent, then its

@@ -143,6 +143,7 @@ class WallDriver:
         self._loop = asyncio.get_running_loop()
         self._scheduler = EpochClock(self._loop, self.clock)
         self.cluster.orphan_later = self._orphan_later
+        self.cluster.resume_orphaning()  # an Orphan delete the last run stopped in the middle of
         # Events as a real cluster's clients write them: correlated (a repeat counts onto the earlier Event).
         self._recorder = EventRecorder(StoreEventSink(self.cluster), now=self.clock, wall_time=self.clock)
         # The controllers' writes are audited as a real cluster's controller-manager requests are (local/audited).
