@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 from builders import make_set
+from harness import Harness
 
 from rollwise.api.errors import Conflict
 from rollwise.api.handover import HANDOVER_ANNOTATION
 from rollwise.api.meta import Obj, controller_of
 from rollwise.cluster.memory import MemoryCluster
-from rollwise.controllers.plan import Plan, WriteStatus
+from rollwise.controllers.plan import Plan, UpdateClaim, WriteStatus
 from rollwise.controllers.statefulset.ownership import claim_pods
 from rollwise.runtime.execute import execute, execute_async
 
@@ -110,3 +111,19 @@ def test_a_pod_changed_since_the_controller_saw_it_is_not_adopted() -> None:
     assert isinstance(out.error, Conflict)
     assert controller_of(c.get("Pod", "default", "foo-0")) == other
 
+
+
+def test_a_claim_is_not_given_back_to_a_set_the_live_read_finds_being_deleted() -> None:
+    """whenDeleted: Delete puts the set's reference on its claims; after an Orphan delete stripped it, a stale
+    cache must not put it back (the collector would then delete the claim, and its data, with the set)."""
+    h = Harness(make_set("foo", replicas=1, retention=("Retain", "Delete")))
+    h.settle()
+    cached = h.sts
+    h.cluster.patch("PersistentVolumeClaim", "default", "datadir-foo-0", {"metadata": {"ownerReferences": None}})
+    plan = h.plan()
+    (fix,) = plan.of_type(UpdateClaim)
+    assert fix.adopt
+    _being_orphan_deleted(h.cluster)
+    out = execute(plan, h.cluster, sts=cached, actor="statefulset-controller")
+    assert isinstance(out.error, Conflict)
+    assert not h.cluster.get("PersistentVolumeClaim", "default", "datadir-foo-0")["metadata"].get("ownerReferences")

@@ -63,9 +63,11 @@ class CreateClaim(Action):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UpdateClaim(Action):
-    """Replace a claim's owner references (retention policy); ``claim`` carries the resourceVersion it was read at."""
+    """Replace a claim's owner references (retention policy); ``claim`` carries the resourceVersion it was read at.
+    ``adopt``: the set's own reference is added, so the executor reads the set live first, as for ``PatchOwner``."""
 
     claim: Obj
+    adopt: bool = False
 
     def what(self) -> str:
         return f"update owner references of claim {name_of(self.claim)}"

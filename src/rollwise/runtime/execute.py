@@ -197,7 +197,7 @@ def steps(plan: Plan, *, sts: Obj, actor: str,
     for action in plan.actions:
         if out.error is not None and not isinstance(action, ALWAYS_ATTEMPTED):
             continue
-        if isinstance(action, PatchOwner) and action.adopt and not owner_checked:
+        if isinstance(action, (PatchOwner, UpdateClaim)) and action.adopt and not owner_checked:
             # canAdopt: once per round, before the first adoption, a live read of the owner (invariants.adoption).
             # A refusal ends the round with nothing more written, status included, as upstream's sync returns.
             owner_checked = True
