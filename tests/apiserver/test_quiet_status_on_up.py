@@ -6,6 +6,9 @@ hook is pending (two pods marked PreparingDelete, never released). Before the fi
 40-66 times a second (the Progressing condition's ``lastUpdateTime`` set to now on every reconcile, each write
 waking the informer again) and the hooked one as often (its message embedding an unrounded elapsed time).
 
+The operator's decision log (``--trace``) then passes ``rollwise check-trace``, whose quiescence rule finds a
+decision that writes on the world the previous one left (before the fix: the paused set's second reconcile).
+
 The window is a few seconds here (``QUIET_WINDOW_SECONDS`` widens it: 30 measures the issue's figure); the test
 counts writes in it and asserts nothing about how long anything took."""
 
@@ -28,6 +31,8 @@ from operator_support import (
     rolled_out,
     running_up_for_operator,
 )
+
+from rollwise.cli import main
 
 pytestmark = pytest.mark.kubectl
 
@@ -56,10 +61,12 @@ def _new_image(up: Up, name: str) -> None:
         {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "nginx:1.28"}]}}}}))
 
 
-def test_settled_paused_and_hook_pending_sets_write_their_status_at_most_once_in_a_window(tmp_path: Path) -> None:
+def test_settled_paused_and_hook_pending_sets_write_their_status_at_most_once_in_a_window(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "operator.jsonl"
     with running_up_for_operator(tmp_path) as up:
         up.install_rollwise()
-        with leading_operator(up, tmp_path, "op-a"):
+        with leading_operator(up, tmp_path, "op-a", "--trace", str(trace)):
             for manifest in (WEB, PAUSED, HOOKED):
                 up.apply(manifest)
             for name in ("web", "idle", "db"):
@@ -75,7 +82,12 @@ def test_settled_paused_and_hook_pending_sets_write_their_status_at_most_once_in
             since = last_audit_time(up)
             time.sleep(WINDOW)
             counts = _status_writes_since(up, since, "op-a")
-    print(f"status writes in {WINDOW:g} s: {counts}")
+    with capsys.disabled():
+        print(f"\nstatus writes in {WINDOW:g} s: {counts}")
     assert counts["web"] <= 1, f"the settled set: {counts}"
     assert counts["idle"] <= 1, f"the paused set: {counts}"
     assert counts["db"] <= 1, f"the set whose pre-delete hook is pending: {counts}"
+    capsys.readouterr()
+    code = main(["check-trace", str(trace)])
+    out = capsys.readouterr().out
+    assert code == 0 and "no violation" in out, out
