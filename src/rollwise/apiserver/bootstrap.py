@@ -15,7 +15,9 @@ from rollwise.cluster.resources import GroupKind
 __all__ = ["INITIAL_NAMESPACES", "PROTECTED_NAMESPACES", "default_service_account", "install_rollwise_crd",
            "seed_cluster"]
 
-INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease", "rollwise-system")
+"""The last: where ``rollwise run`` takes its leader-election Lease by default, which ``up``'s controllers watch to
+stand down while it leads (local/standdown.py), so the documented ``up`` + ``rollwise run`` needs no other step."""
 PROTECTED_NAMESPACES = INITIAL_NAMESPACES[:3]
 """The namespaces the API server refuses to delete."""
 NODE = GroupKind("", "Node")

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from rollwise.api.conditions import condition_of
-from rollwise.api.meta import Obj, annotations_of, controller_of, uid_of
+from rollwise.api.meta import Obj, controller_of, uid_of
 from rollwise.api.revisions import revision_number, template_of
 from rollwise.api.rollout import status_progress
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget, add_connection_flags, parse_target, run_on_cluster
@@ -32,7 +32,7 @@ from rollwise.cluster.quorum_status import quorum_status_of
 from rollwise.cluster.resources import CONTROLLER_REVISION
 from rollwise.cluster.wire import format_time
 from rollwise.controllers.quorum import ALL_MEMBERS_UPDATED
-from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY
+from rollwise.controllers.quorum.settings import handed_to_quorum
 from rollwise.controllers.statefulset.readiness import READY, is_custom_kind
 
 __all__ = ["add_rollout", "duration", "kubectl_plugin", "status_message"]
@@ -59,7 +59,7 @@ def status_message(sts: Obj) -> tuple[str, bool]:
     spec, status = sts.get("spec") or {}, sts.get("status") or {}
     strategy = spec.get("updateStrategy") or {}
     on_delete = strategy.get("type", "RollingUpdate") == "OnDelete"
-    quorum = on_delete and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
+    quorum = handed_to_quorum(sts)
     progress = status_progress(sts)
     ready = _ready_condition(sts)
     done = progress.done if ready is None else ready.get("status") == "True"

@@ -15,6 +15,7 @@ from typing import Any
 from rollwise.api.meta import name_of, uid_of
 from rollwise.controllers.plan import CreatePod, DeletePod
 from rollwise.invariants import store
+from rollwise.invariants.actors import DeleteActors
 from rollwise.invariants.decision import Birth, Decision, birth
 from rollwise.invariants.log import NOT_LOGGED, TraceError, decode, requeue_of
 from rollwise.invariants.quiescence import settled_writes
@@ -179,10 +180,16 @@ def _check_audit(lines: Iterable[tuple[int, Any]]) -> tuple[int, Violation | Non
     """Pods created and not deleted since: (namespace, name) → the line of the create."""
     sets: set[tuple[str, str]] = set()
     controllers: set[str] = set()
+    deleters = DeleteActors()
     count = 0
     for number, doc in lines:
         e = _audit_entry(number, doc)
         count += 1
+        if e["resource"] == "pods" and e["verb"] == "delete" and (
+                first := deleters.delete_asked((e["namespace"], e["name"]), e["user"], number)) is not None:
+            return count, Violation("one-actor-per-object", f"{e['user']} deletes pod {e['namespace']}/{e['name']}, "
+                                    f"which {first[0]} already asked to delete: two controllers act on one object",
+                                    number, (first[1], number))
         if not 200 <= e["code"] < 300:
             continue  # a refused write changed nothing
         resource, verb, key = e["resource"], e["verb"], (e["namespace"], e["name"])
@@ -202,6 +209,7 @@ def _check_audit(lines: Iterable[tuple[int, Any]]) -> tuple[int, Violation | Non
                                         f"pod {e['namespace']}/{e['name']} created again, never deleted since its "
                                         f"create", number, (alive[key], number))
             alive[key] = number
+            deleters.created(key)
         elif verb == "delete":
             alive.pop(key, None)
         is_controller = e["user"] in controllers or e["user"].startswith(CONTROLLER_PREFIX)

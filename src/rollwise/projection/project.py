@@ -16,7 +16,7 @@ from typing import Any
 
 from rollwise.api.identity import is_member_of, ordinal_of, ordinal_range, revision_of
 from rollwise.api.leases import LEADER, MEMBER, lease_role
-from rollwise.api.meta import annotations_of, controller_of, name_of, uid_of
+from rollwise.api.meta import controller_of, name_of, uid_of
 from rollwise.api.ordinals import OrdinalSpan, position_in
 from rollwise.api.predicates import (
     DEAD_WAITING_REASONS,
@@ -28,7 +28,7 @@ from rollwise.api.predicates import (
 )
 from rollwise.api.revisions import template_of
 from rollwise.api.rollout import rollout_complete
-from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY, read_settings
+from rollwise.controllers.quorum.settings import handed_to_quorum, read_settings
 from rollwise.projection.model import (
     ICON_BAD,
     ICON_OK,
@@ -76,7 +76,7 @@ def project(
     strategy = spec.get("updateStrategy") or {}
     stype = str(strategy.get("type") or "RollingUpdate")
     block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate") or {}
-    quorum = stype == "OnDelete" and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
+    quorum = handed_to_quorum(sts)
     partition = int(block.get("partition") or 0) if stype in ("RollingUpdate", "EnforcedRollingUpdate") else 0
     mrs = float(spec.get("minReadySeconds") or 0)
     members = sorted((p for p in pods if is_member_of(sts, p)), key=ordinal_of)
