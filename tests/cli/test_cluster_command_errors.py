@@ -6,6 +6,7 @@ traceback."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,24 @@ def test_an_exec_plugin_that_fails_is_one_line_getting_credentials_not_an_unreac
         tmp_path, "", f"exec: {{apiVersion: client.authentication.k8s.io/v1beta1, command: {plugin}}}")
     err = _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys)
     assert err.startswith("error: getting credentials: ") and "session expired: run login again" in err
+
+
+@pytest.mark.parametrize("command", [["status", "sts/web"], ["get", "sts/web"]], ids=" ".join)
+def test_status_and_get_exit_4_when_the_api_server_cannot_be_reached(
+        command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as s:  # a port nothing listens on once this is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = tmp_path / "config"
+    path.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "http://127.0.0.1:{port}"}}}}]
+users: [{{name: u, user: {{}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+""")
+    code = main([*command, "--kubeconfig", str(path)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (4, "")
+    assert err.startswith("Error from server (ServiceUnavailable): cannot reach the API server") and \
+        len(err.splitlines()) == 1, err
