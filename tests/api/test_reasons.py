@@ -13,6 +13,7 @@ import pytest
 
 from rollwise.api.reasons import FAILING_REASONS, failing_reason
 from rollwise.projection import project
+from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.samples import ROLLOUT_FAILED, MetricsRegistry
 
 CONTROLLERS = Path(__file__).resolve().parents[2] / "src" / "rollwise" / "controllers"
@@ -93,6 +94,8 @@ def test_each_failing_reason_fails_the_view_and_sets_the_metric(reason: str) -> 
     metrics.observe_set(None, _set(reason), 0.0)
     labels = (("namespace", "default"), ("reason", reason), ("statefulset", "web"))
     assert metrics.gauges[(ROLLOUT_FAILED, labels)] == 1.0
+    exported = RuntimeMetrics(plan_samples=metrics).registry  # what the operator's /metrics serves
+    assert exported.get_sample_value(ROLLOUT_FAILED, dict(labels)) == 1.0
     metrics.observe_set(_set(reason), _set("RolloutInProgress", "True"), 1.0)
     assert metrics.gauges[(ROLLOUT_FAILED, labels)] == 0.0, "cleared once the set no longer fails"
 
