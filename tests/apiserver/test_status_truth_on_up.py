@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import zygote
-from kubectl_support import DEADLINE, Up, hooked_set, running_up, statefulset
+from kubectl_support import DEADLINE, Up, hooked_set, running_up, statefulset, stop_up
 
 from rollwise.api.reasons import FAILING_REASONS
 
@@ -99,6 +99,21 @@ def test_status_exit_codes_tell_timeout_not_found_and_deleted_apart(up: Up) -> N
         assert following.wait(timeout=DEADLINE) == 4
         _, err = following.communicate(timeout=DEADLINE)
         assert "statefulset.apps/web was deleted while its rollout was followed" in err
+    finally:
+        if following.poll() is None:
+            following.kill()
+
+
+def test_status_says_it_could_not_ask_when_the_api_server_stops_answering_while_it_waits(up: Up) -> None:
+    up.apply(statefulset("web", replicas=1, claims=False, image="nginx:typo"))
+    following = zygote.spawn(["status", "sts/web", "--timeout", "10s"], env={**up.env, "NO_COLOR": "1"})
+    try:
+        assert following.stdout is not None
+        assert following.stdout.readline(), "status follows the set"
+        stop_up(up.proc)
+        assert following.wait(timeout=DEADLINE) == 4, "not 3: the rollout was not slow, nothing could be asked"
+        _, err = following.communicate(timeout=DEADLINE)
+        assert err.startswith("error: statefulset.apps/web: the API server stopped answering: "), err
     finally:
         if following.poll() is None:
             following.kill()

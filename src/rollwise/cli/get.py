@@ -9,8 +9,8 @@ says so, and failed as soon as the ``Progressing`` condition holds a failing rea
 
 Exit codes tell apart what a pipeline does next (Argo Rollouts' ``status`` and ``kubectl rollout status`` exit 1
 for all of them): 0 shown / complete; 1 the rollout failed; 2 invalid arguments; 3 ``--timeout`` passed; 4 the set
-could not be asked about: not found, deleted while followed (``get --watch`` too), the API server unreachable or
-refusing, or a kubeconfig that cannot be used.
+could not be asked about: not found, deleted while followed (``get --watch`` too), the API server unreachable,
+refusing or no longer answering when ``--timeout`` passes, or a kubeconfig that cannot be used.
 """
 
 from __future__ import annotations
@@ -118,6 +118,10 @@ async def _status(kube: Any, ns: str, target: SetTarget, args: argparse.Namespac
                 return 0
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
+                if follower.unreachable is not None:  # not a slow rollout: nothing could be asked
+                    print(f"error: {target.display}: the API server stopped answering: {follower.unreachable}",
+                          file=sys.stderr)
+                    return EXIT_COULD_NOT_ASK
                 print(f"error: timed out after {args.timeout:g}s waiting for {target.display}{_at(view)}: "
                       f"{view.message}", file=sys.stderr)
                 return EXIT_TIMED_OUT
