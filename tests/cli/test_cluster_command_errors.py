@@ -1,10 +1,12 @@
 """The commands that act on one set of a cluster (`rollout`, `status`, `get`, `migrate`, `dashboard`, also as
 `kubectl rollwise`) meeting a kubeconfig they cannot use: a missing file, one that is not YAML, one whose shape is
 wrong, a context that is not in it, credentials in it that no client can use. Each is one line naming the file
-(and the field) and exit 1, as kubectl answers, never a traceback."""
+(and the field) and exit 1, as kubectl answers (`status` and `get`: 4, their documented "could not ask"), never a
+traceback."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -22,10 +24,14 @@ KUBECONFIGS = {
 }
 
 
+COULD_NOT_ASK = {"status": 4, "get": 4}
+"""The commands whose exit codes tell "could not ask" apart from a failure (docs/watching-rollouts.md)."""
+
+
 def _one_line_exit_1(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     code = main(argv)
     out, err = capsys.readouterr()
-    assert (code, out) == (1, ""), err
+    assert (code, out) == (COULD_NOT_ASK.get(argv[0], 1), ""), err
     assert len(err.splitlines()) == 1 and err.startswith("error: ") and "Traceback" not in err, err
     return err
 
@@ -68,3 +74,24 @@ def test_an_exec_plugin_that_fails_is_one_line_getting_credentials_not_an_unreac
         tmp_path, "", f"exec: {{apiVersion: client.authentication.k8s.io/v1beta1, command: {plugin}}}")
     err = _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys)
     assert err.startswith("error: getting credentials: ") and "session expired: run login again" in err
+
+
+@pytest.mark.parametrize("command", [["status", "sts/web"], ["get", "sts/web"]], ids=" ".join)
+def test_status_and_get_exit_4_when_the_api_server_cannot_be_reached(
+        command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as s:  # a port nothing listens on once this is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = tmp_path / "config"
+    path.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "http://127.0.0.1:{port}"}}}}]
+users: [{{name: u, user: {{}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+""")
+    code = main([*command, "--kubeconfig", str(path)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (4, "")
+    assert err.startswith("Error from server (ServiceUnavailable): cannot reach the API server") and \
+        len(err.splitlines()) == 1, err
