@@ -70,8 +70,9 @@ class Sync:
     """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
     halt_reason: str = "SafetyHalt"
     """The Progressing condition's reason while ``halted`` (InPlaceOnly's halt has its own)."""
-    retried: set[str] = field(default_factory=set)
-    """Pods podProgressTimeoutSeconds is retrying at the update revision: deleting or recreating one is not progress."""
+    retried: dict[str, str] = field(default_factory=dict)
+    """Pods podProgressTimeoutSeconds is retrying at the update revision (deleting or recreating one is not
+    progress), each with what a wait on it adds: how often it was replaced and when the next try is."""
     unpaused_progressing: dict[str, Any] | None = None
     """While paused: the Progressing condition the set would have without the pause (Ready follows it once the
     rollout is complete: a pause that holds nothing back does not make a set unready)."""
@@ -282,6 +283,7 @@ class Sync:
             cause = "containers restarting for an in-place update"  # patched by this plan; the view predates it
         else:
             cause = p.unavailable_cause(pod, self.min_ready_seconds, self.now)
+        note += self.retried.get(name, "")
         self.wait(name, f"to become available: {cause}{note}" if cause != "terminating" else "to finish terminating")
 
     def pods(self) -> list[Obj]:
