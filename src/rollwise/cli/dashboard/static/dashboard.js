@@ -68,7 +68,7 @@
       " · ready " + v.ready + " · available " + v.available);
     var revs = [];
     [["current", v.current_revision], ["update", v.update_revision]].forEach(function (pair) {
-      if (pair[1]) { revs.push(pair[0] + " " + pair[1].hash + " " + pair[1].images.join(", ")); }
+      if (pair[1]) { revs.push(pair[0] + " " + pair[1].name + " " + pair[1].images.join(", ")); }
     });
     setText("revisions", revs.join("   "));
     var body = document.getElementById("pods").tBodies[0];
