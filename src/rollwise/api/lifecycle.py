@@ -38,6 +38,7 @@ __all__ = [
     "PreDeleteHook",
     "check_lifecycle",
     "hook_held",
+    "hook_on_no_pod",
     "hook_wait",
     "is_preparing_delete",
     "marked_at",
@@ -214,3 +215,23 @@ def _check_finalizers(finalizers: object, path: str) -> list[FieldError]:
                 errors.append(FieldError(path=at, kind="Duplicate value", value=name, rule="must be unique"))
             seen.add(name)
     return errors
+
+
+def hook_on_no_pod(sts: Mapping[str, Any]) -> str | None:
+    """What to warn of when the hook names labels but no pod of the template carries any of them, and no finalizer:
+    the pods start unhooked, so each is deleted at once unless an agent labels it before a rollout reaches it (what
+    ``kubectl label`` or the application does; nothing in the set makes it so). None when a pod starts hooked, or
+    when the set has no such hook. Not an error: registering at run time is a way to use the hook."""
+    spec = sts.get("spec")
+    hook = pre_delete_hook(dict(sts)) if isinstance(spec, Mapping) else None
+    if hook is None or hook.finalizers or not hook.labels:
+        return None
+    template = spec.get("template") if isinstance(spec, Mapping) else None
+    meta = template.get("metadata") if isinstance(template, Mapping) else None
+    carried = meta.get("labels") if isinstance(meta, Mapping) else None
+    carried = carried if isinstance(carried, Mapping) else {}
+    if any(k in carried and str(carried[k]) == v for k, v in hook.labels.items()):
+        return None
+    wanted = " or ".join(f"{k}={v}" for k, v in sorted(hook.labels.items()))
+    return (f"no pod of spec.template carries {wanted}: each is deleted without waiting unless something labels it "
+            f"first (add the label to spec.template.metadata.labels to hook every pod from its start)")

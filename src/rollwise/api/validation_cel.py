@@ -109,11 +109,14 @@ def claim_storage_shrink_rule() -> CelRule:
     new, old = _storage("t"), _storage("o")
     shrunk = (f"oldSelf.exists(o, o.metadata.name == t.metadata.name && isQuantity({old}) && isQuantity({new})"
               f" && quantity({new}).isLessThan(quantity({old})))")
+    # The message names the stored request as the previous value and the refused one after it (kube-apiserver's
+    # PVC rule names neither; naming the new one as "the previous value" sent users looking for the wrong number).
+    previous = f"oldSelf.filter(o, o.metadata.name == t.metadata.name).map(o, {old})[0]"
     return CelRule(rule=f"!self.exists(t, {shrunk})", message=f"spec.resources.requests.storage: {SHRINK_RULE}",
                    reason="FieldValueForbidden",
                    message_expression=(f"self.filter(t, {shrunk}).map(t, 'spec.volumeClaimTemplates[name: ' + "
                                        f"t.metadata.name + '].spec.resources.requests.storage: {SHRINK_RULE} (' + "
-                                       f"{new} + ')').join('; ')"))
+                                       f"{previous} + '): ' + {new}).join('; ')"))
 
 
 def max_unavailable_rule() -> CelRule:

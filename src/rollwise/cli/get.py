@@ -27,7 +27,7 @@ from rollwise.api.reasons import FAILING_REASONS
 from rollwise.cli.follow import Follower
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget, add_connection_flags, parse_target, run_on_cluster
 from rollwise.cli.rollout import duration
-from rollwise.cli.treeview import render_view, status_line, view_console
+from rollwise.cli.treeview import print_view, render_view, status_line, view_console
 from rollwise.projection import RolloutView
 
 __all__ = ["EXIT_COULD_NOT_ASK", "EXIT_FAILED", "EXIT_TIMED_OUT", "add_get", "add_status"]
@@ -54,7 +54,7 @@ async def _get(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) 
     console = view_console()
     try:
         if not args.watch:
-            console.print(render_view(view))
+            print_view(console, render_view(view))
             return 0
         if not console.is_terminal:
             return await _print_frames(follower, target, ns, console)
@@ -84,7 +84,7 @@ async def _print_frames(follower: Follower, target: SetTarget, ns: str, console:
             console.print(render_view(view, events=0))
         frame = cap.get()
         if frame != last:
-            console.print(render_view(view))
+            print_view(console, render_view(view))
             console.print("")
             last = frame
         await follower.changed(None)

@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rollwise.api.errors import ApiStatusError, CredentialsUnavailable
+from rollwise.api.errors import ApiStatusError, CredentialsUnavailable, Unreachable
 from rollwise.cli.kubeconfig import ConfigProblem, client_config
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
 
@@ -82,7 +82,7 @@ def run_on_cluster(args: argparse.Namespace, action: Callable[[Any, str], Awaita
 
     try:
         return asyncio.run(go())
-    except (ClusterCommandError, CredentialsUnavailable) as err:  # not the server's word: kubectl's own form
+    except (ClusterCommandError, CredentialsUnavailable, Unreachable) as err:  # not a server's word: kubectl's form
         print(f"error: {err}", file=sys.stderr)
         return could_not_ask
     except ApiStatusError as err:

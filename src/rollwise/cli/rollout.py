@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from rollwise.api.conditions import condition_of
-from rollwise.api.meta import Obj, annotations_of, controller_of, uid_of
+from rollwise.api.meta import Obj, controller_of, uid_of
 from rollwise.api.reasons import failing_reason
 from rollwise.api.revisions import revision_number, template_of
 from rollwise.api.rollout import status_progress

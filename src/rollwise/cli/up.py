@@ -273,6 +273,11 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
           f"{'on' if release.on(RECREATE) else 'off'}); the seeds' proposals "
           + ("kept, with a warning on each write that uses one" if versioning.proposals else "refused as that "
              "release refuses them"), file=sys.stderr, flush=True)
+    # Deployments run here (local/workloads.py) but their containers do not: the operator's own Deployment shows
+    # Running pods that reconcile nothing, which a newcomer who applied deploy/ reads as the operator at work.
+    print(f"rollwise up: pods are simulated and no container runs, a Deployment's included: the operator's "
+          f"(kubectl apply -k deploy/) shows Running pods that run no operator; the operator is `rollwise run "
+          f"--kubeconfig {kubeconfig}`", file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -115,7 +115,7 @@ def project(
     if complete:
         held = f", the rest held at partition {partition}" if partition else ""
         state, icon, message = STATE_HEALTHY, ICON_OK, (f"rollout complete: {int(status.get('updatedReplicas') or 0)}"
-                                                         f" pods at revision {_short(update_rev, name)}{held}")
+                                                         f" pods at revision {update_rev}{held}")
         if spec.get("paused") is True:
             message += "; paused (spec.paused): a new template would wait for a resume"
     elif failed and progressing is not None:
@@ -172,11 +172,6 @@ def _owned_by(obj: Obj, sts: Obj) -> bool:
     return ref is not None and (ref.get("uid") == uid_of(sts) or not uid_of(sts))
 
 
-def _short(revision: str, set_name: str) -> str:
-    """``web-7c9d5b`` → ``7c9d5b``: the hash part of a revision name."""
-    return revision[len(set_name) + 1:] if revision.startswith(set_name + "-") else revision
-
-
 def _revision(rev: str, set_name: str, owned: Mapping[str, Obj], tags: tuple[str, ...]) -> RevisionRow | None:
     if not rev:
         return None
@@ -185,7 +180,7 @@ def _revision(rev: str, set_name: str, owned: Mapping[str, Obj], tags: tuple[str
     if found is not None:
         containers = ((template_of(found).get("spec") or {}).get("containers")) or ()
         images = tuple(str(c.get("image", "")) for c in containers)
-    return RevisionRow(name=rev, hash=_short(rev, set_name), tags=tags, images=images)
+    return RevisionRow(name=rev, tags=tags, images=images)
 
 
 def _ordinals(span: OrdinalSpan, members: Sequence[Obj]) -> list[int]:
@@ -270,7 +265,7 @@ def _pod_row(pod: Obj | None, ordinal: int, *, name: str, now: float, mrs: float
             icon = ICON_WARNING
     created = (pod.get("metadata") or {}).get("creationTimestamp")
     restarts = sum(int(cs.get("restartCount") or 0) for cs in (pod.get("status") or {}).get("containerStatuses") or ())
-    return PodRow(ordinal=ordinal, name=pname, exists=True, revision=_short(rev, name), tag=tag,
+    return PodRow(ordinal=ordinal, name=pname, exists=True, revision=rev, tag=tag,
                   role=roles.get(pname, ""), phase=str((pod.get("status") or {}).get("phase") or "Pending"),
                   status=word, icon=icon, ready=is_ready(pod), available=available, restarts=restarts,
                   age_seconds=None if created is None else max(0.0, now - float(created)),
