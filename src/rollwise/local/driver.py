@@ -81,12 +81,13 @@ def scaled_profile(profile: KubeletProfile, speed: float) -> KubeletProfile:
     """The profile with every simulated duration divided by ``speed``."""
     if speed == 1:
         return profile
-    names = ("start_seconds", "ready_seconds", "termination_seconds", "crash_run_seconds", "crash_exited_seconds",
-             "crash_backoff_seconds", "crash_backoff_max_seconds", "pull_error_seconds", "pull_backoff_seconds",
-             "pull_backoff_max_seconds", "kill_restart_seconds")
+    names = ("start_seconds", "ready_seconds", "termination_seconds", "stop_seconds", "crash_run_seconds",
+             "crash_exited_seconds", "crash_backoff_seconds", "crash_backoff_max_seconds", "pull_error_seconds",
+             "pull_backoff_seconds", "pull_backoff_max_seconds", "kill_restart_seconds")
     images = {k: dataclasses.replace(
         v, start_seconds=None if v.start_seconds is None else v.start_seconds / speed,
-        ready_seconds=None if v.ready_seconds is None else v.ready_seconds / speed)
+        ready_seconds=None if v.ready_seconds is None else v.ready_seconds / speed,
+        stop_seconds=None if v.stop_seconds is None else v.stop_seconds / speed)
         for k, v in profile.images.items()}
     return dataclasses.replace(profile, images=images, **{n: getattr(profile, n) / speed for n in names})
 
