@@ -17,12 +17,13 @@ from queue import Empty, Queue
 from typing import Any
 
 import yaml
+import zygote
 from api_reader import ReadFailed
 from kubectl_support import DEADLINE, Up, running_up
 from zygote import spawn
 
-__all__ = ["WEB", "Operator", "audit_entries", "get_json", "last_audit_time", "leading_operator", "pod_writes_since",
-           "rolled_out"]
+__all__ = ["WEB", "Operator", "audit_entries", "get_json", "last_audit_time", "leading_operator", "migrate",
+           "pod_writes_since", "rolled_out"]
 
 WEB = """\
 apiVersion: apps.rollwise.dev/v1alpha1
@@ -84,6 +85,11 @@ class Operator:
             except subprocess.TimeoutExpired:
                 os.kill(self.proc.pid, signal.SIGKILL)
         return self.proc.wait()
+
+
+def migrate(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
+    """``rollwise migrate ARGS`` against ``up``, as a user runs it."""
+    return zygote.run(["migrate", *args, "--kubeconfig", str(up.kubeconfig)], env=up.env, timeout=DEADLINE * 2)
 
 
 def get_json(up: Up, *args: str, check: bool = True) -> Any:

@@ -27,6 +27,7 @@ from rollwise.api.features import MAX_UNAVAILABLE, RECREATE, parse_gate_flags_an
 from rollwise.api.versions import DEFAULT_KUBE_VERSION, parse_kube_version
 from rollwise.apiserver.app import make_app
 from rollwise.apiserver.authz import RbacAuthorizer
+from rollwise.apiserver.bootstrap import kubernetes_service
 from rollwise.apiserver.config import Faults, ServerConfig
 from rollwise.apiserver.connect import process_connect
 from rollwise.apiserver.store import ApiStore
@@ -257,6 +258,8 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     port = runner.addresses[0][1]
     url = f"https://127.0.0.1:{port}"
     config.server_address = f"127.0.0.1:{port}"
+    kubernetes_service(store.cluster, address="127.0.0.1", port=port)
+    store.feed.pump()
     kubeconfig = (args.kubeconfig or data_dir / "kubeconfig").expanduser().resolve()
     write_kubeconfig(kubeconfig, url, creds)
     if args.merge_kubeconfig:
@@ -273,6 +276,11 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
           f"{'on' if release.on(RECREATE) else 'off'}); the seeds' proposals "
           + ("kept, with a warning on each write that uses one" if versioning.proposals else "refused as that "
              "release refuses them"), file=sys.stderr, flush=True)
+    # Deployments run here (local/workloads.py) but their containers do not: the operator's own Deployment shows
+    # Running pods that reconcile nothing, which a newcomer who applied deploy/ reads as the operator at work.
+    print(f"rollwise up: pods are simulated and no container runs, a Deployment's included: the operator's "
+          f"(kubectl apply -k deploy/) shows Running pods that run no operator; the operator is `rollwise run "
+          f"--kubeconfig {kubeconfig}`", file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

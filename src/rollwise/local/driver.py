@@ -70,6 +70,10 @@ log = logging.getLogger("rollwise.wall")
 
 _BACKOFF_MAX = 300.0
 _KUBELET_RETRY = 0.05
+_ORPHAN_SECONDS = 0.1
+"""Wall seconds from an Orphan delete to the collector's orphaning step (cluster/memory_deletion.py): a cluster's
+garbage collector acts once its informers saw the deletionTimestamp, a few to a hundred milliseconds later, and
+meanwhile every controller sees the owner as being deleted. Not divided by ``speed``: no workload timing."""
 """Seconds before the kubelet looks again at a pod whose status write was refused (a client changed it meanwhile)."""
 
 
@@ -77,12 +81,13 @@ def scaled_profile(profile: KubeletProfile, speed: float) -> KubeletProfile:
     """The profile with every simulated duration divided by ``speed``."""
     if speed == 1:
         return profile
-    names = ("start_seconds", "ready_seconds", "termination_seconds", "crash_run_seconds", "crash_exited_seconds",
-             "crash_backoff_seconds", "crash_backoff_max_seconds", "pull_error_seconds", "pull_backoff_seconds",
-             "pull_backoff_max_seconds", "kill_restart_seconds")
+    names = ("start_seconds", "ready_seconds", "termination_seconds", "stop_seconds", "crash_run_seconds",
+             "crash_exited_seconds", "crash_backoff_seconds", "crash_backoff_max_seconds", "pull_error_seconds",
+             "pull_backoff_seconds", "pull_backoff_max_seconds", "kill_restart_seconds")
     images = {k: dataclasses.replace(
         v, start_seconds=None if v.start_seconds is None else v.start_seconds / speed,
-        ready_seconds=None if v.ready_seconds is None else v.ready_seconds / speed)
+        ready_seconds=None if v.ready_seconds is None else v.ready_seconds / speed,
+        stop_seconds=None if v.stop_seconds is None else v.stop_seconds / speed)
         for k, v in profile.images.items()}
     return dataclasses.replace(profile, images=images, **{n: getattr(profile, n) / speed for n in names})
 
@@ -129,6 +134,7 @@ class WallDriver:
         """Claims whose request grew expand, capacity following after a delay (runtime/volumes.py)."""
         """The simulated kubelet (runtime/kubelet.py), on the driver's clock, for every pod no process runs."""
         self._stopped = False
+        self._orphaning: dict[asyncio.TimerHandle, Callable[[], None]] = {}
         self._apps = {name: scaled_params(p, speed) for name, p in (apps or {}).items()}
         self.leases = OperatorLeases(clock, say=announce)
         self._lease_timer: TimerHandle | None = None
@@ -142,6 +148,8 @@ class WallDriver:
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._scheduler = EpochClock(self._loop, self.clock)
+        self.cluster.orphan_later = self._orphan_later
+        self.cluster.resume_orphaning()  # an Orphan delete the last run stopped in the middle of
         # Events as a real cluster's clients write them: correlated (a repeat counts onto the earlier Event).
         self._recorder = EventRecorder(StoreEventSink(self.cluster), now=self.clock, wall_time=self.clock)
         # The controllers' writes are audited as a real cluster's controller-manager requests are (local/audited).
@@ -178,6 +186,11 @@ class WallDriver:
 
     def stop(self) -> None:
         self._stopped = True
+        self.cluster.orphan_later = None
+        for handle, step in list(self._orphaning.items()):  # none left half-deleted in a data directory
+            handle.cancel()
+            step()
+        self._orphaning.clear()
         if self._controller is not None:
             self._controller.queue.shutdown()
         if self._scheduler is not None:
@@ -215,6 +228,17 @@ class WallDriver:
         for key in sets_to_wake(self._sets, ch):
             if key[0] in self.kinds:
                 self._mark_dirty(key)
+
+    def _orphan_later(self, step: Callable[[], None]) -> None:
+        assert self._loop is not None
+
+        def run() -> None:
+            del self._orphaning[handle]
+            step()
+            self.pump()
+
+        handle = self._loop.call_later(_ORPHAN_SECONDS, run)
+        self._orphaning[handle] = step
 
     # -- the kubelet ----------------------------------------------------------------------------------------
 

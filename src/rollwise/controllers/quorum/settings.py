@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.errors import FieldError
-from rollwise.api.meta import annotations_of, deletion_timestamp
+from rollwise.api.handover import leaves_pods_alone
+from rollwise.api.meta import annotations_of
 from rollwise.api.validation_rules import check_labels
 from rollwise.controllers.view import SetView
 
@@ -100,7 +101,7 @@ def engaged(view: SetView) -> bool:
         handed_to_quorum(sts)
         and view.gates.quorum_aware
         and bool((sts.get("status") or {}).get("updateRevision"))
-        and deletion_timestamp(sts) is None
+        and not leaves_pods_alone(sts)  # being deleted or handed over (api/handover.py)
     )
 
 

@@ -70,8 +70,8 @@ class Sync:
     """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
     halt_reason: str = "SafetyHalt"
     """The Progressing condition's reason while ``halted`` (InPlaceOnly's halt has its own)."""
-    retried: set[str] = field(default_factory=set)
-    """Pods podProgressTimeoutSeconds is retrying at the update revision: deleting or recreating one is not progress."""
+    retried: dict[str, str] = field(default_factory=dict)
+    """Pods podProgressTimeoutSeconds retries (no progress: progress.py), with what a wait on one adds to its cause."""
     unpaused_progressing: dict[str, Any] | None = None
     """While paused: the Progressing condition the set would have without the pause (Ready follows it once the
     rollout is complete: a pause that holds nothing back does not make a set unready)."""
@@ -234,7 +234,7 @@ class Sync:
                 name=meta["name"], namespace=meta.get("namespace", "default"), uid=meta.get("uid", ""), at=self.now,
                 hook=", ".join(held), reason=f"{reason}; its pre-delete hook holds it until released"))
             self.marked.add(meta["name"])
-            self.wait(pod, hook_wait(self.hook, pod, self.now, since=self.now))
+            self.wait(pod, hook_wait(self.hook, pod, since=self.now))
             return True
         self.delete(pod, reason)
         return True
@@ -271,8 +271,7 @@ class Sync:
         self.blocked.append(Blocked(pod=name, cause=cause))
 
     def wait_for_unavailable(self, index: int, pod: Obj | None, note: str = "") -> None:
-        """Record why the pod at ``index`` holds things up, and when time alone would free it (``note``: what
-        else on-call should know, appended to the cause)."""
+        """Why the pod at ``index`` holds things up (``note``: what else on-call should know, after the cause)."""
         name = pod_name(name_of(self.sts), self.ordinal(index)) if pod is None else name_of(pod)
         if pod is not None and name in self.marked and name not in self.deleted:
             return  # waiting on its pre-delete hook: hooks.py or ``disrupt`` said so already
@@ -282,6 +281,7 @@ class Sync:
             cause = "containers restarting for an in-place update"  # patched by this plan; the view predates it
         else:
             cause = p.unavailable_cause(pod, self.min_ready_seconds, self.now)
+        note += self.retried.get(name, "")  # a podProgressTimeoutSeconds retry: how often, and the next try's time
         self.wait(name, f"to become available: {cause}{note}" if cause != "terminating" else "to finish terminating")
 
     def pods(self) -> list[Obj]:
