@@ -8,7 +8,6 @@ import dataclasses
 import pytest
 from explore_sets import STRATEGIES, manifest, run
 
-import rollwise.runtime.registrations as registrations
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import name_of, namespace_of, uid_of
@@ -17,6 +16,7 @@ from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 from rollwise.explore import Bounds, initial_node
 from rollwise.explore.replay import replay_shows, trace_to_scenario
+from rollwise.runtime import registrations
 
 
 def greedy(view: SetView) -> Plan:
