@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rollwise.api.meta import LAST_APPLIED, annotations_of
+from rollwise.apiserver.bootstrap import kubernetes_service
 from rollwise.apiserver.store import ApiStore
 from rollwise.cluster.crd import crd
 from rollwise.cluster.resources import GroupKind
@@ -36,3 +37,35 @@ def test_an_older_crd_in_a_kept_data_dir_is_brought_up_to_date_with_kubectls_rec
     assert annotations_of(upgraded)[LAST_APPLIED] == annotations_of(current)[LAST_APPLIED]
     assert _stored(tmp_path)["metadata"]["resourceVersion"] == upgraded["metadata"]["resourceVersion"], \
         "a current CRD is not written again"
+
+
+SERVICE, ENDPOINTS = GroupKind("", "Service"), GroupKind("", "Endpoints")
+SLICE = GroupKind("discovery.k8s.io", "EndpointSlice")
+
+
+def test_the_kubernetes_service_points_at_the_server_and_follows_it_to_a_new_port(tmp_path: Path) -> None:
+    store = ApiStore(data_dir=tmp_path)
+    kubernetes_service(store.cluster, address="127.0.0.1", port=6443)
+    svc = store.cluster.get(SERVICE, "default", "kubernetes")
+    assert svc["spec"]["clusterIP"] == "10.96.0.1" and "selector" not in svc["spec"]
+    assert svc["spec"]["ports"] == [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]
+    assert svc["metadata"]["labels"] == {"component": "apiserver", "provider": "kubernetes"}
+    endpoints = store.cluster.get(ENDPOINTS, "default", "kubernetes")
+    assert endpoints["subsets"] == [{"addresses": [{"ip": "127.0.0.1"}],
+                                     "ports": [{"name": "https", "port": 6443, "protocol": "TCP"}]}]
+    slice_ = store.cluster.get(SLICE, "default", "kubernetes")
+    assert slice_["metadata"]["labels"]["kubernetes.io/service-name"] == "kubernetes"
+    assert (slice_["addressType"], slice_["endpoints"][0]["addresses"]) == ("IPv4", ["127.0.0.1"])
+    versions = [store.cluster.get(gk, "default", "kubernetes")["metadata"]["resourceVersion"]
+                for gk in (SERVICE, ENDPOINTS, SLICE)]
+    kubernetes_service(store.cluster, address="127.0.0.1", port=6443)
+    assert versions == [store.cluster.get(gk, "default", "kubernetes")["metadata"]["resourceVersion"]
+                        for gk in (SERVICE, ENDPOINTS, SLICE)], "an unchanged address writes nothing"
+    store.cluster.close()
+
+    reopened = ApiStore(data_dir=tmp_path)
+    kubernetes_service(reopened.cluster, address="127.0.0.1", port=7000)
+    assert reopened.cluster.get(SERVICE, "default", "kubernetes")["spec"]["ports"][0]["targetPort"] == 7000
+    assert reopened.cluster.get(SLICE, "default", "kubernetes")["ports"][0]["port"] == 7000
+    assert reopened.cluster.get(ENDPOINTS, "default", "kubernetes")["subsets"][0]["ports"][0]["port"] == 7000
+    reopened.cluster.close()

@@ -73,7 +73,7 @@ def test_get_status_and_watch_follow_a_broken_image_and_its_fix(up: Up, tmp_path
     assert "\x1b[" not in shown  # NO_COLOR and a pipe: words and icons only
 
     stuck = _rollwise(up, "status", "sts/web", "--timeout", "2s")
-    assert stuck.returncode == 1
+    assert stuck.returncode == 3  # timed out (docs/watching-rollouts.md: exit codes)
     assert re.fullmatch(f"◌ Progressing - waiting for web-2 to become available: container app is {PULL}",
                         stuck.stdout.splitlines()[-1]), stuck.stdout
     assert stuck.stderr.startswith("error: timed out after 2s waiting for statefulset.apps/web at pod web-2: ")

@@ -88,3 +88,61 @@ def test_any_selector_text_parses_or_is_a_bad_request(text: str) -> None:
         parse_label_selector(text).matches(LABELS)
     with contextlib.suppress(BadRequest):
         parse_field_selector(text, POD).matches(POD_OBJ)
+
+
+# Cases from apimachinery's fields/selector_test.go (TestSplitTerms, TestSplitTerm, TestSelectorParse,
+# TestUnescapeValue), with its field names x, y, z, k1 ... read as fields a pod supports.
+NS_V2 = ("metadata.namespace", False, "v2")
+
+
+@pytest.mark.parametrize(
+    ("selector", "wanted"),
+    [
+        ("", []),
+        ("metadata.name=v", [("metadata.name", False, "v")]),
+        ("metadata.name=v1,metadata.namespace=v2", [("metadata.name", False, "v1"), NS_V2]),
+        (r"metadata.name=v1\=,metadata.namespace=v2", [("metadata.name", False, "v1="), NS_V2]),
+        (r"metadata.name=v1\,,metadata.namespace=v2", [("metadata.name", False, "v1,"), NS_V2]),
+        (r"metadata.name=v1\\,metadata.namespace=v2", [("metadata.name", False, "v1\\"), NS_V2]),
+        (",,metadata.name=v1,,", [("metadata.name", False, "v1")]),
+        ("metadata.name=x,", [("metadata.name", False, "x")]),
+        ("metadata.name!=a,status.phase=b", [("metadata.name", True, "a"), ("status.phase", False, "b")]),
+        ("metadata.name==a", [("metadata.name", False, "a")]),
+        ("metadata.name=", [("metadata.name", False, "")]),
+        (r"metadata.name=a||y\=b", [("metadata.name", False, "a||y=b")]),
+        (r"metadata.name=a\=\=b", [("metadata.name", False, "a==b")]),
+        ("metadata.name=!a", [("metadata.name", False, "!a")]),
+    ],
+    ids=["empty", "one", "two", "escaped-equals", "escaped-comma", "escaped-backslash", "empty-terms",
+         "trailing-comma", "not-equal", "double-equal", "empty-value", "escaped-or", "escaped-equals-twice",
+         "bang-in-value"],
+)
+def test_field_selectors_parse_as_apimachinery_does(selector: str, wanted: list[tuple[str, bool, str]]) -> None:
+    got = parse_field_selector(selector, POD).requirements
+    assert [(r.field, r.negated, r.value) for r in got] == wanted
+
+
+@pytest.mark.parametrize(
+    ("selector", "message"),
+    [
+        ("metadata.name=a||y=b", "invalid field selector: unescaped character in value: 61"),
+        ("metadata.name==a==b", "invalid field selector: unescaped character in value: 61"),
+        ("metadata.name=a,b", "invalid selector: 'metadata.name=a,b'; can't understand 'b'"),
+        ("metadata.name in (a)", "invalid selector: 'metadata.name in (a)'; can't understand 'metadata.name in (a)'"),
+        ("metadata.name", "invalid selector: 'metadata.name'; can't understand 'metadata.name'"),
+        (r"metadata.name=a\b", r"invalid field selector: invalid escape sequence: \b"),
+        ("metadata.name=a\\", "invalid field selector: invalid escape sequence: \\"),
+        ("metadata.name = a", "field label not supported: metadata.name "),
+    ],
+    ids=["unescaped-equals", "double-equal-twice", "bare-term", "set-based", "no-operator", "unknown-escape",
+         "trailing-backslash", "spaces-are-part-of-the-field"],
+)
+def test_malformed_field_selectors_are_refused_in_apimachinery_s_words(selector: str, message: str) -> None:
+    with pytest.raises(BadRequest) as err:
+        parse_field_selector(selector, POD)
+    assert str(err.value.message).startswith(message), err.value.message
+
+
+def test_an_escaped_value_matches_the_literal_value() -> None:
+    obj = {"metadata": {"name": "a,b=c"}}
+    assert parse_field_selector(r"metadata.name=a\,b\=c", LEASE).matches(obj)

@@ -56,7 +56,7 @@ INVALID = [
     (
         {"startSecond": 5},
         ['kubelet.startSecond: Unsupported value: "startSecond": supported values: "apps", "hookReleaseSeconds", '
-         '"images", "readySeconds", "startSeconds", "terminationSeconds"'],
+         '"images", "readySeconds", "startSeconds", "stopSeconds", "terminationSeconds"'],
     ),
     ({"images": ["app:v2"]}, ['kubelet.images: Invalid value: ["app:v2"]: must be a mapping of image to behaviour']),
     ({"images": {"app:v2": {"fail": "Boom"}}}, [f'kubelet.images["app:v2"].fail: Unsupported value: "Boom": '
@@ -70,12 +70,12 @@ INVALID = [
     (
         {"images": {"app:v2": {"crash": True}}},
         ['kubelet.images["app:v2"].crash: Unsupported value: "crash": supported values: "fail", '
-         '"hookReleaseSeconds", "ready", "readySeconds", "startSeconds"'],
+         '"hookReleaseSeconds", "ready", "readySeconds", "startSeconds", "stopSeconds"'],
     ),
     (
         {"images": {"app:v2": None}},
         ['kubelet.images["app:v2"]: Invalid value: null: must be a mapping with fail, ready, startSeconds, '
-         "readySeconds, hookReleaseSeconds"],
+         "readySeconds, hookReleaseSeconds, stopSeconds"],
     ),
     ({"images": {7: {}}}, ["kubelet.images[7]: Invalid value: 7: must be a non-empty image string"]),
     (

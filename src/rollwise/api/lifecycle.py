@@ -21,7 +21,9 @@ drain.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from rollwise.api.errors import FieldError
@@ -43,6 +45,7 @@ __all__ = [
     "pre_delete_hook",
     "release_patch",
     "released",
+    "stated_time",
 ]
 
 LIFECYCLE_STATE_LABEL = "rollwise.dev/lifecycle-state"
@@ -102,15 +105,23 @@ def hook_held(hook: PreDeleteHook | None, pod: Mapping[str, Any]) -> list[str]:
     return held
 
 
-def hook_wait(hook: PreDeleteHook | None, pod: Mapping[str, Any], now: float, *, since: float | None = None) -> str:
-    """The controller's wait on a pod marked PreparingDelete: what of its hook it still carries, and for how long
+def hook_wait(hook: PreDeleteHook | None, pod: Mapping[str, Any], *, since: float | None = None) -> str:
+    """The controller's wait on a pod marked PreparingDelete: what of its hook it still carries, and since when
     (``since``: when it was marked, if not from the pod's annotation)."""
     held = hook_held(hook, pod)
     at = marked_at(pod) if since is None else since
-    how_long = f" (PreparingDelete for {now - at:g} s)" if at is not None else " (PreparingDelete)"
+    # When, not for how long: an elapsed time changed the message, so the status, on every reconcile, and each
+    # status write woke the controller into the next (issue 38). The mark's time changes only with the mark.
+    how_long = f" (PreparingDelete since {stated_time(at)})" if at is not None else " (PreparingDelete)"
     if not held:
         return "to be deleted: its pre-delete hook is released" + how_long
     return f"to be released by its pre-delete hook: still carries {', '.join(held)}{how_long}"
+
+
+def stated_time(t: float) -> str:
+    """A moment as a status message states it: RFC 3339 in UTC, whole seconds (as ``metav1.Time`` is written), so
+    a message that names a moment reads the same on every reconcile."""
+    return datetime.fromtimestamp(math.floor(t), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def released(hook: PreDeleteHook | None, pod: Mapping[str, Any]) -> bool:

@@ -1,5 +1,6 @@
 """What a fresh (or reopened) ``up`` store holds before any client writes: the project's CRD and admission policy,
-the initial namespaces, the node, and a ``default`` service account in every namespace."""
+the initial namespaces, the node, a ``default`` service account in every namespace, and the ``default/kubernetes``
+Service with its Endpoints and EndpointSlice once the server's address is known."""
 
 from __future__ import annotations
 
@@ -12,14 +13,21 @@ from rollwise.cluster.crd_policy import policy as rollwise_policy
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
 
-__all__ = ["INITIAL_NAMESPACES", "PROTECTED_NAMESPACES", "default_service_account", "install_rollwise_crd",
-           "seed_cluster"]
+__all__ = ["INITIAL_NAMESPACES", "KUBERNETES_SERVICE_IP", "PROTECTED_NAMESPACES", "default_service_account",
+           "install_rollwise_crd", "kubernetes_service", "seed_cluster"]
 
-INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease", "rollwise-system")
+"""The last: where ``rollwise run`` takes its leader-election Lease by default, which ``up``'s controllers watch to
+stand down while it leads (local/standdown.py), so the documented ``up`` + ``rollwise run`` needs no other step."""
 PROTECTED_NAMESPACES = INITIAL_NAMESPACES[:3]
 """The namespaces the API server refuses to delete."""
 NODE = GroupKind("", "Node")
 SERVICE_ACCOUNT = GroupKind("", "ServiceAccount")
+SERVICE = GroupKind("", "Service")
+ENDPOINTS = GroupKind("", "Endpoints")
+ENDPOINT_SLICE = GroupKind("discovery.k8s.io", "EndpointSlice")
+KUBERNETES_SERVICE_IP = "10.96.0.1"
+"""The first address of the service range, which kube-apiserver keeps for its own Service."""
 
 
 def _exists(cluster: MemoryCluster, gk: GroupKind, namespace: str, name: str) -> bool:
@@ -70,3 +78,47 @@ def seed_cluster(cluster: MemoryCluster, *, now: float) -> None:
         cluster.create(node_object(NODE_NAME, now=now), actor="system")
     for namespace in cluster.list(NAMESPACE):
         default_service_account(cluster, name_of(namespace))
+
+
+def _kubernetes_objects(address: str, port: int) -> list[Obj]:
+    """The Service, Endpoints and EndpointSlice kube-apiserver keeps for itself (pkg/controlplane/controller/
+    kubernetesservice and the endpoint reconciler): port 443 named https to the server's own address and port, no
+    selector, the Endpoints not mirrored, the slice named after the Service."""
+    meta = {"name": "kubernetes", "namespace": "default"}
+    port_entry = {"name": "https", "port": port, "protocol": "TCP"}
+    return [
+        {"apiVersion": "v1", "kind": "Service",
+         "metadata": {**meta, "labels": {"component": "apiserver", "provider": "kubernetes"}},
+         "spec": {"type": "ClusterIP", "clusterIP": KUBERNETES_SERVICE_IP, "clusterIPs": [KUBERNETES_SERVICE_IP],
+                  "sessionAffinity": "None",
+                  "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": port}]}},
+        {"apiVersion": "v1", "kind": "Endpoints",
+         "metadata": {**meta, "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+         "subsets": [{"addresses": [{"ip": address}], "ports": [port_entry]}]},
+        {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+         "metadata": {**meta, "labels": {"kubernetes.io/service-name": "kubernetes"}},
+         "addressType": "IPv6" if ":" in address else "IPv4",
+         "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+         "ports": [port_entry]},
+    ]
+
+
+def kubernetes_service(cluster: MemoryCluster, *, address: str, port: int) -> None:
+    """``default/kubernetes`` and its endpoints, created when missing and pointed at ``address:port`` when a
+    reopened store still names an earlier port, as the API server's reconciler does at every start."""
+    for want in _kubernetes_objects(address, port):
+        gk = GroupKind(want["apiVersion"].rpartition("/")[0], want["kind"])
+        try:
+            stored = cluster.get(gk, "default", "kubernetes")
+        except NotFound:
+            cluster.create(want, actor="system:apiserver")
+            continue
+        body = {k: v for k, v in want.items() if k not in ("apiVersion", "kind", "metadata")}
+        if gk == SERVICE:
+            spec = stored.get("spec") or {}
+            if spec.get("ports") == want["spec"]["ports"]:
+                continue
+            body = {"spec": {**spec, "ports": want["spec"]["ports"]}}
+        elif all(stored.get(k) == v for k, v in body.items()):
+            continue
+        cluster.update({**stored, **body}, actor="system:apiserver")

@@ -27,6 +27,7 @@ from rollwise.api.features import MAX_UNAVAILABLE, RECREATE, parse_gate_flags_an
 from rollwise.api.versions import DEFAULT_KUBE_VERSION, parse_kube_version
 from rollwise.apiserver.app import make_app
 from rollwise.apiserver.authz import RbacAuthorizer
+from rollwise.apiserver.bootstrap import kubernetes_service
 from rollwise.apiserver.config import Faults, ServerConfig
 from rollwise.apiserver.connect import process_connect
 from rollwise.apiserver.store import ApiStore
@@ -34,7 +35,7 @@ from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_
 from rollwise.apiserver.versioning import Versioning
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
-from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.resources import STATEFULSET
 from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
@@ -42,13 +43,16 @@ from rollwise.local.disruption import DisruptionController
 from rollwise.local.driver import WallDriver, scaled_profile
 from rollwise.local.processes import ProcessKubelet
 from rollwise.local.workloads import DEPLOYMENT, REPLICASET, REPLICATION_CONTROLLER, WorkloadControllers
+from rollwise.runtime.registrations import QUORUM, SET_CONTROLLERS, STATEFULSET_ROW
 from rollwise.runtime.trace import DecisionLog
 from rollwise.scenario.scenario import parse_apps
 
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
 
 DEFAULT_DATA_DIR = Path("~/.local/state/rollwise/up").expanduser()
-CONTROLLERS = ("statefulset", "apps.rollwise.dev", "quorum", "kubelet", "deployment", "replicaset")
+# The StatefulSet kinds' controllers by the names the registration table gives them, then up's own.
+CONTROLLERS = (*dict.fromkeys(n for row in SET_CONTROLLERS for n in row.up_names.values()), "kubelet", "deployment",
+               "replicaset")
 _FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "timeout-rate",
                "seed")
 
@@ -235,10 +239,10 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     driver = WallDriver(store.cluster, listen=store.feed.listen, pump=store.feed.pump, speed=args.speed,
                         profile=profile, apps=apps, processes=processes, audit=audit if audit_file else None,
                         trace=trace, gates=store.gates, kubelet="kubelet" in controllers,
-                        quorum="quorum" in controllers,
-                        statefulset_kinds=tuple(gk for gk, name in ((STATEFULSET, "statefulset"),
-                                                                     (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
-                                                if name in controllers))
+                        quorum=QUORUM.up_names[STATEFULSET] in controllers,
+                        statefulset_kinds=tuple(gk for gk, name in STATEFULSET_ROW.up_names.items()
+                                                if name in controllers),
+                        announce=lambda line: print(f"rollwise up: {line}", file=sys.stderr, flush=True))
     config.pod_fault = driver.pod_fault
     if processes is not None:
         config.pod_connect = process_connect(processes.runtime.exec_context)
@@ -254,6 +258,8 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     port = runner.addresses[0][1]
     url = f"https://127.0.0.1:{port}"
     config.server_address = f"127.0.0.1:{port}"
+    kubernetes_service(store.cluster, address="127.0.0.1", port=port)
+    store.feed.pump()
     kubeconfig = (args.kubeconfig or data_dir / "kubeconfig").expanduser().resolve()
     write_kubeconfig(kubeconfig, url, creds)
     if args.merge_kubeconfig:

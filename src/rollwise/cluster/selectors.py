@@ -4,10 +4,11 @@ Label selectors (``k8s.io/apimachinery/pkg/labels``): requirements joined by com
 ``k==v``, ``k!=v``, ``k in (a,b)``, ``k notin (a,b)``, ``k`` (exists) and ``!k`` (does not exist). ``!=`` and
 ``notin`` match objects that lack the key, as upstream does.
 
-Field selectors (``k8s.io/apimachinery/pkg/fields``): ``f=v``, ``f==v``, ``f!=v`` joined by commas, over the
-fields each resource supports: ``metadata.name`` and ``metadata.namespace`` everywhere; pods ``status.phase``
-and ``spec.nodeName`` (and a few more upstream serves); events ``involvedObject.*``, ``reason``, ``type``. Any
-other field is refused as upstream's ``field label not supported`` (a 400 Bad Request).
+Field selectors (``k8s.io/apimachinery/pkg/fields``): ``f=v``, ``f==v``, ``f!=v`` joined by commas a backslash
+does not escape (empty terms skipped; a value escapes a backslash, comma or equals sign), over the fields each
+resource supports: ``metadata.name`` and ``metadata.namespace`` everywhere; pods ``status.phase`` and
+``spec.nodeName`` (and a few more upstream serves); events ``involvedObject.*``, ``reason``, ``type``. Any other field
+is refused as upstream's ``field label not supported`` (a 400 Bad Request).
 """
 
 from __future__ import annotations
@@ -189,30 +190,74 @@ class FieldSelector:
         return bool(self.requirements)
 
 
+def _split_terms(selector: str) -> list[str]:
+    """The selector's terms: split at each comma a backslash does not escape (apimachinery fields.splitTerms)."""
+    terms, start, escaped = [], 0, False
+    for i, c in enumerate(selector):
+        if escaped:
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c == ",":
+            terms.append(selector[start:i])
+            start = i + 1
+    terms.append(selector[start:])
+    return terms
+
+
+_OPERATORS = ("!=", "==", "=")  # tried in this order at each position, as fields.splitTerm does
+
+
+def _split_term(term: str) -> tuple[str, str, str] | None:
+    """(field, operator, value) at the first position where an operator starts; None when there is none."""
+    for i in range(len(term)):
+        for op in _OPERATORS:
+            if term.startswith(op, i):
+                return term[:i], op, term[i + len(op):]
+    return None
+
+
+def _unescape(value: str) -> str:
+    """A value with its escapes (a backslash before a backslash, comma or equals sign) undone; another escape, a
+    trailing backslash or a bare comma or equals sign is a BadRequest in apimachinery's words
+    (fields.UnescapeValue; a rune prints as its number there)."""
+    out, escaped = [], False
+    for c in value:
+        if escaped:
+            if c not in "\\,=":
+                raise BadRequest(f"invalid field selector: invalid escape sequence: \\{c}")
+            out.append(c)
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c in ",=":
+            raise BadRequest(f"invalid field selector: unescaped character in value: {ord(c)}")
+        else:
+            out.append(c)
+    if escaped:
+        raise BadRequest("invalid field selector: invalid escape sequence: \\")
+    return "".join(out)
+
+
 def parse_field_selector(selector: str | None, resource: GroupKind) -> FieldSelector:
-    """Parse a ``fieldSelector`` for ``resource``. Raises BadRequest for a malformed one or an unsupported field."""
-    if not selector or not selector.strip():
+    """Parse a ``fieldSelector`` for ``resource`` as apimachinery's ``fields.ParseSelector`` does: terms split at
+    unescaped commas, empty terms skipped (``metadata.name=x,`` is one term), ``!=``, ``==`` or ``=``, the value
+    unescaped, nothing trimmed. Raises BadRequest for a malformed selector or an unsupported field."""
+    if not selector:
         return FieldSelector()
     supported = {**_COMMON, **_FIELDS.get(resource, {})}
     out = []
-    for raw in selector.split(","):
-        part = raw.strip()
-        if "!=" in part:
-            field, _, value = part.partition("!=")
-            negated = True
-        elif "==" in part:
-            field, _, value = part.partition("==")
-            negated = False
-        elif "=" in part:
-            field, _, value = part.partition("=")
-            negated = False
-        else:
-            raise BadRequest(f'invalid field selector: "{selector}": {part!r} is not of the form field=value')
-        field = field.strip()
+    for part in _split_terms(selector):
+        if part == "":
+            continue
+        split = _split_term(part)
+        if split is None:
+            raise BadRequest(f"invalid selector: '{selector}'; can't understand '{part}'")
+        field, op, value = split
         read = supported.get(field)
         if read is None:
             raise BadRequest(f'field label not supported: {field} (for {resource})')
-        out.append(FieldRequirement(field, negated, value.strip(), read))
+        out.append(FieldRequirement(field, op == "!=", _unescape(value), read))
     return FieldSelector(tuple(out))
 
 

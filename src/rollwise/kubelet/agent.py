@@ -13,8 +13,10 @@ What it models, per pod object (one ``PodRuntime`` per pod uid):
 - faults, applied through ``apply_fault`` (then ``advance``): ``crash``, ``unready``, ``recover``, ``fail``,
   ``kill``. Faults belong to one pod object; a recreated pod (new uid) starts healthy. ``recover`` clears faults,
   not image behaviours: a crashing image keeps crashing until the pod runs another image.
-- graceful deletion: the status stays as it was at ``deletionTimestamp`` and the pod is removed at
-  ``deletionTimestamp + min(terminationSeconds, grace)``. Faults requested after the deletion are ignored.
+- graceful deletion (``termination.py``): the containers stop as the kubelet stops them (preStop, SIGTERM, the
+  image's ``stopSeconds``, SIGKILL at the end of the grace period), each then ``terminated`` and not ready; once
+  all have stopped the pod is Succeeded or Failed. It is removed at the later of that and ``deletionTimestamp +
+  min(terminationSeconds, grace)``. Faults requested after the deletion are ignored.
 - a changed ``spec.containers[*].image`` restarts that container with the new image (the kubelet recreates a
   container whose spec changed).
 
@@ -37,6 +39,7 @@ from rollwise.api.records import dataclass
 from rollwise.kubelet.containers import KILLED_EXIT_CODE, ContainerRuntime, ContainerView, Termination, observe
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.status import Note, build_status, container_waiting_reasons, status_notes
+from rollwise.kubelet.termination import DEFAULT_GRACE_SECONDS, grace_seconds, schedule, stopped_view, terminal_phase
 
 __all__ = [
     "DEFAULT_GRACE_SECONDS",
@@ -52,7 +55,6 @@ __all__ = [
 ]
 
 FAULTS = ("crash", "unready", "recover", "fail", "kill")
-DEFAULT_GRACE_SECONDS = 30.0  # the API server's default terminationGracePeriodSeconds
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +74,8 @@ class PodRuntime:
     containers: tuple[ContainerRuntime, ...] = ()
     failed_at: float | None = None
     faults: tuple[PendingFault, ...] = ()
+    stops: tuple[Termination, ...] | None = None
+    """Once the pod is deleted: when and how each container stops (``termination.schedule``)."""
 
     @classmethod
     def initial(cls) -> PodRuntime:
@@ -90,11 +94,12 @@ class KubeletStep:
     remove: bool = False
     old_status: Obj | None = None
     """The status ``status`` replaces (what ``notes`` compares it with)."""
+    terminating: bool = False
 
     @property
     def notes(self) -> tuple[Note, ...]:
         """What the write changes, as kubelet events (only a driver that emits them asks)."""
-        return () if self.status is None else status_notes(self.old_status, self.status)
+        return () if self.status is None else status_notes(self.old_status, self.status, stopping=self.terminating)
 
 
 def _for_pod(pod: Mapping[str, Any], runtime: PodRuntime) -> PodRuntime:
@@ -106,7 +111,8 @@ def _for_pod(pod: Mapping[str, Any], runtime: PodRuntime) -> PodRuntime:
         return runtime
     # Built field by field rather than by ``replace``, which re-reads the class' fields on every call: this and
     # ``_sync_images`` run once for every pod a run creates.
-    return PodRuntime(uid=uid, containers=runtime.containers, failed_at=runtime.failed_at, faults=runtime.faults)
+    return PodRuntime(uid=uid, containers=runtime.containers, failed_at=runtime.failed_at, faults=runtime.faults,
+                      stops=runtime.stops)
 
 
 def apply_fault(pod: Mapping[str, Any], runtime: PodRuntime, fault: str, now: float, *,
@@ -118,18 +124,14 @@ def apply_fault(pod: Mapping[str, Any], runtime: PodRuntime, fault: str, now: fl
     return replace(rt, faults=(*rt.faults, PendingFault(fault=fault, at=now, container=container)))
 
 
-def removal_time(pod: Mapping[str, Any], profile: KubeletProfile) -> float | None:
-    """When a terminating pod is gone: deletionTimestamp + min(terminationSeconds, grace); None if not deleting."""
+def removal_time(pod: Mapping[str, Any], profile: KubeletProfile,
+                 stops: tuple[Termination, ...] = ()) -> float | None:
+    """When a terminating pod is gone: once its containers have stopped (``stops``), and not before
+    deletionTimestamp + min(terminationSeconds, grace); None if not deleting."""
     deleted = deletion_timestamp(pod)
     if deleted is None:
         return None
-    meta, spec = pod.get("metadata", {}), pod.get("spec", {})
-    # An explicit 0 (force deletion) is a real grace period, so test for None, not falsiness.
-    grace = meta.get("deletionGracePeriodSeconds")
-    if grace is None:
-        grace = spec.get("terminationGracePeriodSeconds")
-    grace = DEFAULT_GRACE_SECONDS if grace is None else max(0.0, float(grace))
-    return deleted + min(profile.termination_seconds, grace)
+    return max([deleted + min(profile.termination_seconds, grace_seconds(pod)), *(s.finished_at for s in stops)])
 
 
 def _spec_images(pod: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -204,7 +206,7 @@ def _sync_images(rt: PodRuntime, spec: list[tuple[str, str]], profile: KubeletPr
     containers = tuple(out)
     if containers == rt.containers:
         return rt
-    return PodRuntime(uid=rt.uid, containers=containers, failed_at=rt.failed_at, faults=rt.faults)
+    return PodRuntime(uid=rt.uid, containers=containers, failed_at=rt.failed_at, faults=rt.faults, stops=rt.stops)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -257,19 +259,32 @@ def advance(pod: Obj, runtime: PodRuntime, profile: KubeletProfile, now: float, 
             rt = replace(rt, faults=later)
     rt = _sync_images(rt, spec, profile, t)
 
-    remove_at = removal_time(pod, profile)
-    if remove_at is not None and now >= remove_at:
-        return KubeletStep(status=None, runtime=rt, wake_at=None, remove=True)
     views = [(c, _view(c, profile, t)) for c in rt.containers]
     if readiness:
         views = [(c, _with_readiness(c, v, profile, readiness)) for c, v in views]
-    status = build_status(pod, views, failed=rt.failed_at is not None, t=t)
-    if remove_at is not None:
-        wake_at: float | None = remove_at
-    else:
+    if deleted is None:
+        status = build_status(pod, views, failed=rt.failed_at is not None, t=t)
         wakes = [v.next_at for _, v in views if v.next_at is not None] + [f.at for f in later]
-        wake_at = min(wakes, default=None)
+        return _step(pod, status, rt, min(wakes, default=None))
+    stops = schedule(pod, views, profile, deleted, now, rt.stops)
+    if stops != rt.stops:
+        rt = replace(rt, stops=stops)
+    views = [(c, stopped_view(v, s) if s.finished_at <= now else v) for (c, v), s in zip(views, stops, strict=True)]
+    stopping = [s.finished_at for s in stops if s.finished_at > now]
+    phase = None if stopping or rt.failed_at is not None else terminal_phase(stops)
+    status = build_status(pod, views, failed=rt.failed_at is not None, t=t, terminal=phase)
+    remove_at = removal_time(pod, profile, stops)
+    assert remove_at is not None
+    if now >= remove_at:
+        return _step(pod, status, rt, None, remove=True)
+    return _step(pod, status, rt, min(stopping, default=remove_at), terminating=True)
+
+
+def _step(pod: Obj, status: Obj, rt: PodRuntime, wake_at: float | None, *, remove: bool = False,
+          terminating: bool = False) -> KubeletStep:
     old = pod.get("status")
+    terminating = terminating or remove
     if status == old:
-        return KubeletStep(status=None, runtime=rt, wake_at=wake_at)
-    return KubeletStep(status=status, runtime=rt, wake_at=wake_at, old_status=old)
+        return KubeletStep(status=None, runtime=rt, wake_at=wake_at, remove=remove, terminating=terminating)
+    return KubeletStep(status=status, runtime=rt, wake_at=wake_at, remove=remove, old_status=old,
+                       terminating=terminating)

@@ -41,9 +41,12 @@ class Termination:
     reason: str
     started_at: float | None
     finished_at: float
+    message: str = ""
 
     def as_state(self) -> Obj:
         body: Obj = {"exitCode": self.exit_code, "reason": self.reason}
+        if self.message:
+            body["message"] = self.message
         if self.started_at is not None:
             body["startedAt"] = self.started_at
         body["finishedAt"] = self.finished_at

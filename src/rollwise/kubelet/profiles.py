@@ -1,8 +1,8 @@
 """How the simulated kubelet behaves: the timings of a scenario's ``kubelet:`` block and per-image behaviours.
 
-A profile is a frozen value; the scenario gives three timings (``startSeconds``, ``readySeconds``,
-``terminationSeconds``) and per-image behaviours. The remaining constants are not in the scenario file; their
-defaults follow what a real kubelet does, and a test or a library user may change them by keyword:
+A profile is a frozen value; the scenario gives four timings (``startSeconds``, ``readySeconds``, ``stopSeconds``,
+``terminationSeconds``) and per-image behaviours. The remaining constants are not in the scenario file; their defaults
+follow what a real kubelet does, and a test or a library user may change them by keyword:
 
 - ``crash_run_seconds = 2``: how long a crash-looping container runs before it exits (a typical bad config is
   found within a second or two of start).
@@ -56,6 +56,8 @@ class ImageBehaviour:
     hook_release_seconds: float | None = None
     """The application running this image releases a pod's pre-delete hook this long after the mark (None: the
     profile's ``hook_release_seconds``)."""
+    stop_seconds: float | None = None
+    """How long this image's process takes to exit after SIGTERM (None: the profile's ``stop_seconds``)."""
 
     def __post_init__(self) -> None:
         if self.fail is not None and self.fail not in IMAGE_FAILURES:
@@ -72,6 +74,9 @@ class KubeletProfile:
     start_seconds: float = 5.0
     ready_seconds: float = 2.0
     termination_seconds: float = 3.0
+    stop_seconds: float = 0.0
+    """How long a container's process takes to exit after SIGTERM (0: at once, as nginx or etcd do). One that
+    takes longer than the grace period is killed at its end (exit code 137)."""
     images: Mapping[str, ImageBehaviour] = field(default_factory=dict)
     crash_run_seconds: float = 2.0
     crash_exited_seconds: float = 1.0
@@ -87,7 +92,7 @@ class KubeletProfile:
     ``releaseHook`` step, or a person with kubectl, does)."""
 
     def __post_init__(self) -> None:
-        for name in ("start_seconds", "ready_seconds", "termination_seconds", "crash_exited_seconds",
+        for name in ("start_seconds", "ready_seconds", "termination_seconds", "stop_seconds", "crash_exited_seconds",
                      "pull_error_seconds", "kill_restart_seconds"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0")
@@ -115,6 +120,11 @@ class KubeletProfile:
         said = [b.hook_release_seconds for i in images if (b := self.behaviour(i)).hook_release_seconds is not None]
         return max(said) if said else self.hook_release_seconds
 
+    def stop_delay(self, image: str) -> float:
+        """Seconds from SIGTERM to the container's exit, per image."""
+        b = self.behaviour(image)
+        return self.stop_seconds if b.stop_seconds is None else b.stop_seconds
+
     def ready_delay(self, image: str) -> float:
         """Seconds from the container running to its readiness passing, per image."""
         b = self.behaviour(image)
@@ -122,11 +132,12 @@ class KubeletProfile:
 
 
 _TOP_KEYS = {"startSeconds": "start_seconds", "readySeconds": "ready_seconds",
-             "terminationSeconds": "termination_seconds", "hookReleaseSeconds": "hook_release_seconds"}
+             "terminationSeconds": "termination_seconds", "stopSeconds": "stop_seconds",
+             "hookReleaseSeconds": "hook_release_seconds"}
 _TOP_ALLOWED = (*sorted([*_TOP_KEYS, "images", "apps"]),)
 _IMAGE_KEYS = {"startSeconds": "start_seconds", "readySeconds": "ready_seconds",
-               "hookReleaseSeconds": "hook_release_seconds"}
-_IMAGE_ALLOWED = ("fail", "hookReleaseSeconds", "ready", "readySeconds", "startSeconds")
+               "hookReleaseSeconds": "hook_release_seconds", "stopSeconds": "stop_seconds"}
+_IMAGE_ALLOWED = ("fail", "hookReleaseSeconds", "ready", "readySeconds", "startSeconds", "stopSeconds")
 
 
 def _supported(values: tuple[str, ...]) -> str:
@@ -157,7 +168,7 @@ def _image_path(path: str, image: object) -> str:
 def _parse_image(raw: object, path: str, errors: list[FieldError]) -> ImageBehaviour | None:
     if not isinstance(raw, Mapping):
         errors.append(FieldError(path=path, value=raw, rule="must be a mapping with fail, ready, startSeconds, "
-                                                             "readySeconds, hookReleaseSeconds"))
+                                                             "readySeconds, hookReleaseSeconds, stopSeconds"))
         return None
     kwargs: dict[str, Any] = {}
     ok = True

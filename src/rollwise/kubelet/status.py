@@ -132,8 +132,9 @@ def _address(seed: str) -> str:
 
 
 def build_status(pod: Mapping[str, Any], containers: Sequence[tuple[ContainerRuntime, ContainerView]], *,
-                 failed: bool, t: float) -> Obj:
+                 failed: bool, t: float, terminal: str | None = None) -> Obj:
     """The complete pod status at ``t`` from container views; unknown status fields and conditions are kept.
+    ``terminal``: the phase of a deleted pod whose containers have all stopped (``termination.py``).
 
     Written as plain loops: the kubelet builds one on every pod transition, and the comprehensions and generators
     of the obvious version made it a fifteenth of a run of many small sets (bench/scale.py)."""
@@ -184,7 +185,11 @@ def build_status(pod: Mapping[str, Any], containers: Sequence[tuple[ContainerRun
         ready_at = max([cr_at, *(float(old_conditions[g].get("lastTransitionTime") or t) for g in gates)])
     elif containers_ready and gates_false:
         ready_at = t
-    if not containers_ready:
+    if terminal is not None:
+        # status/generate.go: a terminal pod's containers are not ready because it completed or failed.
+        cr_reason = ready_reason = "PodCompleted" if terminal == "Succeeded" else "PodFailed"
+        cr_message = ready_message = ""
+    elif not containers_ready:
         not_ready = f"containers with unready status: [{' '.join(unready)}]"
         ready_reason, ready_message = "ContainersNotReady", not_ready
         cr_reason, cr_message = "ContainersNotReady", not_ready
@@ -205,6 +210,8 @@ def build_status(pod: Mapping[str, Any], containers: Sequence[tuple[ContainerRun
         conditions += foreign
     if failed:
         phase = "Failed"
+    elif terminal is not None:
+        phase = terminal
     elif all_started:
         phase = "Running"
     else:
@@ -253,9 +260,11 @@ def _waiting_by_name(status: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def status_notes(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> tuple[Note, ...]:
+def status_notes(old: Mapping[str, Any] | None, new: Mapping[str, Any], *,
+                 stopping: bool = False) -> tuple[Note, ...]:
     """What changed from ``old`` to ``new``, as spec event types: PodRunning, PodReady, PodNotReady, PodFailed,
-    ContainerWaiting (one per container whose waiting reason is new)."""
+    ContainerWaiting (one per container whose waiting reason is new). A pod the kubelet is ``stopping`` (deleted)
+    is not 'not ready' or 'failed' for a probe or a crash: its Killing event says what happens."""
     old = old if isinstance(old, dict) else {}
     notes = []
     old_waiting = _waiting_by_name(old)
@@ -268,8 +277,8 @@ def status_notes(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> tuple
     was_ready, is_ready = _ready(old), _ready(new)
     if is_ready and not was_ready:
         notes.append(Note(type="PodReady"))
-    if was_ready and not is_ready:
+    if was_ready and not is_ready and not stopping:
         notes.append(Note(type="PodNotReady"))
-    if phase != old.get("phase") and phase == "Failed":
+    if phase != old.get("phase") and phase == "Failed" and not stopping:
         notes.append(Note(type="PodFailed"))
     return tuple(notes)

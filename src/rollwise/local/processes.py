@@ -189,13 +189,15 @@ class ProcessKubelet:
         except (OSError, ValueError) as err:  # cannot start (no binary, no disk): the pod stays as it is
             log.warning("pod %s/%s: %s", *entry.where, err)
             return
-        if self.notes is not None and (result.status is not None or terminating(pod)):
-            self.notes(pod, status_notes(pod.get("status"), result.status) if result.status is not None else ())
+        stopping = terminating(pod)
+        if self.notes is not None and (result.status is not None or stopping):
+            self.notes(pod, () if result.status is None
+                       else status_notes(pod.get("status"), result.status, stopping=stopping))
         try:
+            if result.status is not None:
+                self.cluster.update_status({**pod, "status": result.status}, actor=KUBELET)
             if result.remove:
                 self.cluster.delete(POD, *entry.where, grace_period_seconds=0, actor=KUBELET)
-            elif result.status is not None:
-                self.cluster.update_status({**pod, "status": result.status}, actor=KUBELET)
         except ApiStatusError as err:  # someone wrote the pod meanwhile: the next tick syncs again
             log.debug("kubelet write for %s/%s failed: %s", *entry.where, err)
         self.pump()

@@ -113,9 +113,13 @@ def test_graceful_deletion_sends_sigterm_and_the_pod_goes_once_the_process_exits
     _until(rt, pod, _running)
     [pid] = rt.supervisor.pids()
     pod["metadata"].update(deletionTimestamp=time.monotonic(), deletionGracePeriodSeconds=30)
-    _until(rt, pod, lambda v: v["remove"])
+    gone = _until(rt, pod, lambda v: v["remove"])
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+    # Written with the removal: the exit SIGTERM caused, not Ready, and the terminal phase that follows from it.
+    exited = _state(gone)["terminated"]["exitCode"]
+    assert gone["phase"] == ("Succeeded" if exited == 0 else "Failed")
+    assert [c["status"] for c in gone["conditions"] if c["type"] == "Ready"] == ["False"]
 
 
 def test_a_process_that_ignores_sigterm_is_killed_when_the_grace_period_ends(
@@ -131,8 +135,9 @@ def test_a_process_that_ignores_sigterm_is_killed_when_the_grace_period_ends(
     pod["metadata"].update(deletionTimestamp=time.monotonic(), deletionGracePeriodSeconds=0.5)
     rt.sync(pod, STS, time.monotonic())
     assert rt.supervisor.exit_code(pid) is None  # SIGTERM alone did not stop it
-    _until(rt, pod, lambda v: v["remove"])
+    gone = _until(rt, pod, lambda v: v["remove"])
     assert rt.supervisor.pids() == []
+    assert (_state(gone)["terminated"]["exitCode"], gone["phase"]) == (128 + signal.SIGKILL, "Failed")
 
 
 def test_crash_kills_the_member_and_every_restart_crashes_again(make_runtime: Callable[..., ProcessRuntime]) -> None:

@@ -234,7 +234,7 @@ class Sync:
                 name=meta["name"], namespace=meta.get("namespace", "default"), uid=meta.get("uid", ""), at=self.now,
                 hook=", ".join(held), reason=f"{reason}; its pre-delete hook holds it until released"))
             self.marked.add(meta["name"])
-            self.wait(pod, hook_wait(self.hook, pod, self.now, since=self.now))
+            self.wait(pod, hook_wait(self.hook, pod, since=self.now))
             return True
         self.delete(pod, reason)
         return True

@@ -45,12 +45,12 @@ from rollwise.kubelet.process.ports import PortAllocator
 from rollwise.kubelet.process.supervisor import Supervisor
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.status import build_status
+from rollwise.kubelet.termination import grace_seconds, terminal_phase
 
 __all__ = ["DEFAULT_PATTERN", "MemberLease", "PodSync", "ProcessRuntime", "etcd_binary"]
 
 DEFAULT_PATTERN = "etcd:*"
 FAULTS = ("crash", "kill", "fail", "recover")
-_DEFAULT_GRACE_SECONDS = 30.0
 _PORTS_FILE = "ports.json"
 
 
@@ -68,7 +68,7 @@ def etcd_binary() -> str | None:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PodSync:
     status: Obj | None  # the new pod status, or None when it is unchanged
-    remove: bool = False  # a terminating pod whose container stopped: remove the object (grace 0)
+    remove: bool = False  # a terminating pod whose container stopped: write ``status``, then remove it (grace 0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,18 +135,17 @@ class ProcessRuntime:
         member = entry.member
         deleted = deletion_timestamp(pod)
         if deleted is not None:
-            grace = pod["metadata"].get("deletionGracePeriodSeconds")
-            if grace is None:
-                grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", _DEFAULT_GRACE_SECONDS)
-            member.terminate(deleted, float(grace))
+            member.terminate(deleted, grace_seconds(pod))
         view = member.advance(now)
         if self._doomed_claims and member.mode != "running":
             self._collect_claims()
-        if member.gone:
-            return PodSync(status=None, remove=True)
+        # Once a deleted member's process has exited (SIGTERM, or SIGKILL at the end of the grace period) the pod
+        # is terminal before it goes, as the kubelet writes it (kubelet/termination.py).
+        gone = member.gone
+        terminal = terminal_phase([view.exited]) if gone and view.exited is not None else None
         status = build_status(pod, [(ContainerRuntime(name=entry.container, image=member.image), view)],
-                              failed=member.mode == "failed", t=now)
-        return PodSync(status=None if status == pod.get("status") else status)
+                              failed=member.mode == "failed", t=now, terminal=terminal)
+        return PodSync(status=None if status == pod.get("status") else status, remove=gone)
 
     def fault(self, pod: Mapping[str, Any], fault: str, now: float) -> None:
         if fault not in FAULTS:
