@@ -19,6 +19,7 @@ from rollwise.api.meta import Obj
 from rollwise.cli.adoption import sweep_forever
 from rollwise.cli.kubeconfig import ClientConfig, ConfigProblem, client_config
 from rollwise.cli.logs import LOG_FORMATS, JsonFormatter, configure_logging
+from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
 from rollwise.operator.election import LeaseTimings
 from rollwise.operator.operator import CONTROLLERS, Operator, OperatorConfig
 
@@ -214,7 +215,7 @@ def add_run(sub: Any) -> None:
     p.add_argument("--leader-elect", nargs="?", const=True, default=True, type=_boolean, metavar="true|false",
                    help="take part in leader election (default true, as kube-controller-manager's): one replica "
                         "acts at a time, and `rollwise up`'s own controllers stand down while it leads")
-    p.add_argument("--lease-namespace", default=os.environ.get("POD_NAMESPACE") or "rollwise-system")
+    p.add_argument("--lease-namespace", default=os.environ.get("POD_NAMESPACE") or DEFAULT_NAMESPACE)
     p.add_argument("--lease-name", default="rollwise")
     p.add_argument("--identity", default=os.environ.get("POD_NAME") or f"{socket.gethostname()}_{uuid.uuid4()}",
                    help="this replica's name in the Lease (default: $POD_NAME, else host and a random id)")

@@ -23,6 +23,7 @@ from typing import Any
 from rollwise.api.features import FeatureGates
 from rollwise.cluster.listwatch import ListWatchSource
 from rollwise.cluster.namespaces import MultiNamespaceListWatch
+from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
 from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
 from rollwise.cluster.scope import Selector, informer_selectors
@@ -64,7 +65,7 @@ class OperatorConfig:
     """Watch only these namespaces (empty: the whole cluster)."""
     controllers: tuple[str, ...] = ("statefulset", "quorum")
     leader_elect: bool = False
-    lease_namespace: str = "rollwise-system"
+    lease_namespace: str = DEFAULT_NAMESPACE
     lease_name: str = "rollwise"
     timings: LeaseTimings = field(default_factory=LeaseTimings)
     workers: int = 5
