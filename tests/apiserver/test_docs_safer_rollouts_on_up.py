@@ -133,3 +133,24 @@ def _pods_of(up: Up, app: str) -> dict[str, Any]:
 
 def _progressing(up: Up) -> dict[str, Any]:
     return next(c for c in up.read("rsts", "web")["status"]["conditions"] if c["type"] == "Progressing")
+
+
+@pytest.mark.kubectl
+def test_on_up_a_hook_the_template_gives_no_pod_is_a_warning_event_with_each_deletion(up: Up) -> None:
+    before, _ = _walkthrough()
+    manifest = yaml.safe_load(before.split("<<'YAML'\n", 1)[1].split("\nYAML\n", 1)[0])
+    del manifest["spec"]["template"]["metadata"]["labels"]["example.com/drain"]
+    up.apply(yaml.safe_dump(manifest))
+    up.kubectl("wait", "--for=condition=Ready", "rsts/hooked", f"--timeout={DEADLINE:.0f}s")
+    [patch] = [line for line in before.splitlines() if line.startswith("kubectl patch rsts hooked")]
+    _paste(up, patch + "\n")
+
+    def warned() -> list[str]:
+        shown = up.kubectl("get", "events", "--field-selector", "reason=PreDeleteHookUnused", "-o",
+                           "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}").stdout
+        return [line for line in shown.splitlines() if line]
+
+    up.until(lambda: len(warned()) == 3, "a Warning with each of the three deletions")
+    assert all(m.endswith("deleted without waiting: no pod of spec.template carries example.com/drain=pending: "
+                          "each is deleted without waiting unless something labels it first (add the label to "
+                          "spec.template.metadata.labels to hook every pod from its start)") for m in warned())
