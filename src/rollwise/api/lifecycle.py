@@ -21,13 +21,11 @@ drain.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from rollwise.api.errors import FieldError
-from rollwise.api.meta import Obj
+from rollwise.api.meta import Obj, format_time
 from rollwise.api.validation_rules import check_int, check_labels, type_error
 
 __all__ = [
@@ -119,9 +117,9 @@ def hook_wait(hook: PreDeleteHook | None, pod: Mapping[str, Any], *, since: floa
 
 
 def stated_time(t: float) -> str:
-    """A moment as a status message states it: RFC 3339 in UTC, whole seconds (as ``metav1.Time`` is written), so
-    a message that names a moment reads the same on every reconcile."""
-    return datetime.fromtimestamp(math.floor(t), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """A moment as a status message states it: ``metav1.Time``'s form (``api.meta.format_time``, the one rule the
+    wire codec writes times with), so a message that names a moment reads the same on every reconcile."""
+    return format_time(t)
 
 
 def released(hook: PreDeleteHook | None, pod: Mapping[str, Any]) -> bool:

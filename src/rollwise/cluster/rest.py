@@ -97,19 +97,18 @@ def unreachable(err: BaseException, server: str = "") -> errors.Unreachable:
     """A connection that failed, as kubectl words it (k8s.io/kubectl's ``StandardErrorMessage`` and client-go's
     ``url.Error``): a refused connection names the host and asks about it; a failed TLS handshake says so with the
     certificate check's reason, which no server sent."""
-    where = server or "the API server"
+    unable = f"Unable to connect to the server {server}" if server else "Unable to connect to the API server"
     if (cert := _cause(err, ssl.SSLCertVerificationError)) is not None:
-        return errors.Unreachable(f"Unable to connect to the server {where}: TLS handshake failed: certificate "
-                                  f"verify failed: {cert.verify_message or errors.one_line(cert)}")
+        return errors.Unreachable(f"{unable}: TLS handshake failed: certificate verify failed: "
+                                  f"{cert.verify_message or errors.one_line(cert)}")
     if (tls := _cause(err, ssl.SSLError)) is not None:
-        return errors.Unreachable(f"Unable to connect to the server {where}: TLS handshake failed: "
-                                  f"{tls.reason or errors.one_line(tls)}")
+        return errors.Unreachable(f"{unable}: TLS handshake failed: {tls.reason or errors.one_line(tls)}")
     refused = _cause(err, OSError)
     if refused is not None and refused.errno == errno.ECONNREFUSED:
-        host = urlsplit(server).netloc if server else "the API server"
-        return errors.Unreachable(f"The connection to the server {host} was refused - did you specify the right "
-                                  "host or port?")
-    return errors.Unreachable(f"Unable to connect to the server {where}: {errors.one_line(err)}")
+        host = f"server {urlsplit(server).netloc}" if server else "API server"
+        return errors.Unreachable(f"The connection to the {host} was refused - did you specify the right host or "
+                                  "port?")
+    return errors.Unreachable(f"{unable}: {errors.one_line(err)}")
 
 
 _E = TypeVar("_E", bound=BaseException)

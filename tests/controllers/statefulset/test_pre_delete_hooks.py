@@ -242,3 +242,28 @@ def test_a_scale_in_undone_clears_the_mark() -> None:
     h.patch_set({"spec": {"replicas": 3}})
     plan = h.sync()
     assert [a.name for a in plan.of_type(ClearPreparingDelete)] == ["foo-2"] and not plan.of_type(DeletePod)
+
+
+def test_a_hook_whose_labels_no_template_gives_warns_with_each_deletion_it_does_not_hold() -> None:
+    sts = make_set(replicas=3, strategy={"type": "RollingUpdate"})
+    sts["spec"]["lifecycle"] = {"preDelete": {"labelsHandler": {HOOK_LABEL: "pending"}}}  # the template lacks it
+    h = Harness(sts)
+    h.settle()
+    assert not [e for e in h.events if e.startswith("PreDeleteHookUnused")], "nothing deleted yet: nothing said"
+    h.set_image("nginx:2")
+    plan = h.sync()
+    assert [d.name for d in plan.of_type(DeletePod)] == ["foo-2"]
+    [warning] = [e for e in h.events if e.startswith("PreDeleteHookUnused")]
+    assert warning == ("PreDeleteHookUnused: foo-2 deleted without waiting: no pod of spec.template carries "
+                       "example.com/drain=pending: each is deleted without waiting unless something labels it first "
+                       "(add the label to spec.template.metadata.labels to hook every pod from its start)")
+    h.sync()
+    assert len([e for e in h.events if e.startswith("PreDeleteHookUnused")]) == 1, "said with a deletion, not again"
+
+
+def test_a_pod_its_agent_released_early_is_deleted_without_a_warning() -> None:
+    h = _hooked()
+    _release(h, "foo-2")
+    h.set_image("nginx:2")
+    h.sync()
+    assert not [e for e in h.events if e.startswith("PreDeleteHookUnused")], "the template hooks every pod"
