@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from builders import make_set
 from harness import CONTROLLER, Harness
+from test_pre_delete_hooks import _hooked as hooked_set
 
 from rollwise.api.meta import name_of
 from rollwise.controllers.plan import Plan
@@ -29,7 +30,6 @@ STRATEGIES = {
     "EnforcedRollingUpdate": {"type": "EnforcedRollingUpdate"},
 }
 POLICIES = ("OrderedReady", "Parallel")
-HOOK = "example.com/drain"
 
 
 def _watch(h: Harness, seconds: float = 30.0, step: float = 0.25, *, kubelet: bool = False) -> tuple[list[str], int]:
@@ -86,18 +86,10 @@ def _waiting_for_termination(h: Harness) -> None:
 
 
 def _hooked(name: str, policy: str, timeout: int | None = None) -> Harness:
-    sts = make_set(replicas=3, policy=policy, strategy=STRATEGIES[name])
-    pre: dict[str, Any] = {"labelsHandler": {HOOK: "pending"}}
-    if timeout is not None:
-        pre["timeoutSeconds"] = timeout
-    sts["spec"]["lifecycle"] = {"preDelete": pre}
-    sts["spec"]["template"]["metadata"]["labels"][HOOK] = "pending"
-    h = Harness(sts)
-    h.settle()
+    h = hooked_set(policy, strategy=STRATEGIES[name], timeout=timeout)
     h.set_image("nginx:2")
-    if name == "OnDelete":  # nothing is marked without a person's delete; the set waits all the same
-        return h
-    h.sync()
+    if name != "OnDelete":  # nothing is marked without a person's delete; the set waits all the same
+        h.sync()
     return h
 
 
