@@ -44,7 +44,8 @@ from rollwise.runtime.volumes import VolumeExpander
 from rollwise.scenario.scenario import Scenario
 from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine, EngineClock
 from rollwise.sim.events import FeedEvents
-from rollwise.sim.record import QuietWrites, Recorder
+from rollwise.sim.quiet import QuietWrites
+from rollwise.sim.record import Recorder
 from rollwise.sim.steps import StepRunner
 from rollwise.sim.tally import Tallies
 

@@ -8,18 +8,14 @@ from typing import Any, Protocol
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import claim_ordinal, ordinal_of, ordinal_range, pod_name, revision_of
-from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of, namespace_of, uid_of
+from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of, namespace_of
 from rollwise.api.retention import retention_policy
 from rollwise.api.rollout import partition_floor
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.cluster.protocol import Change
-from rollwise.controllers.plan import EmitEvent, Plan, WriteStatus
-from rollwise.controllers.view import SetView
-from rollwise.invariants.decision import Decision
-from rollwise.invariants.quiescence import before_requeue, noop_writes
 from rollwise.scenario.scenario import set_label
 
-__all__ = ["PodLists", "QuietWrites", "Recorder", "SetFigureSource", "SetFigures", "set_label"]
+__all__ = ["PodLists", "Recorder", "SetFigureSource", "SetFigures", "set_label"]
 
 
 
@@ -191,6 +187,11 @@ class Recorder:
         if ch.actor in self.controllers and owner:
             self._figures(owner).in_place_updates += self._started(owner)
 
+    def wrote_without_change(self, namespace: str, name: str, writes: int) -> None:
+        """``writes`` controller writes the quiescence rule found for the set (sim/quiet.py)."""
+        label = self.label(namespace, name)
+        self._figures(label).writes_without_change += writes * self._started(label)
+
     # -- the summary -----------------------------------------------------------------------------------------
 
     def _figures(self, set_name: str) -> SetFigures:
@@ -277,52 +278,6 @@ class Recorder:
                        "unavailable": [[t, n] for t, n in fig.unavailable_steps],
                        "ordinals": [[t, a, b, list(r)] if r else [t, a, b] for t, a, b, r in fig.range_steps]}
                 for name, fig in self.figures.items()}
-
-
-class QuietWrites:
-    """The summary's ``writesWithoutChange``: the quiescence rule (``invariants/quiescence.py``) over every
-    reconcile's plan, as the controllers' observers hand it over (before it runs). A write equal to what it replaces
-    counts; and every write of a reconcile made when nothing was written to the store since the same controller's
-    previous reconcile of the set ended, if that one wrote at most the set's status (``left_as_it_was``), before its
-    requeue. The store's change cursor says "nothing was
-    written" at no cost (a view holds the census' live slots, so the objects it read cannot be kept to compare);
-    a write anywhere counts as a change, so the figure can only undercount a multi-set run, never invent one."""
-
-    def __init__(self, recorder: Recorder, cursor: Callable[[], int]) -> None:
-        self._recorder = recorder
-        self._cursor = cursor
-        self._last: dict[tuple[str, str], tuple[int, float, float | None]] = {}
-        """(controller, set uid) → the cursor when its last reconcile ended, that reconcile's time and requeue; only
-        for a reconcile that wrote at most the set's status (one that created or deleted moved the world on by its
-        own writes, and a status counting them is written next: pods it creates do not count until they exist)."""
-        self._open: list[tuple[tuple[str, str], float, float | None]] = []
-        """Reconciles decided and not yet known to have ended."""
-
-    def observer(self, controller: str) -> Callable[[SetView, Plan], None]:
-        return lambda view, plan: self.observe(controller, view, plan)
-
-    def ended(self) -> None:
-        """A reconcile's writes are done (the controller's ``after_each``; the next observer call also marks it)."""
-        cursor = self._cursor()
-        for key, now, requeue in self._open:
-            self._last[key] = (cursor, now, requeue)
-        self._open.clear()
-
-    def observe(self, controller: str, view: SetView, plan: Plan) -> None:
-        self.ended()  # the StatefulSet controller's writes are done when the quorum-aware controller decides
-        sts = view.set
-        key = (controller, uid_of(sts))
-        if plan.actions:
-            previous = self._last.get(key)
-            unchanged = previous is not None and previous[0] == self._cursor() and before_requeue(
-                previous[1], previous[2], view.now)
-            found = len(plan.actions) if unchanged else len(noop_writes(Decision(view=view, actions=plan.actions)))
-            if found:
-                label = self._recorder.label(namespace_of(sts), name_of(sts))
-                self._recorder._figures(label).writes_without_change += found * self._recorder._started(label)
-        self._last.pop(key, None)
-        if all(isinstance(a, WriteStatus | EmitEvent) for a in plan.actions):
-            self._open.append((key, view.now, plan.requeue_after))
 
 
 class SetFigureSource(Protocol):
