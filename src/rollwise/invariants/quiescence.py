@@ -42,7 +42,7 @@ from rollwise.controllers.plan import (
 from rollwise.controllers.view import SetView
 from rollwise.invariants.decision import Decision
 
-__all__ = ["left_as_it_was", "noop_writes", "settled_writes", "write_words"]
+__all__ = ["before_requeue", "left_as_it_was", "noop_writes", "settled_writes", "write_words"]
 
 _SERVER_KEPT = ("resourceVersion", "managedFields", "generation", "creationTimestamp", "uid")
 """Metadata the API server sets: a write never changes it by itself, so it is not what a write replaces."""
@@ -67,18 +67,25 @@ def settled_writes(first: Decision, requeue: float | None, second: Decision) -> 
     ``first``'s requeue came due (None: time alone changes nothing): nothing changed, so nothing is to be written."""
     if not second.actions or not left_as_it_was(first, second.view):
         return []
-    if requeue is not None and second.view.now >= first.view.now + requeue:
-        return []  # the time the first named came: a time-driven change (availability, a deadline) may be due
+    if not before_requeue(first.view.now, requeue, second.view.now):
+        return []
     later = second.view.now - first.view.now
     return [f"{write_words(a)} {later:g} s after a reconcile of the same world (nothing changed but the clock)"
             for a in second.actions]
 
 
+def before_requeue(first: float, requeue: float | None, second: float) -> bool:
+    """A reconcile at ``second`` comes before the time the one at ``first`` said time alone changes something
+    (``requeue`` seconds later; None: never). Once it is due, a write may be time's change (a pod available after
+    minReadySeconds, a deadline passed), and the rule says nothing."""
+    return requeue is None or second < first + requeue
+
+
 def left_as_it_was(first: Decision, later: SetView) -> bool:
     """``later`` is the world ``first`` left: ``first`` wrote at most the set's status (and events), every pod,
-    claim, revision and lease ``later`` reads is the one ``first`` read, the set is unchanged but for its status,
-    and its status is what ``first`` wrote (or read, if it wrote none), as the API server keeps times (whole
-    seconds)."""
+    claim, revision, lease and disruption budget ``later`` reads is the one ``first`` read, the set is unchanged
+    but for its status, and its status is what ``first`` wrote (or read, if it wrote none), as the API server keeps
+    times (whole seconds)."""
     written: Obj | None = None
     for action in first.actions:
         if isinstance(action, WriteStatus):
@@ -88,7 +95,8 @@ def left_as_it_was(first: Decision, later: SetView) -> bool:
     before = first.view
     if _versions(before.pods) != _versions(later.pods) or _versions(before.claims.values()) != _versions(
             later.claims.values()) or _versions(before.revisions) != _versions(later.revisions) or _versions(
-            before.leases.values()) != _versions(later.leases.values()):
+            before.leases.values()) != _versions(later.leases.values()) or _versions(before.budgets) != _versions(
+            later.budgets):
         return False
     if _but_status(before.set) != _but_status(later.set):
         return False
