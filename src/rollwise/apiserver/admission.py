@@ -1,7 +1,8 @@
 """What the server adds to the world's admission (``rollwise.cluster.admission``) before the store keeps an object.
 
 The world's chain (StatefulSet defaulting and validation, revision and pod immutability) runs first, unchanged;
-then the parts only a server with no other components needs: the pod defaults and a stand-in scheduler (every
+then the parts only a server with no other components needs: the pod defaults, the default admission plugins that
+change a pod or a claim (``plugins.py``), a stand-in scheduler (every
 pod lands on one node), a stand-in provisioner (a claim is Bound at once), namespaces Active, and a
 CustomResourceDefinition established at once with its accepted names.
 """
@@ -19,6 +20,7 @@ from rollwise.api.meta import Obj, name_of
 from rollwise.api.pod_status import pod_status_errors
 from rollwise.apiserver.cel_rules import compile_errors
 from rollwise.apiserver.kind_defaults import kind_hooks
+from rollwise.apiserver.plugins import Plugins
 from rollwise.apiserver.policies import POLICY, check_policy
 from rollwise.apiserver.versioning import Versioning
 from rollwise.cluster.admission import Admission as WorldAdmission
@@ -41,6 +43,7 @@ class Admission:
         # The custom kind is its CRD's business here, as on a cluster: no rollwise validator at admission.
         self.world = WorldAdmission(gates=gates, statefulset_kinds=(STATEFULSET,))
         self._kinds = kind_hooks()  # built once: the service IP allocator lives in it
+        self.plugins = Plugins()
 
     def hooks(self) -> dict[GroupKind, Admit]:
         """Resource -> admission hook (``MemoryCluster(admit=...)``): the world's, then the server's."""
@@ -73,9 +76,9 @@ class Admission:
         spec = new["spec"] = dict(spec)
         for key, value in (("restartPolicy", "Always"), ("terminationGracePeriodSeconds", 30),
                            ("dnsPolicy", "ClusterFirst"), ("schedulerName", "default-scheduler"),
-                           ("serviceAccountName", "default"), ("enableServiceLinks", True),
-                           ("preemptionPolicy", "PreemptLowerPriority"), ("priority", 0)):
+                           ("enableServiceLinks", True)):
             spec.setdefault(key, value)
+        self.plugins.pod(new, old)
         spec.setdefault("securityContext", {})
         containers = []
         for i, given in enumerate(spec["containers"]):
@@ -99,6 +102,7 @@ class Admission:
     def _claim(self, new: Obj, old: Obj | None) -> Obj:
         spec = new["spec"] = dict(new.get("spec") or {})
         spec.setdefault("volumeMode", "Filesystem")
+        self.plugins.claim(spec, old)
         if old is None:
             # A stand-in provisioner binds every claim at once, to a volume named after the claim's uid-to-be.
             storage = ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")

@@ -37,27 +37,28 @@ from rollwise.apiserver.http import (
     json_reply,
     list_reply,
     object_reply,
+    ok_reply,
     read_body,
     table,
     wants_table,
     wire_bytes,
 )
 from rollwise.apiserver.list_options import list_options
-from rollwise.apiserver.middleware import USER, auth_middleware, errors_middleware
+from rollwise.apiserver.middleware import GROUPS, USER, auth_middleware, errors_middleware
 from rollwise.apiserver.ownership import default_manager
 from rollwise.apiserver.requests import decoded, delete_options, dry_run_of, patch_plain, pod_log, scale_wire
 from rollwise.apiserver.resources import Resource
 from rollwise.apiserver.status import resource_error_status, success_status
 from rollwise.apiserver.store import PATCH_TYPES, ApiStore
+from rollwise.apiserver.tokens import add_token_route
 from rollwise.apiserver.watching import stream_watch
 
 __all__ = ["USER", "VERSION_INFO", "make_app"]
 
 log = logging.getLogger("rollwise.apiserver")
 
-VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "gitCommit": "", "gitTreeState":
-                "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc",
-                "platform": "linux/amd64"}
+VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "gitCommit": "", "gitTreeState": "clean",
+                "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc", "platform": "linux/amd64"}
 _BODY_NAME = web.RequestKey("body-name", str)
 _WARNINGS = web.RequestKey("warnings", list[str])
 _WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -79,15 +80,16 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     for path in ("/version", "/version/"):
         r.add_get(path, _version_handler(store))
     for path in ("/healthz", "/readyz", "/livez"):
-        r.add_get(path, _ok)
+        r.add_get(path, ok_reply)
     for path in ("/api", "/api/"):
         r.add_get(path, api.core_root)
     for path in ("/apis", "/apis/"):
         r.add_get(path, api.groups_root)
     r.add_get("/openapi/v3", api.openapi_root)
-    r.add_get("/openapi/v3/", api.openapi_root)
+    r.add_get("/openapi/v2", disc.openapi_v2_handler(store.registry))
     r.add_get("/openapi/v3/{path:.*}", api.openapi_gv)
     add_eviction_route(r, store, api)  # before the generic routes, which know no pods/eviction
+    add_token_route(r, store, cfg, api)  # nor serviceaccounts/token (served when the config has a signer)
     r.add_route("*", "/api/{version}", api.core_version)
     r.add_route("*", "/api/{version}/", api.core_version)
     r.add_route("*", "/api/{version}/{tail:.*}", api.resource)
@@ -116,10 +118,6 @@ def _version_handler(store: ApiStore) -> Callable[[web.Request], Awaitable[web.R
 def _manager(request: web.Request) -> str:
     """The field manager of a write: the request's ``fieldManager``, else from its User-Agent (ownership.py)."""
     return request.query.get("fieldManager") or default_manager(request.headers.get("User-Agent", ""))
-
-
-async def _ok(_request: web.Request) -> web.Response:
-    return web.Response(text="ok", content_type="text/plain")
 
 
 class _Api:
@@ -171,6 +169,8 @@ class _Api:
             doc = disc.openapi_group_version(self.store.registry, "", parts[1])
         elif len(parts) == 3 and parts[0] == "apis":
             doc = disc.openapi_group_version(self.store.registry, parts[1], parts[2])
+        if doc is None and parts == [""]:
+            return await self.openapi_root(request)  # /openapi/v3/
         if doc is None:
             raise NotFound("the server could not find the requested resource")
         return json_reply(doc)
@@ -251,6 +251,7 @@ class _Api:
             if method != "POST" or t.name is not None:
                 raise web.HTTPMethodNotAllowed(method, ["POST"])
             return json_reply(reviews.answer(self.cfg, t.resource, await read_body(request), user=request[USER],
+                                             groups=request[GROUPS],
                                              namespace=t.namespace), 201)
         if method in _WRITE_VERBS:
             self._maybe_fail()
@@ -344,7 +345,7 @@ class _Api:
         req = authz.Request(user=request[USER], verb=authz.verb_of(request.method, named=t.name is not None,
                                                                     watch=bool_flag(request.query.get("watch"))),
                             group=t.resource.group, resource=t.resource.plural, subresource=t.sub,
-                            namespace=t.namespace, name=t.name)
+                            namespace=t.namespace, name=t.name, groups=request[GROUPS])
         if not self.cfg.authorizer.allowed(req):
             self._audit(request, t, req.verb, {}, 403)
             raise Forbidden(authz.forbidden_message(req))

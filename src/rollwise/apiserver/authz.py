@@ -7,7 +7,8 @@ subresource, ``pods/status``; ``*`` and ``*/status`` as wildcards), verb and, wh
 object's name. ClusterRoleBindings apply everywhere; RoleBindings only in their namespace, to a Role of that
 namespace or a ClusterRole. There is no deny rule, no aggregation and no escalation check.
 
-Users: ``admin`` (up's own credentials) is ``system:masters`` and may do anything; a service account's user
+Users: ``admin`` (up's own token) and any member of ``system:masters`` (a client certificate's organization) may
+do anything; a certificate's other organizations are groups RBAC bindings may name; a service account's user
 ``system:serviceaccount:<ns>:<sa>`` has the groups ``system:serviceaccounts``, ``system:serviceaccounts:<ns>`` and
 ``system:authenticated``; any other user only ``system:authenticated``.
 """
@@ -20,9 +21,10 @@ from typing import Any
 
 from rollwise.api.meta import Obj
 
-__all__ = ["RbacAuthorizer", "Request", "forbidden_message", "groups_of", "verb_of"]
+__all__ = ["RbacAuthorizer", "Request", "forbidden_message", "groups_of", "is_superuser", "verb_of"]
 
 SUPERUSERS = frozenset({"admin"})
+MASTERS = "system:masters"
 SA_PREFIX = "system:serviceaccount:"
 
 Lister = Callable[[str, str | None], list[Obj]]
@@ -47,6 +49,8 @@ class Request:
     subresource: str
     namespace: str | None
     name: str | None
+    groups: frozenset[str] = frozenset()
+    """Groups the authenticator gave beyond those the name implies (a client certificate's organizations)."""
 
 
 def _subject_matches(subject: Mapping[str, Any], user: str, groups: frozenset[str], binding_ns: str | None) -> bool:
@@ -77,9 +81,9 @@ def _rule_matches(rule: Mapping[str, Any], req: Request) -> bool:
     return not names or (req.name is not None and req.name in names)
 
 
-def groups_of(user: str) -> frozenset[str]:
-    """The groups the authenticator puts a user in."""
-    groups = {"system:authenticated"}
+def groups_of(user: str, given: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The groups the authenticator puts a user in: those it ``given`` and those the name implies."""
+    groups = {"system:authenticated", *given}
     if user.startswith(SA_PREFIX):
         ns = user[len(SA_PREFIX):].split(":", 1)[0]
         groups |= {"system:serviceaccounts", f"system:serviceaccounts:{ns}"}
@@ -90,16 +94,14 @@ class RbacAuthorizer:
     def __init__(self, lister: Lister) -> None:
         self.lister = lister
 
-    def groups_of(self, user: str) -> frozenset[str]:
-        return groups_of(user)
-
-    def rules_of(self, user: str) -> Iterable[tuple[str | None, Mapping[str, Any]]]:
+    def rules_of(self, user: str, given: frozenset[str] = frozenset()) -> Iterable[tuple[str | None,
+                                                                                        Mapping[str, Any]]]:
         """(namespace the rule is limited to or None, rule) for every role bound to the user."""
-        return self._rules(user)
+        return self._rules(user, given)
 
-    def _rules(self, user: str) -> Iterable[tuple[str | None, Mapping[str, Any]]]:
-        """(namespace the rule is limited to or None, rule) for every role bound to the user."""
-        groups = self.groups_of(user)
+    def _rules(self, user: str, given: frozenset[str]) -> Iterable[tuple[str | None, Mapping[str, Any]]]:
+        """(namespace the rule is limited to or None, rule) for every role bound to the user or its groups."""
+        groups = groups_of(user, given)
         cluster_roles = {r["metadata"]["name"]: r for r in self.lister("clusterroles", None)}
         roles = {(r["metadata"].get("namespace"), r["metadata"]["name"]): r for r in self.lister("roles", None)}
         bindings = [(None, b) for b in self.lister("clusterrolebindings", None)]
@@ -114,10 +116,25 @@ class RbacAuthorizer:
                 yield scope, rule
 
     def allowed(self, req: Request) -> bool:
-        if req.user in SUPERUSERS:
+        if is_superuser(req.user, req.groups) or _basic_user(req):
             return True
         return any((scope is None or scope == req.namespace) and _rule_matches(rule, req)
-                   for scope, rule in self._rules(req.user))
+                   for scope, rule in self._rules(req.user, req.groups))
+
+
+_SELF_REVIEWS = {("authentication.k8s.io", "selfsubjectreviews"), ("authorization.k8s.io", "selfsubjectaccessreviews"),
+                 ("authorization.k8s.io", "selfsubjectrulesreviews")}
+
+
+def _basic_user(req: Request) -> bool:
+    """The bootstrap policy's ``system:basic-user`` role, bound to every authenticated user: ask who it is and what
+    it may do (``kubectl auth whoami``, ``kubectl auth can-i``)."""
+    return req.verb == "create" and (req.group, req.resource) in _SELF_REVIEWS
+
+
+def is_superuser(user: str, given: frozenset[str] = frozenset()) -> bool:
+    """``admin`` (up's token) and any member of ``system:masters`` may do anything, as on a cluster."""
+    return user in SUPERUSERS or MASTERS in given
 
 
 def forbidden_message(req: Request) -> str:

@@ -1,6 +1,6 @@
 """What a fresh (or reopened) ``up`` store holds before any client writes: the project's CRD and admission policy,
-the initial namespaces, the node, a ``default`` service account in every namespace, and the ``default/kubernetes``
-Service with its Endpoints and EndpointSlice once the server's address is known."""
+the initial namespaces, the node, the built-in PriorityClasses, a ``default`` service account in every namespace,
+and the ``default/kubernetes`` Service with its Endpoints and EndpointSlice once the server's address is known."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from rollwise.api.errors import NotFound
 from rollwise.api.meta import LAST_APPLIED, Obj, annotations_of, last_applied_configuration, name_of
 from rollwise.apiserver.admission import NAMESPACE, NODE_NAME
 from rollwise.apiserver.node import node_object
+from rollwise.apiserver.plugins import PRIORITY_CLASS, SYSTEM_PRIORITY_CLASSES
 from rollwise.cluster.crd import crd as rollwise_crd
 from rollwise.cluster.crd_policy import policy as rollwise_policy
 from rollwise.cluster.memory import MemoryCluster
@@ -69,7 +70,8 @@ def default_service_account(cluster: MemoryCluster, namespace: str) -> None:
 
 
 def seed_cluster(cluster: MemoryCluster, *, now: float) -> None:
-    """The initial namespaces, the node, and each namespace's default service account, where missing.
+    """The initial namespaces, the node, the system PriorityClasses, and each namespace's default service account,
+    where missing.
 
     The operator's namespace too (``rollwise-system``): ``rollwise run`` takes its leader-election Lease there by
     default, and ``up``'s controllers stand down while it leads (local/standdown.py), so the documented ``up`` +
@@ -83,6 +85,11 @@ def seed_cluster(cluster: MemoryCluster, *, now: float) -> None:
         cluster.create(_with_record(operator, last_applied_configuration(operator)), actor="system")
     if not _exists(cluster, NODE, "", NODE_NAME):
         cluster.create(node_object(NODE_NAME, now=now), actor="system")
+    for name, value, description in SYSTEM_PRIORITY_CLASSES:
+        if not _exists(cluster, PRIORITY_CLASS, "", name):
+            cluster.create({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                            "value": value, "globalDefault": False, "description": description,
+                            "preemptionPolicy": "PreemptLowerPriority"}, actor="system:apiserver")
     for namespace in cluster.list(NAMESPACE):
         default_service_account(cluster, name_of(namespace))
 

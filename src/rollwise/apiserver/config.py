@@ -31,6 +31,10 @@ class ServerConfig:
     debug_endpoints: bool = False
     server_address: str = "127.0.0.1:0"
     authorizer: Any = None  # apiserver.authz.RbacAuthorizer with `up --authz rbac`; None: every user may do anything
+    signer: Any = None
+    """apiserver.tokens.Signer: serves TokenRequest and accepts the service-account tokens it signed (None: neither)."""
+    authenticate_token: Callable[[str], tuple[str, frozenset[str]] | None] | None = None
+    """Set by ``make_app`` from ``signer``: a bearer token -> (user, groups), or None when it is not a valid one."""
     pod_fault: Callable[[str, str, str, str | None], Any] | None = None
     """(namespace, pod, fault, container or None) -> the pod: the kubelet takes a fault (apiserver/debug.py)."""
     pod_connect: Callable[[Any, Any, str], Awaitable[Any]] | None = None

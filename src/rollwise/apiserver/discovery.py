@@ -10,11 +10,16 @@ group-version URL carries a content hash, because kubectl caches hashed OpenAPI 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+from aiohttp import web
+
+from rollwise.apiserver.http import json_reply, status_reply
+from rollwise.apiserver.openapi_models import kind_schemas, model_for
 from rollwise.apiserver.resources import Registry, Resource
 
 __all__ = [
@@ -156,17 +161,27 @@ def openapi_group_version(registry: Registry, group: str, version: str) -> dict[
     if not resources:
         return None
     paths: dict[str, Any] = {}
-    schemas: dict[str, Any] = {}
+    # The built-in kinds' real schemas (what `kubectl explain` reads), each with the models it reaches.
+    schemas: dict[str, Any] = dict(_built_in_schemas(tuple(r.kind for r in resources if not r.schema), group, version))
     for r in resources:
         prefix = "/" + _gv_path(group, version)
         scope = "/namespaces/{namespace}" if r.namespaced else ""
         paths[f"{prefix}{scope}/{r.plural}/{{name}}"] = _operation(r)
+        model = None if r.schema else model_for(r.group, r.version, r.kind)
+        if model is not None:
+            continue
         schema: dict[str, Any] = dict(r.schema) if r.schema else {"type": "object"}
         schema["x-kubernetes-group-version-kind"] = [{"group": r.group, "version": r.version, "kind": r.kind}]
         schemas[f"{'.'.join(reversed(r.group.split('.'))) if r.group else 'io.k8s.api.core'}.{version}.{r.kind}"] = \
             schema
     return {"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": paths,
             "components": {"schemas": schemas}}
+
+
+@functools.lru_cache(maxsize=64)
+def _built_in_schemas(kinds: tuple[str, ...], group: str, version: str) -> dict[str, Any]:
+    """Built once per group-version and set of kinds: the documents are asked for on every cold kubectl cache."""
+    return kind_schemas((group, version, kind) for kind in kinds)
 
 
 def _hash(doc: Any) -> str:
@@ -181,3 +196,43 @@ def openapi_root(registry: Registry) -> dict[str, Any]:
         path = _gv_path(group, version)
         paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={_hash(doc)}"}
     return {"paths": paths}
+
+
+def openapi_v2(registry: Registry) -> dict[str, Any]:
+    """The Swagger 2.0 document (``/openapi/v2``): every group-version's schemas under ``definitions``, a field of a
+    model type a plain ``$ref`` with its description beside it, as upstream's v2 document writes it."""
+    definitions: dict[str, Any] = {}
+    for group, versions in registry.group_versions().items():
+        for version in versions:
+            doc = openapi_group_version(registry, group, version) or {}
+            for name, schema in doc.get("components", {}).get("schemas", {}).items():
+                # A kind is also a model other group-versions reach (a claim template); its own document's
+                # schema, which names the kind, wins.
+                if name not in definitions or "x-kubernetes-group-version-kind" in schema:
+                    definitions[name] = schema
+    text = json.dumps(definitions).replace('"#/components/schemas/', '"#/definitions/')
+    return {"swagger": "2.0", "info": {"title": "Kubernetes", "version": "v1.32.0"}, "paths": {},
+            "definitions": _plain_refs(json.loads(text))}
+
+
+def _plain_refs(value: Any) -> Any:
+    if isinstance(value, dict):
+        all_of = value.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict) and "$ref" in all_of[0]:
+            value = {**{k: v for k, v in value.items() if k != "allOf"}, "$ref": all_of[0]["$ref"]}
+        return {k: _plain_refs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_refs(v) for v in value]
+    return value
+
+
+def openapi_v2_handler(registry: Registry) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """``GET /openapi/v2`` in JSON; a client that accepts only protobuf (kubectl's fallback) gets 404, which it
+    takes as no v2 document, since the server does not speak protobuf."""
+    async def handler(request: web.Request) -> web.Response:
+        accept = request.headers.get("Accept", "")
+        if accept and "json" not in accept and "*/*" not in accept:
+            return status_reply(404, "the server could not find the requested resource")
+        return json_reply(openapi_v2(registry))
+
+    return handler

@@ -29,8 +29,8 @@ from rollwise.apiserver.status import status_body
 from rollwise.cluster.documents import FILE, MAX_DOCUMENT_BYTES, Syntax, load_documents
 from rollwise.cluster.wire import encode
 
-__all__ = ["bool_flag", "dumps", "json_reply", "list_reply", "object_reply", "read_body", "status_reply", "table",
-           "wants_table", "wire_bytes", "wire_object"]
+__all__ = ["bool_flag", "dumps", "json_reply", "list_reply", "object_reply", "ok_reply", "read_body", "status_reply",
+           "table", "wants_table", "wire_bytes", "wire_object"]
 
 _PROTOBUF = "application/vnd.kubernetes.protobuf"
 
@@ -99,6 +99,11 @@ class BodyError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+async def ok_reply(_request: web.Request) -> web.Response:
+    """``/healthz``, ``/readyz`` and ``/livez``."""
+    return web.Response(text="ok", content_type="text/plain")
 
 
 async def read_body(request: web.Request) -> Any:

@@ -45,5 +45,14 @@ def patched(resource: Resource, base: Obj, kind: str, patch: Any, *, manager: st
         raise Invalid("the patched object is not an object")
     if not isinstance(new.get("metadata") or {}, Mapping):
         raise Invalid(errors=[FieldError(path="metadata", value=new["metadata"], rule="must be an object")])
-    new["metadata"] = dict(new.get("metadata") or {})
+    meta = new["metadata"] = dict(new.get("metadata") or {})
+    for key in _OMIT_EMPTY:
+        if key in meta and meta[key] in ({}, [], None):
+            # ObjectMeta's fields are omitempty: the object kube-apiserver decodes the result into (typed, or coerced
+            # for a custom resource) has no empty labels or annotations to write back. kubectl diff's dry-run patch
+            # adds "annotations": {} to an object that has none, and would show it as a change.
+            del meta[key]
     return new
+
+
+_OMIT_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences")

@@ -1,8 +1,9 @@
 """The other kinds ``kubectl create <generator>`` sends as protobuf, as field tables (``generated.proto`` numbers of
 k8s.io/api): deployment, job, cronjob, serviceaccount, priorityclass, role, clusterrole, rolebinding,
-clusterrolebinding, poddisruptionbudget, quota and ingress. A table maps a field number to its JSON name and type;
-a nested table is a message, and a message with the name "" is inlined into its parent (Go's ``json:",inline"``).
-Only the fields those generators fill are listed; the rest are skipped.
+clusterrolebinding, poddisruptionbudget, quota and ingress, and the TokenRequest of ``kubectl create token``. A table
+maps a field number to its JSON name and type; a nested table is a message, and a message with the name "" is
+inlined into its parent (Go's ``json:",inline"``). Only the fields those generators fill are listed; the rest are
+skipped.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ _INGRESS_SPEC: Table = {1: ("defaultBackend", _BACKEND, False),
                         2: ("tls", {1: ("hosts", "str", True), 2: ("secretName", "str", False)}, True),
                         3: ("rules", _INGRESS_RULE, True), 4: ("ingressClassName", "str", False)}
 
+_BOUND_OBJECT: Table = {1: ("kind", "str", False), 2: ("apiVersion", "str", False), 3: ("name", "str", False),
+                        4: ("uid", "str", False)}
+_TOKEN_REQUEST_SPEC: Table = {1: ("audiences", "str", True), 3: ("boundObjectRef", _BOUND_OBJECT, False),
+                              4: ("expirationSeconds", "int", False)}
 _ROLE: Table = {2: ("rules", _RULE, True)}
 _BINDING: Table = {2: ("subjects", _SUBJECT, True), 3: ("roleRef", _ROLE_REF, False)}
 
@@ -78,4 +83,6 @@ MESSAGES: dict[tuple[str, str], Table] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): _BINDING,
     ("policy/v1", "PodDisruptionBudget"): {2: ("spec", _PDB_SPEC, False)},
     ("networking.k8s.io/v1", "Ingress"): {2: ("spec", _INGRESS_SPEC, False)},
+    # kubectl create token (authentication/v1 generated.proto)
+    ("authentication.k8s.io/v1", "TokenRequest"): {2: ("spec", _TOKEN_REQUEST_SPEC, False)},
 }

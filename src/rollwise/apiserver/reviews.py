@@ -24,15 +24,16 @@ _ALL_RULES = {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources"
               "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
 
 
-def user_info(cfg: ServerConfig, user: str) -> dict[str, Any]:
+def user_info(cfg: ServerConfig, user: str, given: frozenset[str] = frozenset()) -> dict[str, Any]:
     """What the authenticator knows of a user: name and groups (admin is ``system:masters``)."""
-    groups = set(authz.groups_of(user))
+    groups = set(authz.groups_of(user, given))
     if user in authz.SUPERUSERS:
-        groups.add("system:masters")
+        groups.add(authz.MASTERS)
     return {"username": user, "groups": sorted(groups)}
 
 
-def _allowed(cfg: ServerConfig, user: str, spec: Mapping[str, Any], namespace: str | None) -> dict[str, Any]:
+def _allowed(cfg: ServerConfig, user: str, spec: Mapping[str, Any], namespace: str | None,
+             given: frozenset[str] = frozenset()) -> dict[str, Any]:
     attrs = spec.get("resourceAttributes")
     if cfg.authorizer is None:
         return {"allowed": True}
@@ -42,45 +43,49 @@ def _allowed(cfg: ServerConfig, user: str, spec: Mapping[str, Any], namespace: s
     req = authz.Request(user=user, verb=str(attrs.get("verb") or ""), group=str(attrs.get("group") or ""),
                         resource=str(attrs.get("resource") or ""), subresource=str(attrs.get("subresource") or ""),
                         namespace=namespace if namespace is not None else (attrs.get("namespace") or None),
-                        name=attrs.get("name") or None)
+                        name=attrs.get("name") or None, groups=given)
     if cfg.authorizer.allowed(req):
         return {"allowed": True, "reason": "RBAC: allowed"}
     return {"allowed": False, "reason": "no RBAC policy matched"}
 
 
-def _rules(cfg: ServerConfig, user: str, namespace: str) -> dict[str, Any]:
-    if cfg.authorizer is None or user in authz.SUPERUSERS:
+def _rules(cfg: ServerConfig, user: str, namespace: str, given: frozenset[str]) -> dict[str, Any]:
+    if cfg.authorizer is None or authz.is_superuser(user, given):
         return _ALL_RULES
     rules = []
-    for scope, rule in cfg.authorizer.rules_of(user):
+    for scope, rule in cfg.authorizer.rules_of(user, given):
         if scope is None or scope == namespace:
             rules.append({k: list(rule.get(k) or ()) for k in ("verbs", "apiGroups", "resources", "resourceNames")
                           if rule.get(k) or k != "resourceNames"})
     return {"resourceRules": rules, "nonResourceRules": [], "incomplete": False}
 
 
-def answer(cfg: ServerConfig, resource: Resource, body: Any, *, user: str, namespace: str | None) -> dict[str, Any]:
-    """The review ``body`` answered: the body with its ``status`` (upstream returns the spec it was sent)."""
+def answer(cfg: ServerConfig, resource: Resource, body: Any, *, user: str, namespace: str | None,
+           groups: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The review ``body`` answered: the body with its ``status`` (upstream returns the spec it was sent); ``groups``
+    are those the authenticator gave the asking user."""
     if not isinstance(body, Mapping):
         raise BadRequest(f"the request body must be a {resource.kind} object")
     given = body.get("spec")
     spec: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     kind = resource.kind
     if kind == "SelfSubjectReview":
-        status: dict[str, Any] = {"userInfo": user_info(cfg, user)}
+        status: dict[str, Any] = {"userInfo": user_info(cfg, user, groups)}
     elif kind == "SelfSubjectAccessReview":
-        status = _allowed(cfg, user, spec, None)
+        status = _allowed(cfg, user, spec, None, groups)
     elif kind in ("SubjectAccessReview", "LocalSubjectAccessReview"):
         asked = str(spec.get("user") or "")
         if not asked:
             raise BadRequest("spec.user: Required value: at least one of user or group must be specified")
         status = _allowed(cfg, asked, spec, namespace if kind == "LocalSubjectAccessReview" else None)
     elif kind == "SelfSubjectRulesReview":
-        status = _rules(cfg, user, str(spec.get("namespace") or "default"))
+        status = _rules(cfg, user, str(spec.get("namespace") or "default"), groups)
     else:  # TokenReview
         token = str(spec.get("token") or "")
-        who = cfg.tokens.get(token) or (token if cfg.any_token and token else None)
-        status = {"authenticated": True, "user": user_info(cfg, who)} if who else {"authenticated": False}
+        found = cfg.authenticate_token(token) if token and cfg.authenticate_token is not None else None
+        who = cfg.tokens.get(token) or (found[0] if found else None) or (token if cfg.any_token and token else None)
+        status = ({"authenticated": True, "user": user_info(cfg, who, found[1] if found else frozenset())} if who
+                  else {"authenticated": False})
     meta = dict(body.get("metadata") or {}) if isinstance(body.get("metadata"), Mapping) else {}
     if namespace is not None:
         meta["namespace"] = namespace

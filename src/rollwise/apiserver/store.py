@@ -84,6 +84,7 @@ class ApiStore:
         else:
             self.cluster = MemoryCluster.open(data_dir, **options)
         self.admission.world.bind(self.cluster)  # a claim's expansion reads its StorageClass
+        self.admission.plugins.bind(self.cluster)  # Priority and DefaultStorageClass read the classes
         for r in self.registry:
             if r.key not in self.cluster.resources:
                 self.cluster.resources.register(r.world_row())

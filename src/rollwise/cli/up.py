@@ -32,6 +32,7 @@ from rollwise.apiserver.config import Faults, ServerConfig
 from rollwise.apiserver.connect import process_connect
 from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
+from rollwise.apiserver.tokens import Signer
 from rollwise.apiserver.versioning import Versioning
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
@@ -229,6 +230,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
 
     config = ServerConfig(
         tokens={creds.token: "admin"}, any_token=args.any_token, audit=audit if audit_file else None,
+        signer=Signer(creds.sa_key_path.read_bytes()) if creds.sa_key_path is not None else None,
         debug_endpoints=args.debug_endpoints, authorizer=_authorizer(store) if args.authz == "rbac" else None,
         faults=Faults(conflict_rate=faults.get("conflict-rate", 0.0), error_rate=faults.get("error-rate", 0.0),
                       timeout_rate=faults.get("timeout-rate", 0.0),
