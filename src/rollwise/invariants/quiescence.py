@@ -93,15 +93,17 @@ def left_as_it_was(first: Decision, later: SetView) -> bool:
         elif not isinstance(action, EmitEvent):
             return False
     before = first.view
-    if _versions(before.pods) != _versions(later.pods) or _versions(before.claims.values()) != _versions(
-            later.claims.values()) or _versions(before.revisions) != _versions(later.revisions) or _versions(
-            before.leases.values()) != _versions(later.leases.values()) or _versions(before.budgets) != _versions(
-            later.budgets):
+    if any(_versions(was) != _versions(now) for was, now in zip(_reads(before), _reads(later), strict=True)):
         return False
     if _but_status(before.set) != _but_status(later.set):
         return False
     status = written if written is not None else before.set.get("status") or {}
     return bool(_as_stored(status) == _as_stored(later.set.get("status") or {}))
+
+
+def _reads(view: SetView) -> tuple[Any, ...]:
+    """What a controller reads besides its set: pods, claims, revisions, leases and disruption budgets."""
+    return view.pods, view.claims.values(), view.revisions, view.leases.values(), view.budgets
 
 
 def _changes_nothing(action: Action, view: SetView) -> bool:
