@@ -17,12 +17,13 @@ from queue import Empty, Queue
 from typing import Any
 
 import yaml
+import zygote
 from api_reader import ReadFailed
 from kubectl_support import DEADLINE, Up, running_up
 from zygote import spawn
 
-__all__ = ["WEB", "Operator", "audit_entries", "get_json", "last_audit_time", "leading_operator", "pod_writes_since",
-           "rolled_out"]
+__all__ = ["WEB", "Operator", "audit_entries", "get_json", "last_audit_time", "leading_operator", "migrate",
+           "pod_writes_since", "rolled_out"]
 
 WEB = """\
 apiVersion: apps.rollwise.dev/v1alpha1
@@ -40,17 +41,20 @@ spec:
 
 
 class Operator:
-    def __init__(self, up: Up, tmp: Path, identity: str, *extra: str) -> None:
+    """``rollwise run`` as ``identity``. With ``as_documented``, only the flags docs/operator.md's set-up passes
+    (and free ports for the probes): its own lease timings, no ``--identity``."""
+
+    def __init__(self, up: Up, tmp: Path, identity: str, *extra: str, as_documented: bool = False) -> None:
         config = yaml.safe_load(up.kubeconfig.read_text())
         for user in config["users"]:
             user["user"] = {"token": identity}  # --any-token: the audit log names this process
         kubeconfig = tmp / f"{identity}.yaml"
         kubeconfig.write_text(yaml.safe_dump(config))
-        self.proc = spawn(
-            ["run", "--kubeconfig", str(kubeconfig), "--leader-elect", "--identity", identity,
-             "--lease-namespace", "rollwise-system", "--lease-duration", "3s", "--renew-deadline", "2s",
-             "--retry-period", "0.5s", "--health-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", *extra],
-            env=up.env)
+        flags = [] if as_documented else [
+            "--leader-elect", "--identity", identity, "--lease-namespace", "rollwise-system", "--lease-duration", "3s",
+            "--renew-deadline", "2s", "--retry-period", "0.5s"]
+        self.proc = spawn(["run", "--kubeconfig", str(kubeconfig), *flags, "--health-addr", "127.0.0.1:0",
+                           "--metrics-addr", "127.0.0.1:0", *extra], env=up.env)
         self.lines: Queue[str] = Queue()
         self.log: list[str] = []
         threading.Thread(target=self._pump, daemon=True).start()
@@ -81,6 +85,11 @@ class Operator:
             except subprocess.TimeoutExpired:
                 os.kill(self.proc.pid, signal.SIGKILL)
         return self.proc.wait()
+
+
+def migrate(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
+    """``rollwise migrate ARGS`` against ``up``, as a user runs it."""
+    return zygote.run(["migrate", *args, "--kubeconfig", str(up.kubeconfig)], env=up.env, timeout=DEADLINE * 2)
 
 
 def get_json(up: Up, *args: str, check: bool = True) -> Any:

@@ -37,11 +37,11 @@ def test_a_shrunk_claim_template_of_a_custom_set_is_refused_by_the_crd_with_the_
     assert shrunk.returncode == 1 and shrunk.stdout == ""
     assert ('The StatefulSet "db" is invalid: spec.volumeClaimTemplates: Forbidden: '
             "spec.volumeClaimTemplates[name: data].spec.resources.requests.storage: may not be less than the "
-            "previous value (500Mi)") in shrunk.stderr, shrunk.stderr
+            "previous value (1Gi): 500Mi") in shrunk.stderr, shrunk.stderr
     same = up.kubectl("patch", "rsts", "db", "--type=merge", "-p", _storage("1024Mi"))
     assert same.returncode == 0, "1024Mi is 1Gi: no shrink"
     up.kubectl("patch", "rsts", "db", "--type=merge", "-p", _storage("2Gi"))
     stored = up.read("rsts", "db")
     assert stored["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] == "2Gi"
     again = up.kubectl("patch", "rsts", "db", "--type=merge", "-p", _storage("1Gi"), check=False)
-    assert again.returncode == 1 and "may not be less than the previous value (1Gi)" in again.stderr
+    assert again.returncode == 1 and "may not be less than the previous value (2Gi): 1Gi" in again.stderr

@@ -27,7 +27,10 @@ spec:
   template:
     metadata: {labels: {app: etcd}}
     spec:
-      containers: [{name: etcd, image: "etcd:3.5.1", readinessProbe: {periodSeconds: 1}}]
+      containers:
+      - name: etcd
+        image: "etcd:3.5.1"
+        readinessProbe: {exec: {command: [etcdctl, endpoint, health]}, periodSeconds: 1}
 """
 
 

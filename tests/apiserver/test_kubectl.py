@@ -356,6 +356,15 @@ def test_applying_the_crd_as_the_install_guide_says_finds_it_unchanged_and_warns
     assert up.kubectl("diff", "-k", str(ROOT / "deploy" / "crds")).stdout == ""
 
 
+def test_applying_the_operator_as_the_install_guide_says_finds_its_namespace_unchanged(up: Up) -> None:
+    """`up` starts with the operator's namespace (where `rollwise run` takes its Lease), as `kubectl apply -k deploy/`
+    leaves it: the guide's apply then warns of nothing."""
+    up.kubectl("apply", "-k", str(ROOT / "deploy" / "crds"))
+    applied = up.kubectl("apply", "-k", str(ROOT / "deploy"))
+    assert applied.stderr == ""
+    assert applied.stdout.splitlines()[0] == "namespace/rollwise-system unchanged"
+
+
 def test_create_generators_send_protobuf_that_the_server_reads(up: Up) -> None:
     assert "namespace/gen created" in up.kubectl("create", "namespace", "gen").stdout
     up.kubectl("create", "configmap", "cfg", "-n", "gen", "--from-literal=a=b")

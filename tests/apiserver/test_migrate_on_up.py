@@ -4,15 +4,13 @@ the plain set's pods move under the custom set without a restart, and the next c
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import zygote
-from kubectl_support import DEADLINE, Up, statefulset
-from operator_support import get_json, leading_operator, running_up_for_operator
+from kubectl_support import Up, statefulset
+from operator_support import get_json, leading_operator, migrate, running_up_for_operator
 
 pytestmark = pytest.mark.kubectl
 
@@ -21,10 +19,6 @@ pytestmark = pytest.mark.kubectl
 def up(tmp_path: Path) -> Iterator[Up]:
     with running_up_for_operator(tmp_path) as server:
         yield server
-
-
-def _migrate(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
-    return zygote.run(["migrate", *args, "--kubeconfig", str(up.kubeconfig)], env=up.env, timeout=DEADLINE * 2)
 
 
 def _pods(up: Up) -> list[dict[str, Any]]:
@@ -42,7 +36,7 @@ def test_migrate_moves_pods_under_the_custom_set_without_restarts_and_it_rolls_n
         claims = {c["metadata"]["name"]: c["metadata"]["uid"] for c in get_json(up, "pvc")["items"]}
         assert len(before) == 3 and len(claims) == 3
 
-        done = _migrate(up, "sts/web")
+        done = migrate(up, "sts/web")
         assert done.returncode == 0, done.stderr
         assert "adopted 3 pods" in done.stdout
 
@@ -54,7 +48,7 @@ def test_migrate_moves_pods_under_the_custom_set_without_restarts_and_it_rolls_n
             assert (ref["apiVersion"], ref["uid"]) == ("apps.rollwise.dev/v1alpha1", cr["metadata"]["uid"])
         assert {c["metadata"]["name"]: c["metadata"]["uid"] for c in get_json(up, "pvc")["items"]} == claims
         assert get_json(up, "sts")["items"] == []
-        again = _migrate(up, "sts/web")
+        again = migrate(up, "sts/web")
         assert again.returncode == 1 and "NotFound" in again.stderr
 
         up.kubectl("patch", "rsts", "web", "--type=merge", "-p",

@@ -1,5 +1,6 @@
 """`rollwise get`, `get --watch` (in tmux) and `status` against `rollwise up`, through a set whose image breaks and
-is then fixed (the fix on apps/v1 includes deleting the stuck pod: kubernetes#67250)."""
+is then fixed (the fix on apps/v1 includes deleting the stuck pod: kubernetes#67250); and `get` into a pipe, as a
+script or `| grep` reads it: no line padded with blanks, a revision spelled one way in the whole output."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ def test_get_status_and_watch_follow_a_broken_image_and_its_fix(up: Up, tmp_path
     assert "\x1b[" not in shown  # NO_COLOR and a pipe: words and icons only
 
     stuck = _rollwise(up, "status", "sts/web", "--timeout", "2s")
-    assert stuck.returncode == 1
+    assert stuck.returncode == 3  # timed out (docs/watching-rollouts.md: exit codes)
     assert re.fullmatch(f"◌ Progressing - waiting for web-2 to become available: container app is {PULL}",
                         stuck.stdout.splitlines()[-1]), stuck.stdout
     assert stuck.stderr.startswith("error: timed out after 2s waiting for statefulset.apps/web at pod web-2: ")
@@ -112,3 +113,18 @@ def test_get_status_and_watch_follow_a_broken_image_and_its_fix(up: Up, tmp_path
                                 capture_output=True, text=True, timeout=DEADLINE * 2, check=False)
         assert plugin.returncode == 0, plugin.stderr
         assert plugin.stdout.splitlines()[-1].startswith("✔ Healthy - rollout complete: 3 pods")
+
+
+def test_get_into_a_pipe_pads_no_line_and_spells_each_revision_one_way(up: Up) -> None:
+    up.apply(statefulset("web", replicas=2, claims=False))
+    assert _rollwise(up, "status", "sts/web", "--timeout", "60s").returncode == 0
+    shown = _rollwise(up, "get", "sts/web")
+    assert shown.returncode == 0, shown.stderr
+    padded = [line for line in shown.stdout.splitlines() if line != line.rstrip()]
+    assert padded == [], "lines ending in blanks"
+    revision = up.read("sts", "web")["status"]["updateRevision"]
+    digest = revision.removeprefix("web-")
+    assert re.search(rf"Progressing=True RolloutComplete: .* {revision}", shown.stdout), shown.stdout
+    bare = re.findall(rf"(?<![\w-]){digest}", shown.stdout)
+    assert bare == [], f"{digest} also shown without its set's name: {shown.stdout}"
+    assert shown.stdout.count(revision) >= 4, "the header, the condition and each pod's line"

@@ -7,6 +7,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from rollwise.api.handover import HANDOVER_ANNOTATION
 from rollwise.cli.adoption import sweep_forever
 
 
@@ -97,3 +98,26 @@ def test_new_sets_are_swept_a_namespace_at_a_time_and_a_rollout_sweeps_nothing()
                                ("Pod", "b")]
     assert rolled == []
     assert reselected == [("Pod", "b"), ("PersistentVolumeClaim", "b")]
+
+
+def test_a_set_being_handed_over_or_deleted_is_not_swept() -> None:
+    """Its controller leaves its pods alone (api/handover.py): labelling them for it would undo `migrate --to
+    apps/v1`'s unlabelling, on a cache that has not yet seen the set go."""
+    async def go() -> list[tuple[str, str]]:
+        op, kube = Op(), Kube()
+        informer = op.set_informers["statefulset"]
+        task = asyncio.create_task(sweep_forever(op, kube))
+        await asyncio.sleep(0)
+        fenced = _set("a", "web")
+        fenced["metadata"]["annotations"] = {HANDOVER_ANNOTATION: "statefulset.apps/web"}
+        deleting = _set("a", "db")
+        deleting["metadata"]["deletionTimestamp"] = 1.0
+        informer.change(fenced)
+        informer.change(deleting)
+        await asyncio.sleep(0.01)
+        informer.change(_set("a", "other"))  # the sweep is alive: this one is swept
+        await asyncio.sleep(0.01)
+        task.cancel()
+        return kube.lists
+
+    assert asyncio.run(go()) == [("Pod", "a"), ("PersistentVolumeClaim", "a")]

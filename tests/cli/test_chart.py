@@ -145,3 +145,48 @@ def test_two_releases_render_side_by_side_without_a_name_collision(namespaces: t
     leases = [a for d in (first, second) for a in _one(d, "Deployment")["spec"]["template"]["spec"]["containers"][0][
         "args"] if a.startswith("--lease-name=")]
     assert leases == ["--lease-name=blue-rollwise", "--lease-name=green-rollwise"]
+
+
+@pytest.mark.parametrize("extra", [["--log-level=DEBUG"], ["--log-level", "DEBUG"]], ids=["flag=value", "flag value"])
+def test_an_extra_arg_that_sets_a_flag_replaces_the_default_rather_than_repeating_it(extra: list[str]) -> None:
+    args = _one(_render({"extraArgs": extra}), "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--log-level=INFO" not in args and args[-len(extra):] == extra
+    assert len([a for a in args if a.startswith("--log-level")]) == 1, args
+    assert "--log-format=text" in args, "the other defaults stay"
+
+
+@pytest.mark.parametrize("flag", ["--lease-duration", "--renew-deadline", "--retry-period", "--metrics-addr",
+                                  "--health-addr", "--log-format", "--namespaces", "--lease-name", "--identity",
+                                  "--lease-namespace"])
+def test_every_flag_the_chart_sets_gives_way_to_extra_args(flag: str) -> None:
+    values = {"extraArgs": [f"{flag}=x"], "watchNamespaces": ["a"]}
+    args = _one(_render(values), "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert [a for a in args if a.split("=")[0] == flag] == [f"{flag}=x"]
+
+
+# The Kubernetes release in which each kind the chart installs is served at the version the chart writes (GA).
+SERVED_SINCE = {
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): (1, 16),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy"): (1, 30),
+    ("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding"): (1, 30),
+    ("apps/v1", "Deployment"): (1, 9),
+    ("policy/v1", "PodDisruptionBudget"): (1, 21),
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): (1, 8),
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): (1, 8),
+    ("rbac.authorization.k8s.io/v1", "Role"): (1, 8),
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): (1, 8),
+    ("v1", "Service"): (1, 0),
+    ("v1", "ServiceAccount"): (1, 0),
+    ("monitoring.coreos.com/v1", "ServiceMonitor"): (1, 0),  # the Prometheus Operator's CRD, any release
+}
+
+
+def test_the_charts_kube_version_floor_serves_every_kind_it_installs() -> None:
+    meta = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    floor = meta["kubeVersion"]
+    assert floor.startswith(">=") and floor.endswith(".0-0"), "a floor that admits pre-releases (EKS's, GKE's)"
+    major, minor = (int(x) for x in floor[2:].split(".")[:2])
+    crds = [yaml.safe_load(p.read_text()) for p in (CHART / "crds").glob("*.yaml")]
+    for doc in _render(EVERYTHING) + crds:
+        since = SERVED_SINCE[(doc["apiVersion"], doc["kind"])]
+        assert (major, minor) >= since, f"{doc['apiVersion']} {doc['kind']} is served from 1.{since[1]}, not {floor}"

@@ -248,3 +248,22 @@ def test_the_log_of_a_hooked_rollout_is_clean_and_a_delete_of_a_hooked_pod_is_ca
     code, out, _ = check(tmp_path, lines, capsys)
     assert code == 1 and f":{i + 1}: pre-delete-hook: {victim} deleted while it still carries its pre-delete hook " \
                          "(label example.com/drain=pending)" in out, out
+
+
+def test_an_audit_log_where_two_controllers_delete_one_pod_is_caught(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    up_quorum = "system:serviceaccount:kube-system:quorum-aware-controller"
+    entry = {"time": 1.0, "user": "system:serviceaccount:kube-system:statefulset-controller", "namespace": "default",
+             "resourceVersion": "1", "code": 201}
+    log = [{**entry, "user": "admin", "verb": "create", "resource": "statefulsets.apps", "name": "etcd"},
+           {**entry, "verb": "create", "resource": "pods", "name": "etcd-0"},
+           {**entry, "user": "op-a", "verb": "delete", "resource": "pods", "name": "etcd-0", "code": 200},
+           {**entry, "verb": "create", "resource": "pods", "name": "etcd-0"},
+           # a hand-over: the next incarnation is deleted by another controller, once
+           {**entry, "user": up_quorum, "verb": "delete", "resource": "pods", "name": "etcd-0", "code": 200}]
+    assert check(tmp_path, log, capsys)[0] == 0
+    # Both controllers act on the first incarnation: the second delete is refused, and still a second actor.
+    log.insert(3, {**entry, "user": up_quorum, "verb": "delete", "resource": "pods", "name": "etcd-0", "code": 409})
+    code, out, _ = check(tmp_path, log, capsys)
+    assert code == 1 and f":4: one-actor-per-object: {up_quorum} deletes pod default/etcd-0, which op-a" in out, out
+    assert "line 3: op-a delete pods default/etcd-0" in out

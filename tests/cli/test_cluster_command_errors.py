@@ -1,10 +1,12 @@
 """The commands that act on one set of a cluster (`rollout`, `status`, `get`, `migrate`, `dashboard`, also as
 `kubectl rollwise`) meeting a kubeconfig they cannot use: a missing file, one that is not YAML, one whose shape is
 wrong, a context that is not in it, credentials in it that no client can use. Each is one line naming the file
-(and the field) and exit 1, as kubectl answers, never a traceback."""
+(and the field) and exit 1, as kubectl answers (`status` and `get`: 4, their documented "could not ask"), never a
+traceback."""
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -22,10 +24,14 @@ KUBECONFIGS = {
 }
 
 
+COULD_NOT_ASK = {"status": 4, "get": 4}
+"""The commands whose exit codes tell "could not ask" apart from a failure (docs/watching-rollouts.md)."""
+
+
 def _one_line_exit_1(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     code = main(argv)
     out, err = capsys.readouterr()
-    assert (code, out) == (1, ""), err
+    assert (code, out) == (COULD_NOT_ASK.get(argv[0], 1), ""), err
     assert len(err.splitlines()) == 1 and err.startswith("error: ") and "Traceback" not in err, err
     return err
 
@@ -68,3 +74,47 @@ def test_an_exec_plugin_that_fails_is_one_line_getting_credentials_not_an_unreac
         tmp_path, "", f"exec: {{apiVersion: client.authentication.k8s.io/v1beta1, command: {plugin}}}")
     err = _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys)
     assert err.startswith("error: getting credentials: ") and "session expired: run login again" in err
+
+
+_CONTEXT_X = "contexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+MISSING_ENTRIES = {
+    "no clusters": (f"apiVersion: v1\nkind: Config\n{_CONTEXT_X}users: [{{name: u, user: {{token: t}}}}]\n",
+                    "clusters: none in the file (context x names cluster c)"),
+    "empty clusters": (f"clusters: []\n{_CONTEXT_X}users: [{{name: u, user: {{token: t}}}}]\n",
+                       "clusters: none in the file (context x names cluster c)"),
+    "another cluster": (f"clusters: [{{name: d, cluster: {{server: 'https://127.0.0.1:9'}}}}]\n{_CONTEXT_X}"
+                        "users: [{name: u, user: {token: t}}]\n", "context x: cluster c: not in the file's clusters"),
+    "no such user": (f"clusters: [{{name: c, cluster: {{server: 'https://127.0.0.1:9'}}}}]\n{_CONTEXT_X}",
+                     "context x: user u: not in the file's users"),
+    "no contexts": ("clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9'}}]\ncurrent-context: x\n",
+                    "contexts: none in the file (current-context is x)"),
+}
+
+
+@pytest.mark.parametrize("command", [["get", "sts/web"], ["status", "rsts/web"]], ids=" ".join)
+@pytest.mark.parametrize("case", MISSING_ENTRIES)
+def test_a_kubeconfig_missing_an_entry_names_the_field_and_what_points_at_it(
+        command: list[str], case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "config"
+    text, named = MISSING_ENTRIES[case]
+    path.write_text(text)
+    assert _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys) == f"error: --kubeconfig {path}: {named}\n"
+
+
+def test_a_ca_file_that_is_gone_is_named_by_its_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = unusable_kubeconfigs.write(tmp_path, "CA file gone")
+    err = _one_line_exit_1(["get", "sts/web", "--kubeconfig", str(path)], capsys)
+    assert err == (f"error: --kubeconfig {path}: context x: cluster certificate-authority /nonexistent/ca.crt: "
+                   "cannot be read (No such file or directory)\n")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_a_refused_connection_is_kubectls_line_not_an_error_from_a_server(
+        command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as closed:  # a port nothing listens on: bound, never listening
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        path = unusable_kubeconfigs.kubeconfig(tmp_path, f"server: 'http://127.0.0.1:{port}'", "token: t")
+        err = _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys)
+    assert err == (f"error: The connection to the server 127.0.0.1:{port} was refused - did you specify the right "
+                   "host or port?\n")

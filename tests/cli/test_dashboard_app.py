@@ -38,7 +38,14 @@ def _world() -> dict[Any, dict[tuple[str, str], Obj]]:
     key = ("default",)
     return {STATEFULSET: {(*key, "web"): sts}, ROLLWISE_STATEFULSET: {},
             POD: {(*key, p["metadata"]["name"]): p for p in pods},
-            CONTROLLER_REVISION: {(*key, r["metadata"]["name"]): r for r in (old, new)}, LEASE: {}, EVENT_V1: {}}
+            CONTROLLER_REVISION: {(*key, r["metadata"]["name"]): r for r in (old, new)}, LEASE: {},
+            EVENT_V1: {(*key, "web-2.1"): _PULL_FAILED}}
+
+
+_PULL_FAILED = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+                "metadata": {"name": "web-2.1", "namespace": "default"}, "regarding": {"kind": "Pod", "name": "web-2"},
+                "type": "Warning", "reason": "Failed",
+                "note": 'Failed to pull image "nginx:typo"', "eventTime": 90.0}
 
 
 @asynccontextmanager
@@ -131,5 +138,16 @@ def test_chart_js_is_served_from_the_package() -> None:
             assert resp.headers["Content-Type"].startswith("text/javascript")
             assert (await resp.text()).startswith("/*!\n * Chart.js v4.6.1")
             assert (await client.get("/static/..%2Fapp.py")).status == 404
+
+    _run(go())
+
+
+def test_the_set_pages_events_say_when_they_happened() -> None:
+    async def go() -> None:
+        async with _dashboard() as (client, board):
+            html = await (await client.get("/sets/default/web")).text()
+            assert '<time>1970-01-01T00:01:30Z</time> <strong>Failed</strong> Pod/web-2: Failed to pull image' in html
+            [event] = board.detail(("sts", "default", "web"))["view"]["events"]  # type: ignore[index]
+            assert event["at"] == 90.0, "the stream carries the time dashboard.js writes the same way"
 
     _run(go())

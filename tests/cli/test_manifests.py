@@ -185,3 +185,15 @@ def test_an_unknown_part_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     with pytest.raises(SystemExit) as caught:
         main(["manifests", "everything"])
     assert caught.value.code == 2 and capsys.readouterr().out == ""
+
+
+def test_crd_md_names_where_the_chart_keeps_each_generated_file() -> None:
+    rows = [line for line in (ROOT / "docs" / "crd.md").read_text().splitlines() if line.startswith("| `deploy/crds/")]
+    where = {Path(name).name: name for name in chart_files()}
+    assert sorted(where) == ["crd.yaml", "policy.yaml"]
+    for row in rows:
+        file = row.split("`")[1].removeprefix("deploy/crds/")
+        chart_path = where[file]
+        named = (f"the chart's `charts/rollwise/{chart_path}`", f"the chart's `{Path(chart_path).parent}/`")
+        assert any(n in row for n in named), row
+    assert len(rows) == len(where)

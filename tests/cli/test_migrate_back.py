@@ -3,12 +3,13 @@ the apps/v1 set it writes (tests/apiserver/test_uninstall_on_up.py runs it again
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from rollwise.cli import main
-from rollwise.cli.migrate_back import apps_v1_set_for, fields_apps_v1_lacks
+from rollwise.cli.migrate_back import apps_v1_set_for, fields_apps_v1_lacks, migrate_back
 
 
 def _cr(strategy: dict[str, Any], **spec: Any) -> dict[str, Any]:
@@ -75,3 +76,39 @@ def test_bad_directions_exit_2_with_one_line(argv: list[str], capsys: pytest.Cap
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and len(err.splitlines()) == 1 and err.startswith("error: ")
+
+
+@pytest.mark.parametrize(("spec", "field"), [
+    ({"reserveOrdinals": [1]}, "spec.reserveOrdinals: apps/v1 has no such field"),
+    ({"volumeClaimUpdatePolicy": "InPlace"}, "spec.volumeClaimUpdatePolicy: apps/v1 has no such field"),
+    ({"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible"}}},
+     "spec.updateStrategy.rollingUpdate.podUpdatePolicy: apps/v1 has no such field"),
+])
+def test_rollwise_only_fields_are_refused_by_their_path(spec: dict[str, Any], field: str) -> None:
+    """Issue 38: kube-controller-manager would move pods off the reserved layout, never update a claim, recreate
+    pods meant to be updated in place."""
+    cr = _cr({"type": "RollingUpdate"})
+    cr["spec"].update(spec)
+    (problem,) = fields_apps_v1_lacks(cr["spec"], None)
+    assert problem.startswith(field)
+
+
+def test_rollwise_only_fields_at_apps_v1s_behaviour_are_left_out_not_refused() -> None:
+    cr = _cr({"type": "RollingUpdate", "rollingUpdate": {"partition": 0, "podUpdatePolicy": "ReCreate"}},
+             volumeClaimUpdatePolicy="OnClaimDelete", reserveOrdinals=None)
+    assert fields_apps_v1_lacks(cr["spec"], None) == []
+    spec = apps_v1_set_for(cr, None)["spec"]
+    assert spec["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}}
+    assert "volumeClaimUpdatePolicy" not in spec and "reserveOrdinals" not in spec
+
+
+def test_a_refused_field_is_exit_2_with_nothing_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    cr = _cr({"type": "RollingUpdate"}, reserveOrdinals=[1])
+
+    class Kube:
+        async def get(self, *args: Any) -> Any:
+            return cr
+
+    assert asyncio.run(migrate_back(Kube(), "default", "web", None, 1.0)) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: statefulset.apps.rollwise.dev/web: spec.reserveOrdinals: ")

@@ -5,6 +5,7 @@ Its integration tests (a rollout through the operator, failover between two proc
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import queue
@@ -25,7 +26,7 @@ from prometheus_client import CollectorRegistry
 
 from rollwise.cli import main
 from rollwise.cli.kubeconfig import ClientConfig
-from rollwise.cli.run import _client, parse_duration
+from rollwise.cli.run import _client, add_run, parse_duration
 
 
 @pytest.mark.parametrize(("text", "seconds"), [("15s", 15.0), ("500ms", 0.5), ("1m", 60.0), ("2", 2.0),
@@ -125,3 +126,11 @@ def test_each_http_transport_picks_its_client_and_every_one_is_counted(transport
 
     assert asyncio.run(go()) == client
     assert "rest_client_requests" in {m.name for m in registry.collect()}
+
+
+@pytest.mark.parametrize(("flags", "elect"), [([], True), (["--leader-elect"], True), (["--leader-elect=false"], False),
+                                              (["--leader-elect", "true"], True)])
+def test_leader_election_is_on_unless_turned_off(flags: list[str], elect: bool) -> None:
+    parser = argparse.ArgumentParser()
+    add_run(parser.add_subparsers())
+    assert parser.parse_args(["run", *flags]).leader_elect is elect

@@ -52,6 +52,7 @@ def test_in_cluster_outside_a_pod_is_one_line(capsys: pytest.CaptureFixture[str]
     (["--log-format", "xml"], "--log-format"),
     (["--namespaces", "Team_A"], "--namespaces"),
     (["--lease-duration", "soon"], "--lease-duration"),
+    (["--leader-elect=maybe"], "--leader-elect"),
     (["--nonsense"], "--nonsense"),
 ])
 def test_a_bad_flag_is_one_line_naming_it(flags: list[str], named: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -54,7 +54,7 @@ def test_a_shrunk_template_is_refused_by_the_crd_naming_the_template_as_the_vali
     assert validator == ["spec.volumeClaimTemplates[1].spec.resources.requests.storage: Forbidden: may not be less "
                          "than the previous value"]
     assert crd_errors == ["spec.volumeClaimTemplates: Forbidden: spec.volumeClaimTemplates[name: data].spec.resources"
-                          ".requests.storage: may not be less than the previous value (1023Mi)"]
+                          ".requests.storage: may not be less than the previous value (1Gi): 1023Mi"]
 
 
 def test_the_shrink_rule_runs_on_update_only() -> None:

@@ -48,7 +48,7 @@ def _custom(obj: dict[str, Any]) -> dict[str, Any]:
 def twin_key(path: str, kind: str) -> tuple[str, str]:
     """A validation error's row in TWINS: indexes become [*], the strategy blocks <block>, the retention fields
     <when>, the two container lists <containers>."""
-    path = re.sub(r"\[\d+\]", "[*]", path)
+    path = re.sub(r"\[[^\]]+\]", "[*]", path)  # an index, or a key (resources.requests[cpu])
     path = re.sub(r"\.(rollingUpdate|enforcedRollingUpdate)\b", ".<block>", path)
     path = re.sub(r"\.(whenDeleted|whenScaled)$", ".<when>", path)
     path = re.sub(r"spec\.template\.spec\.(initContainers|containers)", "spec.template.spec.<containers>", path)

@@ -11,7 +11,7 @@ from builders import make_set
 from rollwise.api.errors import InternalError, NotFound
 from rollwise.api.identity import new_pod
 from rollwise.api.meta import Obj, owner_reference
-from rollwise.cluster.gc import FOREGROUND_FINALIZER, GC_ACTOR
+from rollwise.cluster.gc import FOREGROUND_FINALIZER, GC_ACTOR, ORPHAN_FINALIZER
 from rollwise.cluster.memory import MemoryCluster
 
 
@@ -302,3 +302,46 @@ def test_pods_of_a_set_share_one_owner_list_and_releasing_one_pod_keeps_the_othe
     cluster.delete("StatefulSet", "default", "web")
     assert [exists(cluster, "Pod", n) and not terminating(cluster, "Pod", n) for n in ("web-0", "web-1", "web-2")] == [
         False, True, False]
+
+
+def test_an_orphan_delete_goes_through_the_orphan_finalizer_and_a_deletion_timestamp_window(
+    cluster: MemoryCluster, chain: tuple[Obj, Obj, Obj]
+) -> None:
+    """As kube-apiserver and the garbage collector: the owner is terminating with the ``orphan`` finalizer while its
+    dependents still name it; the orphaning step strips them, then the finalizer, then the owner is gone."""
+    steps: list[Any] = []
+    cluster.orphan_later = steps.append
+    held = cluster.delete("StatefulSet", "default", "web", propagation="Orphan")
+    assert held is not None and held["metadata"]["deletionTimestamp"] == 5.0
+    assert held["metadata"]["finalizers"] == [ORPHAN_FINALIZER]
+    assert cluster.get("Pod", "default", "web-0")["metadata"]["ownerReferences"][0]["name"] == "web"
+    (step,) = steps
+    step()
+    assert "ownerReferences" not in cluster.get("Pod", "default", "web-0")["metadata"]
+    assert not exists(cluster, "StatefulSet", "web")
+    assert exists(cluster, "Pod", "web-0")
+
+
+def test_a_pod_adopted_by_an_owner_in_its_orphan_window_is_released_not_collected(
+    cluster: MemoryCluster, chain: tuple[Obj, Obj, Obj]
+) -> None:
+    sts, _, _ = chain
+    steps: list[Any] = []
+    cluster.orphan_later = steps.append
+    cluster.create(obj("Pod", "web-1"))
+    cluster.delete("StatefulSet", "default", "web", propagation="Orphan")
+    cluster.patch("Pod", "default", "web-1", {"metadata": {"ownerReferences": [ref(sts)]}})
+    steps[0]()
+    assert exists(cluster, "Pod", "web-1") and exists(cluster, "Pod", "web-0")
+
+
+def test_an_orphan_delete_left_half_done_is_finished_when_the_store_resumes(
+    cluster: MemoryCluster, chain: tuple[Obj, Obj, Obj]
+) -> None:
+    """``up`` stopped (killed) between the delete and the collector's step, then started on the same data."""
+    cluster.orphan_later = lambda step: None
+    cluster.delete("StatefulSet", "default", "web", propagation="Orphan")
+    cluster.orphan_later = None
+    cluster.resume_orphaning()
+    assert not exists(cluster, "StatefulSet", "web")
+    assert "ownerReferences" not in cluster.get("Pod", "default", "web-0")["metadata"]

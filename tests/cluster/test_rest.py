@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import errno
 import json
 import ssl
 from collections.abc import Awaitable, Callable
@@ -25,7 +26,7 @@ from tls_fixtures import Handler, issue, key_pem, pem, serving
 from rollwise.api import errors
 from rollwise.cli.client_metrics import RequestMetrics
 from rollwise.cluster.kube import KubeCluster
-from rollwise.cluster.rest import RestClient, api_path
+from rollwise.cluster.rest import RestClient, api_path, unreachable
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "default"},
        "spec": {"containers": [{"name": "app", "image": "app:v1"}]}}
@@ -325,3 +326,15 @@ def test_list_follows_pages_with_the_selector_and_watch_turns_an_expired_error_e
     assert queries[1]["continue"] == "next"
     assert queries[2] == {"watch": "true", "timeoutSeconds": "321", "resourceVersion": "40",
                           "labelSelector": "app=web,!gone"}
+
+
+@pytest.mark.parametrize(("server", "said"), [
+    ("http://127.0.0.1:1", "The connection to the server 127.0.0.1:1 was refused - did you specify the right host or "
+                           "port?"),
+    ("", "The connection to the API server was refused - did you specify the right host or port?")])
+def test_a_refused_connection_is_named_as_kubectl_names_it_with_or_without_the_server(server: str, said: str) -> None:
+    refused = OSError(errno.ECONNREFUSED, "Connect call failed")
+    caught = unreachable(refused, server)
+    assert isinstance(caught, errors.Unreachable) and (caught.code, caught.reason) == (503, "ServiceUnavailable")
+    assert caught.message == said
+    assert unreachable(TimeoutError(), "").message == "Unable to connect to the API server: TimeoutError"

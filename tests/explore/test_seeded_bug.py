@@ -8,7 +8,6 @@ import dataclasses
 import pytest
 from explore_sets import STRATEGIES, manifest, run
 
-import rollwise.runtime.reconciler as controller_core
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import name_of, namespace_of, uid_of
@@ -17,6 +16,7 @@ from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 from rollwise.explore import Bounds, initial_node
 from rollwise.explore.replay import replay_shows, trace_to_scenario
+from rollwise.runtime import registrations
 
 
 def greedy(view: SetView) -> Plan:
@@ -69,7 +69,8 @@ def test_the_written_scenario_replays_the_violation(monkeypatch: pytest.MonkeyPa
     budget = next(v for v in result.violations if v.invariant == "budget")
     doc = trace_to_scenario(obj, start.facts, bounds, budget.trace, invariant="budget", message=budget.message)
     assert replay_shows(doc, "budget", start.facts) is False  # the real controller keeps the budget
-    monkeypatch.setattr(controller_core, "reconcile", greedy)
+    greedy_row = dataclasses.replace(registrations.STATEFULSET_ROW, decide=greedy)
+    monkeypatch.setattr(registrations, "SET_CONTROLLERS", (greedy_row, registrations.QUORUM))
     assert replay_shows(doc, "budget", start.facts) is True
 
 

@@ -87,7 +87,7 @@ def test_a_rollout_held_at_its_partition_is_complete() -> None:
     _status(sts, old, new, updated=1, ready=3, progressing={"status": "True", "reason": "RolloutInProgress"})
     view = project(sts, kind="sts", pods=pods, revisions=[old, new], now=NOW)
     assert view.done
-    assert view.message == "rollout complete: 1 pods at revision " + new["metadata"]["name"][4:] + \
+    assert view.message == "rollout complete: 1 pods at revision " + new["metadata"]["name"] + \
         ", the rest held at partition 2"
 
 

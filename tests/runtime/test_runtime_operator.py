@@ -115,6 +115,10 @@ def test_the_operator_creates_and_rolls_a_custom_resource_set(inline: bool) -> N
         assert registry.get_sample_value("statefulset_update_duration_seconds_count", {
             "namespace": "default", "statefulset": "web", "strategy": "RollingUpdate"}) == 1
         assert op.not_ready() == [] and op.unhealthy() is None
+        # What the holder runs, for `up`'s controllers to stand down by (local/standdown.py).
+        held = lab.cluster.get("Lease", "rollwise-system", "rollwise")
+        assert held["metadata"]["annotations"] == {"rollwise.dev/controllers": "statefulset",
+                                                   "rollwise.dev/namespaces": ""}
         stop.set()
         assert await asyncio.wait_for(running, timeout=30) == "stopped"
         lease = lab.cluster.get("Lease", "rollwise-system", "rollwise")

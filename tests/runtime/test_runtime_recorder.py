@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from runtime_fakes import MemoryEvents, run
 
@@ -86,7 +87,7 @@ def test_similar_events_are_combined_after_ten_distinct_messages() -> None:
     assert combined[0]["message"] == rec.AGGREGATE_PREFIX + "delete Pod web-11 in StatefulSet web successful"
 
 
-def test_spam_is_dropped_past_a_burst_of_25_per_object() -> None:
+def test_spam_is_dropped_past_a_burst_of_25_per_object_and_reason() -> None:
     recorder, _, cluster, clock = _recorder()
     for _ in range(30):
         recorder.record(SET, _ev("Normal", "Same", "same"))
@@ -96,6 +97,49 @@ def test_spam_is_dropped_past_a_burst_of_25_per_object() -> None:
     recorder.record(SET, _ev("Normal", "Same", "same"))
     run(recorder.flush())
     assert cluster.list("Event")[0]["count"] == 26
+
+
+def _rollout_storm(record: Callable[[ControllerEvent], None], pods: int = 50) -> None:
+    """What a busy rollout of a large set says about it: a create and a delete per pod, each naming its pod."""
+    for i in range(pods):
+        record(_ev("Normal", "SuccessfulDelete", f"delete Pod web-{i} in StatefulSet web successful"))
+        record(_ev("Normal", "SuccessfulCreate", f"create Pod web-{i} in StatefulSet web successful"))
+
+
+def test_a_rare_warning_appears_after_a_hundred_normal_events_on_the_same_set_on_up() -> None:
+    """``up``'s recorder (in-process store, written at once): a hundred Normal events, then the one Warning that
+    says the rollout halted. client-go's bucket per object would have dropped it."""
+    clock = VirtualClock()
+    cluster = MemoryCluster(clock=clock.now)
+    recorder = EventRecorder(StoreEventSink(cluster), now=clock.now, wall_time=lambda: 1_800_000_000 + clock.now())
+    _rollout_storm(lambda ev: recorder.record(SET, ev, "statefulset-controller"))
+    recorder.record(SET, _ev("Warning", "PreDeleteHookTimeout", "web-3 still carries label example.com/drain"),
+                    "statefulset-controller")
+    warnings = [e for e in cluster.list("Event") if e["type"] == "Warning"]
+    assert [(e["reason"], e["count"]) for e in warnings] == [("PreDeleteHookTimeout", 1)]
+
+
+def test_a_rare_warning_appears_after_a_hundred_normal_events_through_the_operators_writer() -> None:
+    recorder, sink, cluster, _ = _recorder()
+    _rollout_storm(lambda ev: recorder.record(SET, ev))
+    run(recorder.flush())
+    recorder.record(SET, _ev("Warning", "PodProgressTimeout", "web-7 made no progress for 300 s"))
+    run(recorder.flush())
+    assert [e["reason"] for e in cluster.list("Event") if e["type"] == "Warning"] == ["PodProgressTimeout"]
+    # The storm itself: per-pod messages folded into one combined Event per reason, and writes held to the burst.
+    combined = [e for e in cluster.list("Event") if e["message"].startswith(rec.AGGREGATE_PREFIX)]
+    assert sorted(e["reason"] for e in combined) == ["SuccessfulCreate", "SuccessfulDelete"]
+    assert len(sink.calls) <= 2 * rec.SPAM_BURST + 1
+
+
+def test_a_storm_of_one_reason_is_still_held_to_the_burst() -> None:
+    clock = VirtualClock()
+    cluster = MemoryCluster(clock=clock.now)
+    recorder = EventRecorder(StoreEventSink(cluster), now=clock.now)
+    for i in range(1000):
+        recorder.record(SET, _ev("Warning", "FailedCreate", f"create Pod web-{i % 40} failed: quota"), "sts")
+    assert recorder.dropped == 1000 - rec.SPAM_BURST
+    assert sum(e["count"] for e in cluster.list("Event")) == rec.SPAM_BURST
 
 
 def test_a_failed_write_is_retried_ten_seconds_later() -> None:

@@ -38,3 +38,16 @@ def test_the_leader_goes_last_and_only_after_the_new_leader_is_shown() -> None:
 def test_summaries_without_a_quorum_model_have_no_leaderless_figure() -> None:
     result = run_scenario(load_with_overrides(str(EXAMPLE.parents[1] / "rolling-update.yaml")))
     assert {fig["leaderlessSeconds"] for fig in result["summary"].values()} == {None}
+
+
+def test_a_custom_kind_set_is_rolled_by_the_quorum_aware_controller_exactly_as_an_apps_v1_set(tmp_path: Path) -> None:
+    custom = tmp_path / "leader-transfer-rsts.yaml"
+    custom.write_text(EXAMPLE.read_text().replace("apiVersion: apps/v1", "apiVersion: apps.rollwise.dev/v1alpha1"))
+    plain = _run("QuorumAware:leaderTransfer=true")
+    result = run_scenario(load_with_overrides(str(custom), strategy="QuorumAware:leaderTransfer=true"))
+
+    def deletes(run: dict) -> list[tuple[float, str]]:
+        return [(e["t"], e["pod"]) for e in run["events"] if e["type"] == "PodDeleteRequested"]
+
+    assert deletes(result) == deletes(plain) and deletes(result)[-1][1] == "store-0"
+    assert result["summary"]["store"]["completed"] and result["summary"]["store"]["leaderlessSeconds"] == 0.1

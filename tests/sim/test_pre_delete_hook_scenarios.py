@@ -107,7 +107,7 @@ def test_simulate_and_plan_show_the_wait_and_the_halt(capsys: pytest.CaptureFixt
     assert main(["plan", str(EXAMPLE), "--at", "200"]) == 0
     out = capsys.readouterr().out
     assert ("waiting for web-2 to be released by its pre-delete hook: still carries label example.com/drain=pending "
-            "(PreparingDelete for 131 s); its timeoutSeconds (120) passed: the rollout is halted "
+            "(PreparingDelete since 1970-01-01T00:01:09Z); its timeoutSeconds (120) passed: the rollout is halted "
             "(PreDeleteHookTimeout)") in out
     assert main(["simulate", str(EXAMPLE), "--json"]) == 0
     document = json.loads(capsys.readouterr().out)

@@ -79,3 +79,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   resources: [poddisruptionbudgets]
   verbs: [get, list, watch]
 {{- end }}
+
+{{/*
+"true" when the arguments (list extraArgs "--flag") set the flag, as "--flag=value" or as "--flag" followed by its
+value; else empty.
+*/}}
+{{- define "rollwise.setsFlag" -}}
+{{- $flag := index . 1 }}
+{{- range index . 0 }}
+{{- $arg := toString . }}
+{{- if or (eq $arg $flag) (hasPrefix (printf "%s=" $flag) $arg) }}true{{ end }}
+{{- end }}
+{{- end }}

@@ -177,6 +177,15 @@ class ServerTimeout(ApiStatusError):
     reason = "Timeout"
 
 
+class Unreachable(ApiStatusError):
+    """No server answered: the connection was refused, dropped or timed out, or its TLS handshake failed. A 503 to
+    whatever retries (the operator's workers back off as for a server's 503), but said as kubectl says it: nothing
+    came from a server, so it is not an ``Error from server``."""
+
+    code = 503
+    reason = "ServiceUnavailable"
+
+
 def one_line(err: BaseException) -> str:
     """An exception's message on one line (its class name when it has none), for a message that quotes it."""
     return " ".join(str(err).split()) or type(err).__name__

@@ -14,7 +14,8 @@ from typing import Any
 
 from rollwise.api.errors import FieldError
 
-__all__ = ["KNOWN_KINDS", "pruned_of_unknown_fields", "unknown_fields"]
+__all__ = ["APPS_V1_STATEFULSET_SPEC", "KNOWN_KINDS", "pruned_of_unknown_fields", "pruned_to_schema",
+           "unknown_fields"]
 
 ANY: Mapping[str, Any] = {}
 """An open sub-object: any fields."""
@@ -78,6 +79,13 @@ STATEFULSET_SPEC = _fields(
     persistentVolumeClaimRetentionPolicy=_fields("whenDeleted", "whenScaled"), ordinals=_fields("start"),
     lifecycle=_fields(preDelete=_fields("labelsHandler", "finalizersHandler", "timeoutSeconds")),
 )
+APPS_V1_STATEFULSET_SPEC: Schema = {
+    **{k: v for k, v in STATEFULSET_SPEC.items()
+       if k not in ("progressDeadlineSeconds", "paused", "volumeClaimUpdatePolicy", "reserveOrdinals", "lifecycle")},
+    "updateStrategy": _fields("type", rollingUpdate=_fields("partition", "maxUnavailable")),
+}
+"""What kube-apiserver's apps/v1 StatefulSetSpec holds (with KEP-961's ``maxUnavailable``): the spec above less
+rollwise's own fields (``rollwise migrate --to apps/v1`` refuses or drops them, cli/migrate_back.py)."""
 SERVICE_SPEC = _fields(
     "clusterIP", "clusterIPs", "type", "externalIPs", "sessionAffinity", "loadBalancerIP",
     "loadBalancerSourceRanges", "externalName", "externalTrafficPolicy", "healthCheckNodePort",
@@ -120,6 +128,13 @@ def pruned_of_unknown_fields(obj: Any, *, kind: str | None = None, patch: bool =
         return obj, []
     errors: list[FieldError] = []
     return _walk(obj, schema, "", errors, patch), errors
+
+
+def pruned_to_schema(value: Any, schema: Schema, *, path: str) -> tuple[Any, list[FieldError]]:
+    """``value`` (found at ``path``) without the fields ``schema`` lacks, and those fields, as
+    ``pruned_of_unknown_fields`` does for a whole object of a known kind."""
+    errors: list[FieldError] = []
+    return _walk(value, schema, path, errors, False), errors
 
 
 def _walk(value: Any, schema: Any, path: str, errors: list[FieldError], patch: bool) -> Any:

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rollwise.api.errors import FieldError
-from rollwise.api.meta import Obj
+from rollwise.api.meta import Obj, format_time
 from rollwise.api.validation_rules import check_int, check_labels, type_error
 
 __all__ = [
@@ -36,12 +36,14 @@ __all__ = [
     "PreDeleteHook",
     "check_lifecycle",
     "hook_held",
+    "hook_on_no_pod",
     "hook_wait",
     "is_preparing_delete",
     "marked_at",
     "pre_delete_hook",
     "release_patch",
     "released",
+    "stated_time",
 ]
 
 LIFECYCLE_STATE_LABEL = "rollwise.dev/lifecycle-state"
@@ -101,15 +103,23 @@ def hook_held(hook: PreDeleteHook | None, pod: Mapping[str, Any]) -> list[str]:
     return held
 
 
-def hook_wait(hook: PreDeleteHook | None, pod: Mapping[str, Any], now: float, *, since: float | None = None) -> str:
-    """The controller's wait on a pod marked PreparingDelete: what of its hook it still carries, and for how long
+def hook_wait(hook: PreDeleteHook | None, pod: Mapping[str, Any], *, since: float | None = None) -> str:
+    """The controller's wait on a pod marked PreparingDelete: what of its hook it still carries, and since when
     (``since``: when it was marked, if not from the pod's annotation)."""
     held = hook_held(hook, pod)
     at = marked_at(pod) if since is None else since
-    how_long = f" (PreparingDelete for {now - at:g} s)" if at is not None else " (PreparingDelete)"
+    # When, not for how long: an elapsed time changed the message, so the status, on every reconcile, and each
+    # status write woke the controller into the next (issue 38). The mark's time changes only with the mark.
+    how_long = f" (PreparingDelete since {stated_time(at)})" if at is not None else " (PreparingDelete)"
     if not held:
         return "to be deleted: its pre-delete hook is released" + how_long
     return f"to be released by its pre-delete hook: still carries {', '.join(held)}{how_long}"
+
+
+def stated_time(t: float) -> str:
+    """A moment as a status message states it: ``metav1.Time``'s form (``api.meta.format_time``, the one rule the
+    wire codec writes times with), so a message that names a moment reads the same on every reconcile."""
+    return format_time(t)
 
 
 def released(hook: PreDeleteHook | None, pod: Mapping[str, Any]) -> bool:
@@ -203,3 +213,23 @@ def _check_finalizers(finalizers: object, path: str) -> list[FieldError]:
                 errors.append(FieldError(path=at, kind="Duplicate value", value=name, rule="must be unique"))
             seen.add(name)
     return errors
+
+
+def hook_on_no_pod(sts: Mapping[str, Any]) -> str | None:
+    """What to warn of when the hook names labels but no pod of the template carries any of them, and no finalizer:
+    the pods start unhooked, so each is deleted at once unless an agent labels it before a rollout reaches it (what
+    ``kubectl label`` or the application does; nothing in the set makes it so). None when a pod starts hooked, or
+    when the set has no such hook. Not an error: registering at run time is a way to use the hook."""
+    spec = sts.get("spec")
+    hook = pre_delete_hook(dict(sts)) if isinstance(spec, Mapping) else None
+    if hook is None or hook.finalizers or not hook.labels:
+        return None
+    template = spec.get("template") if isinstance(spec, Mapping) else None
+    meta = template.get("metadata") if isinstance(template, Mapping) else None
+    carried = meta.get("labels") if isinstance(meta, Mapping) else None
+    carried = carried if isinstance(carried, Mapping) else {}
+    if any(k in carried and str(carried[k]) == v for k, v in hook.labels.items()):
+        return None
+    wanted = " or ".join(f"{k}={v}" for k, v in sorted(hook.labels.items()))
+    return (f"no pod of spec.template carries {wanted}: each is deleted without waiting unless something labels it "
+            f"first (add the label to spec.template.metadata.labels to hook every pod from its start)")

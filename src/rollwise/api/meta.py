@@ -8,8 +8,11 @@ shape, and keeps hot loops cheap. Typed access lives in small functions like the
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 __all__ = [
@@ -19,6 +22,7 @@ __all__ = [
     "controller_of",
     "deletion_timestamp",
     "format_selector",
+    "format_time",
     "is_controlled_by",
     "key_of",
     "labels",
@@ -174,3 +178,16 @@ def format_selector(selector: Mapping[str, Any] | None) -> str:
         if text is not None:
             parts.append((key, text))
     return ",".join(text for _, text in sorted(parts))
+
+
+def format_time(t: float) -> str:
+    """``metav1.Time``: RFC 3339, whole seconds (the fraction is dropped, as upstream marshals it). The wire codec
+    writes times with it (cluster/wire.py), and a message that names a moment states it so: it reads the same on
+    every reconcile, where an elapsed time would change it, and the status with it, each second."""
+    return _format_seconds(math.floor(t))
+
+
+@functools.lru_cache(maxsize=4096)
+def _format_seconds(seconds: int) -> str:
+    # Many objects written in the same second carry the same times: every watch event of a pod repeats them.
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

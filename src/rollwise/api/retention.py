@@ -16,6 +16,7 @@ __all__ = [
     "claim_is_stale",
     "claim_owners_up_to_date",
     "needed_claim_owners",
+    "owned_by",
     "retention_policy",
     "with_claim_owners",
 ]
@@ -47,7 +48,7 @@ def _names(ref: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
     return ref.get("kind") == owner.get("kind") and ref.get("name") == name_of(owner)
 
 
-def _owned_by(claim: Mapping[str, Any], owner: Mapping[str, Any] | None) -> bool:
+def owned_by(claim: Mapping[str, Any], owner: Mapping[str, Any] | None) -> bool:
     return owner is not None and bool(uid_of(owner)) and any(r.get("uid") == uid_of(owner) for r in _refs(claim))
 
 
@@ -80,13 +81,13 @@ def claim_owners_up_to_date(
     if _stale_ref(claim, sts) or _stale_ref(claim, pod):
         return True  # leave it to the garbage collector
     if _unexpected_controller(claim, sts, pod):
-        return not (_owned_by(claim, sts) or _owned_by(claim, pod))
+        return not (owned_by(claim, sts) or owned_by(claim, pod))
     for r in _refs(claim):
         ours = r.get("uid") in (uid_of(sts), uid_of(pod) if pod else None)
         if ours and not r.get("controller"):
             return False
     set_ref, pod_ref = needed_claim_owners(sts, condemned=condemned)
-    return _owned_by(claim, sts) == set_ref and _owned_by(claim, pod) == pod_ref
+    return owned_by(claim, sts) == set_ref and owned_by(claim, pod) == pod_ref
 
 
 def with_claim_owners(

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from rollwise.api.claim_templates import SHRINK_RULE
 from rollwise.api.defaults import STRATEGY_BLOCKS
 from rollwise.api.validation import MUTABLE_SPEC_FIELDS, SPEC_UPDATE_FORBIDDEN
+from rollwise.api.validation_containers import PROBE_HANDLERS, PROBE_INTS, PROBES
 
 __all__ = [
     "DNS_LABEL",
@@ -108,11 +109,14 @@ def claim_storage_shrink_rule() -> CelRule:
     new, old = _storage("t"), _storage("o")
     shrunk = (f"oldSelf.exists(o, o.metadata.name == t.metadata.name && isQuantity({old}) && isQuantity({new})"
               f" && quantity({new}).isLessThan(quantity({old})))")
+    # The message names the stored request as the previous value and the refused one after it (kube-apiserver's
+    # PVC rule names neither; naming the new one as "the previous value" sent users looking for the wrong number).
+    previous = f"oldSelf.filter(o, o.metadata.name == t.metadata.name).map(o, {old})[0]"
     return CelRule(rule=f"!self.exists(t, {shrunk})", message=f"spec.resources.requests.storage: {SHRINK_RULE}",
                    reason="FieldValueForbidden",
                    message_expression=(f"self.filter(t, {shrunk}).map(t, 'spec.volumeClaimTemplates[name: ' + "
                                        f"t.metadata.name + '].spec.resources.requests.storage: {SHRINK_RULE} (' + "
-                                       f"{new} + ')').join('; ')"))
+                                       f"{previous} + '): ' + {new}).join('; ')"))
 
 
 def max_unavailable_rule() -> CelRule:
@@ -274,6 +278,8 @@ TWINS: dict[tuple[str, str], Twin] = {
     ("spec.template.spec.<containers>[*].image", "Required value"): Twin("schema", "required: [name, image], "
                                                                                    "minLength 1"),
     ("spec.template.spec.<containers>[*].image", "Invalid value"): Twin("schema", "type: string"),
+    ("spec.template.spec.dnsPolicy", "Unsupported value"): Twin("schema", "enum"),
+    ("spec.template.spec.dnsPolicy", "Required value"): Twin("schema", "enum (refuses '')"),
     ("spec.volumeClaimTemplates", "Invalid value"): Twin("schema", "type: array"),
     ("spec.volumeClaimTemplates[*]", "Invalid value"): Twin("schema", "type: object"),
     ("spec.volumeClaimTemplates[*].metadata", "Invalid value"): Twin("schema", "type: object"),
@@ -287,3 +293,46 @@ TWINS: dict[tuple[str, str], Twin] = {
         "cel", "volumeClaimTemplates: transition rule, quantity(new).isLessThan(quantity(old)) by template name "
                "(Kubernetes' quantity library; the message names the template)"),
 }
+
+
+def _container_twins() -> dict[tuple[str, str], Twin]:
+    """The twins of ``validation_containers`` (``cluster/crd_containers.py``), for both container lists."""
+    c = "spec.template.spec.<containers>[*]"
+    rows = {
+        (f"{c}.{key}", kind): Twin("schema", "enum" if kind == "Unsupported value" else "enum (refuses '')")
+        for key in ("imagePullPolicy", "terminationMessagePolicy", "ports[*].protocol")
+        for kind in ("Unsupported value", "Required value")
+    } | {
+        (f"{c}.ports", "Invalid value"): Twin("schema", "type: array"),
+        (f"{c}.ports[*]", "Invalid value"): Twin("schema", "type: object"),
+        (f"{c}.ports[*].containerPort", "Required value"): Twin("schema", "required: [containerPort], minimum 1"),
+        (f"{c}.ports[*].containerPort", "Invalid value"): Twin("schema", "minimum 1, maximum 65535"),
+        (f"{c}.ports[*].hostPort", "Invalid value"): Twin("schema", "minimum 0, maximum 65535"),
+        (f"{c}.ports[*].name", "Invalid value"): Twin("cel", "an IANA service name; maxLength 15"),
+        (f"{c}.ports[*].name", "Duplicate value"): Twin("cel", "ports: names unique"),
+        (f"{c}.env", "Invalid value"): Twin("schema", "type: array"),
+        (f"{c}.env[*]", "Invalid value"): Twin("schema", "type: object"),
+        (f"{c}.env[*].name", "Required value"): Twin("schema", "required: [name], minLength 1"),
+        (f"{c}.env[*].name", "Invalid value"): Twin("schema", "pattern: printable ASCII but '='"),
+        (f"{c}.env[*].valueFrom", "Invalid value"): Twin("cel", "env item: no valueFrom with a value"),
+        (f"{c}.resources.requests[*]", "Invalid value"): Twin(
+            "none", "a rule comparing two quantity maps key by key is estimated above a CRD rule's cost limit "
+                    "(keys without maxLength); validate and up refuse it, a cluster at pod creation"),
+    }
+    for probe in PROBES:
+        p = f"{c}.{probe}"
+        rows |= {(p, "Invalid value"): Twin("schema", "type: object"),
+                 (p, "Required value"): Twin("cel", "probe: a handler"),
+                 **{(f"{p}.{h}", "Forbidden"): Twin("cel", "probe: at most one handler") for h in PROBE_HANDLERS},
+                 **{(f"{p}.{key}", "Invalid value"): Twin("schema", "type: integer, minimum 0")
+                    for key in PROBE_INTS},
+                 **{(f"{p}.{h}.port", kind): Twin("cel", "a port number or an IANA service name; required: [port]")
+                    for h in ("httpGet", "tcpSocket") for kind in ("Invalid value", "Required value")},
+                 (f"{p}.httpGet.scheme", "Unsupported value"): Twin("schema", "enum"),
+                 (f"{p}.httpGet.scheme", "Required value"): Twin("schema", "enum (refuses '')")}
+        if probe != "readinessProbe":
+            rows[(f"{p}.successThreshold", "Invalid value")] = Twin("cel", "successThreshold at most 1")
+    return rows
+
+
+TWINS |= _container_twins()

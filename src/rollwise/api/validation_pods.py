@@ -7,9 +7,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from rollwise.api.errors import FieldError
-from rollwise.api.validation_rules import check_dns_label, check_int, type_error
+from rollwise.api.validation_containers import check_container_fields
+from rollwise.api.validation_rules import check_dns_label, check_enum, check_int, type_error
 
-__all__ = ["check_container", "check_containers", "check_pod_spec", "check_unique_name"]
+__all__ = ["DNS_POLICIES", "check_container", "check_container_values", "check_containers", "check_pod_spec",
+           "check_unique_name"]
+
+DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 
 
 def check_pod_spec(pod_spec: object) -> list[FieldError]:
@@ -31,8 +35,10 @@ def check_pod_spec(pod_spec: object) -> list[FieldError]:
     if pod_spec.get("activeDeadlineSeconds") is not None:
         errors.append(FieldError(path=f"{path}.activeDeadlineSeconds", kind="Forbidden",
                                  rule="activeDeadlineSeconds is not supported for StatefulSet pods"))
-    # Upstream leaves the rest of the pod spec to pod creation (FailedCreate events); rollwise has no later pod
-    # validation, so it checks here the container fields every driver relies on.
+    # Upstream leaves the rest of the pod spec to pod creation (FailedCreate events, mid-rollout); rollwise checks
+    # here, at apply, what kube-apiserver would refuse on the pods (validation_containers.py).
+    if "dnsPolicy" in pod_spec:
+        errors += check_enum(pod_spec["dnsPolicy"], f"{path}.dnsPolicy", DNS_POLICIES)
     return errors + check_containers(pod_spec, path)
 
 
@@ -57,7 +63,8 @@ def check_containers(pod_spec: Mapping[str, Any], path: str) -> list[FieldError]
 
 
 def check_container(container: object, path: str, seen: set[str]) -> list[FieldError]:
-    """A container: a unique DNS-label name and an image (for pod templates and, in ``validation_objects``, Pods)."""
+    """A container: a unique DNS-label name, an image and the fields kube-apiserver checks on a Pod
+    (``validation_containers``), for pod templates and, in ``validation_objects``, Pods."""
     if not isinstance(container, Mapping):
         return [type_error(path, container, "a mapping")]
     errors = check_unique_name(container.get("name"), f"{path}.name", seen)
@@ -66,7 +73,7 @@ def check_container(container: object, path: str, seen: set[str]) -> list[FieldE
         errors.append(FieldError(path=f"{path}.image", kind="Required value", rule="an image is required"))
     elif not isinstance(image, str):
         errors.append(type_error(f"{path}.image", image, "a string"))
-    return errors
+    return errors + check_container_fields(container, path)
 
 
 def check_unique_name(name: object, path: str, seen: set[str]) -> list[FieldError]:
@@ -80,3 +87,17 @@ def check_unique_name(name: object, path: str, seen: set[str]) -> list[FieldErro
         return [FieldError(path=path, kind="Duplicate value", value=name, rule="names must be unique")]
     seen.add(name)
     return []
+
+
+def check_container_values(pod_spec: object, path: str) -> list[FieldError]:
+    """Only the values kube-apiserver refuses in a pod's containers (``validation_containers``) and its dnsPolicy,
+    for a Pod created through the API: a pod the controllers or a test write bare is not asked for more."""
+    if not isinstance(pod_spec, Mapping):
+        return []
+    errors = check_enum(pod_spec["dnsPolicy"], f"{path}.dnsPolicy", DNS_POLICIES) if "dnsPolicy" in pod_spec else []
+    for key in ("initContainers", "containers"):
+        containers = pod_spec.get(key)
+        for i, container in enumerate(containers if isinstance(containers, list) else ()):
+            if isinstance(container, Mapping):
+                errors += check_container_fields(container, f"{path}.{key}[{i}]")
+    return errors

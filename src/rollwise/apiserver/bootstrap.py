@@ -12,6 +12,7 @@ from rollwise.apiserver.plugins import PRIORITY_CLASS, SYSTEM_PRIORITY_CLASSES
 from rollwise.cluster.crd import crd as rollwise_crd
 from rollwise.cluster.crd_policy import policy as rollwise_policy
 from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.operator_namespace import namespace_manifest
 from rollwise.cluster.resources import NODE, GroupKind
 
 __all__ = ["INITIAL_NAMESPACES", "KUBERNETES_SERVICE_IP", "PROTECTED_NAMESPACES", "default_service_account",
@@ -69,10 +70,18 @@ def default_service_account(cluster: MemoryCluster, namespace: str) -> None:
 
 def seed_cluster(cluster: MemoryCluster, *, now: float) -> None:
     """The initial namespaces, the node, the system PriorityClasses, and each namespace's default service account,
-    where missing."""
+    where missing.
+
+    The operator's namespace too (``rollwise-system``): ``rollwise run`` takes its leader-election Lease there by
+    default, and ``up``'s controllers stand down while it leads (local/standdown.py), so the documented ``up`` +
+    ``rollwise run`` needs no other step. It is created as ``kubectl apply -k deploy/`` leaves it, kubectl's record
+    included, so docs/install.md's apply finds it without a "missing the last-applied annotation" warning."""
     for ns in INITIAL_NAMESPACES:
         if not _exists(cluster, NAMESPACE, "", ns):
             cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, actor="system")
+    operator = namespace_manifest()
+    if not _exists(cluster, NAMESPACE, "", name_of(operator)):
+        cluster.create(_with_record(operator, last_applied_configuration(operator)), actor="system")
     if not _exists(cluster, NODE, "", NODE_NAME):
         cluster.create(node_object(NODE_NAME, now=now), actor="system")
     for name, value, description in SYSTEM_PRIORITY_CLASSES:

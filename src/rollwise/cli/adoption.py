@@ -15,6 +15,7 @@ import logging
 from typing import Any
 
 from rollwise.api.errors import ApiStatusError
+from rollwise.api.handover import leaves_pods_alone
 from rollwise.api.meta import name_of, namespace_of
 from rollwise.cluster.scope import adopt_unlabelled
 
@@ -49,7 +50,9 @@ async def sweep_forever(op: Any, kube: Any, controller: str = "statefulset") -> 
             continue  # a standby keeps the list for when it leads
         for ns in sorted({ns for ns, _ in pending}):
             names = sorted(name for n, name in pending if n == ns)
-            sets = [sts for name in names if (sts := informer.store.get(ns, name)) is not None]
+            # A set being deleted or handed over (api/handover.py) is left alone, as its controller leaves it.
+            sets = [sts for name in names
+                    if (sts := informer.store.get(ns, name)) is not None and not leaves_pods_alone(sts)]
             try:
                 labelled = await adopt_unlabelled(kube, sets)
             except ApiStatusError as err:

@@ -32,9 +32,10 @@ def add_explore(sub: Any) -> None:
                     "start, become ready and available, crash, fail to pull, recover, are deleted and finish "
                     "terminating; a user changes the template (good or broken image), scales by one and moves the "
                     "partition; the controllers act on their Plans. Checks the budget, partition, Recreate, "
-                    "one-pod-per-ordinal, claims, no-churn and status invariants on every state and move, and "
-                    "liveness (every healthy path completes the rollout). Exit 0: none violated; 1: a violation "
-                    "(its shortest trace is printed and, with --out, written as a scenario); 2: invalid input.")
+                    "one-pod-per-ordinal, claims, no-churn, quiescence and status invariants on every state and "
+                    "move, and liveness (every healthy path completes the rollout). Exit 0: none violated; 1: a "
+                    "violation (its shortest trace is printed and, with --out, written as a scenario); 2: invalid "
+                    "input.")
     p.add_argument("file", help="scenario file or StatefulSet manifest (YAML or JSON)")
     p.add_argument("--replicas", type=int, default=3, metavar="N",
                    help="size of the set (scaling moves between N-1 and N; default 3)")

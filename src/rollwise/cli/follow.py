@@ -49,6 +49,9 @@ class Follower:
         self._tasks: list[asyncio.Task[None]] = []
         self.generation = 0
         """Counts changes, so a consumer can tell whether anything moved since it last looked."""
+        self.unreachable: str | None = None
+        """The error of the last list that failed, while no list or watch has succeeded since: what is held may be
+        stale because the API server stopped answering (``status`` then says it could not ask, not timed out)."""
 
     async def start(self) -> None:
         for gk in (*self.set_kinds, *_OTHERS):
@@ -88,6 +91,7 @@ class Follower:
 
     def _touch(self) -> None:
         self.generation += 1
+        self.unreachable = None
         self._changed.set()
 
     async def _follow(self, gk: GroupKind, rv: str) -> None:
@@ -115,7 +119,8 @@ class Follower:
                 try:
                     rv = await self._relist(gk)
                     table = self.objects[gk]
-                except (ApiStatusError, OSError, ValueError):
+                except (ApiStatusError, OSError, ValueError) as again:
+                    self.unreachable = str(again)
                     continue
             except Exception as err:  # lightkube raises httpx errors on a dropped stream; keep following
                 log.debug("watch of %s failed (%s); listing again", gk, err)

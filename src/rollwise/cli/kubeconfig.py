@@ -75,6 +75,8 @@ def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bo
             config = KubeConfig.from_service_account()
         else:  # read here, as lightkube's from_file does, to keep the fields its models drop
             doc = yaml.safe_load(Path(path).read_text())
+            if (missing := _missing_entry(doc, context)) is not None:
+                raise ConfigProblem(f"{where}: {missing}")
             config = KubeConfig.from_dict(doc, fname=Path(path))
         single = config.get(context_name=context)
     # lightkube walks the file as it finds it: a wrong shape surfaces as whichever error the walk meets first.
@@ -94,6 +96,42 @@ def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bo
         raise ConfigProblem(f"{where}: context {single.context_name}: cluster tls-server-name: must be a host name")
     return ClientConfig(single, tls_server_name=tls_name or None,
                         proxy=_proxy(entry.get("proxy-url"), single.cluster.server, where))
+
+
+def _names(doc: dict[str, Any], key: str) -> list[str] | None:
+    """The names of the file's ``clusters``, ``contexts`` or ``users`` (None when the list is not one: lightkube's
+    walk reports that shape)."""
+    items = doc.get(key)
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        return None
+    return [str(item.get("name")) for item in items if isinstance(item, dict)]
+
+
+def _missing_entry(doc: Any, context: str | None) -> str | None:
+    """What the chosen context needs that the file lacks, named by its field and by what points at it: no
+    ``clusters`` (kubectl would then dial http://localhost:8080 and blame the port), no ``contexts``, or a context
+    whose cluster or user is not in the file. None when nothing is missing (or the shape is another problem)."""
+    if not isinstance(doc, dict):
+        return None
+    chosen = context or doc.get("current-context")
+    contexts = doc.get("contexts")
+    if _names(doc, "contexts") == [] and chosen:
+        return f"contexts: none in the file (current-context is {chosen})"
+    entry = next((c.get("context") for c in contexts if isinstance(c, dict) and c.get("name") == chosen), None) \
+        if isinstance(contexts, list) else None
+    if not isinstance(entry, dict):
+        return None  # no such context: lightkube's own line names it
+    cluster, user = entry.get("cluster"), entry.get("user")
+    clusters, users = _names(doc, "clusters"), _names(doc, "users")
+    if clusters == []:
+        return f"clusters: none in the file (context {chosen} names cluster {cluster})"
+    if clusters is not None and cluster not in clusters:
+        return f"context {chosen}: cluster {cluster}: not in the file's clusters"
+    if user and users is not None and user not in users:  # no user at all is anonymous, as kubectl reads it
+        return f"context {chosen}: user {user}: not in the file's users"
+    return None
 
 
 def _cluster_entry(doc: Any, name: str) -> dict[str, Any]:
@@ -202,6 +240,10 @@ def _check_credentials(single: Any, where: str) -> None:
     if ca_field is not None:
         try:
             verify_cluster(cluster, User(), single.abs_file, trust_env=False)
+        except FileNotFoundError as err:  # kubectl: "unable to read certificate-authority FILE"
+            raise ConfigProblem(f"{where}: {who}: cluster {ca_field} {err.filename or cluster.certificate_auth}: "
+                                f"cannot be read "
+                                f"({err.strerror})") from err
         except failures as err:
             raise ConfigProblem(f"{where}: {who}: cluster {ca_field}: cannot be loaded as a PEM CA "
                                 f"certificate ({one_line(err)})") from err

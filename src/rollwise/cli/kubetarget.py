@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rollwise.api.errors import ApiStatusError, CredentialsUnavailable
+from rollwise.api.errors import ApiStatusError, CredentialsUnavailable, Unreachable
 from rollwise.cli.kubeconfig import ConfigProblem, client_config
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
 
@@ -63,14 +63,16 @@ class ClusterCommandError(Exception):
     """A command refused or failed on the cluster: its message is printed as kubectl prints errors, exit 1."""
 
 
-def run_on_cluster(args: argparse.Namespace, action: Callable[[Any, str], Awaitable[int]]) -> int:
+def run_on_cluster(args: argparse.Namespace, action: Callable[[Any, str], Awaitable[int]], *,
+                   could_not_ask: int = 1) -> int:
     """Connect with the connection flags, run ``action(cluster, namespace)`` to its exit status and close the
-    client; an unusable kubeconfig, a ``ClusterCommandError`` or an API error is printed and gives exit 1."""
+    client; an unusable kubeconfig, a ``ClusterCommandError`` or an API error (the server unreachable, a refusal,
+    not found) is printed and gives exit ``could_not_ask`` (1, as kubectl, unless the command documents another)."""
     try:
         kube, ns = connect(args)
     except (ConfigProblem, OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
-        return 1
+        return could_not_ask
 
     async def go() -> int:
         try:
@@ -80,9 +82,9 @@ def run_on_cluster(args: argparse.Namespace, action: Callable[[Any, str], Awaita
 
     try:
         return asyncio.run(go())
-    except (ClusterCommandError, CredentialsUnavailable) as err:  # not the server's word: kubectl's own form
+    except (ClusterCommandError, CredentialsUnavailable, Unreachable) as err:  # not a server's word: kubectl's form
         print(f"error: {err}", file=sys.stderr)
-        return 1
+        return could_not_ask
     except ApiStatusError as err:
         print(f"Error from server ({err.reason}): {err.message}", file=sys.stderr)
-        return 1
+        return could_not_ask

@@ -20,15 +20,13 @@ import yaml
 
 from rollwise.cli.crd import CR_GROUP, CRD_FILE, crd
 from rollwise.cluster.crd_policy import POLICY_NAME, policy
+from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE, LABELS, NAME, namespace_manifest
 
 __all__ = ["add_manifests", "documents", "render"]
 
-NAME = "rollwise"
-DEFAULT_NAMESPACE = "rollwise-system"
 DEFAULT_IMAGE = "ghcr.io/rollwise/rollwise:0.1.0"
 METRICS_PORT = 8080
 HEALTH_PORT = 8081
-LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "operator"}
 PARTS = ("crd", "policy", "rbac", "operator")
 
 def _meta(name: str, namespace: str | None = None) -> dict[str, Any]:
@@ -132,8 +130,7 @@ def operator(namespace: str, image: str, *, replicas: Any = 2, lease_duration: s
         "spec": {"selector": dict(selector),
                  "ports": [{"name": "metrics", "port": METRICS_PORT, "targetPort": "metrics"}]},
     }
-    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": dict(LABELS)}}
-    return [ns, deployment, service]
+    return [namespace_manifest(namespace), deployment, service]
 
 
 def documents(part: str, *, namespace: str = DEFAULT_NAMESPACE, image: str = DEFAULT_IMAGE,

@@ -15,8 +15,14 @@ Pods keep their UIDs because their ``controller-revision-hash`` label already na
 revision name hashes only the pod template, under the same set name. On a real cluster that holds only when
 upstream's hash of the template equals ours; the command waits and reports which pods the new set owns.
 
-Exit codes: 0 migrated and every pod adopted; 1 an API error, a custom set of that name already exists, or the
-pods were not adopted within ``--timeout``; 2 invalid arguments.
+Before anything is written, a field the target kind lacks is refused with its path (exit 2, nothing on stdout):
+the CRD's schema for ``sts/NAME``, ``fields_apps_v1_lacks`` for ``--to apps/v1``. The hand-over itself
+(``cli/handover.py``) fences the old set before anything is created or deleted, and says "none restarted" only once
+the new set controls every pod under its old uid and the old set is gone.
+
+Exit codes: 0 migrated and every pod adopted, none restarted; 1 an API error, a custom set of that name already
+exists, a pod restarted (named) or the pods were not adopted within ``--timeout``; 2 invalid arguments or a field
+the target kind lacks.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import sys
 from typing import Any
 
 from rollwise.api.meta import LAST_APPLIED, Obj, name_of
+from rollwise.apiserver.schema import pruned_fields
 from rollwise.cli.handover import (
     hand_over,
     owned,
@@ -37,6 +44,7 @@ from rollwise.cli.handover import (
 )
 from rollwise.cli.kubetarget import add_connection_flags, parse_target, run_on_cluster
 from rollwise.cli.migrate_back import APPS_V1_STRATEGIES, migrate_back
+from rollwise.cluster.crd import crd
 from rollwise.cluster.resources import POD, PVC, ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.cluster.scope import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
@@ -59,6 +67,15 @@ async def _claims_of(kube: Any, ns: str, sts: Obj) -> list[Obj]:
     return [c for c in items if ours.fullmatch(name_of(c))]
 
 
+def fields_the_custom_kind_lacks(custom: Obj) -> list[str]:
+    """One line per field of ``custom`` (the twin to create) that the CRD's schema would prune, as ``path: rule``:
+    an apps/v1 field rollwise's kind has no place for is refused, not dropped (the CRD rollwise ships, which
+    ``rollwise run`` of this version reads)."""
+    (version,) = crd()["spec"]["versions"]
+    return [f"{err.path}: apps.rollwise.dev has no such field; remove it from the set first"
+            for err in pruned_fields(custom, version["schema"]["openAPIV3Schema"])]
+
+
 def custom_set_for(sts: Obj) -> Obj:
     """The ``apps.rollwise.dev`` twin of an ``apps/v1`` set: same name, labels, annotations and spec."""
     return twin_of(sts, api_version=CR_API_VERSION, spec=sts["spec"], dropped_annotations=_DROPPED_ANNOTATIONS)
@@ -66,6 +83,11 @@ def custom_set_for(sts: Obj) -> Obj:
 
 async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:
     sts = await kube.get(STATEFULSET, ns, name)
+    problems = fields_the_custom_kind_lacks(custom_set_for(sts))
+    if problems:
+        for line in problems:
+            print(f"error: statefulset.apps/{name}: {line}", file=sys.stderr)
+        return 2
     old_status = sts.get("status") or {}
     refuse_mid_rollout(f"statefulset.apps/{name}", old_status)
     await refuse_existing(kube, ROLLWISE_STATEFULSET, f"statefulset.apps.rollwise.dev/{name}", ns, name)

@@ -19,13 +19,16 @@ import contextlib
 import sys
 from typing import Any
 
+from rollwise.api.claim_templates import ON_CLAIM_DELETE
 from rollwise.api.defaults import (
     STRATEGY_ENFORCED_ROLLING_UPDATE,
     STRATEGY_ON_DELETE,
     STRATEGY_RECREATE,
     STRATEGY_ROLLING_UPDATE,
 )
-from rollwise.api.errors import ApiStatusError
+from rollwise.api.errors import ApiStatusError, FieldError
+from rollwise.api.field_schema import APPS_V1_STATEFULSET_SPEC, pruned_to_schema
+from rollwise.api.in_place import RECREATE_POLICY
 from rollwise.api.meta import LAST_APPLIED, Obj, name_of
 from rollwise.api.values import clone
 from rollwise.cli.handover import (
@@ -47,31 +50,59 @@ _DROPPED_ANNOTATIONS = (LAST_APPLIED,
 _STRATEGY_HINT = f"pass --strategy {STRATEGY_ROLLING_UPDATE} or --strategy {STRATEGY_ON_DELETE}"
 
 
+_SAME_AS_APPS_V1 = {"spec.updateStrategy.rollingUpdate.podUpdatePolicy": RECREATE_POLICY,
+                    "spec.volumeClaimUpdatePolicy": ON_CLAIM_DELETE}
+"""rollwise's own fields at the value that does what apps/v1 does anyway: left out of the apps/v1 set, not refused
+(the CRD defaults ``podUpdatePolicy`` to ReCreate on every set)."""
+
+_WHY = {
+    "spec.progressDeadlineSeconds": "apps/v1 has no such field; remove it from the set first (it only sets "
+                                    "rollwise's Progressing condition)",
+    "spec.paused": "apps/v1 has no such field, and kube-controller-manager would roll a paused set at once; resume "
+                   "it (rollwise rollout resume) or remove the field first",
+    "spec.lifecycle": "apps/v1 has no such field, and kube-controller-manager would delete pods without waiting for "
+                      "their pre-delete hooks (a pod marked PreparingDelete at once); remove the field first, once no "
+                      "pod is PreparingDelete",
+    "spec.reserveOrdinals": "apps/v1 has no such field, and kube-controller-manager would run ordinals 0 to "
+                            "replicas-1, creating the reserved ones and deleting the pods above them; the set can "
+                            "move once it reserves no ordinal",
+    "spec.volumeClaimUpdatePolicy": f"apps/v1 has no such field (KEP-4650 is in no release), and "
+                                    f"kube-controller-manager never updates a claim; set it to {ON_CLAIM_DELETE} or "
+                                    "remove it first",
+    "spec.updateStrategy.rollingUpdate.podUpdatePolicy": f"apps/v1 has no such field, and kube-controller-manager "
+                                                         f"recreates every outdated pod; set it to {RECREATE_POLICY}, "
+                                                         f"remove it, or {_STRATEGY_HINT}",
+    "spec.updateStrategy.rollingUpdate.podProgressTimeoutSeconds": f"apps/v1 has no such field; {_STRATEGY_HINT}",
+    "spec.updateStrategy.enforcedRollingUpdate": f"apps/v1 has no such field; {_STRATEGY_HINT}",
+}
+
+
+def _lacking(spec: Obj) -> tuple[Obj, list[FieldError]]:
+    """``spec`` without what apps/v1 lacks, and the fields left out (given, not null, not at apps/v1's value)."""
+    kept, lacking = pruned_to_schema(spec, APPS_V1_STATEFULSET_SPEC, path="spec")
+    return kept, [e for e in lacking if (value := _at(spec, e.path)) is not None
+                  and (e.path not in _SAME_AS_APPS_V1 or _SAME_AS_APPS_V1[e.path] != value)]
+
+
+def _at(spec: Obj, path: str) -> Any:
+    value: Any = spec
+    for part in path.split(".")[1:]:
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
 def fields_apps_v1_lacks(spec: Obj, strategy: str | None) -> list[str]:
     """One line per field of ``spec`` that ``apps/v1`` has no place for, as ``path: rule``; empty when the set
     can move (``strategy`` replaces the whole update strategy, so it answers every strategy field)."""
+    kind = (spec.get("updateStrategy") or {}).get("type")
+    strategy_kind = strategy is None and kind in (STRATEGY_RECREATE, STRATEGY_ENFORCED_ROLLING_UPDATE)
     problems = []
-    if spec.get("progressDeadlineSeconds") is not None:
-        problems.append("spec.progressDeadlineSeconds: apps/v1 has no such field; remove it from the set first "
-                        "(it only sets rollwise's Progressing condition)")
-    if spec.get("paused") is not None:
-        problems.append("spec.paused: apps/v1 has no such field, and kube-controller-manager would roll a paused "
-                        "set at once; resume it (rollwise rollout resume) or remove the field first")
-    if spec.get("lifecycle") is not None:
-        problems.append("spec.lifecycle: apps/v1 has no such field, and kube-controller-manager would delete pods "
-                        "without waiting for their pre-delete hooks (a pod marked PreparingDelete at once); remove "
-                        "the field first, once no pod is PreparingDelete")
-    if strategy is not None:
-        return problems
-    update = spec.get("updateStrategy") or {}
-    kind = update.get("type")
-    if kind in (STRATEGY_RECREATE, STRATEGY_ENFORCED_ROLLING_UPDATE):
+    for err in _lacking(spec)[1]:
+        if err.path.startswith("spec.updateStrategy.") and (strategy is not None or strategy_kind):
+            continue  # --strategy replaces it, or the strategy type below says what to do
+        problems.append(f"{err.path}: {_WHY.get(err.path, 'apps/v1 has no such field; remove it from the set first')}")
+    if strategy_kind:
         problems.append(f"spec.updateStrategy.type: apps/v1 has no strategy {kind}; {_STRATEGY_HINT}")
-    elif update.get("enforcedRollingUpdate") is not None:
-        problems.append(f"spec.updateStrategy.enforcedRollingUpdate: apps/v1 has no such field; {_STRATEGY_HINT}")
-    if (update.get("rollingUpdate") or {}).get("podProgressTimeoutSeconds") is not None:
-        problems.append("spec.updateStrategy.rollingUpdate.podProgressTimeoutSeconds: apps/v1 has no such field; "
-                        f"{_STRATEGY_HINT}")
     return problems
 
 
@@ -90,6 +121,7 @@ def apps_v1_set_for(cr: Obj, strategy: str | None) -> Obj:
     spec = clone(cr["spec"])
     if strategy is not None:
         spec["updateStrategy"] = _strategy(spec.get("updateStrategy") or {}, strategy)
+    spec = _lacking(spec)[0]  # what is left of rollwise's own fields does what apps/v1 does (fields_apps_v1_lacks)
     return twin_of(cr, api_version="apps/v1", spec=spec, dropped_annotations=_DROPPED_ANNOTATIONS)
 
 

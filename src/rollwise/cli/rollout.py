@@ -10,7 +10,11 @@ with the plugin on PATH.
 ``pause`` and ``resume`` set ``spec.paused`` (Deployment's field, on both kinds here: on apps/v1 a lab proposal that
 ``rollwise up --proposals on`` keeps), as ``kubectl rollout pause|resume`` does for Deployments, with its messages.
 
-Exit codes: 0 done; 1 an API error, a timeout (``status``), or nothing to roll back to; 2 invalid arguments.
+``status`` stops with an error once the ``Progressing`` condition holds a failing reason (``api/reasons.py``), as
+kubectl's Deployment viewer stops on ``ProgressDeadlineExceeded``; ``rollwise status`` tells the outcomes apart.
+
+Exit codes: 0 done; 1 an API error, a failed rollout or a timeout (``status``), or nothing to roll back to; 2
+invalid arguments.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from typing import Any
 import yaml
 
 from rollwise.api.conditions import condition_of
-from rollwise.api.meta import Obj, annotations_of, controller_of, uid_of
+from rollwise.api.meta import Obj, controller_of, uid_of
+from rollwise.api.reasons import failing_reason
 from rollwise.api.revisions import revision_number, template_of
 from rollwise.api.rollout import status_progress
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget, add_connection_flags, parse_target, run_on_cluster
@@ -32,7 +37,7 @@ from rollwise.cluster.quorum_status import quorum_status_of
 from rollwise.cluster.resources import CONTROLLER_REVISION
 from rollwise.cluster.wire import format_time
 from rollwise.controllers.quorum import ALL_MEMBERS_UPDATED
-from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY
+from rollwise.controllers.quorum.settings import handed_to_quorum
 from rollwise.controllers.statefulset.readiness import READY, is_custom_kind
 
 __all__ = ["add_rollout", "duration", "kubectl_plugin", "status_message"]
@@ -59,7 +64,7 @@ def status_message(sts: Obj) -> tuple[str, bool]:
     spec, status = sts.get("spec") or {}, sts.get("status") or {}
     strategy = spec.get("updateStrategy") or {}
     on_delete = strategy.get("type", "RollingUpdate") == "OnDelete"
-    quorum = on_delete and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
+    quorum = handed_to_quorum(sts)
     progress = status_progress(sts)
     ready = _ready_condition(sts)
     done = progress.done if ready is None else ready.get("status") == "True"
@@ -123,10 +128,16 @@ async def _status(kube: Any, ns: str, target: SetTarget, args: argparse.Namespac
     deadline = time.monotonic() + args.timeout if args.timeout > 0 else None
     last = None
     while True:
-        message, done = status_message(await kube.get(target.kind, ns, target.name))
+        sts = await kube.get(target.kind, ns, target.name)
+        message, done = status_message(sts)
         if message != last:
             print(message, flush=True)
             last = message
+        conditions = (sts.get("status") or {}).get("conditions") or []
+        failing = None if done else failing_reason(conditions)
+        if failing is not None:
+            said = (condition_of(conditions, "Progressing") or {}).get("message")
+            raise RolloutError(f'statefulset "{target.name}" rollout failed: {failing}: {said}')
         if done or not args.watch:
             return 0
         if deadline is not None and time.monotonic() >= deadline:

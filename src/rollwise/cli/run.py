@@ -19,6 +19,7 @@ from rollwise.api.meta import Obj
 from rollwise.cli.adoption import sweep_forever
 from rollwise.cli.kubeconfig import ClientConfig, ConfigProblem, client_config
 from rollwise.cli.logs import LOG_FORMATS, JsonFormatter, configure_logging
+from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
 from rollwise.operator.election import LeaseTimings
 from rollwise.operator.operator import CONTROLLERS, Operator, OperatorConfig
 
@@ -45,6 +46,12 @@ def _controllers(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"unknown controllers {', '.join(unknown) or '(none)'}; "
                                          f"known: {', '.join(CONTROLLERS)}")
     return names
+
+
+def _boolean(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: use true or false")
+    return text.lower() == "true"
 
 
 class _Leases:
@@ -126,7 +133,7 @@ async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: C
                             lease_name=args.lease_name, timings=timings, workers=args.workers)
     shared = worlds[config.controllers[0]]
     trace = DecisionLog(args.trace) if args.trace else None
-    op = Operator({name: worlds[name] for name in config.controllers}, config=config, leases=_Leases(shared),
+    op = Operator(worlds, config=config, leases=_Leases(shared),
                   events=_Events(shared), metrics=runtime_metrics, trace=trace)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -193,8 +200,9 @@ def _one_line_error(prog: str) -> Any:
 def add_run(sub: Any) -> None:
     p = sub.add_parser("run", help="run the operator against a Kubernetes API",
                        description="Run rollwise's controllers against a real API server: the "
-                                   "apps.rollwise.dev/v1alpha1 StatefulSet controller and the quorum-aware companion "
-                                   "for apps/v1 sets (OnDelete plus the rollwise.dev/update-policy annotation).")
+                                   "apps.rollwise.dev/v1alpha1 StatefulSet controller and the quorum-aware controller "
+                                   "for sets of both kinds (OnDelete plus the rollwise.dev/update-policy annotation; "
+                                   "on apps/v1 sets as a companion of kube-controller-manager).")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig to use (default: $KUBECONFIG, ~/.kube/config)")
     where.add_argument("--in-cluster", action="store_true", help="use the pod's service account")
@@ -204,8 +212,10 @@ def add_run(sub: Any) -> None:
                    help="watch only these namespaces (default: all)")
     p.add_argument("--controllers", type=_controllers, default=tuple(CONTROLLERS),
                    help=f"comma-separated controllers to run (default: {','.join(CONTROLLERS)})")
-    p.add_argument("--leader-elect", action="store_true", help="take part in leader election (run two replicas)")
-    p.add_argument("--lease-namespace", default=os.environ.get("POD_NAMESPACE") or "rollwise-system")
+    p.add_argument("--leader-elect", nargs="?", const=True, default=True, type=_boolean, metavar="true|false",
+                   help="take part in leader election (default true, as kube-controller-manager's): one replica "
+                        "acts at a time, and `rollwise up`'s own controllers stand down while it leads")
+    p.add_argument("--lease-namespace", default=os.environ.get("POD_NAMESPACE") or DEFAULT_NAMESPACE)
     p.add_argument("--lease-name", default="rollwise")
     p.add_argument("--identity", default=os.environ.get("POD_NAME") or f"{socket.gethostname()}_{uuid.uuid4()}",
                    help="this replica's name in the Lease (default: $POD_NAME, else host and a random id)")

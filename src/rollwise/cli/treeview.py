@@ -21,21 +21,34 @@ from rollwise.projection.model import (
     RevisionRow,
 )
 
-__all__ = ["age", "render_view", "status_line", "view_console"]
+__all__ = ["age", "print_view", "render_view", "status_line", "view_console"]
 
 _ICON_STYLE = {ICON_OK: "green", ICON_BAD: "red", ICON_WARNING: "red", ICON_PROGRESSING: "bright_blue",
                ICON_WAITING: "yellow", ICON_PAUSED: ""}
 _KINDS = {"sts": "StatefulSet (apps/v1)", "rsts": "StatefulSet (apps.rollwise.dev)"}
 
 
-_PIPE_WIDTH = 200
+_PIPE_WIDTH = 100_000
+"""Into a pipe no line wraps: a grid only pads its rows to its widest cell, and ``print_view`` strips that."""
 
 
 def view_console() -> Console:
-    """A console for the view: the terminal's width, or 200 columns into a pipe or file (no wrapping at 80, and no
-    colour: rich's own rule, as under ``NO_COLOR``)."""
+    """A console for the view: the terminal's width, or into a pipe or file as wide as a line is (no wrapping at 80
+    nor anywhere, as kubectl's tables; and no colour: rich's own rule, as under ``NO_COLOR``)."""
     console = Console()
     return console if console.is_terminal else Console(width=_PIPE_WIDTH)
+
+
+def print_view(console: Console, view: RenderableType) -> None:
+    """Print a view; into a pipe or file without the blanks rich pads a grid's rows with, so ``grep``, ``diff`` and
+    a script read each line as it is shown."""
+    if console.is_terminal:
+        console.print(view)
+        return
+    with console.capture() as cap:
+        console.print(view)
+    console.file.write("".join(line.rstrip() + "\n" for line in cap.get().splitlines()))
+    console.file.flush()
 
 
 def age(seconds: float | None) -> str:
@@ -60,7 +73,7 @@ def _revision(label: str, rev: RevisionRow | None) -> str:
     if rev is None:
         return f"{label} -"
     images = f" ({', '.join(rev.images)})" if rev.images else ""
-    return f"{label} {rev.hash}{images}"
+    return f"{label} {rev.name}{images}"
 
 
 def status_line(view: RolloutView) -> str:

@@ -36,7 +36,7 @@ from rollwise.apiserver.tokens import Signer
 from rollwise.apiserver.versioning import Versioning
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
-from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.resources import STATEFULSET
 from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
@@ -45,13 +45,16 @@ from rollwise.local.driver import WallDriver, scaled_profile
 from rollwise.local.processes import ProcessKubelet
 from rollwise.local.scheduler import Scheduler
 from rollwise.local.workloads import DEPLOYMENT, REPLICASET, REPLICATION_CONTROLLER, WorkloadControllers
+from rollwise.runtime.registrations import QUORUM, SET_CONTROLLERS, STATEFULSET_ROW
 from rollwise.runtime.trace import DecisionLog
 from rollwise.scenario.scenario import parse_apps
 
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
 
 DEFAULT_DATA_DIR = Path("~/.local/state/rollwise/up").expanduser()
-CONTROLLERS = ("statefulset", "apps.rollwise.dev", "quorum", "kubelet", "deployment", "replicaset")
+# The StatefulSet kinds' controllers by the names the registration table gives them, then up's own.
+CONTROLLERS = (*dict.fromkeys(n for row in SET_CONTROLLERS for n in row.up_names.values()), "kubelet", "deployment",
+               "replicaset")
 _FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "timeout-rate",
                "seed")
 
@@ -239,10 +242,10 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     driver = WallDriver(store.cluster, listen=store.feed.listen, pump=store.feed.pump, speed=args.speed,
                         profile=profile, apps=apps, processes=processes, audit=audit if audit_file else None,
                         trace=trace, gates=store.gates, kubelet="kubelet" in controllers,
-                        quorum="quorum" in controllers,
-                        statefulset_kinds=tuple(gk for gk, name in ((STATEFULSET, "statefulset"),
-                                                                     (ROLLWISE_STATEFULSET, "apps.rollwise.dev"))
-                                                if name in controllers))
+                        quorum=QUORUM.up_names[STATEFULSET] in controllers,
+                        statefulset_kinds=tuple(gk for gk, name in STATEFULSET_ROW.up_names.items()
+                                                if name in controllers),
+                        announce=lambda line: print(f"rollwise up: {line}", file=sys.stderr, flush=True))
     config.pod_fault = driver.pod_fault
     if processes is not None:
         config.pod_connect = process_connect(processes.runtime.exec_context)
@@ -278,6 +281,11 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
           f"{'on' if release.on(RECREATE) else 'off'}); the seeds' proposals "
           + ("kept, with a warning on each write that uses one" if versioning.proposals else "refused as that "
              "release refuses them"), file=sys.stderr, flush=True)
+    # Deployments run here (local/workloads.py) but their containers do not: the operator's own Deployment shows
+    # Running pods that reconcile nothing, which a newcomer who applied deploy/ reads as the operator at work.
+    print(f"rollwise up: pods are simulated and no container runs, a Deployment's included: the operator's "
+          f"(kubectl apply -k deploy/) shows Running pods that run no operator; the operator is `rollwise run "
+          f"--kubeconfig {kubeconfig}`", file=sys.stderr, flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -8,12 +8,14 @@ rollwise neither creates nor reads are reported as not checked (``scenario.manif
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.api.features import FeatureGates
+from rollwise.api.lifecycle import hook_on_no_pod
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import FILE, read_documents
 from rollwise.scenario.manifests import CHECKED_KINDS, check_manifest
@@ -36,18 +38,22 @@ def add_validate(sub: Any) -> None:
 def run_validate(args: argparse.Namespace) -> int:
     status = 0
     for name in args.files:
+        warnings: list[str] = []
         try:
-            kind = validate_file(Path(name))
+            kind = validate_file(Path(name), warnings)
         except InvalidObject as err:
             print_invalid(err)
             status = 2
         else:
             print(f"{name}: valid {kind}")
+            for warning in warnings:  # valid, so exit 0; as kubectl's "Warning:" lines, on stderr
+                print(f"Warning: {name}: {warning}", file=sys.stderr)
     return status
 
 
-def validate_file(path: Path) -> str:
-    """Validate one file; returns what it was (scenario or manifests). Raises InvalidObject with every problem."""
+def validate_file(path: Path, warnings: list[str] | None = None) -> str:
+    """Validate one file; returns what it was (scenario or manifests). Raises InvalidObject with every problem.
+    ``warnings`` receives what is valid but likely not meant (``FIELD: what``)."""
     docs = read_documents(path)
     if not docs:
         raise InvalidObject([FieldError(path=FILE, rule="empty document", value=path.name)], source=str(path))
@@ -64,6 +70,8 @@ def validate_file(path: Path) -> str:
             objects += 1
             check_manifest(item, item_path, gates, errors)
             kind = item.get("kind") if isinstance(item, Mapping) else None
+            if kind == "StatefulSet" and warnings is not None and (unheld := hook_on_no_pod(item)) is not None:
+                warnings.append(f"{item_path}spec.lifecycle.preDelete.labelsHandler: {unheld}")
             if isinstance(kind, str) and kind and kind not in CHECKED_KINDS:
                 skipped.append(kind)
     if errors:

@@ -9,7 +9,9 @@ handlers — by giving ``Admission(...).hooks()`` to the store. Per resource, in
 4. a claim's storage request: expansion only where its StorageClass allows it (``volumes.py``);
 5. immutability of the other resources rollwise writes: a ControllerRevision's ``data``
    (upstream ``ValidateControllerRevisionUpdate``), and a pod's spec except its containers' images
-   (upstream ``ValidatePodUpdate``; the rest of ``spec`` is fixed once the pod exists).
+   (upstream ``ValidatePodUpdate``; the rest of ``spec`` is fixed once the pod exists);
+6. a created pod's container values kube-apiserver refuses (``imagePullPolicy``, ports, env, probes:
+   ``api/validation_containers.py``, the rules a StatefulSet's template is held to).
 
 A refusal is ``Invalid`` carrying every ``FieldError``, with the API server's message
 (``StatefulSet.apps "web" is invalid: ...``), so a client prints the field paths.
@@ -27,6 +29,7 @@ from rollwise.api.meta import Obj, name_of
 from rollwise.api.revisions import stored_as_is
 from rollwise.api.scheduling import unscheduled
 from rollwise.api.validation import note_admitted, validate_statefulset
+from rollwise.api.validation_pods import check_container_values
 from rollwise.cluster.memory import Admit
 from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.resources import CONTROLLER_REVISION, POD, PVC, STATEFULSET_KINDS, GroupKind
@@ -84,6 +87,8 @@ class Admission:
             errors = _immutable(new, old, ("data",))
         elif old is not None and gk == POD:
             errors = _pod_update(new, old)
+        elif gk == POD:
+            errors = check_container_values(new.get("spec"), "spec")
         if errors:
             raise _invalid(gk, new, errors)
         return new

@@ -2,7 +2,8 @@
 
 A structural schema with a description on every field (``kubectl explain rsts.spec.updateStrategy.rollingUpdate``
 explains), the apps/v1 defaults as ``default``, and the validation as schema keywords and CEL rules taken from
-``api/validation_cel.py`` (which names, for each rule of ``api/validation.py``, its twin here). The pod template
+``api/validation_cel.py`` (which names, for each rule of ``api/validation.py``, its twin here); a container's
+fields a Pod's validation checks are ``crd_containers.py``'s. The pod template
 and the claim templates declare the fields validation reads and keep the rest (``x-kubernetes-preserve-unknown-
 fields``), so a pod spec of any Kubernetes version passes through whole. ``rollwise manifests crd`` writes it.
 """
@@ -32,7 +33,9 @@ from rollwise.api.validation_cel import (
     selector_matches_template_rule,
     strategy_block_rules,
 )
+from rollwise.api.validation_pods import DNS_POLICIES
 from rollwise.cluster.crd_claims import CLAIM_STORAGE, CLAIM_TEMPLATES, claim_status_schema, claim_update_policy_schema
+from rollwise.cluster.crd_containers import container_field_schemas
 from rollwise.cluster.crd_lifecycle import lifecycle_schema
 from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
@@ -130,6 +133,7 @@ def _container(kind: str) -> dict[str, Any]:
                                        "containers and init containers.", maxLength=63, pattern=DNS_LABEL),
                        "image": _string("The container image; a change rolls the set.", minLength=1),
                        "resources": _resources("container"),
+                       **container_field_schemas(),
                    }, keep=True, required=["name", "image"])
 
 
@@ -151,6 +155,7 @@ def _pod_spec() -> dict[str, Any]:
                                  ("Always",), default="Always"),
         "terminationGracePeriodSeconds": _int("Seconds a deleted pod has to stop before it is killed.", 0,
                                               int64=True),
+        "dnsPolicy": _string("How the pods resolve names.", DNS_POLICIES),
         "activeDeadlineSeconds": _int("Not allowed in a StatefulSet's pods.", int64=True),
         "containers": _containers("The pod's containers, at least one.", "app") | {"minItems": 1},
         "initContainers": _containers("Containers run to completion, in order, before the pod's containers.",

@@ -6,7 +6,8 @@
   grace period;
 - any other object goes at once, unless finalizers hold it (then it is terminating until they are removed);
 - foreground propagation adds the ``foregroundDeletion`` finalizer (the collector removes it once no blocking
-  dependent remains);
+  dependent remains); orphan propagation adds the ``orphan`` finalizer (removed once the dependents' references
+  to the object are gone), as kube-apiserver does;
 - a deletion request bumps ``generation``.
 
 The store turns the outcome into a write; the rules stay here, pure.
@@ -19,7 +20,7 @@ from typing import Literal
 
 from rollwise.api.meta import Obj
 from rollwise.api.predicates import status_of
-from rollwise.cluster.gc import FOREGROUND_FINALIZER
+from rollwise.cluster.gc import FOREGROUND_FINALIZER, ORPHAN_FINALIZER
 
 __all__ = ["DEFAULT_POD_GRACE_SECONDS", "Deletion", "plan_deletion", "without_owner_refs"]
 
@@ -29,7 +30,8 @@ Deletion = tuple[Literal["remove", "terminate"], Obj] | None
 """None: nothing to do; ``("remove", last)``: the object goes; ``("terminate", new)``: it stays, terminating."""
 
 
-def plan_deletion(obj: Obj, *, pod: bool, grace: float | None, foreground: bool, now: float) -> Deletion:
+def plan_deletion(obj: Obj, *, pod: bool, grace: float | None, foreground: bool, now: float,
+                  orphan: bool = False) -> Deletion:
     """The outcome of a delete request for ``obj`` (a pod if ``pod``), with the requested grace period if any."""
     meta = obj["metadata"]
     terminating = meta.get("deletionTimestamp") is not None
@@ -48,6 +50,8 @@ def plan_deletion(obj: Obj, *, pod: bool, grace: float | None, foreground: bool,
     finalizers = list(meta.get("finalizers") or ())
     if foreground and not terminating and FOREGROUND_FINALIZER not in finalizers:
         finalizers.append(FOREGROUND_FINALIZER)
+    if orphan and not terminating and ORPHAN_FINALIZER not in finalizers:
+        finalizers.append(ORPHAN_FINALIZER)
     if grace == 0 and not finalizers:
         return "remove", {**obj, "metadata": dict(meta)}
     new_meta = {**meta, "deletionGracePeriodSeconds": grace}

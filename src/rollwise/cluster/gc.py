@@ -13,7 +13,10 @@ simulated cluster needs these rules, and in this order:
   removed object's own dependents;
 - foreground deletion: an owner deleted with ``Foreground`` carries the ``foregroundDeletion`` finalizer; its
   dependents are deleted, and once none that blocks (``blockOwnerDeletion: true``) remains, the finalizer goes;
-- orphan deletion is done by the store itself (it strips the references before deleting the owner).
+- orphan deletion: an owner deleted with ``Orphan`` carries the ``orphan`` finalizer and a deletionTimestamp;
+  the store's orphaning step (``memory_deletion``) strips its references from every dependent, then removes the
+  finalizer, and only then is the owner gone. The simulator runs that step at once; ``up`` runs it a moment
+  later, as the garbage collector's informers would, so an owner being deleted is seen as such meanwhile.
 
 The collector has zero latency in the simulator: it runs synchronously at the end of the write that called for it,
 so the writer's next read already sees the result (a real cluster collects within seconds). It stays cheap with
@@ -29,13 +32,14 @@ from typing import Any, Protocol
 from rollwise.api.meta import Obj, shares_owner_references, uid_of
 from rollwise.cluster.resources import GroupKind
 
-__all__ = ["FOREGROUND_FINALIZER", "GC_ACTOR", "GarbageCollector", "GcHost", "Key"]
+__all__ = ["FOREGROUND_FINALIZER", "GC_ACTOR", "ORPHAN_FINALIZER", "GarbageCollector", "GcHost", "Key"]
 
 Key = tuple[GroupKind, str, str]
 """``(resource, namespace, name)``: how the store addresses an object (namespace ``""`` if cluster-scoped)."""
 
 GC_ACTOR = "garbage-collector"
 FOREGROUND_FINALIZER = "foregroundDeletion"
+ORPHAN_FINALIZER = "orphan"
 
 _DEPENDENT = 0  # check one object's owners
 _DEPENDENTS = 1  # check every dependent of a uid

@@ -1,17 +1,24 @@
 """The memory store's delete verb and the garbage collector's view of the store (``MemoryCluster`` inherits the
 verb): DeleteOptions checks, Orphan propagation, graceful deletion (``rollwise.cluster.deletion``) and the
-collector's own deletes and owner-reference edits (``rollwise.cluster.gc``)."""
+collector's own deletes and owner-reference edits (``rollwise.cluster.gc``).
+
+Orphan propagation as kube-apiserver and the garbage collector do it: the delete sets the deletionTimestamp and
+adds the ``orphan`` finalizer; the orphaning step then strips the owner's references from its dependents, removes
+the finalizer, and the owner is gone. ``orphan_later``, when a driver sets it, runs that step later (``up``: a
+collector's latency, so a controller sees an owner being deleted before its pods are orphans, as on a cluster);
+unset (the simulator, the explorer), it runs at once, within the delete."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.meta import Obj
 from rollwise.cluster.deletion import plan_deletion, without_owner_refs
 from rollwise.cluster.faults import FaultPlan
-from rollwise.cluster.gc import GC_ACTOR, GarbageCollector, Key
+from rollwise.cluster.gc import GC_ACTOR, ORPHAN_FINALIZER, GarbageCollector, Key
 from rollwise.cluster.preconditions import check_preconditions
 from rollwise.cluster.protocol import Propagation
 from rollwise.cluster.resources import POD, ResourceRef
@@ -68,6 +75,9 @@ class GcBridge:
 class DeletionVerbs:
     """``delete`` and the deletion steps the collector shares, over the store's lookups and ``_write``."""
 
+    orphan_later: Callable[[Callable[[], None]], None] | None = None
+    """Set by a driver to run each orphaning step later (it is handed the step); None: at once."""
+
     if TYPE_CHECKING:
         _gc: GarbageCollector
         _faults: FaultPlan
@@ -76,6 +86,7 @@ class DeletionVerbs:
 
         def _key(self, ref: ResourceRef, namespace: str | None, name: str) -> Key: ...
         def _require(self, key: Key) -> Obj: ...
+        def objects(self) -> Iterator[Obj]: ...
         def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> None: ...
 
     def delete(
@@ -102,20 +113,46 @@ class DeletionVerbs:
                                              value=grace_period_seconds)])
         obj = self._require(key)
         check_preconditions(preconditions, obj, kind=key[0].kind, name=key[2])
-        uid = obj["metadata"].get("uid")
-        if propagation == "Orphan":
-            # Upstream's collector strips the references (orphan finalizer) before the owner goes; here at once.
-            for dep in self._gc.dependents(str(uid)):
-                self._drop_owner_refs(dep, [str(uid)])
-            obj = self._require(key)
-        self._delete(key, obj, grace=grace_period_seconds, foreground=propagation == "Foreground", actor=actor)
+        uid = str(obj["metadata"].get("uid"))
+        orphan = propagation == "Orphan"
+        self._delete(key, obj, grace=grace_period_seconds, foreground=propagation == "Foreground", orphan=orphan,
+                     actor=actor)
         self._gc.run(GcBridge(cast("MemoryCluster", self)))
+        if orphan:
+            if self.orphan_later is None:
+                self._orphan(uid)
+            else:
+                self.orphan_later(lambda: self._orphan(uid))
         current = self._lookup(key)
         return current if current is not None and current["metadata"].get("uid") == uid else None
 
-    def _delete(self, key: Key, obj: Obj, *, grace: float | None, foreground: bool, actor: str) -> None:
+    def resume_orphaning(self) -> None:
+        """The orphaning step of every object an ``orphan`` finalizer still holds (a store reopened from disk after
+        it stopped in the middle), at once or through ``orphan_later``."""
+        held = [str(o["metadata"]["uid"]) for o in self.objects() if o["metadata"].get("deletionTimestamp") is not None
+                and ORPHAN_FINALIZER in (o["metadata"].get("finalizers") or ())]
+        for uid in held:
+            if self.orphan_later is None:
+                self._orphan(uid)
+            else:
+                self.orphan_later(functools.partial(self._orphan, uid))
+
+    def _orphan(self, uid: str) -> None:
+        """The collector's orphaning step for the owner ``uid``: its references leave every dependent, then its
+        ``orphan`` finalizer goes (which removes it unless another finalizer or a grace period holds it)."""
+        for dep in self._gc.dependents(uid):
+            self._drop_owner_refs(dep, [uid])
+        bridge = GcBridge(cast("MemoryCluster", self))
+        owner = bridge.by_uid(uid)
+        if owner is not None:
+            bridge.drop_finalizer(bridge.key_of(owner), ORPHAN_FINALIZER)
+        self._gc.run(bridge)
+
+    def _delete(self, key: Key, obj: Obj, *, grace: float | None, foreground: bool, actor: str,
+                orphan: bool = False) -> None:
         """The delete path shared by callers and the collector; writes nothing when there is nothing to do."""
-        outcome = plan_deletion(obj, pod=key[0] == POD, grace=grace, foreground=foreground, now=self._clock())
+        outcome = plan_deletion(obj, pod=key[0] == POD, grace=grace, foreground=foreground, now=self._clock(),
+                                orphan=orphan)
         if outcome is not None:
             self._write(key, obj, outcome[1], actor, remove=outcome[0] == "remove")
 

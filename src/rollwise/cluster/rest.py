@@ -13,7 +13,8 @@ What is kept exactly as lightkube does it:
   for the user (a token, a token file re-read on a 401, an exec plugin re-run on a 401, basic auth), driven here
   once per credential rather than once per request (``_Credentials``);
 * errors: a non-2xx reply becomes the ``rollwise.api.errors`` class its Status body names (``status_error``); a
-  connection that fails or drops mid-request is a 503 ServiceUnavailable;
+  connection that fails or drops mid-request is ``Unreachable`` (a 503 ServiceUnavailable, worded as kubectl
+  words it);
 * request metrics: every reply that arrives is passed to ``observe`` (method, host, code, seconds to the headers),
   the hook ``cli/client_metrics.py`` also hangs on lightkube's httpx client.
 """
@@ -21,10 +22,12 @@ What is kept exactly as lightkube does it:
 from __future__ import annotations
 
 import asyncio
+import errno
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import aiohttp
 import httpx2 as httpx
@@ -90,8 +93,44 @@ def error_from_reply(code: int, body: bytes, content_type: str) -> errors.ApiSta
     return status_error(code, "", body[:200].decode(errors="replace") or f"HTTP {code}")
 
 
-def unreachable(err: BaseException) -> errors.ApiStatusError:
-    return status_error(503, "ServiceUnavailable", f"cannot reach the API server: {errors.one_line(err)}")
+def unreachable(err: BaseException, server: str = "") -> errors.Unreachable:
+    """A connection that failed, as kubectl words it (k8s.io/kubectl's ``StandardErrorMessage`` and client-go's
+    ``url.Error``): a refused connection names the host and asks about it; a failed TLS handshake says so with the
+    certificate check's reason, which no server sent."""
+    unable = f"Unable to connect to the server {server}" if server else "Unable to connect to the API server"
+    if (cert := _cause(err, ssl.SSLCertVerificationError)) is not None:
+        return errors.Unreachable(f"{unable}: TLS handshake failed: certificate verify failed: "
+                                  f"{cert.verify_message or errors.one_line(cert)}")
+    if (tls := _cause(err, ssl.SSLError)) is not None:
+        return errors.Unreachable(f"{unable}: TLS handshake failed: {tls.reason or errors.one_line(tls)}")
+    refused = _cause(err, OSError)
+    if refused is not None and refused.errno == errno.ECONNREFUSED:
+        host = f"server {urlsplit(server).netloc}" if server else "API server"
+        return errors.Unreachable(f"The connection to the {host} was refused - did you specify the right host or "
+                                  "port?")
+    return errors.Unreachable(f"{unable}: {errors.one_line(err)}")
+
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+def _cause(err: BaseException, kind: type[_E]) -> _E | None:
+    """The innermost ``kind`` in the error and what it wraps: aiohttp keeps the socket's or the TLS layer's error
+    as ``os_error`` or ``certificate_error`` (its wrappers subclass them too, without their fields), others as the
+    cause."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [err]
+    found: _E | None = None
+    while todo:
+        cur = todo.pop(0)
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, kind):
+            found = cur
+        todo += [getattr(cur, "certificate_error", None), getattr(cur, "os_error", None), cur.__cause__,
+                 cur.__context__]
+    return found
 
 
 # What a failed connection raises under aiohttp: its own errors, a timeout, or the socket's OSError.
@@ -206,7 +245,7 @@ class RestClient:
                 if response.status >= 300:
                     raise error_from_reply(response.status, raw, response.content_type)
         except _CONNECTION_ERRORS as err:
-            raise unreachable(err) from err
+            raise unreachable(err, self.server) from err
         return _decode(raw) if raw else None
 
     async def stream_lines(self, path: str, query: Mapping[str, str]) -> AsyncIterator[bytes]:
@@ -214,7 +253,7 @@ class RestClient:
         try:
             response = await self._send("GET", path, query, None, JSON, self._stream_timeout)
         except _CONNECTION_ERRORS as err:
-            raise unreachable(err) from err
+            raise unreachable(err, self.server) from err
         try:
             if response.status >= 300:
                 raise error_from_reply(response.status, await response.read(), response.content_type)
@@ -230,7 +269,7 @@ class RestClient:
                 yield pending
             response.release()
         except _CONNECTION_ERRORS as err:
-            raise unreachable(err) from err
+            raise unreachable(err, self.server) from err
         finally:
             response.close()  # a stream left early is not read to its end: its connection cannot be reused
 

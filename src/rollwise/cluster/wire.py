@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rollwise.api.errors import FieldError, Invalid
-from rollwise.api.meta import Obj
+from rollwise.api.meta import Obj, format_time
 from rollwise.cluster.resources import EVENT, EVENT_V1, LEASE, GroupKind, ResourceTable
 
 __all__ = ["decode", "encode", "format_micro_time", "format_time", "parse_time", "time_paths"]
@@ -67,17 +67,6 @@ _LATEST = datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC).timestamp()
 def time_paths(gk: GroupKind) -> tuple[tuple[Path, str], ...]:
     """The time fields of a resource with their wire type (``Time`` or ``MicroTime``)."""
     return _COMMON + _BY_KIND.get(gk, ())
-
-
-def format_time(t: float) -> str:
-    """``metav1.Time``: RFC 3339, whole seconds (the fraction is dropped, as upstream marshals it)."""
-    return _format_seconds(math.floor(t))
-
-
-@functools.lru_cache(maxsize=4096)
-def _format_seconds(seconds: int) -> str:
-    # Many objects written in the same second carry the same times: every watch event of a pod repeats them.
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def format_micro_time(t: float) -> str:

@@ -63,9 +63,11 @@ class CreateClaim(Action):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UpdateClaim(Action):
-    """Replace a claim's owner references (retention policy); ``claim`` carries the resourceVersion it was read at."""
+    """Replace a claim's owner references (retention policy); ``claim`` carries the resourceVersion it was read at.
+    ``adopt``: the set's own reference is added, so the executor reads the set live first, as for ``PatchOwner``."""
 
     claim: Obj
+    adopt: bool = False
 
     def what(self) -> str:
         return f"update owner references of claim {name_of(self.claim)}"
@@ -184,12 +186,19 @@ class AnnotatePod(Action):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PatchOwner(Action):
-    """Adopt (add our controller reference) or release (remove it) a pod or revision, as a merge patch."""
+    """Adopt (add our controller reference) or release (remove it) a pod or revision, as a merge patch.
+
+    ``uid`` and ``resource_version`` are the object's as the controller saw it: preconditions of the patch, so a
+    pod replaced or re-owned meanwhile is not touched (upstream's ControllerRefManager patches with the uid).
+    ``adopt``: the patch adds the set's reference; the executor then reads the set live first (``canAdopt``)."""
 
     kind: str
     name: str
     namespace: str
     owner_references: list[dict[str, Any]]
+    uid: str = ""
+    resource_version: str = ""
+    adopt: bool = False
 
     def what(self) -> str:
         return f"set owner references of {self.kind} {self.name}"

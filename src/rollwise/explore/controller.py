@@ -13,6 +13,7 @@ or cut short by a crash.
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections.abc import Callable, Iterator
 
@@ -58,12 +59,12 @@ def _stale_plan(old: MemoryCluster, node: Node, actor: str, decide: Decide) -> t
     return memo[key]
 
 
-def _view(cluster: MemoryCluster, node: Node) -> SetView | None:
+def _view(cluster: MemoryCluster, node: Node, *, now: float = NOW) -> SetView | None:
     try:
         sts = cluster.get(node.facts.resource, NAMESPACE, node.facts.name)
     except NotFound:
         return None
-    return set_view(cluster, sts, now=NOW, gates=node.facts.gates)
+    return set_view(cluster, sts, now=now, gates=node.facts.gates)
 
 
 def _moves_of(node: Node, actor: str, decide: Decide, bounds: Bounds) -> Iterator[Transition]:
@@ -71,7 +72,14 @@ def _moves_of(node: Node, actor: str, decide: Decide, bounds: Bounds) -> Iterato
     if view is None:
         return
     plan = decide(view)
-    yield _run(node, actor, plan, view, bounds, Move(actor=actor, kind="reconciles"))
+    healthy = _run(node, actor, plan, view, bounds, Move(actor=actor, kind="reconciles"))
+    after = healthy.after
+
+    def again(at: float) -> tuple[SetView, Plan] | None:
+        later = _view(after.cluster, after, now=at)
+        return None if later is None else (later, decide(later))
+
+    yield dataclasses.replace(healthy, decided=(view, plan), again=again)
     n = len(plan.actions)
     if "crash" in bounds.perturbations and node.used.crashes < bounds.perturbation_budget:
         for k in range(1, n):

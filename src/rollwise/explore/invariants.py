@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from rollwise.api.identity import ordinal_of, revision_of
 from rollwise.api.meta import name_of, uid_of
-from rollwise.controllers.plan import Action, InPlaceUpdatePod, WriteStatus
+from rollwise.controllers.plan import Action, EmitEvent, InPlaceUpdatePod, WriteStatus
 from rollwise.controllers.view import SetView
 from rollwise.explore.environment import KUBELET, USER
 from rollwise.explore.model import NAMESPACE, QUORUM_CONTROLLER, Node
@@ -22,6 +22,7 @@ from rollwise.explore.world import Transition
 from rollwise.invariants import rules, store
 from rollwise.invariants.decision import Decision, delete_of
 from rollwise.invariants.in_place import in_place_restart, restarting_counted_available
+from rollwise.invariants.quiescence import noop_writes, settled_writes
 from rollwise.invariants.stages import image_of
 
 __all__ = ["STATE_INVARIANTS", "TRANSITION_INVARIANTS", "status_agrees_with_pods"]
@@ -128,9 +129,33 @@ def restarting_not_available(node: Node) -> list[str]:
     return restarting_counted_available(node.pods(), node.facts.min_ready_seconds, NOW)
 
 
+LATER = 1.0
+"""How much later the quiescence check reconciles again (less, where the first plan asked to be woken sooner)."""
+
+
+def quiescence(tr: Transition) -> list[str]:
+    """A controller's healthy reconcile makes no write equal to what it replaces, and a second reconcile of the
+    world it left, a moment later (before its requeue), writes nothing (``invariants.quiescence``). The explorer's
+    clock stands still, so without the second look a status that moves with the clock would go unseen."""
+    if tr.decided is None or tr.again is None:
+        return []
+    view, plan = tr.decided
+    first = Decision(view=view, actions=plan.actions)
+    found = noop_writes(first)
+    if found or any(not isinstance(a, WriteStatus | EmitEvent) for a in plan.actions):
+        return found  # the world moved on by its own writes: the next state's reconcile is judged there
+    requeue = plan.requeue_after
+    second = tr.again(view.now + (LATER if requeue is None else min(LATER, requeue / 2)))
+    if second is None:
+        return []
+    later, plan_then = second
+    return settled_writes(first, requeue, Decision(view=later, actions=plan_then.actions))
+
+
 TRANSITION_INVARIANTS: dict[str, Callable[[Transition], list[str]]] = {
     "budget": budget, "partition": partition, "claims": claims, "no-churn": no_churn, "in-place": in_place,
     "disruption-budget": disruption_budget, "wanted-ordinals": wanted_ordinals, "pre-delete-hook": pre_delete_hook,
+    "quiescence": quiescence,
 }
 STATE_INVARIANTS: dict[str, Callable[[Node], list[str]]] = {
     "one-pod-per-ordinal": one_pod_per_ordinal, "recreate-never-mixes": recreate_never_mixes,

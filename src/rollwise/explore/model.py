@@ -22,7 +22,7 @@ from rollwise.api.ordinals import OrdinalSpan
 from rollwise.api.predicates import is_terminating
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
-from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY
+from rollwise.controllers.quorum.settings import handed_to_quorum
 from rollwise.explore.pods import stage_of
 from rollwise.invariants.stages import image_of
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
@@ -152,7 +152,7 @@ class SetFacts:
 def facts_of(sts: Obj, *, gates: FeatureGates, broken_image: str = "") -> SetFacts:
     spec = sts["spec"]
     kind = (spec.get("updateStrategy") or {}).get("type") or "RollingUpdate"
-    if kind == "OnDelete" and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY:
+    if handed_to_quorum(sts):
         kind = "QuorumAware"
     image = image_of(spec["template"])
     retention = spec.get("persistentVolumeClaimRetentionPolicy") or {}

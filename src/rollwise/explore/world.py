@@ -5,7 +5,7 @@ may show, and each controller's read-your-writes record)."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from rollwise import invariants
@@ -19,8 +19,10 @@ from rollwise.api.predicates import is_running_and_ready, is_terminating
 from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
+from rollwise.controllers.plan import Plan
 from rollwise.controllers.quorum.settings import read_settings
 from rollwise.controllers.statefulset.limits import limits_of
+from rollwise.controllers.view import SetView
 from rollwise.explore.lag import behind
 from rollwise.explore.model import (
     NAMESPACE,
@@ -52,6 +54,10 @@ class Transition:
     deleted: tuple[Obj, ...] = ()
     actions: int = 0
     planned: int = 0
+    again: Callable[[float], tuple[SetView, Plan] | None] | None = None
+    """A controller's healthy reconcile: its view and plan, and ``again(t)``, the same controller's view of the
+    store this move left, at ``t``, and what it decides there (the quiescence check reconciles twice)."""
+    decided: tuple[SetView, Plan] | None = None
 
 
 def controllers_of(node: Node) -> tuple[str, ...]:

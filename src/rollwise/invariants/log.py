@@ -18,7 +18,7 @@ from rollwise.controllers.plan import Action
 from rollwise.controllers.view import SetView
 from rollwise.invariants.decision import Decision
 
-__all__ = ["LOG_VERSION", "TraceError", "decode", "encode"]
+__all__ = ["LOG_VERSION", "NOT_LOGGED", "TraceError", "decode", "encode", "requeue_of"]
 
 LOG_VERSION = "rollwise.dev/decision-log/v1"
 
@@ -40,8 +40,10 @@ def _rv(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion", ""))
 
 
-def encode(view: SetView, actions: Sequence[Action], *, controller: str, quorum: bool) -> dict[str, Any]:
-    """One decision as a JSON-ready document."""
+def encode(view: SetView, actions: Sequence[Action], *, controller: str, quorum: bool,
+           requeue_after: float | None = None) -> dict[str, Any]:
+    """One decision as a JSON-ready document; ``requeue_after``: when the controller said time alone changes
+    something (seconds from the view's ``now``; None: nothing), which the quiescence rule reads."""
     sts = view.set
     doc: dict[str, Any] = {
         "log": LOG_VERSION,
@@ -61,6 +63,7 @@ def encode(view: SetView, actions: Sequence[Action], *, controller: str, quorum:
         },
         "actions": [{"type": type(a).__name__, **{f.name: getattr(a, f.name) for f in dataclasses.fields(a)}}
                     for a in actions],
+        "requeueAfter": requeue_after,
     }
     if view.budgets:  # only where the namespace has PodDisruptionBudgets (the disruption-budget rule reads them)
         doc["view"].update(budgets=list(view.budgets), budgetPods=list(view.budget_pods),
@@ -102,6 +105,22 @@ def _action(raw: Any, where: str) -> Action:
         if isinstance(value, dict):
             _obj(value, f"{where}.{obj_field}")
     return action
+
+
+NOT_LOGGED = "not logged"
+"""``requeue_of`` of a line written before the log carried ``requeueAfter``."""
+
+
+def requeue_of(doc: Mapping[str, Any]) -> float | str | None:
+    """The decision's requeue (seconds, or None: time alone changes nothing), or ``NOT_LOGGED``."""
+    if "requeueAfter" not in doc:
+        return NOT_LOGGED
+    value = doc["requeueAfter"]
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        raise TraceError("requeueAfter", f"want a number of seconds, at least 0, or null, got {value!r}")
+    return float(value)
 
 
 def decode(doc: Any) -> tuple[str, Decision]:

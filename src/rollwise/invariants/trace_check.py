@@ -15,8 +15,10 @@ from typing import Any
 from rollwise.api.meta import name_of, uid_of
 from rollwise.controllers.plan import CreatePod, DeletePod
 from rollwise.invariants import store
+from rollwise.invariants.actors import DeleteActors
 from rollwise.invariants.decision import Birth, Decision, birth
-from rollwise.invariants.log import TraceError, decode
+from rollwise.invariants.log import NOT_LOGGED, TraceError, decode, requeue_of
+from rollwise.invariants.quiescence import settled_writes
 from rollwise.invariants.rules import TRANSITION_RULES
 
 __all__ = ["MalformedLine", "Violation", "check_trace", "describe"]
@@ -78,21 +80,40 @@ def _chain(first: tuple[int, Any], rest: Iterator[tuple[int, Any]]) -> Iterator[
 
 def _check_decisions(lines: Iterable[tuple[int, Any]]) -> tuple[int, Violation | None]:
     tracks: dict[str, _SetTrack] = {}
+    last: dict[tuple[str, str], tuple[Decision, float | None, int]] = {}
+    """(set, controller) → its last logged decision, that decision's requeue and its line (quiescence)."""
     count = 0
     for number, doc in lines:
         try:
-            _, decision = decode(doc)
+            controller, decision = decode(doc)
+            requeue = requeue_of(doc)
         except TraceError as err:
             raise MalformedLine(number, str(err)) from None
         count += 1
+        key = uid_of(decision.view.set) or name_of(decision.view.set)
         try:
-            found = _judge(decision, tracks.setdefault(uid_of(decision.view.set) or name_of(decision.view.set),
-                                                        _SetTrack()), number)
+            found = _judge(decision, tracks.setdefault(key, _SetTrack()), number) or _settled(
+                last.get((key, controller)), decision, number)
         except (KeyError, TypeError, ValueError, AttributeError) as err:
             raise MalformedLine(number, f"an object lacks what the rules read ({type(err).__name__}: {err})") from None
         if found is not None:
             return count, found
+        if requeue == NOT_LOGGED:
+            last.pop((key, controller), None)  # an older log: no requeue to judge the next decision against
+        else:
+            last[(key, controller)] = (decision, requeue if not isinstance(requeue, str) else None, number)
     return count, None
+
+
+def _settled(previous: tuple[Decision, float | None, int] | None, decision: Decision,
+             number: int) -> Violation | None:
+    """The quiescence rule's second form: a decision on the world the controller's previous one left, before that
+    one's requeue, writes nothing (reconciles that decided nothing are not logged and change nothing)."""
+    if previous is None:
+        return None
+    first, requeue, line = previous
+    problems = settled_writes(first, requeue, decision)
+    return Violation("quiescence", problems[0], number, (line, number)) if problems else None
 
 
 def _judge(d: Decision, track: _SetTrack, number: int) -> Violation | None:
@@ -159,10 +180,16 @@ def _check_audit(lines: Iterable[tuple[int, Any]]) -> tuple[int, Violation | Non
     """Pods created and not deleted since: (namespace, name) → the line of the create."""
     sets: set[tuple[str, str]] = set()
     controllers: set[str] = set()
+    deleters = DeleteActors()
     count = 0
     for number, doc in lines:
         e = _audit_entry(number, doc)
         count += 1
+        if e["resource"] == "pods" and e["verb"] == "delete" and (
+                first := deleters.delete_asked((e["namespace"], e["name"]), e["user"], number)) is not None:
+            return count, Violation("one-actor-per-object", f"{e['user']} deletes pod {e['namespace']}/{e['name']}, "
+                                    f"which {first[0]} already asked to delete: two controllers act on one object",
+                                    number, (first[1], number))
         if not 200 <= e["code"] < 300:
             continue  # a refused write changed nothing
         resource, verb, key = e["resource"], e["verb"], (e["namespace"], e["name"])
@@ -182,6 +209,7 @@ def _check_audit(lines: Iterable[tuple[int, Any]]) -> tuple[int, Violation | Non
                                         f"pod {e['namespace']}/{e['name']} created again, never deleted since its "
                                         f"create", number, (alive[key], number))
             alive[key] = number
+            deleters.created(key)
         elif verb == "delete":
             alive.pop(key, None)
         is_controller = e["user"] in controllers or e["user"].startswith(CONTROLLER_PREFIX)

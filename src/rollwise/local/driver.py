@@ -44,7 +44,7 @@ from rollwise.api.meta import (
 )
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
-from rollwise.cluster.resources import POD, PVC, STATEFULSET_KINDS, GroupKind
+from rollwise.cluster.resources import LEASE, POD, PVC, STATEFULSET_KINDS, GroupKind
 from rollwise.kubelet.agent import FAULTS
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
@@ -52,8 +52,9 @@ from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.audited import AuditedCluster
 from rollwise.local.events import KubeletEvents, quorum_event
 from rollwise.local.processes import ProcessKubelet
+from rollwise.local.standdown import OperatorLeases
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
-from rollwise.runtime.clock import EpochClock
+from rollwise.runtime.clock import EpochClock, TimerHandle
 from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
@@ -69,6 +70,10 @@ log = logging.getLogger("rollwise.wall")
 
 _BACKOFF_MAX = 300.0
 _KUBELET_RETRY = 0.05
+_ORPHAN_SECONDS = 0.1
+"""Wall seconds from an Orphan delete to the collector's orphaning step (cluster/memory_deletion.py): a cluster's
+garbage collector acts once its informers saw the deletionTimestamp, a few to a hundred milliseconds later, and
+meanwhile every controller sees the owner as being deleted. Not divided by ``speed``: no workload timing."""
 """Seconds before the kubelet looks again at a pod whose status write was refused (a client changed it meanwhile)."""
 
 
@@ -104,7 +109,8 @@ class WallDriver:
                  statefulset_kinds: tuple[GroupKind, ...] = STATEFULSET_KINDS, kubelet: bool = True,
                  quorum: bool = True, processes: ProcessKubelet | None = None,
                  audit: Callable[[dict[str, Any]], None] | None = None,
-                 apps: Mapping[str, QuorumParams] | None = None, trace: DecisionLog | None = None) -> None:
+                 apps: Mapping[str, QuorumParams] | None = None, trace: DecisionLog | None = None,
+                 announce: Callable[[str], None] = log.info) -> None:
         self.cluster = cluster
         self._sets = ClusterSets(cluster)
         self.audit = audit
@@ -128,7 +134,11 @@ class WallDriver:
         """Claims whose request grew expand, capacity following after a delay (runtime/volumes.py)."""
         """The simulated kubelet (runtime/kubelet.py), on the driver's clock, for every pod no process runs."""
         self._stopped = False
+        self._orphaning: dict[asyncio.TimerHandle, Callable[[], None]] = {}
         self._apps = {name: scaled_params(p, speed) for name, p in (apps or {}).items()}
+        self.leases = OperatorLeases(clock, say=announce)
+        self._lease_timer: TimerHandle | None = None
+        """The operators' Leases: the controllers an operator runs stand down here while it leads (standdown.py)."""
         self.models: QuorumModels | None = None
         """The quorum models of the sets ``apps`` binds (runtime/quorum_app.py), on the driver's clock."""
         if processes is not None:  # a set bound to a model runs in the simulated kubelet
@@ -138,6 +148,8 @@ class WallDriver:
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._scheduler = EpochClock(self._loop, self.clock)
+        self.cluster.orphan_later = self._orphan_later
+        self.cluster.resume_orphaning()  # an Orphan delete the last run stopped in the middle of
         # Events as a real cluster's clients write them: correlated (a repeat counts onto the earlier Event).
         self._recorder = EventRecorder(StoreEventSink(self.cluster), now=self.clock, wall_time=self.clock)
         # The controllers' writes are audited as a real cluster's controller-manager requests are (local/audited).
@@ -147,12 +159,13 @@ class WallDriver:
         self._controller = SetController(writes, clock=self._scheduler, gates=self.gates, recorder=self._recorder,
                                          quorum=self.quorum_on, backoff_max=_BACKOFF_MAX, settle_guard=False,
                                          after_each=self.pump)
+        self._controller.stands_down = self.leases.stands_down
+        for lease in self.cluster.list(LEASE):
+            self._lease_seen(lease, deleted=False)
         if self.trace is not None:
             self._controller.observers.append(self.trace.observer(STATEFULSET_CONTROLLER))
             self._controller.quorum_observers.append(self.trace.observer(QUORUM_CONTROLLER))
-        for kind in self.kinds:
-            for sts in self.cluster.list(kind):
-                self._mark_dirty(set_key(sts))
+        self._wake_all()
         if self._apps:
             self.models = QuorumModels(self.cluster, self._apps, clock=self._scheduler, poke_pod=self._kubelet_poke,
                                        emit=self._model_event, after_tick=self.pump)
@@ -173,6 +186,11 @@ class WallDriver:
 
     def stop(self) -> None:
         self._stopped = True
+        self.cluster.orphan_later = None
+        for handle, step in list(self._orphaning.items()):  # none left half-deleted in a data directory
+            handle.cancel()
+            step()
+        self._orphaning.clear()
         if self._controller is not None:
             self._controller.queue.shutdown()
         if self._scheduler is not None:
@@ -191,6 +209,8 @@ class WallDriver:
     def _on_change(self, ch: Change) -> None:
         if self._loop is None or self._stopped:
             return
+        if ch.kind == "Lease":
+            self._lease_seen(ch.obj, deleted=ch.type == "DELETED")
         if ch.kind == "PersistentVolumeClaim" and self.processes is not None:
             self.processes.on_change(ch)
         if ch.kind == "PersistentVolumeClaim" and self.volumes is not None:
@@ -208,6 +228,17 @@ class WallDriver:
         for key in sets_to_wake(self._sets, ch):
             if key[0] in self.kinds:
                 self._mark_dirty(key)
+
+    def _orphan_later(self, step: Callable[[], None]) -> None:
+        assert self._loop is not None
+
+        def run() -> None:
+            del self._orphaning[handle]
+            step()
+            self.pump()
+
+        handle = self._loop.call_later(_ORPHAN_SECONDS, run)
+        self._orphaning[handle] = step
 
     # -- the kubelet ----------------------------------------------------------------------------------------
 
@@ -242,6 +273,34 @@ class WallDriver:
             self._recorder.record(sts, quorum_event(event), LEASE_WRITER)
 
     # -- the controllers ---------------------------------------------------------------------------------------
+
+    def _lease_seen(self, lease: Obj, *, deleted: bool) -> None:
+        _, resumed = self.leases.seen(lease, deleted=deleted)
+        if resumed:
+            self._wake_all()
+        self._arm_lease_check()
+
+    def _lease_check(self) -> None:
+        self._lease_timer = None
+        if self.leases.expire():
+            self._wake_all()
+        self._arm_lease_check()
+
+    def _arm_lease_check(self) -> None:
+        """One timer, at the earliest time a leading operator stops leading unless its Lease changes again (a timer
+        that fires early finds nothing expired and is armed again)."""
+        if self._lease_timer is not None:
+            self._lease_timer.cancel()
+            self._lease_timer = None
+        until = self.leases.next_expiry()
+        if until is not None and self._scheduler is not None and not self._stopped:
+            self._lease_timer = self._scheduler.call_at(until, self._lease_check)
+
+    def _wake_all(self) -> None:
+        """Every set: ``up``'s controllers resume where an operator left off."""
+        for kind in self.kinds:
+            for sts in self.cluster.list(kind):
+                self._mark_dirty(set_key(sts))
 
     def _mark_dirty(self, key: SetKey) -> None:
         if self._controller is not None and not self._stopped:

@@ -67,7 +67,7 @@ class LeaderElector:
     def __init__(self, client: LeaseClient, *, namespace: str, name: str, identity: str, clock: AsyncClock,
                  timings: LeaseTimings | None = None, rng: random.Random | None = None,
                  wall_time: Callable[[], float] = time.time,
-                 on_change: Callable[[bool], None] | None = None) -> None:
+                 on_change: Callable[[bool], None] | None = None, marks: dict[str, str] | None = None) -> None:
         if not identity:
             raise ValueError("a leader elector needs a non-empty identity")
         self.client = client
@@ -79,6 +79,9 @@ class LeaderElector:
         self.rng = rng or random.Random()
         self.wall_time = wall_time
         self.on_change = on_change
+        self.marks = dict(marks or {})
+        """Annotations written on the Lease with every acquire and renew: what the holder runs, for others that
+        stand down while it leads (``up``'s controllers, ``local/standdown.py``)."""
         self.attempts: list[tuple[float, bool, float]] = []
         """Every round: (monotonic time, acquired or renewed, when the record was last seen to change)."""
         self._observed: dict[str, Any] | None = None
@@ -171,9 +174,11 @@ class LeaderElector:
             lease = await self.client.get(self.namespace, self.name)
         except NotFound:
             try:
+                meta: dict[str, Any] = {"name": self.name, "namespace": self.namespace}
+                if self.marks:
+                    meta["annotations"] = self.marks
                 created = await self.client.create({
-                    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                    "metadata": {"name": self.name, "namespace": self.namespace}, "spec": mine})
+                    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": meta, "spec": mine})
             except (AlreadyExists, Conflict):
                 return False
             except ApiStatusError as err:
@@ -205,6 +210,10 @@ class LeaderElector:
             mine["leaseTransitions"] = int(spec.get("leaseTransitions") or 0)
         else:
             mine["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
+        if self.marks:
+            meta = dict(lease.get("metadata") or {})
+            meta["annotations"] = {**(meta.get("annotations") or {}), **self.marks}
+            lease = {**lease, "metadata": meta}
         try:
             updated = await self.client.update({**lease, "spec": {**spec, **mine}})
         except Conflict:

@@ -23,14 +23,16 @@ from typing import Any
 from rollwise.api.features import FeatureGates
 from rollwise.cluster.listwatch import ListWatchSource
 from rollwise.cluster.namespaces import MultiNamespaceListWatch
+from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
 from rollwise.cluster.protocol import Cluster
+from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
 from rollwise.cluster.scope import Selector, informer_selectors
-from rollwise.controllers.statefulset import reconcile
+from rollwise.controllers.plan import Plan
+from rollwise.controllers.view import SetView
 from rollwise.operator.companion import reconcile_companion
 from rollwise.operator.election import LeaderElector, LeaseClient, LeaseTimings
-from rollwise.operator.sets import SetController
+from rollwise.operator.sets import SetController, Stage
 from rollwise.operator.world import AsyncCluster
-from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.cache import Store
 from rollwise.runtime.clock import AsyncClock, WallClock
 from rollwise.runtime.consistency import ConsistencyStore
@@ -38,6 +40,7 @@ from rollwise.runtime.informer import Informer
 from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder, AsyncEventSink
+from rollwise.runtime.registrations import QUORUM, STATEFULSET_ROW, Registration, operator_kinds, operator_marks
 from rollwise.runtime.trace import DecisionLog
 from rollwise.runtime.workers import Controller
 
@@ -46,13 +49,12 @@ __all__ = ["CONTROLLERS", "Operator", "OperatorConfig"]
 log = logging.getLogger("rollwise.runtime.operator")
 
 CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
-# controller name -> (the StatefulSet kind it owns, its decision function)
-CONTROLLERS = {
-    "statefulset": (CR_API_VERSION, reconcile),
-    "quorum": ("apps/v1", reconcile_companion),  # DEP-07's companion for plain sets (OnDelete + the annotation)
-}
-# controller name -> the name its decisions carry in the decision log (the runtime's controllers' names)
-TRACE_NAMES = {"statefulset": STATEFULSET_CONTROLLER, "quorum": QUORUM_CONTROLLER}
+CONTROLLERS = ("statefulset", "quorum")
+"""``--controllers``: the StatefulSet controller of the custom kind, and the quorum-aware controller of both kinds
+(which controller runs for which kind: ``runtime/registrations.py``)."""
+# The operator's set controller of each kind (its informer, work queue and metrics name; the world ``worlds`` gives
+# for it): the kind's chain of controllers runs in it.
+KIND_CONTROLLERS = {ROLLWISE_STATEFULSET: ("statefulset", CR_API_VERSION), STATEFULSET: ("quorum", "apps/v1")}
 SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease", "PodDisruptionBudget")
 
 
@@ -63,7 +65,7 @@ class OperatorConfig:
     """Watch only these namespaces (empty: the whole cluster)."""
     controllers: tuple[str, ...] = ("statefulset", "quorum")
     leader_elect: bool = False
-    lease_namespace: str = "rollwise-system"
+    lease_namespace: str = DEFAULT_NAMESPACE
     lease_name: str = "rollwise"
     timings: LeaseTimings = field(default_factory=LeaseTimings)
     workers: int = 5
@@ -76,6 +78,15 @@ class OperatorConfig:
         if unknown or not self.controllers:
             raise ValueError(f"--controllers: unknown {', '.join(unknown) or '(none given)'}; "
                              f"known: {', '.join(CONTROLLERS)}")
+
+
+def _decision(row: Registration, kind: GroupKind) -> Callable[[SetView], Plan]:
+    """The row's decision as the operator runs it for ``kind``. Where the operator does not run the kind's StatefulSet
+    controller (``apps/v1``: kube-controller-manager owns the status), the quorum-aware controller is the companion
+    that writes its conditions to an annotation instead (``companion.py``)."""
+    if row is QUORUM and kind not in STATEFULSET_ROW.operator_names:
+        return reconcile_companion
+    return row.decide
 
 
 def _source(world: AsyncCluster, kind: str, namespaces: tuple[str, ...],
@@ -105,7 +116,9 @@ class Operator:
         self.wall_time = wall_time
         self.metrics = metrics or RuntimeMetrics()
         self.rng = rng or random.Random()
-        shared_world = worlds[config.controllers[0]]
+        chains = operator_kinds(config.controllers)
+        names = [KIND_CONTROLLERS[kind][0] for kind in chains]
+        shared_world = worlds[names[0]]
         # Only what rollwise owns (cluster.scope): pods and claims by label, member Leases by label.
         selectors = informer_selectors(config.controllers)
         self.informers = {kind: Informer(_source(shared_world, kind, config.namespaces, selectors[kind]), self.clock,
@@ -113,7 +126,8 @@ class Operator:
         self.set_informers: dict[str, Informer] = {}
         self.elector = LeaderElector(leases, namespace=config.lease_namespace, name=config.lease_name,
                                      identity=config.identity, clock=self.clock, timings=config.timings,
-                                     rng=self.rng, wall_time=wall_time, on_change=self._on_leading) \
+                                     rng=self.rng, wall_time=wall_time, on_change=self._on_leading,
+                                     marks=operator_marks(config.controllers, config.namespaces)) \
             if config.leader_elect else None
         self.recorder = AsyncEventRecorder(events, clock=self.clock, component="rollwise", host=config.identity,
                                       wall_time=wall_time)
@@ -121,19 +135,20 @@ class Operator:
         self._elected = asyncio.Event()
         self.controllers: list[Controller] = []
         self.sets: list[SetController] = []
-        for name in config.controllers:
-            api_version, decide = CONTROLLERS[name]
+        for kind, chain in chains.items():
+            name, api_version = KIND_CONTROLLERS[kind]
+            stages = [Stage(_decision(row, kind), row.runs_for,
+                            None if trace is None else trace.observer(row.actor)) for row in chain]
             informer = self.set_informers[name] = Informer(_source(worlds[name], "StatefulSet", config.namespaces,
                                                                    None), self.clock, rng=self.rng)
             caches = {k: i.store for k, i in self.informers.items()}
             consistency = ConsistencyStore(_latest_seen({**caches, "StatefulSet": informer.store}))
             queue: WorkQueue[Hashable] = WorkQueue(self.clock, metrics=self.metrics.queue_hooks(name))
-            set_ctl = SetController(name, world=worlds[name], set_api_version=api_version, decide=decide,
+            set_ctl = SetController(name, world=worlds[name], set_api_version=api_version, stages=stages,
                                     sets=informer.store, caches=caches, queue=queue, consistency=consistency,
                                     recorder=self.recorder, gates=config.gates, wall_time=wall_time,
                                     is_leader=self.is_leader, actor=config.actor,
-                                    samples=self.metrics.plan_samples, inline=(inline or {}).get(name),
-                                    trace=None if trace is None else trace.observer(TRACE_NAMES[name]))
+                                    samples=self.metrics.plan_samples, inline=(inline or {}).get(name))
             ctl = Controller(name, set_ctl.reconcile, clock=self.clock, queue=queue, metrics=self.metrics,
                              workers=config.workers)
             informer.add_handler(set_ctl.on_set)

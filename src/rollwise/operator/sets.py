@@ -7,7 +7,10 @@ companion).
 One reconcile (``reconcile``):
 1. the set from the cache (gone: forget its consistency record);
 2. the KEP-5647 check: every informer must have seen this controller's own last writes for the set;
-3. the pure decision, ``reconcile(view) -> Plan``, on a view built from the caches by ``runtime.views.set_view``;
+3. the pure decisions, ``decide(view) -> Plan``, on a view built from the caches by ``runtime.views.set_view``: the
+   controllers of the kind in the chain order of ``runtime/registrations.py`` (the StatefulSet controller, then the
+   quorum-aware one); a later one decides only when the ones before it have nothing to do, so it decides on the
+   world they left, as in the simulator, without reading its own writes back from a cache that has not seen them;
 4. the leader fence, then ``runtime.execute.execute_async`` on the loop through ``LoopCluster`` (UID preconditions
    on pod deletes), every returned resourceVersion recorded for step 2; events to the recorder, one log line per
    action with the set, the object and the Plan's reason.
@@ -16,7 +19,8 @@ One reconcile (``reconcile``):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from rollwise.api.features import FeatureGates
@@ -39,7 +43,7 @@ from rollwise.runtime.setkeys import set_resource
 from rollwise.runtime.views import set_view
 from rollwise.runtime.workers import CacheBehind, NotLeader
 
-__all__ = ["SetController"]
+__all__ = ["SetController", "Stage"]
 
 log = logging.getLogger("rollwise.runtime.sets")
 
@@ -48,16 +52,25 @@ Decide = Callable[[SetView], Plan]
 Observer = Callable[[SetView, Plan], None]
 
 
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One controller of the chain: its decision, the sets it decides for, and where its decisions are traced."""
+
+    decide: Decide
+    runs_for: Callable[[Obj], bool]
+    trace: Observer | None = None
+
+
 class SetController:
-    def __init__(self, name: str, *, world: AsyncCluster, set_api_version: str, decide: Decide,
+    def __init__(self, name: str, *, world: AsyncCluster, set_api_version: str, stages: Sequence[Stage],
                  sets: Store, caches: dict[str, Store], queue: WorkQueue[Hashable], consistency: ConsistencyStore,
                  recorder: AsyncEventRecorder | None, gates: FeatureGates, wall_time: Callable[[], float],
                  is_leader: Callable[[], bool], actor: str, samples: MetricsRegistry | None = None,
-                 inline: Cluster | None = None, trace: Observer | None = None) -> None:
+                 inline: Cluster | None = None) -> None:
         self.name = name
         self.world = world
         self.set_api_version = set_api_version
-        self.decide = decide
+        self.stages = tuple(stages)
         self.sets = sets
         self.caches = caches
         self.reader = CacheReader({**caches, "StatefulSet": sets})
@@ -72,8 +85,6 @@ class SetController:
         self.inline = inline
         """An in-process store to execute plans against directly, on the loop (tests, the simulator); None: the
         API, through ``LoopCluster``."""
-        self.trace = trace
-        """Called with each view and the plan decided from it when the plan acts (``run --trace``)."""
         self.tracked = frozenset(self.reader.stores)
         self.resource = set_resource({"apiVersion": set_api_version})
         self._lookup = _CachedSets(sets)
@@ -130,13 +141,20 @@ class SetController:
         if behind:
             raise CacheBehind(", ".join(behind))
         view = set_view(cast(Cluster, self.reader), sts, now=self.wall_time(), gates=self.gates)
-        plan = self.decide(view)
-        if self.samples is not None:
-            self.samples.record(plan.metrics)
-        if not plan.actions:
-            return plan.requeue_after
-        if self.trace is not None and self.is_leader():
-            self.trace(view, plan)
+        requeue: float | None = None
+        for stage in self.stages:
+            if not stage.runs_for(sts):
+                continue
+            plan = stage.decide(view)
+            if self.samples is not None:
+                self.samples.record(plan.metrics)
+            requeue = _sooner(requeue, plan.requeue_after)
+            if plan.actions:
+                break
+        else:
+            return requeue
+        if stage.trace is not None and self.is_leader():
+            stage.trace(view, plan)
         if not self.is_leader():
             raise NotLeader(f"{ns}/{name}: not the leader; {len(plan.actions)} actions not taken")
         pods = self.caches.get("Pod")
@@ -163,7 +181,11 @@ class SetController:
                 self.recorder.record(sts, event)
         if outcome.error is not None:
             raise outcome.error
-        return plan.requeue_after
+        return requeue
+
+
+def _sooner(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
 
 
 def _target(action: Any) -> str:

@@ -48,10 +48,11 @@ STATE_PAUSED = "Paused"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RevisionRow:
-    """A revision the set's pods run: its name, short hash, tag (``current``, ``update`` or both) and images."""
+    """A revision the set's pods run: its name, tag (``current``, ``update`` or both) and images. The name is the
+    ControllerRevision's in full (``web-7c9d5b``), as the controller's conditions, the set's status and the pods'
+    ``controller-revision-hash`` label spell it: one spelling wherever a view is shown."""
 
     name: str
-    hash: str
     tags: tuple[str, ...]
     images: tuple[str, ...]
 
@@ -72,7 +73,7 @@ class PodRow:
     name: str
     exists: bool
     revision: str
-    """The short revision hash, or "" for a missing pod."""
+    """The revision's name (``web-7c9d5b``), or "" for a missing pod."""
     tag: str
     """``update``, ``current``, ``old`` (neither) or ""."""
     role: str

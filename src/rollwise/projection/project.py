@@ -2,10 +2,11 @@
 ``RolloutView`` every face draws. Pure: the caller reads the world and the clock and passes both in.
 
 Whether the rollout is done is never decided here afresh: the controllers' ``Progressing`` condition says why a
-rollout waits or that it failed, and completeness is the one rule in ``api/rollout.py`` (the controller's
-``RolloutComplete`` and the simulator's summary use it too), judged once the controller has observed the set's
-latest generation. A condition reason the controller reserves for "complete" counts as done as well, so a
-strategy that reports completion its own way (a rollout held at its partition) flows through unchanged.
+rollout waits or that it failed (a reason of the one table, ``api/reasons.py``), and completeness is the one rule
+in ``api/rollout.py`` (the controller's ``RolloutComplete`` and the simulator's summary use it too), judged once
+the controller has observed the set's latest generation. A condition reason the controller reserves for
+"complete" counts as done as well, so a strategy that reports completion its own way (a rollout held at its
+partition) flows through unchanged.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from rollwise.api.identity import is_member_of, ordinal_of, ordinal_range, revision_of
 from rollwise.api.leases import LEADER, MEMBER, lease_role
-from rollwise.api.meta import annotations_of, controller_of, name_of, uid_of
+from rollwise.api.meta import controller_of, name_of, uid_of
 from rollwise.api.ordinals import OrdinalSpan, position_in
 from rollwise.api.predicates import (
     DEAD_WAITING_REASONS,
@@ -26,9 +27,10 @@ from rollwise.api.predicates import (
     is_terminating,
     unavailable_cause,
 )
+from rollwise.api.reasons import COMPLETE_REASONS, FAILING_REASONS
 from rollwise.api.revisions import template_of
 from rollwise.api.rollout import rollout_complete
-from rollwise.controllers.quorum.settings import QUORUM_AWARE_POLICY, UPDATE_POLICY, read_settings
+from rollwise.controllers.quorum.settings import handed_to_quorum, read_settings
 from rollwise.projection.model import (
     ICON_BAD,
     ICON_OK,
@@ -47,14 +49,10 @@ from rollwise.projection.model import (
     RolloutView,
 )
 
-__all__ = ["COMPLETE_REASONS", "FAILED_REASONS", "project"]
+__all__ = ["project"]
 
 Obj = Mapping[str, Any]
 
-COMPLETE_REASONS = frozenset({"RolloutComplete", "RecreateComplete", "PartitionRolledOut"})
-"""``Progressing`` reasons that say the rollout is done (``PartitionRolledOut``: held at the partition)."""
-FAILED_REASONS = frozenset({"ProgressDeadlineExceeded", "SafetyHalt", "InvalidSpec"})
-"""``Progressing=False`` reasons that fail the rollout: a CI step must stop, a person must look."""
 EVENTS_KEPT = 12
 _ROLE_WORDS = {LEADER: "leader", MEMBER: "follower"}
 
@@ -76,7 +74,7 @@ def project(
     strategy = spec.get("updateStrategy") or {}
     stype = str(strategy.get("type") or "RollingUpdate")
     block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate") or {}
-    quorum = stype == "OnDelete" and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
+    quorum = handed_to_quorum(sts)
     partition = int(block.get("partition") or 0) if stype in ("RollingUpdate", "EnforcedRollingUpdate") else 0
     mrs = float(spec.get("minReadySeconds") or 0)
     members = sorted((p for p in pods if is_member_of(sts, p)), key=ordinal_of)
@@ -99,7 +97,7 @@ def project(
                             outside_range=sum(1 for p in members if ordinal_of(p) not in span),
                             floor=held_floor, update_revision=update_rev, min_ready_seconds=mrs, now=now))
     failed = not complete and progressing is not None and progressing.status == "False" \
-        and progressing.reason in FAILED_REASONS
+        and progressing.reason in FAILING_REASONS
 
     wait_message, named = _wait(conditions, progressing, quorum=quorum, set_name=name, span=span, members=members)
     waiting_on = "" if complete else named or _first_unavailable(members, span, mrs, now, name,
@@ -117,7 +115,7 @@ def project(
     if complete:
         held = f", the rest held at partition {partition}" if partition else ""
         state, icon, message = STATE_HEALTHY, ICON_OK, (f"rollout complete: {int(status.get('updatedReplicas') or 0)}"
-                                                         f" pods at revision {_short(update_rev, name)}{held}")
+                                                         f" pods at revision {update_rev}{held}")
         if spec.get("paused") is True:
             message += "; paused (spec.paused): a new template would wait for a resume"
     elif failed and progressing is not None:
@@ -174,11 +172,6 @@ def _owned_by(obj: Obj, sts: Obj) -> bool:
     return ref is not None and (ref.get("uid") == uid_of(sts) or not uid_of(sts))
 
 
-def _short(revision: str, set_name: str) -> str:
-    """``web-7c9d5b`` → ``7c9d5b``: the hash part of a revision name."""
-    return revision[len(set_name) + 1:] if revision.startswith(set_name + "-") else revision
-
-
 def _revision(rev: str, set_name: str, owned: Mapping[str, Obj], tags: tuple[str, ...]) -> RevisionRow | None:
     if not rev:
         return None
@@ -187,7 +180,7 @@ def _revision(rev: str, set_name: str, owned: Mapping[str, Obj], tags: tuple[str
     if found is not None:
         containers = ((template_of(found).get("spec") or {}).get("containers")) or ()
         images = tuple(str(c.get("image", "")) for c in containers)
-    return RevisionRow(name=rev, hash=_short(rev, set_name), tags=tags, images=images)
+    return RevisionRow(name=rev, tags=tags, images=images)
 
 
 def _ordinals(span: OrdinalSpan, members: Sequence[Obj]) -> list[int]:
@@ -272,7 +265,7 @@ def _pod_row(pod: Obj | None, ordinal: int, *, name: str, now: float, mrs: float
             icon = ICON_WARNING
     created = (pod.get("metadata") or {}).get("creationTimestamp")
     restarts = sum(int(cs.get("restartCount") or 0) for cs in (pod.get("status") or {}).get("containerStatuses") or ())
-    return PodRow(ordinal=ordinal, name=pname, exists=True, revision=_short(rev, name), tag=tag,
+    return PodRow(ordinal=ordinal, name=pname, exists=True, revision=rev, tag=tag,
                   role=roles.get(pname, ""), phase=str((pod.get("status") or {}).get("phase") or "Pending"),
                   status=word, icon=icon, ready=is_ready(pod), available=available, restarts=restarts,
                   age_seconds=None if created is None else max(0.0, now - float(created)),

@@ -51,6 +51,7 @@ from rollwise.controllers.plan import (
     UpdateRevision,
     WriteStatus,
 )
+from rollwise.invariants.adoption import adoption_refusal
 
 __all__ = ["AsyncVerbs", "Call", "CallHooks", "ControllerEvent", "Outcome", "execute", "execute_async", "steps"]
 
@@ -192,9 +193,18 @@ def steps(plan: Plan, *, sts: Obj, actor: str,
             emit(ev)
 
     current = sts
+    owner_checked = False
     for action in plan.actions:
         if out.error is not None and not isinstance(action, ALWAYS_ATTEMPTED):
             continue
+        if isinstance(action, (PatchOwner, UpdateClaim)) and action.adopt and not owner_checked:
+            # canAdopt: once per round, before the first adoption, a live read of the owner (invariants.adoption).
+            # A refusal ends the round with nothing more written, status included, as upstream's sync returns.
+            owner_checked = True
+            refused = yield from _refuse_adoption(sts)
+            if refused is not None:
+                out.error = refused
+                return out
         try:
             if isinstance(action, PatchSet):
                 # The status write that follows must carry the resourceVersion this patch produced.
@@ -270,9 +280,14 @@ def _run(action: Action, *, sts: Obj, actor: str, set_name: str, event: Callable
     elif isinstance(action, AnnotatePod):
         yield from _annotate(action, actor=actor)
     elif isinstance(action, PatchOwner):
+        owners: dict[str, object] = {"ownerReferences": action.owner_references or None}
+        # Preconditions: the object the controller decided about, not a replacement nor one re-owned since.
+        if action.uid:
+            owners["uid"] = action.uid
+        if action.resource_version:
+            owners["resourceVersion"] = action.resource_version
         try:
-            yield _call("patch", action.kind, action.namespace, action.name,
-                          {"metadata": {"ownerReferences": action.owner_references or None}}, actor=actor)
+            yield _call("patch", action.kind, action.namespace, action.name, {"metadata": owners}, actor=actor)
         except NotFound:
             return
     elif isinstance(action, CreateRevision):
@@ -318,6 +333,18 @@ def _annotate(action: AnnotatePod, *, actor: str) -> _Steps:
         yield _call("patch", "Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
     except (NotFound, Conflict):
         return
+
+
+def _refuse_adoption(sts: Obj) -> Generator[Call, Any, ApiStatusError | None]:
+    """The error that stops a round's adoptions, after an uncached read of the set; None when it may adopt."""
+    try:
+        fresh = yield _call("get", ref_of(sts), namespace_of(sts), name_of(sts))
+    except NotFound:
+        fresh = None
+    except ApiStatusError as err:
+        return err
+    refusal = adoption_refusal(sts, fresh)
+    return None if refusal is None else Conflict(f"cannot adopt: {refusal}")
 
 
 def _leads_now(namespace: str, lease_name: str) -> Generator[Call, Any, bool]:

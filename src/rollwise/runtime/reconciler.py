@@ -2,8 +2,9 @@
 
 One key is one set: its view is rebuilt from the cluster every time (level-triggered, nothing remembered between
 calls), rollwise's StatefulSet controller decides and its plan is executed; then, for a set handed to it, the
-quorum-aware controller (DEP-07) decides on what the first one left. The work queue requeues the key when a plan
-asks (``requeue_after``) and backs off when a write failed.
+quorum-aware controller (DEP-07) decides on what the first one left — the chain of ``runtime/registrations.py``,
+the same for both kinds. The work queue requeues the key when a plan asks (``requeue_after``) and backs off when a
+write failed.
 """
 
 from __future__ import annotations
@@ -12,23 +13,22 @@ from collections.abc import Callable
 
 from rollwise.api.errors import NotFound
 from rollwise.api.features import FeatureGates
-from rollwise.api.meta import Obj, annotations_of
+from rollwise.api.meta import Obj
 from rollwise.cluster.protocol import Change, Cluster
+from rollwise.cluster.resources import GroupKind
 from rollwise.controllers.plan import Plan
-from rollwise.controllers.quorum import reconcile_quorum
-from rollwise.controllers.quorum.settings import UPDATE_POLICY
-from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.census import CensusIndex
 from rollwise.runtime.clock import Clock
-from rollwise.runtime.execute import Outcome, execute
+from rollwise.runtime.execute import ControllerEvent, execute
 from rollwise.runtime.inline import InlineWorker
 from rollwise.runtime.limiter import ItemExponentialRateLimiter
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import ControllerEvents
+from rollwise.runtime.registrations import QUORUM, Registration, chain_for
 from rollwise.runtime.samples import MetricsRegistry
-from rollwise.runtime.setkeys import SetKey
+from rollwise.runtime.setkeys import SetKey, set_resource
 from rollwise.runtime.views import set_view
 
 __all__ = ["SetController"]
@@ -69,6 +69,9 @@ class SetController:
         costs what changed, not the set's size (census.py). The driver must drain the feed before each reconcile."""
         self.observers: list[Observer] = []
         self.quorum_observers: list[Observer] = []
+        self._observers = {STATEFULSET_CONTROLLER: self.observers, QUORUM_CONTROLLER: self.quorum_observers}
+        self.stands_down: Callable[[Registration, SetKey], bool] | None = None
+        """Whether a controller leaves a set to someone else now (``up``: the operator leads, local/standdown.py)."""
 
     def _rounds_for(self, key: SetKey) -> int:
         """How many more reconciles one instant may take before the set counts as stuck in a loop. With zero kubelet
@@ -92,10 +95,11 @@ class SetController:
         """What each controller would do to ``sts`` now, by controller name, nothing executed (``rollwise plan``):
         the StatefulSet controller's plan, and the quorum-aware controller's where it has something to do."""
         view = self.view(sts)
-        plans = [(STATEFULSET_CONTROLLER, reconcile(view))]
-        quorum = reconcile_quorum(view)
-        if quorum.actions or quorum.blocked:
-            plans.append((QUORUM_CONTROLLER, quorum))
+        plans = []
+        for i, row in enumerate(chain_for(set_resource(sts))):
+            plan = row.decide(view)
+            if i == 0 or plan.actions or plan.blocked:
+                plans.append((row.actor, plan))
         return plans
 
     def _process(self, key: SetKey) -> tuple[float | None, bool]:
@@ -106,43 +110,41 @@ class SetController:
                 self._after_each()
 
     def reconcile(self, key: SetKey) -> tuple[float | None, bool]:
-        """Reconcile one set: the StatefulSet controller's plan, executed, then the quorum-aware controller's for a
-        set handed to it. Returns when to look again (seconds, or None) and whether a write failed."""
+        """Reconcile one set: each controller of its kind (``registrations.chain_for``) decides in turn on what the
+        ones before it wrote, and its plan is executed. Returns when to look again (seconds, or None; the first
+        controller's, the later ones' go straight to the queue) and whether a write failed."""
         try:
             sts = self.cluster.get(*key)
         except NotFound:
             return None, False
-        now = self._clock.now()
-        view = self.census.view(sts, now=now, gates=self.gates) if self.census is not None else self.view(sts)
-        plan = reconcile(view)
-        for observe in self.observers:
-            observe(view, plan)
-        outcome = execute(plan, self.cluster, sts=sts, actor=STATEFULSET_CONTROLLER,
-                          emit=lambda ev: self.recorder.record(sts, ev, STATEFULSET_CONTROLLER))
-        # Only a set handed to the quorum-aware controller (its annotation, which no plan of the first one writes).
-        if outcome.error is None and self.quorum and annotations_of(sts).get(UPDATE_POLICY):
-            outcome = self._reconcile_quorum(key) or outcome
-        self.metrics.record(plan.metrics)
-        return plan.requeue_after, outcome.error is not None
+        requeue: float | None = None
+        for i, row in enumerate(self._chain(key[0])):
+            if i > 0:
+                try:
+                    sts = self.cluster.get(*key)
+                except NotFound:
+                    break
+            if not row.runs_for(sts) or (self.stands_down is not None and self.stands_down(row, key)):
+                continue
+            now = self._clock.now()
+            view = self.census.view(sts, now=now, gates=self.gates) if i == 0 and self.census is not None \
+                else self.view(sts)
+            plan = row.decide(view)
+            for observe in self._observers[row.actor]:
+                observe(view, plan)
+            self.metrics.record(plan.metrics)
+            if i == 0:
+                requeue = plan.requeue_after
+            elif plan.requeue_after is not None:
+                self.queue.add_at(key, now + plan.requeue_after)
+            if plan.actions:
+                outcome = execute(plan, self.cluster, sts=sts, actor=row.actor, emit=self._emitter(sts, row.actor))
+                if outcome.error is not None:
+                    return requeue, True  # the next controller waits for a write that landed
+        return requeue, False
 
-    def _reconcile_quorum(self, key: SetKey) -> Outcome | None:
-        """The quorum-aware controller (DEP-07) sees the set after the StatefulSet controller's writes."""
-        if not self.quorum:
-            return None
-        try:
-            sts = self.cluster.get(*key)
-        except NotFound:
-            return None
-        if not annotations_of(sts).get(UPDATE_POLICY):
-            return None  # not handed to the quorum-aware controller: spare building its view
-        view = self.view(sts)
-        plan = reconcile_quorum(view)
-        for observe in self.quorum_observers:
-            observe(view, plan)
-        if not plan.actions and plan.requeue_after is None:
-            return None
-        outcome = execute(plan, self.cluster, sts=sts, actor=QUORUM_CONTROLLER,
-                          emit=lambda ev: self.recorder.record(sts, ev, QUORUM_CONTROLLER))
-        if plan.requeue_after is not None:
-            self.queue.add_at(key, self._clock.now() + plan.requeue_after)
-        return outcome
+    def _emitter(self, sts: Obj, actor: str) -> Callable[[ControllerEvent], None]:
+        return lambda ev: self.recorder.record(sts, ev, actor)
+
+    def _chain(self, kind: GroupKind) -> tuple[Registration, ...]:
+        return chain_for(kind, runs=lambda r: self.quorum or r is not QUORUM)

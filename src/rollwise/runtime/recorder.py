@@ -4,10 +4,17 @@ correlation (``tools/record/events_cache.go``, ``event.go``), for every driver.
 - ``event_object`` builds the Event (one shape everywhere: the involved object's apiVersion, kind, uid and
   resourceVersion, so ``kubectl events --for`` selects the built-in and the custom StatefulSet apart; the source
   component and host; first and last timestamps and a count).
-- ``Correlator`` is client-go's ``EventCorrelator``: it drops spam (a token bucket per source and object, burst 25,
-  refilled at 1/300 per second), aggregates similar events (same object, type and reason, differing messages: past
+- ``Correlator`` is client-go's ``EventCorrelator``: it drops spam (a token bucket, burst 25, refilled at 1/300 per
+  second), aggregates similar events (same object, type and reason, differing messages: past
   10 within 600 s they become one event whose message starts ``(combined from similar events):``) and turns an
-  identical repeat into a PATCH of the earlier Event's ``count`` and ``lastTimestamp``.
+  identical repeat into a PATCH of the earlier Event's ``count`` and ``lastTimestamp``. One departure, which the
+  upstream notes allow as long as the API server stays protected (reference/adoption-and-events.md, "Events"):
+  client-go keeps one bucket per source and object, so after a busy rollout (about 25 events) every later event
+  of the set is dropped, its rare Warnings (``PreDeleteHookTimeout``, ``PodProgressTimeout``) included. Here the
+  bucket is per source, object, type and reason: a storm of one reason is held to 25 and then one per 5 minutes
+  as upstream's, while a reason seldom seen keeps its own tokens. The controllers' reasons are a fixed vocabulary,
+  so the writes one object can cause stay bounded; repeated per-pod events (``create Pod web-7 ...``) are folded
+  by the aggregator into one counted Event first.
 - ``EventRecorder`` writes through a synchronous sink at once (``up``'s in-process store; the simulator's run
   record, where nothing reads Events back and every event a controller emitted is kept: ``correlate=False``).
 - ``AsyncEventRecorder`` never blocks a reconcile, as client-go's broadcaster: events go onto a bounded queue
@@ -117,7 +124,7 @@ class Correlator:
         self._now = now
         self._seen: OrderedDict[tuple[Any, ...], _Sent] = OrderedDict()
         self._similar: OrderedDict[tuple[Any, ...], tuple[float, set[str]]] = OrderedDict()
-        self._spam: dict[tuple[Any, ...], _Bucket] = {}
+        self._spam: OrderedDict[tuple[Any, ...], _Bucket] = OrderedDict()
 
     def correlate(self, event: Obj) -> Correlated | None:
         """None: spam, drop it."""
@@ -149,11 +156,15 @@ class Correlator:
 
     def _allowed(self, event: Obj) -> bool:
         inv = event["involvedObject"]
-        key = (event["source"].get("component"), inv["kind"], inv["namespace"], inv["name"], inv["uid"])
+        key = (event["source"].get("component"), inv["kind"], inv["namespace"], inv["name"], inv["uid"],
+               event["type"], event["reason"])
         now = self._now()
         bucket = self._spam.get(key)
         if bucket is None:
             bucket = self._spam[key] = _Bucket(tokens=float(SPAM_BURST), at=now)
+            while len(self._spam) > CACHE_SIZE:  # an LRU, as client-go's spam filter cache
+                self._spam.popitem(last=False)
+        self._spam.move_to_end(key)
         bucket.tokens = min(float(SPAM_BURST), bucket.tokens + (now - bucket.at) * SPAM_QPS)
         bucket.at = now
         if bucket.tokens < 1.0:

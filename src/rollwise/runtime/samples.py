@@ -3,7 +3,9 @@
 Controllers report samples in their plans (they are pure); this registry keeps the values, as a Prometheus client
 would, and ``export()`` gives the ``metrics`` key of the result document: every metric by name, one entry per
 label set. ``statefulset_update_duration_seconds`` (seed 003) is observed here, from status changes: a rollout
-starts when ``status.updateRevision`` moves and ends when ``currentRevision`` catches up.
+starts when ``status.updateRevision`` moves and ends when ``currentRevision`` catches up. So is
+``statefulset_rollout_failed{namespace, statefulset, reason}``: 1 while the set's ``Progressing`` condition holds a
+failing reason (the one table, ``api/reasons.py``), 0 once it no longer does; a set that never failed has no series.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api.meta import Obj, name_of, namespace_of
+from rollwise.api.reasons import failing_reason
 from rollwise.controllers.plan import MetricSample
 
 __all__ = ["DURATION_BUCKETS", "MetricsRegistry"]
 
+ROLLOUT_FAILED = "statefulset_rollout_failed"
 DURATION_BUCKETS = (10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, float("inf"))
 Labels = tuple[tuple[str, str], ...]
 
@@ -35,12 +39,17 @@ class _Histogram:
                 self.buckets[i] += 1
 
 
+def _failure_labels(key: tuple[str, str], reason: str) -> Labels:
+    return (("namespace", key[0]), ("reason", reason), ("statefulset", key[1]))
+
+
 @dataclass(slots=True)
 class MetricsRegistry:
     gauges: dict[tuple[str, Labels], float] = field(default_factory=dict)
     counters: dict[tuple[str, Labels], float] = field(default_factory=dict)
     histograms: dict[tuple[str, Labels], _Histogram] = field(default_factory=dict)
     _rollout_started: dict[tuple[str, str], float] = field(default_factory=dict)
+    _failing: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def record(self, samples: Iterable[MetricSample]) -> None:
         for s in samples:
@@ -64,6 +73,19 @@ class MetricsRegistry:
             labels = (("namespace", key[0]), ("statefulset", key[1]), ("strategy", strategy))
             hist = self.histograms.setdefault(("statefulset_update_duration_seconds", labels), _Histogram())
             hist.observe(now - self._rollout_started.pop(key))
+        self._observe_failure(key, after)
+
+    def _observe_failure(self, key: tuple[str, str], status: Obj) -> None:
+        reason = failing_reason(status.get("conditions"))
+        before = self._failing.get(key)
+        if reason == before:
+            return
+        if before is not None:  # the set no longer fails for that reason
+            self.gauges[(ROLLOUT_FAILED, _failure_labels(key, before))] = 0.0
+            del self._failing[key]
+        if reason is not None:
+            self.gauges[(ROLLOUT_FAILED, _failure_labels(key, reason))] = 1.0
+            self._failing[key] = reason
 
     def export(self) -> dict[str, list[Mapping[str, Any]]]:
         out: dict[str, list[Mapping[str, Any]]] = {}

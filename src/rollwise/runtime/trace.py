@@ -28,8 +28,8 @@ class DecisionLog:
     def record(self, controller: str, view: SetView, plan: Plan) -> None:
         if not plan.actions:
             return
-        line = json.dumps(encode(view, plan.actions, controller=controller, quorum=controller == QUORUM_CONTROLLER),
-                          default=str, separators=(",", ":"))
+        line = json.dumps(encode(view, plan.actions, controller=controller, quorum=controller == QUORUM_CONTROLLER,
+                                 requeue_after=plan.requeue_after), default=str, separators=(",", ":"))
         with self._lock:
             self._file.write(line + "\n")
             self._file.flush()

@@ -24,6 +24,7 @@ SUMMARY_FIELDS = (
     "forcedReplacements",
     "podInPlaceUpdates",
     "claimsLost",
+    "writesWithoutChange",
 )
 # completed is a boolean; the null-able figures (null when the set has no rollout or no quorum model) accept null
 # with eq and ne; every other comparison needs a finite number.

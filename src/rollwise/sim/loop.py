@@ -31,7 +31,7 @@ from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
-from rollwise.runtime.actors import CONTROLLERS, STATEFULSET_CONTROLLER
+from rollwise.runtime.actors import CONTROLLERS, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.hook_agent import HookAgent, release_hook
 from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import QuorumModels
@@ -44,6 +44,7 @@ from rollwise.runtime.volumes import VolumeExpander
 from rollwise.scenario.scenario import Scenario
 from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine, EngineClock
 from rollwise.sim.events import FeedEvents
+from rollwise.sim.quiet import QuietWrites
 from rollwise.sim.record import Recorder
 from rollwise.sim.steps import StepRunner
 from rollwise.sim.tally import Tallies
@@ -88,13 +89,16 @@ class Simulation:
         self.metrics = MetricsRegistry()
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
+        quiet = QuietWrites(self.recorder, lambda: self.cluster.cursor)  # the summary's writesWithoutChange
         self.controller = SetController(self.cluster, clock=EngineClock(self.engine, CONTROLLER), gates=scenario.gates,
                                         recorder=EventRecorder(self.events, now=self.clock, wall_time=self.clock,
                                                                correlate=False),
-                                        metrics=self.metrics, census=True)
+                                        metrics=self.metrics, census=True, after_each=quiet.ended)
         self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
+        self.observers.append(quiet.observer(STATEFULSET_CONTROLLER))
+        self.quorum_observers.append(quiet.observer(QUORUM_CONTROLLER))
 
     # -- running ---------------------------------------------------------------------------------------------
 

@@ -35,6 +35,9 @@ class SetFigures:
     in_place_updates: int = 0
     claims_lost: int = 0
     """Claims deleted by anyone but a user while their ordinal was in range or under whenScaled=Retain."""
+    writes_without_change: int = 0
+    """Controller writes the quiescence rule finds (``QuietWrites``): equal to what they replace, or made on the
+    world the controller's previous reconcile left, before its requeue."""
     last_unavailable: int = 0
     last_sample: float | None = None
     unavailable_steps: list[tuple[float, int]] = field(default_factory=list)  # (t, count) where the count changed
@@ -184,6 +187,11 @@ class Recorder:
         if ch.actor in self.controllers and owner:
             self._figures(owner).in_place_updates += self._started(owner)
 
+    def wrote_without_change(self, namespace: str, name: str, writes: int) -> None:
+        """``writes`` controller writes the quiescence rule found for the set (sim/quiet.py)."""
+        label = self.label(namespace, name)
+        self._figures(label).writes_without_change += writes * self._started(label)
+
     # -- the summary -----------------------------------------------------------------------------------------
 
     def _figures(self, set_name: str) -> SetFigures:
@@ -206,7 +214,7 @@ class Recorder:
         # sample belongs to before the change (steps earlier at this instant, a scale-down say, may have moved on).
         fig.max_unavailable = 0
         fig.unavailable_pod_seconds = 0.0
-        fig.pod_creations = fig.pod_deletions = fig.forced_replacements = 0
+        fig.pod_creations = fig.pod_deletions = fig.forced_replacements = fig.writes_without_change = 0
         fig.last_sample = t
         fig.restarted = True
 
@@ -255,6 +263,7 @@ class Recorder:
                 "forcedReplacements": fig.forced_replacements,
                 "podInPlaceUpdates": fig.in_place_updates,
                 "claimsLost": fig.claims_lost,
+                "writesWithoutChange": fig.writes_without_change,
             }
         return out
 

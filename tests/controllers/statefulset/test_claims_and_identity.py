@@ -9,6 +9,7 @@ from builders import make_set
 from harness import Harness
 
 from rollwise.api.features import FeatureGates
+from rollwise.api.handover import HANDOVER_ANNOTATION
 from rollwise.api.meta import name_of
 from rollwise.controllers.plan import CreatePod, PatchOwner, UpdatePod
 from rollwise.controllers.statefulset import reconcile
@@ -145,6 +146,21 @@ def test_a_set_being_deleted_adopts_nothing() -> None:
     h.cluster.patch("StatefulSet", "default", "foo", {"metadata": {"finalizers": ["hold"]}})
     h.cluster.delete("StatefulSet", "default", "foo")
     assert not h.sync().of_type(PatchOwner)
+
+
+def test_a_set_handed_over_adopts_nothing_and_writes_no_pod() -> None:
+    """The fence ``rollwise migrate`` puts on the set it hands over (api/handover.py): left alone as a set being
+    deleted is, though it lacks a pod and an orphan matches."""
+    h = Harness(make_set(replicas=3, policy="Parallel"))
+    h.settle()
+    h.cluster.delete("Pod", "default", "foo-1", grace_period_seconds=0)
+    h.cluster.patch("Pod", "default", "foo-2", {"metadata": {"ownerReferences": None}})
+    h.cluster.patch("StatefulSet", "default", "foo",
+                    {"metadata": {"annotations": {HANDOVER_ANNOTATION: "statefulset.apps.rollwise.dev/foo"}}})
+    plan = h.sync()
+    assert not plan.of_type(PatchOwner) and not plan.of_type(CreatePod)
+    assert sorted(name_of(p) for p in h.cluster.list("Pod")) == ["foo-0", "foo-2"]
+    assert not h.pod("foo-2")["metadata"].get("ownerReferences")
 
 
 def test_orphan_revisions_are_adopted() -> None:

@@ -225,3 +225,19 @@ def test_a_mangled_progress_record_is_dropped_and_the_back_off_starts_over(recor
     assert not h.sync().of_type(DeletePod)
     h.now = 61.0
     assert h.sync().of_type(DeletePod), "the first timeout (60 s), as with no record"
+
+
+def test_a_retried_pods_wait_says_how_often_it_was_replaced_and_when_the_next_try_is() -> None:
+    h = _recreated_pending_under_a_progress_timeout()
+    assert "replaced" not in _condition(h, "Progressing")["message"], "no retry yet: nothing to say"
+    h.now = 65.0  # foo-0, created at 0, had 60 s: replaced; its successor, created at 65, gets 120 s
+    h.sync()
+    h.finish_termination("foo-0")
+    h.sync()
+    h.now = 66.0
+    h.sync()
+    message = _condition(h, "Progressing")["message"]
+    assert message.endswith("; replaced 1 time, next try at 1970-01-01T00:03:05Z"), message
+    h.now = 150.0
+    h.sync()
+    assert _condition(h, "Progressing")["message"] == message, "an unchanged world: the same message, no countdown"

@@ -143,3 +143,24 @@ def test_a_paused_custom_set_that_has_nothing_to_roll_stays_ready() -> None:
 def test_a_paused_that_is_not_a_boolean_is_refused_with_its_path() -> None:
     errors = validate_statefulset(make_set(paused="yes"), gates=FeatureGates())
     assert [str(e) for e in errors] == ['spec.paused: Invalid value: "yes": must be a boolean']
+
+
+@pytest.mark.parametrize("strategy", [ROLLING, {"type": "EnforcedRollingUpdate"}, {"type": "Recreate"},
+                                      {"type": "OnDelete"}], ids=["rolling", "enforced", "recreate", "on-delete"])
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_paused_set_writes_its_status_once_however_long_it_stays_paused(policy: str,
+                                                                         strategy: dict[str, object]) -> None:
+    h = _settled(policy, strategy=strategy)
+    _pause(h)
+    h.set_image("nginx:2")
+    h.sync()
+    h.sync()
+    since = _progressing(h)["lastUpdateTime"]
+    for later in (0.25, 1.0, 30.0, 3600.0):
+        h.now += later
+        assert not h.sync().actions, f"{later} s later: a write while nothing changed but the clock"
+    assert _progressing(h)["lastUpdateTime"] == since
+    _pause(h, False)
+    h.now += 5
+    h.sync()
+    assert _progressing(h)["lastUpdateTime"] == h.now, "a resume restarts the deadline's clock"

@@ -15,7 +15,7 @@ from rollwise.api.lifecycle import LIFECYCLE_STATE_LABEL, PREPARING_DELETE, chec
 from rollwise.api.lifecycle import pre_delete_hook as hook_of
 from rollwise.api.meta import name_of
 from rollwise.api.predicates import is_terminating
-from rollwise.controllers.plan import ClearPreparingDelete, DeletePod, MarkPreparingDelete
+from rollwise.controllers.plan import ClearPreparingDelete, DeletePod, MarkPreparingDelete, WriteStatus
 
 HOOK_LABEL = "example.com/drain"
 STRATEGIES = [
@@ -106,10 +106,22 @@ def test_the_wait_names_the_pod_and_what_it_still_carries() -> None:
     plan = h.plan()
     waits = [str(b) for b in plan.blocked]
     assert waits[0] == ("waiting for foo-2 to be released by its pre-delete hook: still carries label "
-                        "example.com/drain=pending, finalizer example.com/drain (PreparingDelete for 7 s)")
+                        "example.com/drain=pending, finalizer example.com/drain "
+                        "(PreparingDelete since 1970-01-01T00:00:00Z)")
     h.sync()
     assert "to be released by its pre-delete hook" in _progressing(h)["message"]
     assert any(e.startswith("PreparingDelete: pod foo-2") for e in h.events)
+
+
+def test_a_pending_hook_writes_the_status_once_however_long_it_waits() -> None:
+    h = _hooked()
+    h.set_image("nginx:2")
+    h.sync()
+    h.now = 3.0
+    h.sync()
+    for later in (3.5, 4.0, 61.0, 3600.0):
+        h.now = later
+        assert not h.sync().of_type(WriteStatus), f"a write at t={later}: nothing changed but the clock"
 
 
 def test_a_marked_pod_counts_unavailable_so_the_budget_marks_no_more() -> None:
@@ -150,7 +162,10 @@ def test_a_timeout_halts_the_rollout_naming_the_pod_and_the_hook_and_deletes_not
     assert not plan.of_type(DeletePod) and not plan.of_type(MarkPreparingDelete)
     progressing = _progressing(h)
     assert (progressing["status"], progressing["reason"]) == ("False", "PreDeleteHookTimeout")
-    assert "foo-2 still carries label example.com/drain=pending 31 s after it was marked" in progressing["message"]
+    assert ("foo-2 still carries label example.com/drain=pending: marked PreparingDelete at 1970-01-01T00:00:00Z, "
+            "timeoutSeconds (30) passed at 1970-01-01T00:00:30Z") in progressing["message"]
+    h.now = 45.0
+    assert not h.sync().of_type(WriteStatus), "the halt's message names moments: it reads the same later"
     assert any(e.startswith("PreDeleteHookTimeout") for e in h.events)
     h.now = 500.0
     assert not h.sync().of_type(DeletePod)
@@ -227,3 +242,28 @@ def test_a_scale_in_undone_clears_the_mark() -> None:
     h.patch_set({"spec": {"replicas": 3}})
     plan = h.sync()
     assert [a.name for a in plan.of_type(ClearPreparingDelete)] == ["foo-2"] and not plan.of_type(DeletePod)
+
+
+def test_a_hook_whose_labels_no_template_gives_warns_with_each_deletion_it_does_not_hold() -> None:
+    sts = make_set(replicas=3, strategy={"type": "RollingUpdate"})
+    sts["spec"]["lifecycle"] = {"preDelete": {"labelsHandler": {HOOK_LABEL: "pending"}}}  # the template lacks it
+    h = Harness(sts)
+    h.settle()
+    assert not [e for e in h.events if e.startswith("PreDeleteHookUnused")], "nothing deleted yet: nothing said"
+    h.set_image("nginx:2")
+    plan = h.sync()
+    assert [d.name for d in plan.of_type(DeletePod)] == ["foo-2"]
+    [warning] = [e for e in h.events if e.startswith("PreDeleteHookUnused")]
+    assert warning == ("PreDeleteHookUnused: foo-2 deleted without waiting: no pod of spec.template carries "
+                       "example.com/drain=pending: each is deleted without waiting unless something labels it first "
+                       "(add the label to spec.template.metadata.labels to hook every pod from its start)")
+    h.sync()
+    assert len([e for e in h.events if e.startswith("PreDeleteHookUnused")]) == 1, "said with a deletion, not again"
+
+
+def test_a_pod_its_agent_released_early_is_deleted_without_a_warning() -> None:
+    h = _hooked()
+    _release(h, "foo-2")
+    h.set_image("nginx:2")
+    h.sync()
+    assert not [e for e in h.events if e.startswith("PreDeleteHookUnused")], "the template hooks every pod"

@@ -23,6 +23,7 @@ from typing import Any
 from aiohttp import web
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from rollwise.api.meta import format_time
 from rollwise.cli.dashboard.board import Board, SetKey
 from rollwise.cli.dashboard.timeline import BANDS
 from rollwise.cli.treeview import age
@@ -58,6 +59,7 @@ def _templates() -> Environment:
     env = Environment(loader=PackageLoader("rollwise.cli.dashboard", "templates"),
                       autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
     env.filters["age"] = age
+    env.filters["stamp"] = lambda t: "-" if t is None else format_time(t)  # as dashboard.js writes it
     return env
 
 

@@ -1,4 +1,4 @@
-"""``rollwise dashboard [--port 3100]``: serve the dashboard on 127.0.0.1 with the user's kubeconfig until
+"""``rollwise dashboard [--port 7424]``: serve the dashboard on 127.0.0.1 with the user's kubeconfig until
 interrupted (like ``kubectl argo rollouts dashboard``). It only reads: lists and watches, never a write.
 
 Exit codes: 0 stopped by Ctrl-C; 1 an unusable kubeconfig, an API error or a port in use; 2 invalid arguments.
@@ -23,6 +23,12 @@ __all__ = ["add_dashboard"]
 
 HOST = "127.0.0.1"
 """Loopback only, by design: the page shows what the user's kubeconfig may read, to whoever reaches it."""
+
+DEFAULT_PORT = 7424
+"""A port no tool a user runs beside this one takes by default: not Argo Rollouts' dashboard nor Loki (3100),
+Grafana (3000), ``kubectl proxy`` (8001), a port-forwarded Argo CD (8080), Prometheus (9090), nor rollwise's own
+``up`` (6443) and operator ports (8080, 8081). tests/cli/test_dashboard_command.py holds the list it is checked
+against."""
 
 
 async def _serve(kube: Any, args: argparse.Namespace) -> int:
@@ -60,7 +66,8 @@ def add_dashboard(sub: Any) -> None:
     p = sub.add_parser("dashboard", help=text, description=text.capitalize() + ". `/` lists the sets of both "
                        "kinds; `/sets/NAMESPACE/NAME` shows one set's ordinals, conditions, events and timeline.")
     add_connection_flags(p)
-    p.add_argument("--port", type=_port, default=3100, help="port on 127.0.0.1 (default 3100; 0: any free port)")
+    p.add_argument("--port", type=_port, default=DEFAULT_PORT,
+                   help=f"port on 127.0.0.1 (default {DEFAULT_PORT}; 0: any free port)")
     p.set_defaults(run=_run)
 
 

@@ -1,5 +1,9 @@
 """The timeline of a set's rollout so far, as lanes per ordinal (the lab's picture): each lane a run of segments,
-one per stretch of time a pod spent in one band (its revision tag and whether it was available).
+one per stretch of time a pod ran one revision, available or not.
+
+A segment is coloured by the revision its pod ran *then* (one colour per revision, in the order the timeline first
+met them), never by how that revision relates to the set's update revision of the moment: a patch moves the update
+revision, not the pods, so a pod it has not touched keeps its lane unchanged.
 
 Built from the views the dashboard projects as changes arrive. What happened before the dashboard started is
 read from the objects themselves: a pod's band began when it became Ready, or when it was created.
@@ -15,15 +19,11 @@ from rollwise.projection import PodRow, RolloutView
 __all__ = ["BANDS", "Timeline"]
 
 BANDS = {
-    "update-available": "update revision, available",
-    "update-unavailable": "update revision, not available",
-    "current-available": "current revision, available",
-    "current-unavailable": "current revision, not available",
-    "old-available": "older revision, available",
-    "old-unavailable": "older revision, not available",
+    "available": "available",
+    "unavailable": "not available",
     "missing": "no pod",
 }
-"""Band key → legend, in the order the chart stacks them."""
+"""Band key → legend: a revision's colour, solid while available, pale while not; no pod has its own."""
 MAX_SEGMENTS = 2000
 """Per set; the oldest closed segments go first, so a dashboard left open for days stays small."""
 
@@ -31,7 +31,7 @@ MAX_SEGMENTS = 2000
 def _band(pod: PodRow) -> str:
     if not pod.exists:
         return "missing"
-    return f"{pod.tag or 'old'}-{'available' if pod.available else 'unavailable'}"
+    return "available" if pod.available else "unavailable"
 
 
 @dataclass(slots=True)
@@ -48,6 +48,8 @@ class Timeline:
 
     def __init__(self) -> None:
         self.segments: list[_Segment] = []
+        self.revisions: list[str] = []
+        """Every revision a segment ran, in the order first met: a revision's colour is its place here."""
         self._open: dict[str, _Segment] = {}
         self.started: float | None = None
         self.now = 0.0
@@ -68,6 +70,8 @@ class Timeline:
                 current.end = now
             start = now if current is not None else min(now, (since or {}).get(pod.name, now))
             segment = _Segment(pod=pod.name, band=band, revision=pod.revision, start=start)
+            if pod.revision and pod.revision not in self.revisions:
+                self.revisions.append(pod.revision)
             self.segments.append(segment)
             self._open[pod.name] = segment
             self.started = start if self.started is None else min(self.started, start)
@@ -85,6 +89,7 @@ class Timeline:
             "start": zero,
             "now": self.now - zero,
             "bands": BANDS,
+            "revisions": list(self.revisions),
             "segments": [{"pod": s.pod, "band": s.band, "revision": s.revision, "from": s.start - zero,
                           "to": (self.now if s.end is None else s.end) - zero} for s in self.segments],
         }

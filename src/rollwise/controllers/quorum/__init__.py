@@ -29,6 +29,7 @@ from rollwise.controllers.quorum.settings import (
     UPDATE_POLICY,
     Settings,
     engaged,
+    handed_to_quorum,
     read_settings,
 )
 from rollwise.controllers.quorum.steps import Decision, Deletion, TransferRequest, decide
@@ -55,6 +56,7 @@ __all__ = [
     "Settings",
     "TransferRequest",
     "engaged",
+    "handed_to_quorum",
     "reconcile_quorum",
 ]
 

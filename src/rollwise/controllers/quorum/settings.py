@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.errors import FieldError
-from rollwise.api.meta import annotations_of, deletion_timestamp
+from rollwise.api.handover import leaves_pods_alone
+from rollwise.api.meta import annotations_of
 from rollwise.api.validation_rules import check_labels
 from rollwise.controllers.view import SetView
 
@@ -33,6 +34,7 @@ __all__ = [
     "UPDATE_POLICY",
     "Settings",
     "engaged",
+    "handed_to_quorum",
     "read_settings",
 ]
 
@@ -80,19 +82,26 @@ class Settings:
         return self.lease_template.replace(_PLACEHOLDER, pod)
 
 
+def handed_to_quorum(sts: Mapping[str, Any]) -> bool:
+    """Is this set quorum-aware: ``updateStrategy.type: OnDelete`` and the annotation
+    ``rollwise.dev/update-policy: QuorumAware``, on either StatefulSet kind. The one rule: the controllers, ``get``,
+    ``rollout status`` and the explorer all ask it here."""
+    strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
+    return strategy.get("type") == "OnDelete" and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
+
+
 def engaged(view: SetView) -> bool:
-    """OnDelete, the QuorumAware annotation, the gate on, an update revision known, and the set not being deleted.
+    """Handed to the controller (``handed_to_quorum``), the gate on, an update revision known, and the set not being
+    deleted.
 
     reference §1.2 guards: wrong strategy or empty ``status.updateRevision`` → nothing to do.
     """
     sts = view.set
-    strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
     return (
-        strategy.get("type") == "OnDelete"
-        and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
+        handed_to_quorum(sts)
         and view.gates.quorum_aware
         and bool((sts.get("status") or {}).get("updateRevision"))
-        and deletion_timestamp(sts) is None
+        and not leaves_pods_alone(sts)  # being deleted or handed over (api/handover.py)
     )
 
 

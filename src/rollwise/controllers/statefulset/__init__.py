@@ -2,8 +2,8 @@
 
 The pipeline keeps upstream's order: adopt and release, choose revisions, create and repair in-range pods
 (Phase A), fix condemned claims and scale down (B, C), the update strategy (D), status, history. A strategy may
-hold back A-C (Recreate does, while old pods exist). A set that is being deleted only gets its status
-recomputed; an invalid set gets a condition and an event, and no pod is touched.
+hold back A-C (Recreate does, while old pods exist). A set that is being deleted or handed over only gets its
+status recomputed; an invalid set gets a condition and an event, and no pod is touched.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from rollwise.api import predicates as p
 from rollwise.api.conditions import merge_conditions
 from rollwise.api.errors import FieldError
+from rollwise.api.handover import leaves_pods_alone
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
-from rollwise.api.meta import Obj, deletion_timestamp, name_of
+from rollwise.api.meta import Obj, name_of
 from rollwise.api.ordinals import index_in
 from rollwise.api.validation import structural_errors
 from rollwise.controllers.census import (
@@ -81,8 +82,9 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     old_status = sts.get("status") or {}
     claim_report: ClaimReport | None = None
 
-    if deletion_timestamp(sts) is None:
-        # A set being deleted neither creates, updates nor deletes pods (reference §4.4, test DeletionTimestamp).
+    if not leaves_pods_alone(sts):
+        # A set being deleted neither creates, updates nor deletes pods (reference §4.4, test DeletionTimestamp);
+        # nor does one being handed over to the other StatefulSet resource (api/handover.py).
         strategy = strategy_for(sync.update_type)
         _announce_rollout(sync, old_status)
         sync.actions.extend(keep_in_range_claims(sync))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rollwise.api.identity import claim_names_for_pod, claims_for_pod, ordinal_of
 from rollwise.api.meta import Obj, name_of, uid_of
 from rollwise.api.predicates import is_terminating
-from rollwise.api.retention import claim_is_stale, claim_owners_up_to_date, with_claim_owners
+from rollwise.api.retention import claim_is_stale, claim_owners_up_to_date, owned_by, with_claim_owners
 from rollwise.controllers.plan import Action, CreateClaim, UpdateClaim
 from rollwise.controllers.statefulset.context import Sync
 
@@ -64,7 +64,8 @@ def fix_claim_owners(sync: Sync, pod: Obj, *, condemned: bool) -> list[Action]:
         fixed = with_claim_owners(existing, sync.sts, pod, condemned=condemned)
         sync.claims[name] = fixed
         why = "condemned" if condemned else "in range"
-        actions.append(UpdateClaim(claim=fixed, reason=f"retention policy for {why} pod {name_of(pod)}"))
+        actions.append(UpdateClaim(claim=fixed, reason=f"retention policy for {why} pod {name_of(pod)}",
+                                   adopt=owned_by(fixed, sync.sts) and not owned_by(existing, sync.sts)))
     return actions
 
 
@@ -86,3 +87,4 @@ def keep_in_range_claims(sync: Sync) -> list[Action]:
         if pod is not None:
             actions.extend(fix_claim_owners(sync, pod, condemned=False))
     return actions
+

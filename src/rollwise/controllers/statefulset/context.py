@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequenc
 from dataclasses import dataclass, field
 from typing import Any
 
+from rollwise.api import lifecycle
 from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
 from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision_of
@@ -70,8 +71,8 @@ class Sync:
     """Set by a strategy that stopped on purpose (EnforcedRollingUpdate's safety halt): the message to show."""
     halt_reason: str = "SafetyHalt"
     """The Progressing condition's reason while ``halted`` (InPlaceOnly's halt has its own)."""
-    retried: set[str] = field(default_factory=set)
-    """Pods podProgressTimeoutSeconds is retrying at the update revision: deleting or recreating one is not progress."""
+    retried: dict[str, str] = field(default_factory=dict)
+    """Pods podProgressTimeoutSeconds retries (no progress: progress.py), with what a wait on one adds to its cause."""
     unpaused_progressing: dict[str, Any] | None = None
     """While paused: the Progressing condition the set would have without the pause (Ready follows it once the
     rollout is complete: a pause that holds nothing back does not make a set unready)."""
@@ -151,8 +152,7 @@ class Sync:
         self.wake_times.append(t)
 
     def old_condition_reason(self, ctype: str) -> str | None:
-        """The reason of the set's condition of that type as last written (how a stateless controller knows it
-        already announced a phase)."""
+        """The reason of the set's condition of that type as last written (how it knows it announced a phase)."""
         for c in (self.sts.get("status") or {}).get("conditions") or ():
             if c.get("type") == ctype:
                 return c.get("reason")  # type: ignore[no-any-return]
@@ -218,10 +218,9 @@ class Sync:
         self.deleted.add(meta["name"])
 
     def disrupt(self, pod: Obj, reason: str) -> bool:
-        """A voluntary deletion (an update step, Recreate, a scale-in): made when every PodDisruptionBudget that
-        selects the pod allows it, else a wait naming the budget. A pod its pre-delete hook holds is marked
-        PreparingDelete instead, and deleted once released (hooks.py). Returns whether the step is taken (the pod
-        deleted or marked: going either way)."""
+        """A voluntary deletion (an update step, Recreate, a scale-in) once every PodDisruptionBudget on the pod
+        allows it, else a wait naming the budget; a pod its hook holds is marked PreparingDelete (hooks.py), and a
+        hook the template gives no pod is a Warning with each deletion. Returns whether the step is taken."""
         if self.hook_halted is not None:
             self.wait(pod, f"to be deleted: the rollout is halted ({self.hook_halted})")
             return False
@@ -234,8 +233,10 @@ class Sync:
                 name=meta["name"], namespace=meta.get("namespace", "default"), uid=meta.get("uid", ""), at=self.now,
                 hook=", ".join(held), reason=f"{reason}; its pre-delete hook holds it until released"))
             self.marked.add(meta["name"])
-            self.wait(pod, hook_wait(self.hook, pod, self.now, since=self.now))
+            self.wait(pod, hook_wait(self.hook, pod, since=self.now))
             return True
+        if self.hook is not None and (unused := lifecycle.hook_on_no_pod(self.sts)) is not None:
+            self.event("PreDeleteHookUnused", f"{name_of(pod)} deleted without waiting: {unused}", warning=True)
         self.delete(pod, reason)
         return True
 
@@ -271,8 +272,7 @@ class Sync:
         self.blocked.append(Blocked(pod=name, cause=cause))
 
     def wait_for_unavailable(self, index: int, pod: Obj | None, note: str = "") -> None:
-        """Record why the pod at ``index`` holds things up, and when time alone would free it (``note``: what
-        else on-call should know, appended to the cause)."""
+        """Why the pod at ``index`` holds things up (``note``: what else on-call should know, after the cause)."""
         name = pod_name(name_of(self.sts), self.ordinal(index)) if pod is None else name_of(pod)
         if pod is not None and name in self.marked and name not in self.deleted:
             return  # waiting on its pre-delete hook: hooks.py or ``disrupt`` said so already
@@ -282,6 +282,7 @@ class Sync:
             cause = "containers restarting for an in-place update"  # patched by this plan; the view predates it
         else:
             cause = p.unavailable_cause(pod, self.min_ready_seconds, self.now)
+        note += self.retried.get(name, "")  # a podProgressTimeoutSeconds retry: how often, and the next try's time
         self.wait(name, f"to become available: {cause}{note}" if cause != "terminating" else "to finish terminating")
 
     def pods(self) -> list[Obj]:
@@ -291,8 +292,7 @@ class Sync:
     # -- the census: what a phase must walk, and what it may count ----------------------------------------------
 
     def quiet_deleted(self) -> list[int]:
-        """Indexes of quiet pods this plan deletes or marks PreparingDelete (from then on they are going, no longer
-        quiet)."""
+        """Indexes of quiet pods this plan deletes or marks PreparingDelete (going from then on, no longer quiet)."""
         if not self.deleted and not self.marked:
             return []
         going = self.deleted | self.marked if self.marked else self.deleted

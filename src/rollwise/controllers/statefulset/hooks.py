@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_of
-from rollwise.api.lifecycle import PRE_DELETE_HOOK_TIMEOUT, hook_held, hook_wait, marked_at
+from rollwise.api.lifecycle import PRE_DELETE_HOOK_TIMEOUT, hook_held, hook_wait, marked_at, stated_time
 from rollwise.api.meta import Obj, name_of
 from rollwise.controllers.statefulset.context import Sync
 
@@ -51,10 +51,12 @@ def finish_pre_delete(sync: Sync) -> None:
             continue
         since = marked_at(pod)
         timeout = sync.hook.timeout if sync.hook is not None else None
-        cause = hook_wait(sync.hook, pod, sync.now)
+        cause = hook_wait(sync.hook, pod)
         if timeout is not None and since is not None and sync.now >= since + timeout:
-            timed_out.append(f"{name} still carries {', '.join(held)} {round(sync.now - since, 3):g} s after it was "
-                             f"marked PreparingDelete (timeoutSeconds {timeout:g})")
+            # Moments, not how long ago: the halt's message must read the same on every reconcile (issue 38).
+            timed_out.append(f"{name} still carries {', '.join(held)}: marked PreparingDelete at "
+                             f"{stated_time(since)}, timeoutSeconds ({timeout:g}) passed at "
+                             f"{stated_time(since + timeout)}")
             cause += f"; its timeoutSeconds ({timeout:g}) passed: the rollout is halted ({PRE_DELETE_HOOK_TIMEOUT})"
         elif timeout is not None and since is not None:
             sync.requeue_at(since + timeout)

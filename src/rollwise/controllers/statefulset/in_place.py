@@ -27,13 +27,12 @@ from rollwise.api.in_place import (
 )
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.reasons import IN_PLACE_IMPOSSIBLE
 from rollwise.api.revisions import template_of
 from rollwise.controllers.plan import InPlaceUpdatePod, UpdatePod
 from rollwise.controllers.statefulset.context import Sync
 
 __all__ = ["finish_in_place", "in_place_only_halt", "replace"]
-
-IN_PLACE_IMPOSSIBLE = "InPlaceUpdateImpossible"
 
 _DIFFERENCES: IdentityMemo[tuple[dict[str, str], str]] = IdentityMemo()
 """The difference between two revisions, keyed on the revision objects: every outdated pod of a wave asks it."""

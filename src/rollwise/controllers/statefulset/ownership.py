@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from rollwise.api.handover import leaves_pods_alone
 from rollwise.api.identity import is_member_of
 from rollwise.api.memo import IdentityMemo
-from rollwise.api.meta import Obj, controller_of, deletion_timestamp, labels, name_of, owner_reference, uid_of
+from rollwise.api.meta import Obj, controller_of, labels, name_of, owner_reference, uid_of
 from rollwise.api.meta import selector_matches as matches
 from rollwise.api.predicates import is_terminating
 from rollwise.controllers.plan import Action, PatchOwner
@@ -25,11 +26,12 @@ def claim_pods(sts: Obj, candidates: Iterable[Obj]) -> tuple[list[Obj], list[Act
     """The set's pods after adoption and release, and the patches that adopt or release (ClaimPods + isMemberOf).
 
     Owned pods that no longer match the selector or the set's name are released; orphans that match, are members
-    and are not terminating are adopted, unless the set itself is being deleted.
+    and are not terminating are adopted, unless the set itself is being deleted or handed over; a pod another
+    controller owns is never touched (controller_ref_manager.go).
     """
     selector = sts["spec"].get("selector")
     set_uid = uid_of(sts)
-    deleting = deletion_timestamp(sts) is not None
+    deleting = leaves_pods_alone(sts)  # being deleted or handed over (api/handover.py)
     owned: list[Obj] = []
     actions: list[Action] = []
     for pod in candidates:
@@ -43,7 +45,7 @@ def claim_pods(sts: Obj, candidates: Iterable[Obj]) -> tuple[list[Obj], list[Act
                                       f"release {name_of(pod)}: it no longer matches the selector or name"))
         elif ref is None and fits and not deleting and not is_terminating(pod):
             refs = _with_ref(pod, owner_reference(sts))
-            actions.append(_patch("Pod", pod, refs, f"adopt orphan pod {name_of(pod)}"))
+            actions.append(_patch("Pod", pod, refs, f"adopt orphan pod {name_of(pod)}", adopt=True))
             adopted = {**pod, "metadata": {**pod["metadata"], "ownerReferences": refs}}
             owned.append(adopted)
     return owned, actions
@@ -57,7 +59,7 @@ changes only with one of them, and a set is reconciled on every pod event."""
 def claim_revisions(sts: Obj, revisions: Sequence[Obj]) -> tuple[list[Obj], list[Action]]:
     """The set's revisions; orphans matching the selector are adopted (never released; reference §3.3)."""
     set_uid = uid_of(sts)
-    deleting = deletion_timestamp(sts) is not None
+    deleting = leaves_pods_alone(sts)  # being deleted or handed over (api/handover.py)
     anchors, extra = (sts["spec"], *revisions), (set_uid, deleting)
     hit = _OWNED_REVISIONS.get(anchors, extra)
     if hit is not None:
@@ -81,12 +83,14 @@ def _claim_revisions(sts: Obj, revisions: Iterable[Obj], *, set_uid: str,
             owned.append(rev)
         elif ref is None and not deleting:
             refs = _with_ref(rev, owner_reference(sts))
-            actions.append(_patch("ControllerRevision", rev, refs, f"adopt orphan revision {name_of(rev)}"))
+            actions.append(_patch("ControllerRevision", rev, refs, f"adopt orphan revision {name_of(rev)}",
+                                  adopt=True))
             owned.append({**rev, "metadata": {**rev["metadata"], "ownerReferences": refs}})
     return owned, actions
 
 
-def _patch(kind: str, obj: Obj, refs: list[dict[str, object]], reason: str) -> PatchOwner:
+def _patch(kind: str, obj: Obj, refs: list[dict[str, object]], reason: str, *, adopt: bool = False) -> PatchOwner:
     meta = obj["metadata"]
     return PatchOwner(kind=kind, name=meta["name"], namespace=meta.get("namespace", "default"),
-                      owner_references=refs, reason=reason)
+                      owner_references=refs, reason=reason, uid=uid_of(obj),
+                      resource_version=str(meta.get("resourceVersion") or ""), adopt=adopt)

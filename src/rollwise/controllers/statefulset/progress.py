@@ -82,8 +82,13 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
         or old_status.get("updateRevision") != status.get("updateRevision")
     )
     last = old.get("lastUpdateTime") if old is not None else None
-    if progressed or last is None or (old is not None and old.get("reason") in ("InvalidSpec", ROLLOUT_PAUSED)):
-        last = now  # a resume restarts the deadline's clock, as a Deployment's does
+    was_paused = old is not None and old.get("reason") == ROLLOUT_PAUSED
+    if progressed or last is None or (old is not None and old.get("reason") == "InvalidSpec") \
+            or was_paused != sync.paused:
+        # A resume restarts the deadline's clock, as a Deployment's does; a pause dates the condition once. While
+        # the pause lasts the time stays (Deployment's SetDeploymentCondition keeps a condition whose status and
+        # reason are unchanged): set to now on every reconcile, each status write woke the informer into the next.
+        last = now
     replicas = int(sync.spec.get("replicas", 1))
     updated = int(status.get("updatedReplicas", 0))
     if rollout_complete(sync) and not recreate and sync.floor > 0 and updated < replicas:

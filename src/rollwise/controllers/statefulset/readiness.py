@@ -20,6 +20,7 @@ apply to the ``apps.rollwise.dev`` kind only.
 from __future__ import annotations
 
 from rollwise.api.meta import Obj, format_selector
+from rollwise.api.reasons import COMPLETE_REASONS
 from rollwise.api.rollout import PARTITION_ROLLED_OUT, ROLLOUT_COMPLETE
 
 __all__ = ["CUSTOM_API_GROUP", "DONE_REASONS", "READY", "is_custom_kind", "ready_condition", "with_generation",
@@ -27,8 +28,8 @@ __all__ = ["CUSTOM_API_GROUP", "DONE_REASONS", "READY", "is_custom_kind", "ready
 
 CUSTOM_API_GROUP = "apps.rollwise.dev"
 READY = "Ready"
-DONE_REASONS = frozenset({ROLLOUT_COMPLETE, "RecreateComplete", PARTITION_ROLLED_OUT})
-"""Progressing reasons that mean the rollout reached what was asked."""
+DONE_REASONS = COMPLETE_REASONS
+"""Progressing reasons that mean the rollout reached what was asked (the one table, ``api/reasons.py``)."""
 
 
 def is_custom_kind(sts: Obj) -> bool:

@@ -7,11 +7,10 @@
   var set = document.getElementById("set");
   var source = (list || set || {}).dataset ? (list || set).dataset.stream : null;
   if (!source) { return; }
-  var BAND_COLOURS = {
-    "update-available": "#2e9e44", "update-unavailable": "#e8710a",
-    "current-available": "#2f7ed8", "current-unavailable": "#9cc3f0",
-    "old-available": "#8a96a3", "old-unavailable": "#c5ccd3", "missing": "#f1d4d2"
-  };
+  // A revision's colour is its place among the revisions the timeline met (timeline.py), so a segment keeps the
+  // colour of the revision its pod ran then, whatever the set's update revision is now; pale while not available.
+  var REVISION_COLOURS = ["#8a96a3", "#2f7ed8", "#2e9e44", "#8e44ad", "#e8710a", "#16a085", "#c0392b", "#b7950b"];
+  var MISSING_COLOUR = "#f1d4d2";
   var chart = null;
 
   function age(seconds) {
@@ -21,6 +20,11 @@
     if (s < 3600) { return s < 600 ? Math.floor(s / 60) + "m" + (s % 60) + "s" : Math.floor(s / 60) + "m"; }
     if (s < 86400) { return Math.floor(s / 3600) + "h" + Math.floor((s % 3600) / 60) + "m"; }
     return Math.floor(s / 86400) + "d";
+  }
+  // When an event happened, as the page first served it (app.py's "stamp"): RFC 3339 in UTC, whole seconds.
+  function stamp(at) {
+    if (at === null || at === undefined) { return "-"; }
+    return new Date(Math.floor(at) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
   }
   function cell(row, text, cls) {
     var td = document.createElement("td");
@@ -68,7 +72,7 @@
       " · ready " + v.ready + " · available " + v.available);
     var revs = [];
     [["current", v.current_revision], ["update", v.update_revision]].forEach(function (pair) {
-      if (pair[1]) { revs.push(pair[0] + " " + pair[1].hash + " " + pair[1].images.join(", ")); }
+      if (pair[1]) { revs.push(pair[0] + " " + pair[1].name + " " + pair[1].images.join(", ")); }
     });
     setText("revisions", revs.join("   "));
     var body = document.getElementById("pods").tBodies[0];
@@ -97,6 +101,10 @@
     v.events.slice().reverse().forEach(function (e) {
       var li = document.createElement("li");
       li.className = "event-" + e.type.toLowerCase();
+      var when = document.createElement("time");
+      when.textContent = stamp(e.at);
+      li.appendChild(when);
+      li.appendChild(document.createTextNode(" "));
       var strong = document.createElement("strong");
       strong.textContent = e.reason;
       li.appendChild(strong);
@@ -110,14 +118,33 @@
     if (typeof Chart === "undefined") { return; }
     var pods = v.pods.map(function (p) { return p.name; });
     timeline.segments.forEach(function (s) { if (pods.indexOf(s.pod) < 0) { pods.push(s.pod); } });
-    var datasets = Object.keys(timeline.bands).map(function (band) {
+    var tags = {};
+    [["current", v.current_revision], ["update", v.update_revision]].forEach(function (pair) {
+      if (pair[1]) { tags[pair[1].name] = tags[pair[1].name] ? tags[pair[1].name] + "+" + pair[0] : pair[0]; }
+    });
+    var keys = [];
+    timeline.segments.forEach(function (s) {
+      var key = s.band === "missing" ? "missing" : s.revision + "|" + s.band;
+      if (keys.indexOf(key) < 0) { keys.push(key); }
+    });
+    var datasets = keys.map(function (key) {
+      var parts = key.split("|");
+      var rev = parts.length > 1 ? parts[0] : "";
+      var band = parts.length > 1 ? parts[1] : key;
+      var colour = MISSING_COLOUR;
+      var label = timeline.bands[band];
+      if (rev) {
+        colour = REVISION_COLOURS[timeline.revisions.indexOf(rev) % REVISION_COLOURS.length];
+        if (band === "unavailable") { colour += "59"; }  // the same hue, pale
+        label = rev + (tags[rev] ? " (" + tags[rev] + ")" : "") + ", " + label;
+      }
       return {
-        label: timeline.bands[band], grouped: false, borderSkipped: false, barPercentage: 0.8,
-        backgroundColor: BAND_COLOURS[band],
-        data: timeline.segments.filter(function (s) { return s.band === band; })
-          .map(function (s) { return { x: [s.from, Math.max(s.to, s.from + 0.2)], y: s.pod, rev: s.revision }; })
+        label: label, grouped: false, borderSkipped: false, barPercentage: 0.8, backgroundColor: colour,
+        data: timeline.segments.filter(function (s) {
+          return (s.band === "missing" ? "missing" : s.revision + "|" + s.band) === key;
+        }).map(function (s) { return { x: [s.from, Math.max(s.to, s.from + 0.2)], y: s.pod, rev: s.revision }; })
       };
-    }).filter(function (d) { return d.data.length > 0; });
+    });
     var config = {
       type: "bar",
       data: { labels: pods, datasets: datasets },
@@ -131,7 +158,7 @@
         plugins: {
           legend: { position: "bottom" },
           tooltip: { callbacks: { label: function (ctx) {
-            var r = ctx.raw; return ctx.dataset.label + " " + (r.rev || "") + ": " + r.x[0].toFixed(1) + "–" +
+            var r = ctx.raw; return ctx.dataset.label + ": " + r.x[0].toFixed(1) + "–" +
               r.x[1].toFixed(1) + " s"; } } }
         }
       }

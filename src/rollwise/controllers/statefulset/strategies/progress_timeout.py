@@ -24,7 +24,7 @@ from typing import Any
 from rollwise.api import predicates as p
 from rollwise.api.identity import revision_of
 from rollwise.api.in_place import in_place_started_at
-from rollwise.api.meta import annotations_of, name_of
+from rollwise.api.meta import annotations_of, format_time, name_of
 from rollwise.controllers.census import quiet_at
 from rollwise.controllers.plan import PatchSet
 from rollwise.controllers.statefulset.context import Sync
@@ -103,8 +103,14 @@ def replace_timed_out_pods(sync: Sync) -> None:
             kept[name] = {"revision": sync.update_name, "count": count + 1}
         else:
             sync.requeue_at(created + allowed + 1e-3)
+            if count:
+                # When, not in how long: a countdown would change the message, and the status, every second.
+                times = "time" if count == 1 else "times"
+                sync.retried[name] = f"; replaced {count} {times}, next try at {format_time(created + allowed)}"
     # The pods being retried: deleting one, or creating it again, is not progress (progress.py).
-    sync.retried.update(name for name, r in kept.items() if int(r.get("count", 0)) > 0)
+    for name, r in kept.items():
+        if int(r.get("count", 0)) > 0:
+            sync.retried.setdefault(name, "")
     if kept != records:
         value = json.dumps(kept, sort_keys=True) if kept else None
         sync.actions.append(PatchSet(merge={"metadata": {"annotations": {PROGRESS_ANNOTATION: value}}},
