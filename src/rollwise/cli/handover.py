@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import sys
 import time
 from collections.abc import Mapping
@@ -118,7 +119,7 @@ async def hand_over(kube: Any, *, old: Obj, old_resource: ResourceRef, old_label
     await kube.delete(old_resource, ns, name_of(old), uid=uid_of(old), propagation="Orphan")
     print(f"{old_label} deleted (pods orphaned)")
     want = {name_of(p): uid_of(p) for p in pods}
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout if timeout > 0 else math.inf  # 0: no limit, as every --timeout
     while True:
         now = {name_of(p): p for p in (await kube.list("Pod", ns))[0] if name_of(p) in want}
         restarted = restarts(want, now)

@@ -44,6 +44,7 @@ from rollwise.cli.handover import (
 )
 from rollwise.cli.kubetarget import add_connection_flags, parse_target, run_on_cluster
 from rollwise.cli.migrate_back import APPS_V1_STRATEGIES, migrate_back
+from rollwise.cli.rollout import duration
 from rollwise.cluster.crd import crd
 from rollwise.cluster.resources import POD, PVC, ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.cluster.scope import MANAGED_BY_LABEL, MANAGED_BY_VALUE
@@ -141,5 +142,6 @@ def add_migrate(sub: Any) -> None:
                    help="with --to apps/v1: the apps/v1 update strategy to use instead of the set's own (needed "
                         "for Recreate, EnforcedRollingUpdate and podProgressTimeoutSeconds)")
     add_connection_flags(p)
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the adoption (default 60)")
+    p.add_argument("--timeout", type=duration, default=60.0,
+                   help="how long to wait for the adoption, e.g. 90s or 5m (default 60s; 0: no limit)")
     p.set_defaults(run=_run)

@@ -8,7 +8,6 @@ import argparse
 import asyncio
 import logging
 import os
-import re
 import signal
 import socket
 import sys
@@ -18,6 +17,7 @@ from typing import Any
 from rollwise.api.meta import Obj
 from rollwise.api.validation_rules import check_dns_label, check_dns_subdomain
 from rollwise.cli.adoption import sweep_forever
+from rollwise.cli.durations import seconds
 from rollwise.cli.kubeconfig import ClientConfig, ConfigProblem, client_config
 from rollwise.cli.logs import LOG_FORMATS, JsonFormatter, configure_logging
 from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
@@ -28,16 +28,12 @@ __all__ = ["add_run", "parse_duration"]
 
 log = logging.getLogger("rollwise.run")
 
-_DURATION = re.compile(r"(?P<value>[0-9]+(?:\.[0-9]+)?)(?P<unit>ms|s|m|h)?")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-
-
 def parse_duration(text: str) -> float:
-    """``15s``, ``500ms``, ``1m``, ``2`` (seconds) → seconds, as Go's ``time.ParseDuration`` for these units."""
-    m = _DURATION.fullmatch(text.strip())
-    if m is None:
+    """``15s``, ``500ms``, ``1m``, ``2`` (seconds) → seconds (``cli/durations.py``)."""
+    value = seconds(text)
+    if value is None:
         raise argparse.ArgumentTypeError(f"invalid duration {text!r}: use a number with ms, s, m or h")
-    return float(m["value"]) * _UNITS[m["unit"]]
+    return value
 
 
 def _controllers(text: str) -> tuple[str, ...]:
