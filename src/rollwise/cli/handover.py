@@ -22,12 +22,21 @@ from typing import Any
 
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.handover import HANDOVER_ANNOTATION
-from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.api.meta import (
+    Obj,
+    controller_of,
+    deletion_timestamp,
+    labels,
+    name_of,
+    namespace_of,
+    selector_matches,
+    uid_of,
+)
 from rollwise.cli.kubetarget import ClusterCommandError
 from rollwise.cluster.resources import CONTROLLER_REVISION, ResourceRef
 
 __all__ = ["COPIED_STATUS", "HandoverError", "copy_status", "hand_over", "owned", "refuse_existing",
-           "refuse_mid_rollout", "relabel_revisions", "restarts", "twin_of"]
+           "refuse_unmovable", "relabel_revisions", "restarts", "twin_of"]
 
 COPIED_STATUS = ("currentRevision", "updateRevision", "collisionCount")
 POLL_SECONDS = 0.5
@@ -50,8 +59,14 @@ def twin_of(src: Obj, *, api_version: str, spec: Obj, dropped_annotations: tuple
     return {"apiVersion": api_version, "kind": "StatefulSet", "metadata": out_meta, "spec": spec}
 
 
-def refuse_mid_rollout(label: str, status: Obj) -> None:
-    """``label``: how the set is named to the user, e.g. ``statefulset.apps/web``."""
+def refuse_unmovable(label: str, sts: Obj) -> None:
+    """Refuse, before anything is written, a set being deleted (the hand-over would move its pods to a new set
+    while a finalizer kept the old one) or in mid-rollout. ``label``: how the set is named to the user, e.g.
+    ``statefulset.apps/web``."""
+    if deletion_timestamp(sts) is not None:
+        held = ", ".join(sts["metadata"].get("finalizers") or []) or "nothing"
+        raise HandoverError(f"{label} is being deleted (its finalizers: {held}); nothing was changed")
+    status = sts.get("status") or {}
     if status.get("currentRevision") != status.get("updateRevision"):
         raise HandoverError(f"{label} is mid-rollout (revision {status.get('updateRevision')} is not yet current); "
                             "let it finish or undo it, then migrate")

@@ -38,7 +38,7 @@ from rollwise.cli.handover import (
     hand_over,
     owned,
     refuse_existing,
-    refuse_mid_rollout,
+    refuse_unmovable,
     relabel_revisions,
     twin_of,
 )
@@ -89,8 +89,7 @@ async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:
         for line in problems:
             print(f"error: statefulset.apps/{name}: {line}", file=sys.stderr)
         return 2
-    old_status = sts.get("status") or {}
-    refuse_mid_rollout(f"statefulset.apps/{name}", old_status)
+    refuse_unmovable(f"statefulset.apps/{name}", sts)
     await refuse_existing(kube, ROLLWISE_STATEFULSET, f"statefulset.apps.rollwise.dev/{name}", ns, name)
     pods = await owned(kube, POD, ns, sts)
     await relabel_revisions(kube, ns, sts)
