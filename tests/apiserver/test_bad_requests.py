@@ -48,6 +48,13 @@ CASES = [
     ("a selector change", "PATCH", f"{STS}/web", b'{"spec":{"selector":{"matchLabels":{"app":"x"}}}}', MERGE, 422),
     ("deleting the default namespace", "DELETE", "/api/v1/namespaces/default", b"", JSON, 403),
     ("POST to an object path", "POST", f"{PODS}/a", b"{}", JSON, 405),
+    # A namespaced resource's cluster-wide path only lists and watches (kube-apiserver registers create and
+    # deletecollection under /namespaces/NS/ alone); a create there landed in `default`.
+    ("POST to the cluster-wide path of a namespaced resource", "POST", "/api/v1/pods", _pod_body(name="x"), JSON,
+     405),
+    ("a Lease created outside any namespace", "POST", "/apis/coordination.k8s.io/v1/leases",
+     b'{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"l"}}', JSON, 405),
+    ("DELETE of every pod in every namespace at once", "DELETE", "/api/v1/pods", b"", JSON, 405),
     ("an unknown group", "GET", "/apis/nope/v1/things", b"", JSON, 404),
 ]
 

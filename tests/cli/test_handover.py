@@ -123,3 +123,28 @@ def test_an_apps_v1_field_the_custom_kind_lacks_is_named() -> None:
     twin = {**_new(), "spec": {"replicas": 2, "someFutureField": 1, "ordinals": {"start": 1}}}
     assert fields_the_custom_kind_lacks(twin) == [
         "spec.someFutureField: apps.rollwise.dev has no such field; remove it from the set first"]
+
+
+@pytest.mark.parametrize("direction", ["sts/web", "rsts/web --to apps/v1"])
+def test_a_set_being_deleted_is_refused_before_anything_is_written(direction: str) -> None:
+    """A set whose deletion a finalizer holds would be handed over half: its pods moved to a new set while the old
+    one stays, and the command timed out blaming the garbage collector. It is refused, naming what holds it."""
+    from rollwise.cli.handover import HandoverError
+    from rollwise.cli.migrate import _migrate
+    from rollwise.cli.migrate_back import migrate_back
+
+    c, old, _ = _world()
+    resource = STATEFULSET
+    if direction != "sts/web":  # the same set as the custom kind
+        c = MemoryCluster(clock=lambda: 1.0)
+        resource = ROLLWISE_STATEFULSET
+        c.create({**{k: v for k, v in old.items() if k != "status"}, "apiVersion": "apps.rollwise.dev/v1alpha1",
+                  "metadata": {"name": "web", "namespace": "default"}})
+    c.patch(resource, "default", "web", {"metadata": {"finalizers": ["example.com/hold"]}})
+    c.delete(resource, "default", "web")
+    kube = Kube(c, lambda: None)
+    go = _migrate(kube, "default", "web", 5.0) if direction == "sts/web" else \
+        migrate_back(kube, "default", "web", None, 5.0)
+    with pytest.raises(HandoverError, match=r"is being deleted .*example\.com/hold.*nothing was changed"):
+        asyncio.run(go)
+    assert kube.writes == []

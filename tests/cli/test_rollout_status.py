@@ -126,3 +126,36 @@ def test_invalid_targets_exit_2_with_nothing_on_stdout(argv: list[str], capsys: 
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("error: ")
+
+
+def _exit_and_output(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from rollwise.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = int(stop.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("command", [["status", "rsts/web"], ["get", "rsts/web"], ["rollout", "status", "rsts/web"],
+                                     ["migrate", "rsts/web", "--to", "apps/v1"], ["migrate", "sts/web"]])
+@pytest.mark.parametrize("value", ["nan", "inf", "-5s", "1e999", "5 m", "soon", "5d"])
+def test_a_timeout_that_is_no_duration_is_refused_before_anything_is_asked(
+        command: list[str], value: str, capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    """Every cluster command reads ``--timeout`` by one grammar, kubectl's (Go's ``time.ParseDuration`` for
+    ms, s, m and h, or bare seconds); NaN waited forever and a negative migrate timeout fenced and deleted the old
+    set before giving up at once. The kubeconfig is missing: an accepted value would be exit 4 or 1, not 2."""
+    code, out, err = _exit_and_output([*command, f"--timeout={value}", "--kubeconfig", str(tmp_path / "none")],
+                                      capsys)
+    assert code == 2 and out == "", (code, err)
+    assert "--timeout" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("value", "seconds"), [("0", 0.0), ("30", 30.0), ("30s", 30.0), ("500ms", 0.5),
+                                                ("2m", 120.0), ("1.5h", 5400.0)])
+def test_timeouts_read_as_kubectl_reads_them(value: str, seconds: float) -> None:
+    from rollwise.cli.rollout import duration
+
+    assert duration(value) == seconds

@@ -134,3 +134,14 @@ def test_leader_election_is_on_unless_turned_off(flags: list[str], elect: bool) 
     parser = argparse.ArgumentParser()
     add_run(parser.add_subparsers())
     assert parser.parse_args(["run", *flags]).leader_elect is elect
+
+
+@pytest.mark.parametrize(("value", "elect"), [("1", True), ("t", True), ("T", True), ("TRUE", True), ("True", True),
+                                              ("0", False), ("f", False), ("F", False), ("FALSE", False),
+                                              ("False", False)])
+def test_leader_elect_takes_every_spelling_kube_controller_managers_flag_takes(value: str, elect: bool) -> None:
+    # pflag's bool flag parses with Go's strconv.ParseBool; a manifest written for kube-controller-manager's
+    # --leader-elect=0 means the same here.
+    parser = argparse.ArgumentParser()
+    add_run(parser.add_subparsers())
+    assert parser.parse_args(["run", f"--leader-elect={value}"]).leader_elect is elect

@@ -53,6 +53,15 @@ def test_in_cluster_outside_a_pod_is_one_line(capsys: pytest.CaptureFixture[str]
     (["--namespaces", "Team_A"], "--namespaces"),
     (["--lease-duration", "soon"], "--lease-duration"),
     (["--leader-elect=maybe"], "--leader-elect"),
+    (["--leader-elect=tRuE"], "--leader-elect"),  # strconv.ParseBool takes three spellings of each, not any case
+    (["--leader-elect=yes"], "--leader-elect"),
+    (["--lease-name="], "--lease-name"),
+    (["--lease-name=Bad_Name"], "--lease-name"),
+    (["--lease-namespace="], "--lease-namespace"),
+    (["--lease-namespace=Team.A"], "--lease-namespace"),
+    (["--identity="], "--identity"),
+    (["--workers=0"], "--workers"),
+    (["--workers=-1"], "--workers"),
     (["--nonsense"], "--nonsense"),
 ])
 def test_a_bad_flag_is_one_line_naming_it(flags: list[str], named: str, capsys: pytest.CaptureFixture[str]) -> None:

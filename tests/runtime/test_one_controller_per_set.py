@@ -3,6 +3,8 @@ stand down for the sets a leading operator runs (local/standdown.py), by the Lea
 
 from __future__ import annotations
 
+import pytest
+
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, STATEFULSET_KINDS
 from rollwise.local.standdown import OperatorLeases
 from rollwise.operator.operator import CONTROLLERS
@@ -62,10 +64,24 @@ def test_up_resumes_when_the_lease_is_released_or_not_renewed_for_its_duration_b
     assert leases.seen(_lease("")) == (None, True), "released: resume at once"
     assert not leases.stands_down(QUORUM, key)
     assert said == [
-        "op-a leads (lease rollwise-system/rollwise): up's controllers it also runs stand down (quorum, statefulset)",
+        "op-a leads (lease rollwise-system/rollwise): up's controllers it also runs stand down "
+        "(apps.rollwise.dev, quorum)",
         "op-a stopped renewing lease rollwise-system/rollwise: up's controllers resume",
-        "op-b leads (lease rollwise-system/rollwise): up's controllers it also runs stand down (quorum, statefulset)",
+        "op-b leads (lease rollwise-system/rollwise): up's controllers it also runs stand down "
+        "(apps.rollwise.dev, quorum)",
         "operator lease rollwise-system/rollwise released: up's controllers resume"]
+
+
+@pytest.mark.parametrize(("controllers", "named"), [
+    (("statefulset",), "(apps.rollwise.dev)"), (("quorum",), "(quorum)"),
+    (("quorum", "bogus", ""), "(quorum)"), (("bogus",), "(none)")])
+def test_the_stand_down_line_names_ups_own_controllers_as_up_controllers_spells_them(
+        controllers: tuple[str, ...], named: str) -> None:
+    """The operator's `statefulset` is `up`'s `apps.rollwise.dev`: `up`'s own `statefulset` (of apps/v1 sets) never
+    stands down, so the line must not say it does; names no controller knows are left out."""
+    said: list[str] = []
+    OperatorLeases(_Clock(), say=said.append).seen(_lease("op-a", controllers=controllers))
+    assert said == [f"op-a leads (lease rollwise-system/rollwise): up's controllers it also runs stand down {named}"]
 
 
 def test_leases_that_are_not_an_operators_change_nothing() -> None:

@@ -21,7 +21,8 @@ from rollwise.api.validation_rules import (
     type_error,
 )
 
-__all__ = ["OBJECT_API_VERSIONS", "check_object_references", "validate_object", "validate_pod", "validate_pod_spec"]
+__all__ = ["OBJECT_API_VERSIONS", "check_lease_spec", "check_object_references", "validate_object", "validate_pod",
+           "validate_pod_spec"]
 
 # kind -> the apiVersion rollwise serves it under
 OBJECT_API_VERSIONS = {
@@ -117,6 +118,8 @@ def validate_object(obj: Mapping[str, Any]) -> list[FieldError]:
         return errors
     if spec is not None and not isinstance(spec, Mapping):
         return [*errors, type_error("spec", spec, "a mapping")]
+    if kind == "Lease":
+        return errors + check_lease_spec(spec, "spec")
     for field, expected in _SPEC_TYPES.get(kind, ()):
         value = (spec or {}).get(field)
         if value is not None and not _is(value, expected):
@@ -124,10 +127,27 @@ def validate_object(obj: Mapping[str, Any]) -> list[FieldError]:
     return errors
 
 
+def check_lease_spec(spec: object, path: str) -> list[FieldError]:
+    """A Lease's spec as kube-apiserver takes it: the typed decode (``holderIdentity`` a string, the counts int32s)
+    and ``ValidateLeaseSpec`` (``pkg/apis/coordination/validation/validation.go``: ``leaseDurationSeconds`` greater
+    than 0, ``leaseTransitions`` not negative). Every reader of a Lease (the elector, ``up``'s stand-down) may then
+    take these fields as they are."""
+    if spec is None:
+        return []
+    if not isinstance(spec, Mapping):
+        return [type_error(path, spec, "a mapping")]
+    errors: list[FieldError] = []
+    holder = spec.get("holderIdentity")
+    if holder is not None and not isinstance(holder, str):
+        errors.append(type_error(f"{path}.holderIdentity", holder, "a string"))
+    for field, minimum in (("leaseDurationSeconds", 1), ("leaseTransitions", 0)):
+        if spec.get(field) is not None:
+            errors += check_int(spec[field], f"{path}.{field}", minimum=minimum)
+    return errors
+
+
 # The spec fields rollwise reads from these kinds, by JSON type.
 _SPEC_TYPES = {
-    "Lease": (("holderIdentity", "a string"), ("leaseDurationSeconds", "an integer"),
-              ("leaseTransitions", "an integer")),
     "PersistentVolumeClaim": (("resources", "a mapping"), ("accessModes", "a list"),
                               ("storageClassName", "a string"), ("volumeName", "a string")),
     "Service": (("ports", "a list"), ("selector", "a mapping"), ("clusterIP", "a string")),

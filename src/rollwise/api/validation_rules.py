@@ -15,6 +15,7 @@ __all__ = [
     "DNS1123_LABEL_MAX_LENGTH",
     "check_annotation_keys",
     "check_dns_label",
+    "check_dns_subdomain",
     "check_enum",
     "check_int",
     "check_label_selector",
@@ -44,7 +45,8 @@ _NAME_PART_RULE = (
     " alphanumeric character (e.g. 'MyName' or 'my.name', regex used for validation is"
     " '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
 )
-_PREFIX_RULE = "prefix part must be a lowercase RFC 1123 subdomain of at most 253 characters"
+_SUBDOMAIN_RULE = "must be a lowercase RFC 1123 subdomain of at most 253 characters"
+_PREFIX_RULE = f"prefix part {_SUBDOMAIN_RULE}"
 _LABEL_VALUE_RULE = (
     "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start"
     " and end with an alphanumeric character (regex used for validation is"
@@ -101,6 +103,16 @@ def check_dns_label(value: object, path: str) -> list[FieldError]:
     if not _DNS1123_LABEL.fullmatch(value):
         errors.append(FieldError(path=path, value=value, rule=_DNS_LABEL_RULE))
     return errors
+
+
+def check_dns_subdomain(value: object, path: str) -> list[FieldError]:
+    """A DNS-1123 subdomain, the name rule of most objects (upstream ``IsDNS1123Subdomain``): at most 253 characters
+    of dot-separated labels."""
+    if not isinstance(value, str):
+        return [type_error(path, value, "a string")]
+    if len(value) > _DNS1123_SUBDOMAIN_MAX_LENGTH or not _DNS1123_SUBDOMAIN.fullmatch(value):
+        return [FieldError(path=path, value=value, rule=_SUBDOMAIN_RULE)]
+    return []
 
 
 def _check_qualified_name(key: object, path: str) -> list[FieldError]:

@@ -1,7 +1,7 @@
 """The aiohttp application: authentication, discovery, OpenAPI, and every resource path over ``ApiStore``.
 
 Paths: ``/api/v1/...`` and ``/apis/<group>/<version>/...``, then ``[namespaces/<ns>/]<plural>[/<name>[/<sub>]]``
-(subresources ``status``, ``scale``, ``log``); a namespaced resource also lists and watches cluster-wide.
+(subresources ``status``, ``scale``, ``log``); cluster-wide, a namespaced resource is only listed and watched (405).
 Trailing slashes are tolerated. Failures are ``Status`` bodies whose HTTP code equals ``code``.
 """
 
@@ -253,6 +253,8 @@ class _Api:
             return json_reply(reviews.answer(self.cfg, t.resource, await read_body(request), user=request[USER],
                                              groups=request[GROUPS],
                                              namespace=t.namespace), 201)
+        if t.resource.namespaced and t.namespace is None and method != "GET":
+            raise web.HTTPMethodNotAllowed(method, ["GET"])
         if method in _WRITE_VERBS:
             self._maybe_fail()
         if method == "GET":

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import sys
 import time
 from collections.abc import Mapping
@@ -21,12 +22,21 @@ from typing import Any
 
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.handover import HANDOVER_ANNOTATION
-from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.api.meta import (
+    Obj,
+    controller_of,
+    deletion_timestamp,
+    labels,
+    name_of,
+    namespace_of,
+    selector_matches,
+    uid_of,
+)
 from rollwise.cli.kubetarget import ClusterCommandError
 from rollwise.cluster.resources import CONTROLLER_REVISION, ResourceRef
 
 __all__ = ["COPIED_STATUS", "HandoverError", "copy_status", "hand_over", "owned", "refuse_existing",
-           "refuse_mid_rollout", "relabel_revisions", "restarts", "twin_of"]
+           "refuse_unmovable", "relabel_revisions", "restarts", "twin_of"]
 
 COPIED_STATUS = ("currentRevision", "updateRevision", "collisionCount")
 POLL_SECONDS = 0.5
@@ -49,8 +59,14 @@ def twin_of(src: Obj, *, api_version: str, spec: Obj, dropped_annotations: tuple
     return {"apiVersion": api_version, "kind": "StatefulSet", "metadata": out_meta, "spec": spec}
 
 
-def refuse_mid_rollout(label: str, status: Obj) -> None:
-    """``label``: how the set is named to the user, e.g. ``statefulset.apps/web``."""
+def refuse_unmovable(label: str, sts: Obj) -> None:
+    """Refuse, before anything is written, a set being deleted (the hand-over would move its pods to a new set
+    while a finalizer kept the old one) or in mid-rollout. ``label``: how the set is named to the user, e.g.
+    ``statefulset.apps/web``."""
+    if deletion_timestamp(sts) is not None:
+        held = ", ".join(sts["metadata"].get("finalizers") or []) or "nothing"
+        raise HandoverError(f"{label} is being deleted (its finalizers: {held}); nothing was changed")
+    status = sts.get("status") or {}
     if status.get("currentRevision") != status.get("updateRevision"):
         raise HandoverError(f"{label} is mid-rollout (revision {status.get('updateRevision')} is not yet current); "
                             "let it finish or undo it, then migrate")
@@ -118,7 +134,7 @@ async def hand_over(kube: Any, *, old: Obj, old_resource: ResourceRef, old_label
     await kube.delete(old_resource, ns, name_of(old), uid=uid_of(old), propagation="Orphan")
     print(f"{old_label} deleted (pods orphaned)")
     want = {name_of(p): uid_of(p) for p in pods}
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout if timeout > 0 else math.inf  # 0: no limit, as every --timeout
     while True:
         now = {name_of(p): p for p in (await kube.list("Pod", ns))[0] if name_of(p) in want}
         restarted = restarts(want, now)

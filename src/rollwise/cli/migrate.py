@@ -38,12 +38,13 @@ from rollwise.cli.handover import (
     hand_over,
     owned,
     refuse_existing,
-    refuse_mid_rollout,
+    refuse_unmovable,
     relabel_revisions,
     twin_of,
 )
 from rollwise.cli.kubetarget import add_connection_flags, parse_target, run_on_cluster
 from rollwise.cli.migrate_back import APPS_V1_STRATEGIES, migrate_back
+from rollwise.cli.rollout import duration
 from rollwise.cluster.crd import crd
 from rollwise.cluster.resources import POD, PVC, ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.cluster.scope import MANAGED_BY_LABEL, MANAGED_BY_VALUE
@@ -88,8 +89,7 @@ async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:
         for line in problems:
             print(f"error: statefulset.apps/{name}: {line}", file=sys.stderr)
         return 2
-    old_status = sts.get("status") or {}
-    refuse_mid_rollout(f"statefulset.apps/{name}", old_status)
+    refuse_unmovable(f"statefulset.apps/{name}", sts)
     await refuse_existing(kube, ROLLWISE_STATEFULSET, f"statefulset.apps.rollwise.dev/{name}", ns, name)
     pods = await owned(kube, POD, ns, sts)
     await relabel_revisions(kube, ns, sts)
@@ -141,5 +141,6 @@ def add_migrate(sub: Any) -> None:
                    help="with --to apps/v1: the apps/v1 update strategy to use instead of the set's own (needed "
                         "for Recreate, EnforcedRollingUpdate and podProgressTimeoutSeconds)")
     add_connection_flags(p)
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the adoption (default 60)")
+    p.add_argument("--timeout", type=duration, default=60.0,
+                   help="how long to wait for the adoption, e.g. 90s or 5m (default 60s; 0: no limit)")
     p.set_defaults(run=_run)

@@ -35,7 +35,7 @@ from rollwise.cli.handover import (
     hand_over,
     owned,
     refuse_existing,
-    refuse_mid_rollout,
+    refuse_unmovable,
     relabel_revisions,
     twin_of,
 )
@@ -140,8 +140,7 @@ async def migrate_back(kube: Any, ns: str, name: str, strategy: str | None, time
         for line in problems:
             print(f"error: statefulset.apps.rollwise.dev/{name}: {line}", file=sys.stderr)
         return 2
-    status = cr.get("status") or {}
-    refuse_mid_rollout(f"statefulset.apps.rollwise.dev/{name}", status)
+    refuse_unmovable(f"statefulset.apps.rollwise.dev/{name}", cr)
     await refuse_existing(kube, STATEFULSET, f"statefulset.apps/{name}", ns, name)
     pods = await owned(kube, POD, ns, cr)
     await relabel_revisions(kube, ns, cr)

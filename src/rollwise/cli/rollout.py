@@ -32,6 +32,7 @@ from rollwise.api.meta import Obj, controller_of, uid_of
 from rollwise.api.reasons import failing_reason
 from rollwise.api.revisions import revision_number, template_of
 from rollwise.api.rollout import status_progress
+from rollwise.cli.durations import seconds
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget, add_connection_flags, parse_target, run_on_cluster
 from rollwise.cluster.quorum_status import quorum_status_of
 from rollwise.cluster.resources import CONTROLLER_REVISION
@@ -226,13 +227,11 @@ _ACTIONS = {"status": _status, "history": _history, "undo": _undo, "restart": _r
 
 
 def duration(text: str) -> float:
-    units = {"s": 1, "m": 60, "h": 3600}
-    try:
-        if text and text[-1] in units:
-            return float(text[:-1]) * units[text[-1]]
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a duration such as 30s, 5m or 0 (no limit)") from None
+    """A ``--timeout`` (``cli/durations.py``); 0 is no limit."""
+    value = seconds(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a duration such as 30s, 5m or 0 (no limit)")
+    return value
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -8,7 +8,6 @@ import argparse
 import asyncio
 import logging
 import os
-import re
 import signal
 import socket
 import sys
@@ -16,7 +15,9 @@ import uuid
 from typing import Any
 
 from rollwise.api.meta import Obj
+from rollwise.api.validation_rules import check_dns_label, check_dns_subdomain
 from rollwise.cli.adoption import sweep_forever
+from rollwise.cli.durations import seconds
 from rollwise.cli.kubeconfig import ClientConfig, ConfigProblem, client_config
 from rollwise.cli.logs import LOG_FORMATS, JsonFormatter, configure_logging
 from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
@@ -27,16 +28,12 @@ __all__ = ["add_run", "parse_duration"]
 
 log = logging.getLogger("rollwise.run")
 
-_DURATION = re.compile(r"(?P<value>[0-9]+(?:\.[0-9]+)?)(?P<unit>ms|s|m|h)?")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
-
-
 def parse_duration(text: str) -> float:
-    """``15s``, ``500ms``, ``1m``, ``2`` (seconds) → seconds, as Go's ``time.ParseDuration`` for these units."""
-    m = _DURATION.fullmatch(text.strip())
-    if m is None:
+    """``15s``, ``500ms``, ``1m``, ``2`` (seconds) → seconds (``cli/durations.py``)."""
+    value = seconds(text)
+    if value is None:
         raise argparse.ArgumentTypeError(f"invalid duration {text!r}: use a number with ms, s, m or h")
-    return float(m["value"]) * _UNITS[m["unit"]]
+    return value
 
 
 def _controllers(text: str) -> tuple[str, ...]:
@@ -48,10 +45,42 @@ def _controllers(text: str) -> tuple[str, ...]:
     return names
 
 
+_BOOLEANS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+             **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
+"""What a bool flag of kube-controller-manager takes (pflag parses it with Go's ``strconv.ParseBool``)."""
+
+
 def _boolean(text: str) -> bool:
-    if text.lower() not in ("true", "false"):
+    if text not in _BOOLEANS:
         raise argparse.ArgumentTypeError(f"invalid value {text!r}: use true or false")
-    return text.lower() == "true"
+    return _BOOLEANS[text]
+
+
+def _name_by(check: Any, what: str) -> Any:
+    """An argparse type for a flag naming an object: refused at start with the API server's rule, since the
+    elector would otherwise retry a write the server refuses for as long as it runs."""
+    def parse(text: str) -> str:
+        errors = check(text, what)
+        if errors:
+            raise argparse.ArgumentTypeError(f"{text!r}: {errors[0].rule}")
+        return text
+    return parse
+
+
+def _identity(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty: it names this replica in the Lease")
+    return text
+
+
+def _workers(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a whole number of at least 1")
+    return count
 
 
 class _Leases:
@@ -180,14 +209,11 @@ def _run(args: argparse.Namespace) -> int:
 
 def _namespaces(text: str) -> tuple[str, ...]:
     names = tuple(n.strip() for n in text.split(",") if n.strip())
-    bad = [n for n in names if not _DNS_LABEL.fullmatch(n)]
+    bad = [n for n in names if check_dns_label(n, "namespace")]
     if bad or not names:
         raise argparse.ArgumentTypeError(f"{', '.join(bad) or '(none)'}: a namespace is a DNS label "
                                          "(lower-case letters, digits and '-', at most 63)")
     return names
-
-
-_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def _one_line_error(prog: str) -> Any:
@@ -215,14 +241,16 @@ def add_run(sub: Any) -> None:
     p.add_argument("--leader-elect", nargs="?", const=True, default=True, type=_boolean, metavar="true|false",
                    help="take part in leader election (default true, as kube-controller-manager's): one replica "
                         "acts at a time, and `rollwise up`'s own controllers stand down while it leads")
-    p.add_argument("--lease-namespace", default=os.environ.get("POD_NAMESPACE") or DEFAULT_NAMESPACE)
-    p.add_argument("--lease-name", default="rollwise")
+    p.add_argument("--lease-namespace", default=os.environ.get("POD_NAMESPACE") or DEFAULT_NAMESPACE,
+                   type=_name_by(check_dns_label, "namespace"))
+    p.add_argument("--lease-name", default="rollwise", type=_name_by(check_dns_subdomain, "name"))
     p.add_argument("--identity", default=os.environ.get("POD_NAME") or f"{socket.gethostname()}_{uuid.uuid4()}",
+                   type=_identity,
                    help="this replica's name in the Lease (default: $POD_NAME, else host and a random id)")
     p.add_argument("--lease-duration", type=parse_duration, default=15.0, metavar="DURATION")
     p.add_argument("--renew-deadline", type=parse_duration, default=10.0, metavar="DURATION")
     p.add_argument("--retry-period", type=parse_duration, default=2.0, metavar="DURATION")
-    p.add_argument("--workers", type=int, default=5, help="concurrent reconciles per controller (default 5)")
+    p.add_argument("--workers", type=_workers, default=5, help="concurrent reconciles per controller (default 5)")
     p.add_argument("--http-transport", default="direct", choices=TRANSPORTS,
                    help="the API client: direct (default: aiohttp requests, no lightkube), aiohttp (lightkube's "
                         "httpx client over aiohttp's connections) or httpx (lightkube over httpx's own)")

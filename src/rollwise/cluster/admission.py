@@ -11,7 +11,9 @@ handlers — by giving ``Admission(...).hooks()`` to the store. Per resource, in
    (upstream ``ValidateControllerRevisionUpdate``), and a pod's spec except its containers' images
    (upstream ``ValidatePodUpdate``; the rest of ``spec`` is fixed once the pod exists);
 6. a created pod's container values kube-apiserver refuses (``imagePullPolicy``, ports, env, probes:
-   ``api/validation_containers.py``, the rules a StatefulSet's template is held to).
+   ``api/validation_containers.py``, the rules a StatefulSet's template is held to);
+7. a Lease's spec: its types and ``ValidateLeaseSpec``'s ranges (``api/validation_objects.check_lease_spec``), since
+   ``up`` reads every Lease to see whether an operator leads.
 
 A refusal is ``Invalid`` carrying every ``FieldError``, with the API server's message
 (``StatefulSet.apps "web" is invalid: ...``), so a client prints the field paths.
@@ -29,10 +31,11 @@ from rollwise.api.meta import Obj, name_of
 from rollwise.api.revisions import stored_as_is
 from rollwise.api.scheduling import unscheduled
 from rollwise.api.validation import note_admitted, validate_statefulset
+from rollwise.api.validation_objects import check_lease_spec
 from rollwise.api.validation_pods import check_container_values
 from rollwise.cluster.memory import Admit
 from rollwise.cluster.protocol import Cluster
-from rollwise.cluster.resources import CONTROLLER_REVISION, POD, PVC, STATEFULSET_KINDS, GroupKind
+from rollwise.cluster.resources import CONTROLLER_REVISION, LEASE, POD, PVC, STATEFULSET_KINDS, GroupKind
 from rollwise.cluster.volumes import ClaimResize
 
 __all__ = ["Admission", "StrictFields"]
@@ -65,6 +68,7 @@ class Admission:
         hooks: dict[GroupKind, Admit] = {gk: self._hook(gk) for gk in self.statefulset_kinds}
         hooks[POD] = self._hook(POD)
         hooks[CONTROLLER_REVISION] = self._hook(CONTROLLER_REVISION)
+        hooks[LEASE] = self._hook(LEASE)
         hooks[PVC] = self.claims.admit  # volume expansion (cluster/volumes.py)
         return hooks
 
@@ -89,6 +93,8 @@ class Admission:
             errors = _pod_update(new, old)
         elif gk == POD:
             errors = check_container_values(new.get("spec"), "spec")
+        elif gk == LEASE:
+            errors = check_lease_spec(new.get("spec"), "spec")
         if errors:
             raise _invalid(gk, new, errors)
         return new

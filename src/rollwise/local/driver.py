@@ -59,6 +59,7 @@ from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder, StoreEventSink
+from rollwise.runtime.registrations import QUORUM, Registration, up_kinds
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.setkeys import SetKey, set_key
 from rollwise.runtime.trace import DecisionLog
@@ -119,9 +120,11 @@ class WallDriver:
         self.profile = scaled_profile(profile or KubeletProfile(), speed)
         self.gates = gates or FeatureGates()
         self.clock = clock
-        self.kinds = statefulset_kinds
-        self.kubelet_on = kubelet
+        self._statefulset_kinds = statefulset_kinds
         self.quorum_on = quorum
+        self.kinds = up_kinds(self._runs)
+        """The kinds whose sets ``up`` reconciles: those some controller of its runs for (registrations.py)."""
+        self.kubelet_on = kubelet
         self.speed = speed
         self.processes = processes
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -159,7 +162,7 @@ class WallDriver:
         self._controller = SetController(writes, clock=self._scheduler, gates=self.gates, recorder=self._recorder,
                                          quorum=self.quorum_on, backoff_max=_BACKOFF_MAX, settle_guard=False,
                                          after_each=self.pump)
-        self._controller.stands_down = self.leases.stands_down
+        self._controller.stands_down = self._skips
         for lease in self.cluster.list(LEASE):
             self._lease_seen(lease, deleted=False)
         if self.trace is not None:
@@ -295,6 +298,14 @@ class WallDriver:
         until = self.leases.next_expiry()
         if until is not None and self._scheduler is not None and not self._stopped:
             self._lease_timer = self._scheduler.call_at(until, self._lease_check)
+
+    def _runs(self, row: Registration, kind: GroupKind) -> bool:
+        """Whether ``up --controllers`` turned ``row`` on for sets of ``kind``."""
+        return self.quorum_on if row is QUORUM else kind in self._statefulset_kinds
+
+    def _skips(self, row: Registration, key: SetKey) -> bool:
+        """``up``'s ``row`` decides nothing for the set: turned off for its kind, or left to a leading operator."""
+        return not self._runs(row, key[0]) or self.leases.stands_down(row, key)
 
     def _wake_all(self) -> None:
         """Every set: ``up``'s controllers resume where an operator left off."""

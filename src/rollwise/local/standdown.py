@@ -23,12 +23,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rollwise.api.meta import Obj, name_of, namespace_of
-from rollwise.runtime.registrations import OperatorMarks, Registration, read_operator_marks
+from rollwise.runtime.registrations import SET_CONTROLLERS, OperatorMarks, Registration, read_operator_marks
 from rollwise.runtime.setkeys import SetKey
 
 __all__ = ["OperatorLeases"]
 
 log = logging.getLogger("rollwise.wall")
+
+
+def _up_names(marks: OperatorMarks) -> list[str]:
+    """What stands down, as ``up --controllers`` names it: the operator's ``statefulset`` is ``up``'s
+    ``apps.rollwise.dev`` (its ``statefulset``, of apps/v1 sets, never stands down); unknown marks name nothing."""
+    return sorted({row.up_names[kind] for row in SET_CONTROLLERS for kind in row.kinds
+                   if row.operator_names.get(kind) in marks.controllers})
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +73,7 @@ class OperatorLeases:
         self._held[key] = _Held(holder=holder, marks=marks, until=until)
         if before is None or before.holder != holder:
             self._say(f"{holder} leads (lease {key[0]}/{key[1]}): up's controllers it also runs stand down "
-                      f"({', '.join(sorted(marks.controllers))}"
+                      f"({', '.join(_up_names(marks)) or 'none'}"
                       + (f" in {', '.join(sorted(marks.namespaces))})" if marks.namespaces else ")"))
         return until, False
 

@@ -31,7 +31,7 @@ from rollwise.controllers.view import SetView
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 
 __all__ = ["CONTROLLERS_MARK", "NAMESPACES_MARK", "QUORUM", "SET_CONTROLLERS", "STATEFULSET_ROW", "OperatorMarks",
-           "Registration", "chain_for", "operator_kinds", "operator_marks", "read_operator_marks"]
+           "Registration", "chain_for", "operator_kinds", "operator_marks", "read_operator_marks", "up_kinds"]
 
 CONTROLLERS_MARK = "rollwise.dev/controllers"
 """On the operator's leader-election Lease: the ``run --controllers`` the holder runs, comma-separated."""
@@ -71,6 +71,13 @@ SET_CONTROLLERS: tuple[Registration, ...] = (STATEFULSET_ROW, QUORUM)
 def chain_for(kind: GroupKind, *, runs: Callable[[Registration], bool] = lambda _: True) -> tuple[Registration, ...]:
     """The controllers of ``kind``'s sets, in chain order, those ``runs`` turns off left out."""
     return tuple(r for r in SET_CONTROLLERS if kind in r.kinds and runs(r))
+
+
+def up_kinds(runs: Callable[[Registration, GroupKind], bool]) -> tuple[GroupKind, ...]:
+    """The StatefulSet kinds some controller of ``up`` runs for (``runs``: its ``--controllers``, row by kind): a
+    kind whose StatefulSet controller is left to the operator still has the quorum-aware controller, as the table
+    says, so its sets are still watched."""
+    return tuple(kind for kind in STATEFULSET_KINDS if any(runs(row, kind) for row in chain_for(kind)))
 
 
 def operator_kinds(names: tuple[str, ...]) -> dict[GroupKind, tuple[Registration, ...]]:

@@ -163,6 +163,25 @@ def test_a_set_handed_over_adopts_nothing_and_writes_no_pod() -> None:
     assert not h.pod("foo-2")["metadata"].get("ownerReferences")
 
 
+@pytest.mark.parametrize("value", ["statefulset.apps.rollwise.dev/foo", ""])
+def test_a_fenced_set_says_in_its_progressing_condition_that_it_is_handed_over(value: str) -> None:
+    """The fence leaves a set's pods alone for as long as it stands: put by hand, or left by a migrate stopped
+    half-way, it would hold a missing pod missing forever while Progressing said only "2 of 3 replicas"; it names
+    the annotation that holds it, so `rollwise get` and `status` say why and what to remove."""
+    h = Harness(make_set(replicas=3))
+    h.settle()
+    h.cluster.delete("Pod", "default", "foo-1", grace_period_seconds=0)
+    h.cluster.patch("StatefulSet", "default", "foo", {"metadata": {"annotations": {HANDOVER_ANNOTATION: value}}})
+    plan = h.sync()
+    assert not plan.of_type(CreatePod)
+    progressing = next(c for c in h.status()["conditions"] if c["type"] == "Progressing")
+    assert HANDOVER_ANNOTATION in progressing["message"] and "until the annotation is removed" in progressing["message"]
+    assert [b.pod for b in plan.blocked] == [""]
+    assert h.sync().actions == (), "a fenced set's status is written once"
+    h.cluster.patch("StatefulSet", "default", "foo", {"metadata": {"annotations": {HANDOVER_ANNOTATION: None}}})
+    assert [name_of(a.pod) for a in h.sync().of_type(CreatePod)] == ["foo-1"]
+
+
 def test_orphan_revisions_are_adopted() -> None:
     h = Harness(make_set(replicas=1))
     h.settle()

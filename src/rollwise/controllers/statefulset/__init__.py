@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from rollwise.api import predicates as p
 from rollwise.api.conditions import merge_conditions
 from rollwise.api.errors import FieldError
-from rollwise.api.handover import leaves_pods_alone
+from rollwise.api.handover import HANDOVER_ANNOTATION, handed_over_to, leaves_pods_alone
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
-from rollwise.api.meta import Obj, name_of
+from rollwise.api.meta import Obj, deletion_timestamp, name_of
 from rollwise.api.ordinals import index_in
 from rollwise.api.validation import structural_errors
 from rollwise.controllers.census import (
@@ -101,6 +101,11 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
             else:
                 strategy.update(sync)
         claim_report = plan_claim_updates(sync, old_status)  # KEP-4650: no pod is touched
+    elif deletion_timestamp(sts) is None:
+        # The fence holds the set for as long as it stands, by hand or left by a migrate stopped half-way: say so.
+        to = handed_over_to(sts) or "another controller"
+        sync.wait(None, f"handed over to {to} (annotation {HANDOVER_ANNOTATION}): no pod is created, deleted or "
+                        "adopted until the annotation is removed")
 
     status = compute_status(sync, [])
     if claim_report is not None:
