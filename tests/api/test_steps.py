@@ -16,6 +16,8 @@ from rollwise.api.defaults import apply_defaults
 from rollwise.api.features import FeatureGates
 from rollwise.api.steps import NothingToPromote, parse_duration, promoted_status, target_replicas
 from rollwise.api.validation import structural_errors, validate_statefulset
+from rollwise.apiserver.schema import admit_custom
+from rollwise.cluster.crd import crd
 
 SET: dict[str, Any] = {
     "apiVersion": "apps.rollwise.dev/v1alpha1", "kind": "StatefulSet", "metadata": {"name": "web"},
@@ -36,18 +38,13 @@ def _errors(steps: Any) -> list[str]:
     return [str(e) for e in structural_errors(_with(steps))]
 
 
-@pytest.mark.parametrize("steps", [
+VALID: list[Any] = [
     [{"replicas": 1}, {"pause": {}}],
     [{"replicas": "25%"}, {"pause": {"duration": 30}}, {"replicas": "100%"}, {"pause": {"duration": "5m"}}],
     [{"replicas": 0}, {"pause": {"duration": "1h"}}, {"analysis": {"templates": [{"templateName": "error-rate"}],
                                                                    "args": [{"name": "x", "value": "1"}]}}],
-])
-def test_valid_steps_are_accepted(steps: Any) -> None:
-    assert _errors(steps) == []
-    assert validate_statefulset(_with(steps), gates=FeatureGates()) == []
-
-
-@pytest.mark.parametrize(("steps", "path", "words"), [
+]
+INVALID: list[Any] = [
     ([{"replicas": 1, "pause": {}}], "steps[0]", "exactly one of replicas, pause, analysis"),
     ([{}], "steps[0]", "exactly one of"),
     ([{"replicas": -1}], "steps[0].replicas", "at least 0"),
@@ -60,7 +57,16 @@ def test_valid_steps_are_accepted(steps: Any) -> None:
     ([{"analysis": {"templates": [{"templateName": "Bad_Name"}]}}], "steps[0].analysis.templates[0].templateName",
      "RFC 1123"),
     ("1", "steps", "a list"),
-])
+]
+
+
+@pytest.mark.parametrize("steps", VALID)
+def test_valid_steps_are_accepted(steps: Any) -> None:
+    assert _errors(steps) == []
+    assert validate_statefulset(_with(steps), gates=FeatureGates()) == []
+
+
+@pytest.mark.parametrize(("steps", "path", "words"), INVALID)
 def test_invalid_steps_name_the_field_and_the_rule(steps: Any, path: str, words: str) -> None:
     errors = _errors(steps)
     assert len(errors) == 1, errors
@@ -100,3 +106,21 @@ def test_promote_moves_past_the_step_or_asks_for_all_of_them() -> None:
         promoted_status(sts, full=False)
     with pytest.raises(NothingToPromote, match="no canary steps"):
         promoted_status(SET, full=False)
+
+
+SCHEMA = crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+
+
+@pytest.mark.parametrize("steps", VALID)
+def test_the_crd_alone_keeps_valid_steps(steps: Any) -> None:
+    stored, errors = admit_custom(_with(steps), None, SCHEMA)
+    assert errors == []
+    assert stored["spec"]["updateStrategy"]["rollingUpdate"]["steps"] == steps  # not pruned
+
+
+@pytest.mark.parametrize(("steps", "path", "words"), INVALID)
+def test_the_crd_alone_refuses_what_validation_refuses_at_the_same_step(steps: Any, path: str, words: str) -> None:
+    _, errors = admit_custom(_with(steps), None, SCHEMA)
+    assert errors, f"the CRD accepted {steps!r}"
+    index = path.split("]", maxsplit=1)[0] + "]" if "[" in path else path
+    assert any(f"rollingUpdate.{index}" in e.path for e in errors), [str(e) for e in errors]

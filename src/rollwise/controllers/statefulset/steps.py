@@ -109,7 +109,9 @@ def advance_steps(sync: Sync, *, moving: bool) -> StepReport | None:
                               reason=ANALYSIS_NOT_SUPPORTED)
         else:
             if start is None and moving:
-                start = float(math.floor(sync.now))  # whole seconds: what the wire keeps (cluster/wire.py)
+                # Whole seconds, what the wire keeps (cluster/wire.py), rounded up: a pause never lasts less than
+                # its duration.
+                start = float(math.ceil(sync.now))
             if step.duration is None or start is None:
                 return StepReport(steps, index, start, hold="paused until promoted", reason=STEP_PAUSED)
             end = start + step.duration

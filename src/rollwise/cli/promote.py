@@ -1,0 +1,42 @@
+"""``rollwise rollout promote [--full] TYPE/NAME``: move a canary past the step it holds at, or through all of them.
+
+As ``kubectl argo rollouts promote`` (argo-rollouts ``pkg/kubectl-argo-rollouts/cmd/promote``), the write is to the
+set's status through the status subresource — ``status.currentStepIndex`` one further, or ``status.promoteFull`` —
+which the controller reads (controllers/statefulset/steps.py). Not an annotation: where the rollout stands is
+status, written by whoever moves it, and the spec (a GitOps tool's) stays as its owner wrote it. The write carries
+the resourceVersion it read: if the controller moved on meanwhile (a timed pause ended), the write is a Conflict,
+and the promote reads again, so it never skips a step nobody saw.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rollwise.api.errors import Conflict
+from rollwise.api.steps import NothingToPromote, promoted_status
+from rollwise.cli.kubetarget import ClusterCommandError, SetTarget
+
+__all__ = ["promote"]
+
+_ATTEMPTS = 5
+
+
+async def promote(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) -> int:
+    full = bool(getattr(args, "full", False))
+    for attempt in range(_ATTEMPTS):
+        sts = await kube.get(target.kind, ns, target.name)
+        try:
+            status = promoted_status(sts, full=full)
+        except NothingToPromote as err:
+            raise ClusterCommandError(f"{target.display}: {err}") from None
+        try:
+            await kube.update_status({**sts, "status": status})
+        except Conflict:
+            if attempt == _ATTEMPTS - 1:
+                raise
+            continue
+        step = status.get("currentStepIndex")
+        print(f"{target.display} promoted" + (" (all remaining steps)" if full else f" (to step {step})"))
+        return 0
+    return 1
