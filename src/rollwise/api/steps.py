@@ -25,8 +25,19 @@ from typing import Any
 from rollwise.api.errors import FieldError
 from rollwise.api.validation_rules import is_int, type_error
 
-__all__ = ["MAX_STEPS", "STEP_KINDS", "NothingToPromote", "Step", "check_steps", "parse_duration", "promoted_status",
-           "steps_of", "target_replicas"]
+__all__ = [
+    "MAX_STEPS",
+    "STEP_KINDS",
+    "NothingToPromote",
+    "Step",
+    "check_steps",
+    "floor_at_step",
+    "parse_duration",
+    "promoted_status",
+    "recorded_floor",
+    "steps_of",
+    "target_replicas",
+]
 
 STEP_KINDS = ("replicas", "pause", "analysis")
 MAX_STEPS = 64
@@ -77,6 +88,29 @@ def target_replicas(value: int | str | None, replicas: int) -> int:
     else:
         count = int(value or 0)
     return max(0, min(count, replicas))
+
+
+def floor_at_step(steps: Sequence[Step], index: int, replicas: int, spec_floor: int) -> int:
+    """The effective partition at step ``index``: the spec's once past the last step, else what the largest
+    replicas step so far leaves below it (a partition only moves down), never below the spec's."""
+    if index >= len(steps):
+        return spec_floor
+    wanted = max((target_replicas(s.replicas, replicas) for s in steps[:index + 1] if s.kind == "replicas"),
+                 default=0)
+    return max(spec_floor, replicas - wanted)
+
+
+def recorded_floor(sts: Mapping[str, Any], block: Mapping[str, Any] | None, spec_floor: int) -> int:
+    """The effective partition of the step the set's status records (``limits_of``; the invariants judge with it):
+    the spec's without steps, with no rollout under way, or after ``promote --full``."""
+    steps = steps_of(block)
+    status = sts.get("status") or {}
+    if not steps or status.get("currentRevision") == status.get("updateRevision") or status.get("promoteFull"):
+        return spec_floor
+    recorded = status.get("currentStepIndex")
+    index = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded >= 0 else 0
+    replicas = (sts.get("spec") or {}).get("replicas", 1)
+    return floor_at_step(steps, index, replicas if is_int(replicas) else 1, spec_floor)
 
 
 def steps_of(block: Mapping[str, Any] | None) -> tuple[Step, ...]:

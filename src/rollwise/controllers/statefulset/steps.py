@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.meta import Obj, format_time
-from rollwise.api.steps import Step, steps_of, target_replicas
+from rollwise.api.rollout import partition_floor
+from rollwise.api.steps import Step, floor_at_step, steps_of
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.progress import rollout_complete
 
@@ -76,13 +77,7 @@ def _recorded(status: Mapping[str, Any], update_name: str, count: int) -> tuple[
 
 
 def _floor_at(sync: Sync, steps: tuple[Step, ...], index: int, spec_floor: int) -> int:
-    """The effective partition at step ``index``: the largest replicas step so far (a partition only moves down)."""
-    if index >= len(steps):
-        return spec_floor
-    replicas = len(sync.span)
-    wanted = max((target_replicas(s.replicas, replicas) for s in steps[:index + 1] if s.kind == "replicas"),
-                 default=0)
-    return max(spec_floor, replicas - wanted)
+    return floor_at_step(steps, index, len(sync.span), spec_floor)
 
 
 def advance_steps(sync: Sync, *, moving: bool) -> StepReport | None:
@@ -91,7 +86,8 @@ def advance_steps(sync: Sync, *, moving: bool) -> StepReport | None:
     steps = steps_of(sync.strategy_block)
     if not steps or sync.update_type not in ("RollingUpdate", "EnforcedRollingUpdate"):
         return None
-    spec_floor = sync.floor
+    # The spec's partition: Sync.floor holds the recorded step's already (limits.py), which this reconcile may move.
+    spec_floor = partition_floor(sync.spec.get("updateStrategy") or {}, sync.update_type)
     if sync.update_name == sync.current_name:
         return StepReport(steps, len(steps))  # no rollout under way (created, completed or reverted)
     index, start, full = _recorded(sync.sts.get("status") or {}, sync.update_name, len(steps))
