@@ -3,7 +3,8 @@
 A status write that records a later ``currentStepIndex`` than the set's status holds (for the same update
 revision) may move past a ``replicas`` step and past a timed pause whose duration has run out since its recorded
 start; never past ``pause: {}`` or an ``analysis`` step — those only ``rollwise rollout promote`` moves (a user's
-write, which no controller decision makes). Deletions against the step's partition are the partition rule's, which
+write, which no controller decision makes) — unless the same write says the rollout is complete (a scale-in can
+leave no pod to hold back). Deletions against the step's partition are the partition rule's, which
 reads the partition of the step the decision records (``Decision.limits``).
 """
 
@@ -22,6 +23,8 @@ def canary_step(d: Decision) -> list[str]:
     old = d.state.set.get("status") or {}
     if old.get("updateRevision") != written.get("updateRevision") or "currentStepIndex" not in old:
         return []  # a new rollout starts at step 0 wherever it went
+    if written.get("currentRevision") == written.get("updateRevision"):
+        return []  # every replica updated and available (a scale-in can finish a held canary): nothing is held
     steps = steps_of(d.limits.block)
     start, end = int(old["currentStepIndex"]), int(written["currentStepIndex"])
     problems = []

@@ -109,6 +109,7 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     if claim_report is not None:
         status["volumeClaimTemplates"] = claim_report.entries
     if steps is not None:
+        steps = steps.settled(status)
         status.update(steps.fields(str(status["currentRevision"])))
     wanted = with_claim_progress(progress_conditions(sync, status, old_status), claim_report)
     wanted = with_step_condition(steps, wanted, paused=sync.paused)

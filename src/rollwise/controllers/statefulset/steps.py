@@ -57,6 +57,13 @@ class StepReport:
     """Why the rollout waits at ``index`` (a pause, an analysis), or None while a replicas step moves."""
     reason: str | None = None
 
+    def settled(self, status: Mapping[str, Any]) -> StepReport:
+        """Past the last step once this reconcile's status promotes the update revision to current (every replica
+        updated and available: a scale-in can finish a canary early), so the next reconcile computes the same."""
+        if status.get("currentRevision") != status.get("updateRevision") or self.index >= len(self.steps):
+            return self
+        return StepReport(self.steps, len(self.steps))
+
     def fields(self, stable_revision: str) -> Obj:
         out: Obj = {"currentStepIndex": self.index, "stableRevision": stable_revision}
         if self.pause_start is not None:
