@@ -95,7 +95,7 @@ def test_the_operator_holds_one_pod_until_promote_then_finishes(up: Up, tmp_path
 
         promoted = up.plugin("rollout", "promote", "rsts/web")
         assert promoted.returncode == 0, promoted.stderr
-        assert promoted.stdout == "statefulset.apps.rollwise.dev/web promoted (to step 2)\n"
+        assert promoted.stdout == "statefulset.apps.rollwise.dev/web promoted: past the last step, the rest follows\n"
         up.until(lambda: rolled_out(up, "web", 4, "nginx:1.28"), "the rollout finishes after promote",
                  deadline=DEADLINE * 2)
         assert [name for _, name in _deletes(up, since)] == ["web-3", "web-2", "web-1", "web-0"]

@@ -14,7 +14,7 @@ import argparse
 from typing import Any
 
 from rollwise.api.errors import Conflict
-from rollwise.api.steps import NothingToPromote, promoted_status
+from rollwise.api.steps import NothingToPromote, promoted_status, steps_of
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget
 
 __all__ = ["promote"]
@@ -36,7 +36,15 @@ async def promote(kube: Any, ns: str, target: SetTarget, args: argparse.Namespac
             if attempt == _ATTEMPTS - 1:
                 raise
             continue
-        step = status.get("currentStepIndex")
-        print(f"{target.display} promoted" + (" (all remaining steps)" if full else f" (to step {step})"))
+        print(f"{target.display} promoted{_where(sts, status, full)}")
         return 0
     return 1
+
+
+def _where(sts: dict[str, Any], status: dict[str, Any], full: bool) -> str:
+    """Where the rollout now stands, in the condition's words (steps counted from 1)."""
+    if full:
+        return ": every remaining step skipped"
+    count = len(steps_of((sts["spec"].get("updateStrategy") or {}).get("rollingUpdate")))
+    index = int(status["currentStepIndex"])
+    return f": now at step {index + 1} of {count}" if index < count else ": past the last step, the rest follows"
