@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import zygote
-from kubectl_support import DEADLINE, PLUGIN_DIR, Up
+from kubectl_support import DEADLINE, PLUGIN_DIR, Up, running_up
 from operator_support import (
     audit_entries,
     get_json,
@@ -122,3 +122,48 @@ def test_promote_of_a_set_without_steps_says_so(up: Up) -> None:
                       timeout=DEADLINE)
     assert done.returncode == 1 and done.stdout == ""
     assert "web has no canary steps (spec.updateStrategy.rollingUpdate.steps)" in done.stderr
+
+
+APPS_V1 = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: default}
+spec:
+  serviceName: db
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {steps: [{replicas: 1}, {pause: {}}]}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {terminationGracePeriodSeconds: 1, containers: [{name: app, image: "nginx:1.27"}]}
+"""
+
+
+def test_steps_on_apps_v1_are_a_proposal_up_keeps_with_a_warning_and_runs(tmp_path: Path) -> None:
+    with running_up(tmp_path) as server:
+        applied = server.kubectl("apply", "-f", "-", stdin=APPS_V1)
+        assert ("Warning: spec.updateStrategy.rollingUpdate.steps: a Kubernetes 1.37.0 API server does not know "
+                "the field") in applied.stderr
+        server.until(lambda: (get_json(server, "sts", "db").get("status") or {}).get("readyReplicas") == 3,
+                     "the set comes up")
+        server.kubectl("set", "image", "sts/db", "app=nginx:1.28")
+
+        def held() -> bool:
+            status = get_json(server, "sts", "db").get("status") or {}
+            pods = get_json(server, "pods", "-l", "app=db")["items"]
+            updated = [p["metadata"]["name"] for p in pods
+                       if p["metadata"]["labels"].get("controller-revision-hash") == status.get("updateRevision")]
+            return status.get("currentStepIndex") == 1 and updated == ["db-2"] and status.get("readyReplicas") == 3
+
+        server.until(held, "one pod at the new revision, held at the pause")
+        bad = server.kubectl("patch", "sts", "db", "--type=merge", "-p",
+                             '{"spec":{"updateStrategy":{"rollingUpdate":{"steps":[{"replicas":1,"pause":{}}]}}}}',
+                             check=False)
+        assert bad.returncode != 0
+        assert "spec.updateStrategy.rollingUpdate.steps[0]" in bad.stderr and "exactly one of" in bad.stderr
+
+
+def test_steps_on_apps_v1_with_proposals_off_are_an_unknown_field(tmp_path: Path) -> None:
+    with running_up(tmp_path, "--proposals", "off") as server:
+        result = server.kubectl("apply", "-f", "-", stdin=APPS_V1, check=False)
+    assert result.returncode != 0 and 'unknown field "spec.updateStrategy.rollingUpdate.steps"' in result.stderr

@@ -122,3 +122,27 @@ def test_the_example_holds_then_promotes_then_waits_a_minute_then_finishes() -> 
     sim, _, problems = _run(EXAMPLE)
     assert problems == []
     assert _set(sim)["status"]["currentRevision"] == _set(sim)["status"]["updateRevision"]
+
+
+def test_promote_full_skips_every_step_left_and_is_forgotten_once_done() -> None:
+    sim, result, problems = _run(_scenario([{"after": 300}, {"promote": {"name": "web", "full": True}},
+                                            {"waitFor": {"rolloutComplete": "web", "timeout": 600}}, {"after": 60}],
+                                           canary=[{"replicas": 1}, {"pause": {}}, {"replicas": 2}, {"pause": {}}]))
+    assert problems == []
+    assert [pod for _, pod in _deleted(result)] == ["web-3", "web-2", "web-1", "web-0"]
+    status = _set(sim)["status"]
+    assert status["currentRevision"] == status["updateRevision"]
+    assert status["currentStepIndex"] == 4 and "promoteFull" not in status
+
+
+def test_a_pre_delete_hook_still_holds_each_canary_pod() -> None:
+    raw = _scenario([{"after": 120}], canary=[{"replicas": 1}, {"pause": {}}])
+    spec = raw["objects"][0]["spec"]
+    spec["lifecycle"] = {"preDelete": {"labelsHandler": {"example.com/drain": "pending"}}}
+    spec["template"]["metadata"]["labels"]["example.com/drain"] = "pending"
+    raw["kubelet"]["hookReleaseSeconds"] = 20
+    _, result, problems = _run(raw)
+    assert problems == []
+    marks = [e["message"].split()[1] for e in result["events"] if e.get("reason") == "PreparingDelete"]
+    assert marks == ["web-3"]  # the canary's one pod, marked and drained before it goes; no other
+    assert [pod for _, pod in _deleted(result)] == ["web-3"]
