@@ -1,11 +1,13 @@
 """``rollwise rollout promote [--full] TYPE/NAME``: move a canary past the step it holds at, or through all of them.
 
 As ``kubectl argo rollouts promote`` (argo-rollouts ``pkg/kubectl-argo-rollouts/cmd/promote``), the write is to the
-set's status through the status subresource — ``status.currentStepIndex`` one further, or ``status.promoteFull`` —
-which the controller reads (controllers/statefulset/steps.py). Not an annotation: where the rollout stands is
-status, written by whoever moves it, and the spec (a GitOps tool's) stays as its owner wrote it. The write carries
-the resourceVersion it read: if the controller moved on meanwhile (a timed pause ended), the write is a Conflict,
-and the promote reads again, so it never skips a step nobody saw.
+set's status through the status subresource, which the controller reads (controllers/statefulset/steps.py): Argo
+clears the pause conditions its controller then steps past, or sets ``currentStepIndex`` one further where there is
+none; rollwise's pauses are the step index itself, so promote always sets the index one further; ``--full`` sets
+``promoteFull``, Argo's field. Not an annotation: where the rollout stands is status, written by whoever moves it,
+and the spec (a GitOps tool's) stays as its owner wrote it. Unlike Argo's merge patch, the write carries the
+resourceVersion it read: if the controller moved on meanwhile (a timed pause ended), the write is a Conflict and the
+promote reads again, so it never skips a step nobody saw.
 """
 
 from __future__ import annotations
