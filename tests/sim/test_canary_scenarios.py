@@ -146,3 +146,14 @@ def test_a_pre_delete_hook_still_holds_each_canary_pod() -> None:
     marks = [e["message"].split()[1] for e in result["events"] if e.get("reason") == "PreparingDelete"]
     assert marks == ["web-3"]  # the canary's one pod, marked and drained before it goes; no other
     assert [pod for _, pod in _deleted(result)] == ["web-3"]
+
+
+def test_enforced_rolling_update_takes_steps_in_its_own_block_and_promote_reads_them() -> None:
+    raw = _scenario([{"after": 300}], canary=[])
+    raw["objects"][0]["spec"]["updateStrategy"] = {
+        "type": "EnforcedRollingUpdate", "enforcedRollingUpdate": {"steps": [{"replicas": 1}, {"pause": {}}]}}
+    _, result, problems = _run(raw)
+    assert problems == [] and [pod for _, pod in _deleted(result)] == ["web-3"]
+    raw["steps"] += [{"promote": {"name": "web"}}, {"waitFor": {"rolloutComplete": "web", "timeout": 600}}]
+    _, result, problems = _run(raw)
+    assert problems == [] and [pod for _, pod in _deleted(result)] == ["web-3", "web-2", "web-1", "web-0"]

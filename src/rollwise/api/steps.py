@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.errors import FieldError
+from rollwise.api.rollout import strategy_block
 from rollwise.api.validation_rules import is_int, type_error
 
 __all__ = [
@@ -212,8 +213,7 @@ def promoted_status(sts: Mapping[str, Any], *, full: bool) -> dict[str, Any]:
     write carries the resourceVersion it read, so a step the controller moved past meanwhile is not skipped too."""
     spec = sts.get("spec") or {}
     status = dict(sts.get("status") or {})
-    block = (spec.get("updateStrategy") or {}).get("rollingUpdate")
-    steps = steps_of(block if isinstance(block, Mapping) else None)
+    steps = steps_of(strategy_block(spec.get("updateStrategy") or {}))  # rollingUpdate or enforcedRollingUpdate
     name = (sts.get("metadata") or {}).get("name", "")
     if not steps:
         raise NothingToPromote(f"{name} has no canary steps (spec.updateStrategy.rollingUpdate.steps)")

@@ -16,6 +16,7 @@ import argparse
 from typing import Any
 
 from rollwise.api.errors import Conflict
+from rollwise.api.rollout import strategy_block
 from rollwise.api.steps import NothingToPromote, promoted_status, steps_of
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget
 
@@ -47,6 +48,6 @@ def _where(sts: dict[str, Any], status: dict[str, Any], full: bool) -> str:
     """Where the rollout now stands, in the condition's words (steps counted from 1)."""
     if full:
         return ": every remaining step skipped"
-    count = len(steps_of((sts["spec"].get("updateStrategy") or {}).get("rollingUpdate")))
+    count = len(steps_of(strategy_block(sts["spec"].get("updateStrategy") or {})))
     index = int(status["currentStepIndex"])
     return f": now at step {index + 1} of {count}" if index < count else ": past the last step, the rest follows"
