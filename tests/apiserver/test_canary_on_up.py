@@ -167,3 +167,12 @@ def test_steps_on_apps_v1_with_proposals_off_are_an_unknown_field(tmp_path: Path
     with running_up(tmp_path, "--proposals", "off") as server:
         result = server.kubectl("apply", "-f", "-", stdin=APPS_V1, check=False)
     assert result.returncode != 0 and 'unknown field "spec.updateStrategy.rollingUpdate.steps"' in result.stderr
+
+
+def test_the_crd_refuses_an_invalid_step_with_its_field_path(up: Up) -> None:
+    refused = up.kubectl("apply", "-f", "-", stdin=CANARY.format(steps="[{replicas: 1}, {pause: {duration: soon}}]"),
+                         check=False)
+    assert refused.returncode != 0
+    assert "spec.updateStrategy.rollingUpdate.steps[1].pause.duration" in refused.stderr
+    both = up.kubectl("apply", "-f", "-", stdin=CANARY.format(steps="[{replicas: 1, pause: {}}]"), check=False)
+    assert both.returncode != 0 and "must have exactly one of replicas, pause, analysis" in both.stderr
