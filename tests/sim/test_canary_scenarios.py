@@ -118,7 +118,7 @@ def test_a_new_template_mid_canary_starts_again_at_step_zero() -> None:
     assert _at_update(sim) == ["web-3"]  # the new revision's canary is one pod again
 
 
-def test_the_example_holds_then_promotes_then_waits_a_minute_then_finishes() -> None:
+def test_the_example_holds_then_promotes_then_waits_half_a_minute_then_finishes() -> None:
     sim, _, problems = _run(EXAMPLE)
     assert problems == []
     assert _set(sim)["status"]["currentRevision"] == _set(sim)["status"]["updateRevision"]
