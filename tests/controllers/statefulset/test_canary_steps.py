@@ -109,3 +109,15 @@ def test_a_pod_recreated_below_the_step_is_updated_after_promote_without_churn()
     h.cluster.update_status({**h.sts, "status": {**h.status(), "currentStepIndex": 2}})  # the promote's write
     assert _judged_settle(h) == []
     assert _at_update(h) == ["foo-0", "foo-1", "foo-2", "foo-3"]
+
+
+def test_steps_cut_short_mid_rollout_let_the_rest_follow() -> None:
+    h = _canary([{"replicas": 1}, {"pause": {}}, {"replicas": 2}, {"pause": {}}])
+    h.set_image("nginx:2")
+    h.settle()
+    h.cluster.update_status({**h.sts, "status": {**h.status(), "currentStepIndex": 3}})
+    h.settle()
+    assert _at_update(h) == ["foo-2", "foo-3"]
+    h.patch_set({"spec": {"updateStrategy": {"rollingUpdate": {"steps": [{"replicas": 1}, {"pause": {}}]}}}})
+    assert _judged_settle(h) == []
+    assert _at_update(h) == ["foo-0", "foo-1", "foo-2", "foo-3"] and h.status()["currentStepIndex"] == 2

@@ -78,7 +78,8 @@ def _recorded(status: Mapping[str, Any], update_name: str, count: int) -> tuple[
     if status.get("updateRevision") != update_name:
         return 0, None, False
     index = status.get("currentStepIndex")
-    index = index if isinstance(index, int) and not isinstance(index, bool) and 0 <= index <= count else 0
+    # Steps edited mid-rollout: the rollout goes on from where it stood, past the end if the list is now shorter.
+    index = min(index, count) if isinstance(index, int) and not isinstance(index, bool) and index >= 0 else 0
     start = status.get("pauseStartTime")
     return index, float(start) if isinstance(start, (int, float)) else None, status.get("promoteFull") is True
 
