@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 import yaml
+import zygote
 from kubectl_support import POLL_FIRST, Up, find_kubectl, start_up, stop_up
 from operator_support import Operator, audit_entries, get_json
 from tiers import sweep
@@ -208,6 +209,11 @@ def _run_step(up: Up, kind: str, arg: Any, times_out: bool, custom: set[str], sp
         up.kubectl("patch", resource, arg["name"], "--type=merge", "-p", json.dumps(arg["merge"]))
     elif kind == "scale":
         up.kubectl("scale", f"{resource}/{arg['name']}", f"--replicas={arg['replicas']}")
+    elif kind == "promote":  # rollwise rollout promote [--full], as a user runs it
+        full = ["--full"] if arg.get("full") else []
+        done = zygote.run(["rollout", "promote", *full, f"{resource}/{arg['name']}", "--kubeconfig",
+                           str(up.kubeconfig)], env=up.env, timeout=SYNC_DEADLINE)
+        assert done.returncode == 0, done.stderr
     elif kind == "podFault":
         up.kubectl("create", "--raw", f"/debug/rollwise/namespaces/default/pods/{arg['pod']}/fault", "-f", "-",
                    stdin=json.dumps({"fault": arg["fault"]}))

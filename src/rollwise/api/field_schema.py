@@ -70,7 +70,9 @@ PVC_SPEC = _fields(
     selector=LABEL_SELECTOR, resources=RESOURCES, dataSource=ANY, dataSourceRef=ANY,
 )
 PVC_TEMPLATE = _fields("apiVersion", "kind", metadata=OBJECT_META, spec=PVC_SPEC, status=ANY)
-_ROLLING = _fields("partition", "maxUnavailable", "podProgressTimeoutSeconds", "podUpdatePolicy")
+_STEP = _fields("replicas", pause=_fields("duration"),
+                analysis=_fields(templates=ListOf(_fields("templateName")), args=ListOf(_fields("name", "value"))))
+_ROLLING = _fields("partition", "maxUnavailable", "podProgressTimeoutSeconds", "podUpdatePolicy", steps=ListOf(_STEP))
 STATEFULSET_SPEC = _fields(
     "replicas", "serviceName", "podManagementPolicy", "revisionHistoryLimit", "minReadySeconds",
     "progressDeadlineSeconds", "paused", "volumeClaimUpdatePolicy", "reserveOrdinals",

@@ -25,6 +25,7 @@ from rollwise.api.lifecycle import check_lifecycle
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, selector_matches
 from rollwise.api.ordinals import check_reserve_ordinals
+from rollwise.api.steps import check_steps
 from rollwise.api.validation_pods import check_pod_spec, check_unique_name
 from rollwise.api.validation_rules import (
     check_annotation_keys,
@@ -246,6 +247,8 @@ def _check_rolling_block(
     if block.get("podUpdatePolicy") is not None:
         # OpenKruise's Advanced StatefulSet names (api/in_place.py).
         errors += check_enum(block["podUpdatePolicy"], f"{path}.podUpdatePolicy", POD_UPDATE_POLICIES)
+    if block.get("steps") is not None:
+        errors += check_steps(block["steps"], f"{path}.steps")  # canary steps (api/steps.py)
     return errors
 
 

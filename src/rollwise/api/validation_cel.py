@@ -239,6 +239,24 @@ TWINS: dict[tuple[str, str], Twin] = {
     ("spec.updateStrategy.<block>.maxUnavailable", "Forbidden"): Twin(
         "none", "a feature gate of apps/v1: on a cluster the custom kind has every field, the gates are the "
                 "operator's"),
+    # canary steps (api/steps.py; the CRD's part is cluster/crd_steps.py)
+    ("spec.updateStrategy.<block>.steps", "Invalid value"): Twin("schema", "type: array"),
+    ("spec.updateStrategy.<block>.steps", "Too many"): Twin("schema", "maxItems"),
+    ("spec.updateStrategy.<block>.steps[*]", "Invalid value"): Twin("cel", "exactly one of replicas, pause, "
+                                                                          "analysis"),
+    ("spec.updateStrategy.<block>.steps[*].replicas", "Invalid value"): Twin("cel", "int >= 0 or '0%'..'100%'"),
+    ("spec.updateStrategy.<block>.steps[*].pause", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.updateStrategy.<block>.steps[*].pause.duration", "Invalid value"): Twin("cel", "int >= 0 or N(s|m|h)"),
+    ("spec.updateStrategy.<block>.steps[*].analysis", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.updateStrategy.<block>.steps[*].analysis.templates", "Required value"): Twin(
+        "schema", "required: [templates], minItems 1"),
+    ("spec.updateStrategy.<block>.steps[*].analysis.templates[*].templateName", "Required value"): Twin(
+        "schema", "required: [templateName], minLength 1"),
+    ("spec.updateStrategy.<block>.steps[*].analysis.templates[*].templateName", "Invalid value"): Twin(
+        "schema", "pattern: a DNS-1123 subdomain"),
+    ("spec.updateStrategy.<block>.steps[*].analysis.args", "Invalid value"): Twin("schema", "type: array"),
+    ("spec.updateStrategy.<block>.steps[*].analysis.args[*].name", "Required value"): Twin("schema",
+                                                                                          "required: [name]"),
     ("spec.updateStrategy.<block>.podProgressTimeoutSeconds", "Invalid value"): Twin("schema", "type: integer, "
                                                                                                "minimum 1"),
     ("spec.persistentVolumeClaimRetentionPolicy", "Invalid value"): Twin("schema", "type: object"),

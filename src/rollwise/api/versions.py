@@ -144,6 +144,9 @@ def proposal_uses(obj: Mapping[str, Any], old: Mapping[str, Any] | None, release
     if "podUpdatePolicy" in block:
         uses.append(ProposalUse("spec.updateStrategy.rollingUpdate.podUpdatePolicy", block["podUpdatePolicy"],
                                 UNKNOWN_FIELD, "OpenKruise's in-place update, in no Kubernetes release"))
+    if "steps" in block:
+        uses.append(ProposalUse("spec.updateStrategy.rollingUpdate.steps", block["steps"], UNKNOWN_FIELD,
+                                "canary steps (Argo Rollouts' and OpenKruise's names), in no Kubernetes release"))
     if "reserveOrdinals" in spec:
         uses.append(ProposalUse("spec.reserveOrdinals", spec["reserveOrdinals"], UNKNOWN_FIELD,
                                 "OpenKruise's reserved ordinals, in no Kubernetes release"))

@@ -1,4 +1,4 @@
-"""``rollwise rollout status|history|undo|restart|pause|resume rsts/NAME``: kubectl's rollout commands for the
+"""``rollwise rollout status|history|undo|restart|pause|resume|promote rsts/NAME``: kubectl's rollout commands for the
 custom kind.
 
 ``kubectl rollout`` never works on custom kinds: its status viewer, history viewer and rollbacker match only the
@@ -34,6 +34,7 @@ from rollwise.api.revisions import revision_number, template_of
 from rollwise.api.rollout import status_progress
 from rollwise.cli.durations import seconds
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget, add_connection_flags, parse_target, run_on_cluster
+from rollwise.cli.promote import promote
 from rollwise.cluster.quorum_status import quorum_status_of
 from rollwise.cluster.resources import CONTROLLER_REVISION
 from rollwise.cluster.wire import format_time
@@ -223,7 +224,7 @@ async def _pause(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace
 
 
 _ACTIONS = {"status": _status, "history": _history, "undo": _undo, "restart": _restart, "pause": _pause,
-            "resume": _pause}
+            "resume": _pause, "promote": promote}
 
 
 def duration(text: str) -> float:
@@ -257,7 +258,9 @@ def add_rollout(sub: Any) -> None:
                                    "restartedAt"),
                        ("pause", "stop starting new rollout steps (spec.paused: true); scaling and repairs go on"),
                        ("resume", "resume a paused rollout (spec.paused unset); the progress deadline starts "
-                                  "afresh")):
+                                  "afresh"),
+                       ("promote", "move a canary past the step it holds at (rollingUpdate.steps); --full: past "
+                                   "all of them")):
         a = actions.add_parser(name, help=text, description=text)
         a.add_argument("target", metavar="TYPE/NAME", help="rsts/NAME (apps.rollwise.dev) or sts/NAME (apps/v1)")
         add_connection_flags(a)
@@ -268,6 +271,8 @@ def add_rollout(sub: Any) -> None:
                            metavar="BOOL", help="keep watching until done (default true); false: print once")
         if name == "history":
             a.add_argument("--revision", type=int, default=0, help="show the pod template of this revision")
+        if name == "promote":
+            a.add_argument("--full", action="store_true", help="skip every remaining step: update the rest now")
         if name == "undo":
             a.add_argument("--to-revision", type=int, default=0, help="the revision to roll back to (default: "
                                                                        "the previous one)")

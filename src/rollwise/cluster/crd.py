@@ -37,6 +37,7 @@ from rollwise.api.validation_pods import DNS_POLICIES
 from rollwise.cluster.crd_claims import CLAIM_STORAGE, CLAIM_TEMPLATES, claim_status_schema, claim_update_policy_schema
 from rollwise.cluster.crd_containers import container_field_schemas
 from rollwise.cluster.crd_lifecycle import lifecycle_schema
+from rollwise.cluster.crd_steps import steps_schema
 from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
 __all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "crd"]
@@ -244,6 +245,7 @@ def _rolling_block(block: str, owner: str) -> dict[str, Any]:
             "and volumes; the containers restart) when the revisions differ only in images, else recreates it; "
             "InPlaceOnly does the same but halts the rollout, touching no pod, when a pod cannot be updated in place.",
             ENUMS["updateStrategy.{block}.podUpdatePolicy"], default=RECREATE_POLICY),
+        "steps": steps_schema(),  # canary steps (crd_steps.py)
     })
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.meta import Obj, format_time
-from rollwise.cluster.resources import EVENT, EVENT_V1, LEASE, GroupKind, ResourceTable
+from rollwise.cluster.resources import EVENT, EVENT_V1, LEASE, STATEFULSET_KINDS, GroupKind, ResourceTable
 
 __all__ = ["decode", "encode", "format_micro_time", "format_time", "parse_time", "time_paths"]
 
@@ -57,6 +57,8 @@ _BY_KIND: dict[GroupKind, tuple[tuple[Path, str], ...]] = {
                (("series", "lastObservedTime"), MICRO)),
     EVENT: ((("deprecatedFirstTimestamp",), TIME), (("deprecatedLastTimestamp",), TIME), (("eventTime",), MICRO),
             (("series", "lastObservedTime"), MICRO)),
+    # a canary pause's start (controllers/statefulset/steps.py), on both kinds
+    **dict.fromkeys(STATEFULSET_KINDS, ((("status", "pauseStartTime"), TIME),)),
 }
 
 _TABLE = ResourceTable.builtin()

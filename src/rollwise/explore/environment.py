@@ -16,6 +16,7 @@ from rollwise.api import predicates as p
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.lifecycle import hook_held, is_preparing_delete, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.steps import NothingToPromote, promoted_status
 from rollwise.explore.model import HOOK_LABEL, HOOK_VALUE, NAMESPACE, Bounds, Move, Node, Used
 from rollwise.explore.pods import stage_of, status_for
 from rollwise.explore.world import Transition, spend, successor
@@ -153,6 +154,7 @@ def _user_set_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
                               Move(actor=USER, kind="scales", target=facts.name, detail=f"to {target} replicas",
                                    healthy=False), bounds, user_actions=1)
     yield from _safety_moves(node, bounds)
+    yield from _promote(node, bounds)
     if facts.has_partition:
         strategy = spec["updateStrategy"]
         key = "rollingUpdate" if strategy["type"] == "RollingUpdate" else "enforcedRollingUpdate"
@@ -162,6 +164,25 @@ def _user_set_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
         yield from _patch(node, {"spec": {"updateStrategy": {key: block}}},
                           Move(actor=USER, kind="sets the partition", target=facts.name,
                                detail=f"to {block['partition']}", healthy=False), bounds, user_actions=1)
+
+
+def _promote(node: Node, bounds: Bounds) -> Iterator[Transition]:
+    """``rollwise rollout promote`` (and ``--full``) at any state where a canary has a step left: the same status
+    write the CLI makes (api/steps.py), spending a user action."""
+    for full in (False, True):
+        try:
+            status = promoted_status(node.sts, full=full)
+        except NothingToPromote:
+            return
+        cluster = node.cluster.fork()
+        try:
+            cluster.update_status({**node.sts, "status": status}, actor=USER)
+        except ApiStatusError:
+            return
+        move = Move(actor=USER, kind="promotes", target=node.facts.name, detail="--full" if full else "one step",
+                    healthy=False)
+        yield Transition(move=move, before=node,
+                         after=successor(node, cluster, move, bounds=bounds, used=spend(node.used, user_actions=1)))
 
 
 def _safety_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:

@@ -36,8 +36,12 @@ def _decision(tr: Transition) -> Decision | None:
     budgets = tuple(before.cluster.list("PodDisruptionBudget", NAMESPACE))
     view = SetView(set=before.sts, pods=before.pods(), now=NOW, gates=before.facts.gates, budgets=budgets,
                    budget_pods=before.pods() if budgets else ())
-    return Decision(view=view, actions=tuple(delete_of(pod) for pod in tr.deleted),
-                    quorum=tr.move.actor == QUORUM_CONTROLLER, births=before.born)
+    actions: list[Action] = [delete_of(pod) for pod in tr.deleted]
+    status = tr.after.sts.get("status") or {}
+    if tr.move.actor not in (KUBELET, USER) and status != (before.sts.get("status") or {}):
+        actions.append(WriteStatus(status=status))  # a canary's step moved on: the partition rule reads the new one
+    return Decision(view=view, actions=tuple(actions), quorum=tr.move.actor == QUORUM_CONTROLLER,
+                    births=before.born)
 
 
 def budget(tr: Transition) -> list[str]:
@@ -152,10 +156,18 @@ def quiescence(tr: Transition) -> list[str]:
     return settled_writes(first, requeue, Decision(view=later, actions=plan_then.actions))
 
 
+def canary_step(tr: Transition) -> list[str]:
+    """A controller's reconcile moves a canary past ``pause: {}`` or an analysis step only after a promote."""
+    if tr.decided is None:
+        return []
+    view, plan = tr.decided
+    return rules.canary_step(Decision(view=view, actions=plan.actions))
+
+
 TRANSITION_INVARIANTS: dict[str, Callable[[Transition], list[str]]] = {
     "budget": budget, "partition": partition, "claims": claims, "no-churn": no_churn, "in-place": in_place,
     "disruption-budget": disruption_budget, "wanted-ordinals": wanted_ordinals, "pre-delete-hook": pre_delete_hook,
-    "quiescence": quiescence,
+    "quiescence": quiescence, "canary-step": canary_step,
 }
 STATE_INVARIANTS: dict[str, Callable[[Node], list[str]]] = {
     "one-pod-per-ordinal": one_pod_per_ordinal, "recreate-never-mixes": recreate_never_mixes,

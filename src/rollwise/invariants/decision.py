@@ -14,7 +14,7 @@ from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_of, ordinal_range
 from rollwise.api.meta import Obj, name_of, uid_of
 from rollwise.api.ordinals import OrdinalSpan
-from rollwise.controllers.plan import Action, CreatePod, DeletePod, InPlaceUpdatePod
+from rollwise.controllers.plan import Action, CreatePod, DeletePod, InPlaceUpdatePod, WriteStatus
 from rollwise.controllers.statefulset.limits import Limits, limits_of
 from rollwise.controllers.view import SetView
 from rollwise.invariants.stages import image_of
@@ -56,7 +56,18 @@ class Decision:
 
     @property
     def limits(self) -> Limits:
-        return limits_of(self.state.set, self.state.gates)
+        """The limits the decision acted under: with canary steps, those of the step its own status write records
+        (a controller moves past a finished step and acts on the next one in one reconcile; the steps rule judges
+        that move, ``invariants/steps.py``)."""
+        sts = self.state.set
+        written = self.written_status()
+        if written is not None and "currentStepIndex" in written:
+            sts = {**sts, "status": written}
+        return limits_of(sts, self.state.gates)
+
+    def written_status(self) -> Obj | None:
+        """The status the decision's last status write sets, if it writes one."""
+        return next((a.status for a in reversed(self.actions) if isinstance(a, WriteStatus)), None)
 
     @property
     def span(self) -> OrdinalSpan:

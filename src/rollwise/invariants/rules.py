@@ -25,6 +25,8 @@ words (empty: it holds). ``TRANSITION_RULES`` names them; the store-level rules 
 - in-place-restart: a pod is never counted available while its containers restart for an in-place update
   (``in_place``); the budget rule counts in-place updates as it counts deletions.
 - pre-delete-hook: no voluntary deletion of a pod that still carries its set's pre-delete hook (``hooks``).
+- canary-step: a canary moves past ``pause: {}`` or an analysis step only by a promote, past a timed pause only
+  once it has run out (``steps``); its deletions keep the step's partition (the partition rule reads it).
 - quiescence: no write equal to the object it replaces (``quiescence``; its other form, a second reconcile of an
   unchanged world writes nothing, needs two decisions and is judged where two are at hand).
 """
@@ -44,10 +46,12 @@ from rollwise.invariants.hooks import pre_delete_hook_held
 from rollwise.invariants.in_place import in_place_restart
 from rollwise.invariants.quiescence import noop_writes
 from rollwise.invariants.stages import stage_of
+from rollwise.invariants.steps import canary_step
 
 __all__ = [
     "TRANSITION_RULES",
     "budget",
+    "canary_step",
     "disruption_budget",
     "futile_delete",
     "judge",
@@ -259,6 +263,7 @@ TRANSITION_RULES: dict[str, Callable[[Decision], list[str]]] = {
     "disruption-budget": disruption_budget,
     "in-place-restart": in_place_restart,
     "pre-delete-hook": pre_delete_hook_held,
+    "canary-step": canary_step,
     "quiescence": noop_writes,
 }
 

@@ -13,6 +13,7 @@ from typing import Any
 from rollwise.api.errors import ApiStatusError, FieldError, Invalid, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.api.pod_status import pod_status_errors
+from rollwise.api.steps import NothingToPromote, promoted_status
 from rollwise.api.values import clone
 from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.resources import ResourceRef, ref_of
@@ -110,11 +111,22 @@ class StepRunner:
                                actor="user")
             elif step.action == "podFault" and not self.sim.pod_fault(args["pod"], args["fault"]):
                 raise NotFound(f'pods "{args["pod"]}" not found')
+            elif step.action == "promote":
+                self._promote(args)
             elif step.action == "releaseHook" and not self.sim.release_hook(args):
                 raise NotFound(f'pods "{args}" not found')
         except ApiStatusError as err:
             self.sim.recorder.emit(self.sim.clock.now, "StepRejected", index=step.index, action=step.action,
                                    reason=err.reason, message=str(err))
+
+    def _promote(self, args: dict[str, Any]) -> None:
+        """``rollwise rollout promote [--full]``: the same status write (api/steps.py), at the read version."""
+        sts = find_set(self.sim.cluster, args.get("namespace", "default"), args["name"])
+        try:
+            status = promoted_status(sts, full=bool(args.get("full", False)))
+        except NothingToPromote as err:
+            raise Invalid(str(err)) from None
+        self.sim.cluster.update_status({**sts, "status": status}, actor="user")
 
     def _check_patched(self, kind: ResourceRef, namespace: str, name: str, merge: dict[str, Any]) -> None:
         """A patch is refused, as the API server with strict field validation would, when the object it makes is

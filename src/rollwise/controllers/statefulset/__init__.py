@@ -49,6 +49,7 @@ from rollwise.controllers.statefulset.readiness import (
 from rollwise.controllers.statefulset.replicas import process_condemned, process_replicas
 from rollwise.controllers.statefulset.revisions import choose_revisions, prune_history
 from rollwise.controllers.statefulset.status import compute_status, status_changed
+from rollwise.controllers.statefulset.steps import advance_steps, with_step_condition
 from rollwise.controllers.statefulset.strategies import effective_type, strategy_for
 from rollwise.controllers.view import SetView
 
@@ -81,6 +82,8 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     sync.actions.extend(revision_actions)
     old_status = sts.get("status") or {}
     claim_report: ClaimReport | None = None
+    # Canary steps set the partition every later phase reads (steps.py), before any of them runs.
+    steps = advance_steps(sync, moving=not sync.paused and not leaves_pods_alone(sts))
 
     if not leaves_pods_alone(sts):
         # A set being deleted neither creates, updates nor deletes pods (reference §4.4, test DeletionTimestamp);
@@ -110,7 +113,11 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     status = compute_status(sync, [])
     if claim_report is not None:
         status["volumeClaimTemplates"] = claim_report.entries
+    if steps is not None:
+        steps = steps.settled(status)
+        status.update(steps.fields(str(status["currentRevision"])))
     wanted = with_claim_progress(progress_conditions(sync, status, old_status), claim_report)
+    wanted = with_step_condition(steps, wanted, paused=sync.paused)
     if is_custom_kind(sts):
         status = with_selector(sts, status)
         basis = sync.unpaused_progressing if _done(sync.unpaused_progressing) else wanted[0]

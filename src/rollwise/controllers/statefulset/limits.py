@@ -11,6 +11,7 @@ from typing import Any
 from rollwise.api.features import FeatureGates
 from rollwise.api.intstr import resolve_max_unavailable
 from rollwise.api.rollout import partition_floor, strategy_block
+from rollwise.api.steps import recorded_floor
 
 __all__ = ["Limits", "limits_of"]
 
@@ -25,7 +26,9 @@ class Limits:
     """The resolved maxUnavailable (reference §2, KEP-961): 1 when the gate is off or the strategy has no block."""
     partition: int
     """The partition as an index (``api/rollout.partition_floor``, 0 without one): ordinals below start + partition
-    keep the current revision."""
+    keep the current revision. With canary steps, the partition of the step the status records
+    (``api/steps.recorded_floor``), which the controller may move on within a reconcile (controllers/statefulset/
+    steps.py)."""
 
 
 def limits_of(sts: Mapping[str, Any], gates: FeatureGates, update_type: str | None = None) -> Limits:
@@ -38,5 +41,7 @@ def limits_of(sts: Mapping[str, Any], gates: FeatureGates, update_type: str | No
     block = strategy_block(strategy, update_type)
     budget = 1 if block is None or not gates.max_unavailable else resolve_max_unavailable(
         block.get("maxUnavailable"), int(sts["spec"].get("replicas", 1)))
-    return Limits(update_type=update_type, block=block, budget=budget,
-                  partition=partition_floor(strategy, update_type))
+    partition = partition_floor(strategy, update_type)
+    if update_type in ("RollingUpdate", "EnforcedRollingUpdate"):
+        partition = recorded_floor(sts, block, partition)  # canary steps: the recorded step's partition
+    return Limits(update_type=update_type, block=block, budget=budget, partition=partition)

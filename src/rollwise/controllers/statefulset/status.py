@@ -25,6 +25,7 @@ _COMPARED = (
     "conditions",
     "labelSelector",
     "volumeClaimTemplates",  # KEP-4650's per-template claim report (claim_updates.py)
+    "currentStepIndex", "pauseStartTime", "stableRevision", "promoteFull",  # canary steps (steps.py)
 )
 
 

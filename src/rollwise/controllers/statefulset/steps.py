@@ -1,0 +1,148 @@
+"""Canary steps: where a rollout with ``rollingUpdate.steps`` stands, and the partition that step implies.
+
+Argo Rollouts' canary semantics (``rollout/canary.go``, ``utils/replicaset/canary.go``; docs ``features/canary``),
+carried to a StatefulSet the way OpenKruise Rollout moves an Advanced StatefulSet's batches: each step sets an
+*effective partition*, ``max(spec partition, replicas - pods the step asks for)``, and the rolling update does the
+rest. So every rule that reads the partition (``Sync.floor``) keeps applying to a canary unchanged: highest ordinal
+first, maxUnavailable, PodDisruptionBudgets, pre-delete hooks, the quorum-aware order, the creation phase's
+revision for a missing ordinal, podProgressTimeoutSeconds.
+
+- ``replicas`` steps are done once every ordinal from their partition up is updated and available (the rule that
+  says ``PartitionRolledOut``); then the next step starts in the same reconcile.
+- A pause holds at the partition of the last ``replicas`` step before it; a timed one starts its clock once
+  (``status.pauseStartTime``, written when the pause begins) and the plan asks to be woken when it ends; ``pause:
+  {}`` holds until ``rollwise rollout promote`` writes ``status.currentStepIndex`` one further (Argo's promote).
+- ``analysis`` steps are not run yet: the rollout holds there and the condition says so (a silent pass would
+  promote an unchecked canary); ``promote`` skips the step.
+- After the last step (or ``promote --full``: ``status.promoteFull``, Argo's name) the spec's own partition rules.
+- A new update revision starts a new rollout at step 0: the step index belongs to ``status.updateRevision``.
+  A revert to the current revision is no rollout (nothing is outdated), as Argo skips steps back to stable.
+
+Status, written only when its meaning changes (a reconcile of an unchanged world computes the same fields):
+``currentStepIndex`` (``len(steps)`` once past the last), ``pauseStartTime``, ``stableRevision`` (the revision the
+set runs in full, what a later abort goes back to) and ``promoteFull`` while it applies.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rollwise.api.meta import Obj, format_time
+from rollwise.api.rollout import partition_floor
+from rollwise.api.steps import Step, floor_at_step, steps_of
+from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.progress import rollout_complete
+
+__all__ = ["ANALYSIS_NOT_SUPPORTED", "STEP_FIELDS", "STEP_PAUSED", "StepReport", "advance_steps",
+           "with_step_condition"]
+
+STEP_PAUSED = "RolloutStepPaused"
+ANALYSIS_NOT_SUPPORTED = "AnalysisNotSupported"
+STEP_FIELDS = ("currentStepIndex", "pauseStartTime", "stableRevision", "promoteFull")
+"""The status fields this module owns (status.py compares them like the counters)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepReport:
+    """Where the rollout stands after this reconcile's decision."""
+
+    steps: tuple[Step, ...]
+    index: int
+    pause_start: float | None = None
+    full: bool = False
+    hold: str | None = None
+    """Why the rollout waits at ``index`` (a pause, an analysis), or None while a replicas step moves."""
+    reason: str | None = None
+
+    def settled(self, status: Mapping[str, Any]) -> StepReport:
+        """Past the last step once this reconcile's status promotes the update revision to current (every replica
+        updated and available: a scale-in can finish a canary early), so the next reconcile computes the same."""
+        if status.get("currentRevision") != status.get("updateRevision") or self.index >= len(self.steps):
+            return self
+        return StepReport(self.steps, len(self.steps))
+
+    def fields(self, stable_revision: str) -> Obj:
+        out: Obj = {"currentStepIndex": self.index, "stableRevision": stable_revision}
+        if self.pause_start is not None:
+            out["pauseStartTime"] = self.pause_start
+        if self.full:
+            out["promoteFull"] = True
+        return out
+
+
+def _recorded(status: Mapping[str, Any], update_name: str, count: int) -> tuple[int, float | None, bool]:
+    """The step index, pause start and --full the status holds for this update revision (step 0 for a new one)."""
+    if status.get("updateRevision") != update_name:
+        return 0, None, False
+    index = status.get("currentStepIndex")
+    # Steps edited mid-rollout: the rollout goes on from where it stood, past the end if the list is now shorter.
+    index = min(index, count) if isinstance(index, int) and not isinstance(index, bool) and index >= 0 else 0
+    start = status.get("pauseStartTime")
+    return index, float(start) if isinstance(start, (int, float)) else None, status.get("promoteFull") is True
+
+
+def _floor_at(sync: Sync, steps: tuple[Step, ...], index: int, spec_floor: int) -> int:
+    return floor_at_step(steps, index, len(sync.span), spec_floor)
+
+
+def advance_steps(sync: Sync, *, moving: bool) -> StepReport | None:
+    """Resolve the step in force, moving past each that is done when ``moving`` (not paused, not being deleted),
+    and set ``sync.floor`` to its partition. None for a set without steps, or whose strategy has no partition."""
+    steps = steps_of(sync.strategy_block)
+    if not steps or sync.update_type not in ("RollingUpdate", "EnforcedRollingUpdate"):
+        return None
+    # The spec's partition: Sync.floor holds the recorded step's already (limits.py), which this reconcile may move.
+    spec_floor = partition_floor(sync.spec.get("updateStrategy") or {}, sync.update_type)
+    if sync.update_name == sync.current_name:
+        return StepReport(steps, len(steps))  # no rollout under way (created, completed or reverted)
+    index, start, full = _recorded(sync.sts.get("status") or {}, sync.update_name, len(steps))
+    if full:
+        return StepReport(steps, index, full=True)
+    while index < len(steps):
+        step = steps[index]
+        sync.floor = _floor_at(sync, steps, index, spec_floor)
+        if step.kind == "replicas":
+            if not moving or not rollout_complete(sync):
+                return StepReport(steps, index)
+        elif step.kind == "analysis":
+            return StepReport(steps, index, hold="analysis is not run by this version of rollwise; the rollout "
+                                                 "holds here until `rollwise rollout promote` skips the step",
+                              reason=ANALYSIS_NOT_SUPPORTED)
+        else:
+            if start is None and moving:
+                # Whole seconds, what the wire keeps (cluster/wire.py), rounded up: a pause never lasts less than
+                # its duration.
+                start = float(math.ceil(sync.now))
+            if step.duration is None or start is None:
+                return StepReport(steps, index, start, hold="paused until promoted", reason=STEP_PAUSED)
+            end = start + step.duration
+            if sync.now < end or not moving:
+                sync.requeue_at(end)
+                return StepReport(steps, index, start, hold=f"paused for {step.duration} s, until "
+                                                            f"{format_time(end)}", reason=STEP_PAUSED)
+            start = None
+        index += 1
+    sync.floor = spec_floor
+    return StepReport(steps, index)
+
+
+def with_step_condition(report: StepReport | None, wanted: list[Obj], *, paused: bool) -> list[Obj]:
+    """The Progressing condition saying where the rollout stands ("step 2 of 3: paused until promoted"); the
+    others as they are. A held step is ``Unknown`` (it neither progresses nor fails: a person or the clock moves
+    it); ``spec.paused`` keeps its own words."""
+    if report is None or paused or report.index >= len(report.steps):
+        return wanted
+    where = f"step {report.index + 1} of {len(report.steps)} ({report.steps[report.index].describe()})"
+    out = []
+    for condition in wanted:
+        if condition.get("type") != "Progressing":
+            out.append(condition)
+        elif report.hold is not None:
+            out.append({**condition, "status": "Unknown", "reason": report.reason,
+                        "message": f"{where}: {report.hold}"})
+        else:
+            out.append({**condition, "message": f"{where}: {condition.get('message', '')}"})
+    return out

@@ -1,0 +1,178 @@
+"""Canary steps on `rollwise up` with the real operator process (`rollwise run`) and the real kubectl: a 4-replica
+custom set with steps ``[{replicas: 1}, {pause: {}}]`` holds exactly one pod at the new revision until
+``kubectl rollwise rollout promote`` (the plugin, which is the CLI), then finishes; a timed pause proceeds by
+itself. Every process is started here and ended by its pid; every wait has a deadline."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zygote
+from kubectl_support import DEADLINE, PLUGIN_DIR, Up, running_up
+from operator_support import (
+    audit_entries,
+    get_json,
+    last_audit_time,
+    leading_operator,
+    pod_writes_since,
+    rolled_out,
+    running_up_for_operator,
+)
+
+pytestmark = pytest.mark.kubectl
+
+CANARY = """\
+apiVersion: apps.rollwise.dev/v1alpha1
+kind: StatefulSet
+metadata: {{name: web, namespace: default}}
+spec:
+  replicas: 4
+  selector: {{matchLabels: {{app: web}}}}
+  updateStrategy:
+    type: RollingUpdate
+    rollingUpdate:
+      steps: {steps}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec: {{terminationGracePeriodSeconds: 1, containers: [{{name: app, image: "nginx:1.27"}}]}}
+"""
+IMAGE = '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}'
+
+
+@pytest.fixture
+def up(tmp_path: Path) -> Iterator[Up]:
+    if not (PLUGIN_DIR / "kubectl-rollwise").exists():
+        pytest.skip("the kubectl-rollwise entry point is not installed (run `make setup`)")
+    with running_up_for_operator(tmp_path) as server:
+        server.env = {**server.env, "PATH": f"{PLUGIN_DIR}{os.pathsep}{server.env.get('PATH', os.environ['PATH'])}"}
+        server.install_rollwise()
+        yield server
+
+
+def _status(up: Up) -> dict[str, Any]:
+    return get_json(up, "rsts", "web").get("status") or {}
+
+
+def _progressing(up: Up) -> dict[str, Any]:
+    return next((c for c in _status(up).get("conditions") or () if c["type"] == "Progressing"), {})
+
+
+def _at_update(up: Up) -> list[str]:
+    update = _status(up).get("updateRevision")
+    return sorted(p["metadata"]["name"] for p in get_json(up, "pods", "-l", "app=web")["items"]
+                  if p["metadata"]["labels"].get("controller-revision-hash") == update
+                  and not p["metadata"].get("deletionTimestamp"))
+
+
+def _deletes(up: Up, since: float) -> list[tuple[float, str]]:
+    return [(e["time"], e.get("name", "")) for e in audit_entries(up)
+            if e["resource"] == "pods" and e["verb"] == "delete" and e["time"] >= since and e["user"] == "op-a"]
+
+
+def test_the_operator_holds_one_pod_until_promote_then_finishes(up: Up, tmp_path: Path) -> None:
+    with leading_operator(up, tmp_path, "op-a"):
+        up.apply(CANARY.format(steps="[{replicas: 1}, {pause: {}}]"))
+        up.until(lambda: rolled_out(up, "web", 4, "nginx:1.27"), "the set comes up")
+        since = last_audit_time(up)
+        up.kubectl("patch", "rsts", "web", "--type=merge", "-p", IMAGE)
+        up.until(lambda: _progressing(up).get("reason") == "RolloutStepPaused", "the canary pauses",
+                 on_fail=lambda: str(_progressing(up)))
+        assert _at_update(up) == ["web-3"]
+        assert _progressing(up)["message"] == "step 2 of 2 (pause until promoted): paused until promoted"
+        status = _status(up)
+        assert status["currentStepIndex"] == 1 and status["stableRevision"] == status["currentRevision"]
+        assert isinstance(status["pauseStartTime"], str) and status["pauseStartTime"].endswith("Z")
+        # Held: the operator deletes no other pod and rewrites nothing while nothing changes.
+        version = get_json(up, "rsts", "web")["metadata"]["resourceVersion"]
+        up.kubectl("wait", "--for=condition=Ready=false", "rsts/web", "--timeout=5s")
+        assert [name for _, name in _deletes(up, since)] == ["web-3"]
+        assert pod_writes_since(up, since, ("delete",)) == [("delete", "web-3")]
+        assert get_json(up, "rsts", "web")["metadata"]["resourceVersion"] == version
+
+        promoted = up.plugin("rollout", "promote", "rsts/web")
+        assert promoted.returncode == 0, promoted.stderr
+        assert promoted.stdout == "statefulset.apps.rollwise.dev/web promoted: past the last step, the rest follows\n"
+        up.until(lambda: rolled_out(up, "web", 4, "nginx:1.28"), "the rollout finishes after promote",
+                 deadline=DEADLINE * 2)
+        assert [name for _, name in _deletes(up, since)] == ["web-3", "web-2", "web-1", "web-0"]
+        again = up.plugin("rollout", "promote", "rsts/web")
+        assert again.returncode == 1 and "no rollout under way" in again.stderr and again.stdout == ""
+
+
+def test_the_operator_ends_a_timed_pause_by_itself(up: Up, tmp_path: Path) -> None:
+    with leading_operator(up, tmp_path, "op-a"):
+        up.apply(CANARY.format(steps="[{replicas: 2}, {pause: {duration: 3s}}]"))
+        up.until(lambda: rolled_out(up, "web", 4, "nginx:1.27"), "the set comes up")
+        since = last_audit_time(up)
+        up.kubectl("patch", "rsts", "web", "--type=merge", "-p", IMAGE)
+        up.until(lambda: rolled_out(up, "web", 4, "nginx:1.28"), "the timed pause ends and the rollout finishes",
+                 deadline=DEADLINE * 2)
+        deletes = _deletes(up, since)
+        assert [name for _, name in deletes] == ["web-3", "web-2", "web-1", "web-0"]
+        assert deletes[2][0] - deletes[1][0] >= 3, "the rest waited the pause out"
+
+
+def test_promote_of_a_set_without_steps_says_so(up: Up) -> None:
+    up.apply(CANARY.format(steps="[]").replace("      steps: []\n", "      maxUnavailable: 1\n"))
+    done = zygote.run(["rollout", "promote", "rsts/web", "--kubeconfig", str(up.kubeconfig)], env=up.env,
+                      timeout=DEADLINE)
+    assert done.returncode == 1 and done.stdout == ""
+    assert "web has no canary steps (spec.updateStrategy.rollingUpdate.steps)" in done.stderr
+
+
+APPS_V1 = """\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: default}
+spec:
+  serviceName: db
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {steps: [{replicas: 1}, {pause: {}}]}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {terminationGracePeriodSeconds: 1, containers: [{name: app, image: "nginx:1.27"}]}
+"""
+
+
+def test_steps_on_apps_v1_are_a_proposal_up_keeps_with_a_warning_and_runs(tmp_path: Path) -> None:
+    with running_up(tmp_path) as server:
+        applied = server.kubectl("apply", "-f", "-", stdin=APPS_V1)
+        assert ("Warning: spec.updateStrategy.rollingUpdate.steps: a Kubernetes 1.37.0 API server does not know "
+                "the field") in applied.stderr
+        server.until(lambda: (get_json(server, "sts", "db").get("status") or {}).get("readyReplicas") == 3,
+                     "the set comes up")
+        server.kubectl("set", "image", "sts/db", "app=nginx:1.28")
+
+        def held() -> bool:
+            status = get_json(server, "sts", "db").get("status") or {}
+            pods = get_json(server, "pods", "-l", "app=db")["items"]
+            updated = [p["metadata"]["name"] for p in pods
+                       if p["metadata"]["labels"].get("controller-revision-hash") == status.get("updateRevision")]
+            return status.get("currentStepIndex") == 1 and updated == ["db-2"] and status.get("readyReplicas") == 3
+
+        server.until(held, "one pod at the new revision, held at the pause")
+        bad = server.kubectl("patch", "sts", "db", "--type=merge", "-p",
+                             '{"spec":{"updateStrategy":{"rollingUpdate":{"steps":[{"replicas":1,"pause":{}}]}}}}',
+                             check=False)
+        assert bad.returncode != 0
+        assert "spec.updateStrategy.rollingUpdate.steps[0]" in bad.stderr and "exactly one of" in bad.stderr
+
+
+def test_steps_on_apps_v1_with_proposals_off_are_an_unknown_field(tmp_path: Path) -> None:
+    with running_up(tmp_path, "--proposals", "off") as server:
+        result = server.kubectl("apply", "-f", "-", stdin=APPS_V1, check=False)
+    assert result.returncode != 0 and 'unknown field "spec.updateStrategy.rollingUpdate.steps"' in result.stderr
+
+
+def test_the_crd_refuses_an_invalid_step_with_its_field_path(up: Up) -> None:
+    refused = up.kubectl("apply", "-f", "-", stdin=CANARY.format(steps="[{replicas: 1}, {pause: {duration: soon}}]"),
+                         check=False)
+    assert refused.returncode != 0
+    assert "spec.updateStrategy.rollingUpdate.steps[1].pause.duration" in refused.stderr
+    both = up.kubectl("apply", "-f", "-", stdin=CANARY.format(steps="[{replicas: 1, pause: {}}]"), check=False)
+    assert both.returncode != 0 and "must have exactly one of replicas, pause, analysis" in both.stderr

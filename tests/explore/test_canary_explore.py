@@ -1,0 +1,56 @@
+"""The explorer with canary steps: promote (one step, or --full) is a user action at any state where a step is
+left, alongside template changes, scaling and faults; every invariant (the canary-step rule, the partition read
+from the step, the budget, liveness) holds at the default bounds, and a controller that moves past ``pause: {}``
+by itself is caught."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import pytest
+from explore_sets import found, manifest, run
+from tiers import sweep
+
+from rollwise.controllers.plan import Plan
+from rollwise.controllers.statefulset import reconcile
+from rollwise.controllers.view import SetView
+
+PAUSE = [{"replicas": 1}, {"pause": {}}]
+ANALYSIS = [{"replicas": 1}, {"analysis": {"templates": [{"templateName": "ok"}]}}, {"replicas": "100%"}]
+
+
+def _canary(steps: list[dict[str, Any]]) -> dict[str, Any]:
+    return manifest({"type": "RollingUpdate", "rollingUpdate": {"steps": steps}}, "Parallel", replicas=3)
+
+
+@pytest.mark.parametrize("name", sweep([("pause",), ("analysis",)], fast={("pause",)}))
+def test_promote_as_a_user_action_keeps_every_invariant_at_the_default_bounds(name: str) -> None:
+    promoted: list[int] = []
+
+    def decide(view: SetView) -> Plan:
+        status = view.set.get("status") or {}
+        if status.get("currentRevision") != status.get("updateRevision") and status.get("currentStepIndex", 0) >= 2:
+            promoted.append(1)  # only a promote moves a canary past its pause or analysis step
+        return reconcile(view)
+
+    result = run(_canary(PAUSE if name == "pause" else ANALYSIS), replicas=3, template_changes=1, faults=1,
+                 user_actions=1, decide=decide)
+    assert result.complete, "the bounded state space must be exhausted"
+    assert found(result) == {}
+    assert promoted, "the explorer promoted a held canary somewhere"
+
+
+def _impatient(view: SetView) -> Plan:
+    """The real controller, reading ``pause: {}`` as a pause of no time (a canary that does not wait)."""
+    sts = copy.deepcopy(view.set)
+    for step in sts["spec"]["updateStrategy"]["rollingUpdate"]["steps"]:
+        if step.get("pause") == {}:
+            step["pause"] = {"duration": 0}
+    return reconcile(dataclasses.replace(view, set=sts))
+
+
+def test_a_controller_that_does_not_wait_for_promote_is_caught_by_the_canary_step_rule() -> None:
+    result = run(_canary(PAUSE), replicas=2, template_changes=1, faults=0, user_actions=0, decide=_impatient)
+    assert found(result).get("canary-step") == "moved past step 2 (pause until promoted) without a promote"
