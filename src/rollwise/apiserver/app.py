@@ -251,8 +251,7 @@ class _Api:
             if method != "POST" or t.name is not None:
                 raise web.HTTPMethodNotAllowed(method, ["POST"])
             return json_reply(reviews.answer(self.cfg, t.resource, await read_body(request), user=request[USER],
-                                             groups=request[GROUPS],
-                                             namespace=t.namespace), 201)
+                                             groups=request[GROUPS], namespace=t.namespace), 201)
         if t.resource.namespaced and t.namespace is None and method != "GET":
             raise web.HTTPMethodNotAllowed(method, ["GET"])
         if method in _WRITE_VERBS:
