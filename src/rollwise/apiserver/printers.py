@@ -3,7 +3,8 @@
 Rows are computed from store objects (float timestamps) at ``now``. The pod STATUS follows kubectl's rules
 (``kubernetes/pkg/printers/internalversion/printers.go`` ``printPod``): the phase, or the pod's reason, overridden
 by init-container progress (``Init:x/y``), then by a waiting or terminated container's reason, ``Terminating`` once
-deletion was requested. Columns with priority 1 show only under ``-o wide``.
+deletion was requested unless the pod has reached a terminal phase. Columns with priority 1 show only under
+``-o wide``.
 """
 
 from __future__ import annotations
@@ -115,7 +116,10 @@ def pod_status(pod: Mapping[str, Any]) -> tuple[str, int, int, int, float | None
             conds = {c.get("type"): c.get("status") for c in status.get("conditions") or ()}
             reason = "Running" if conds.get("Ready") == "True" else "NotReady"
     if _meta(pod).get("deletionTimestamp") is not None:
-        reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
+        if status.get("reason") == "NodeLost":
+            reason = "Unknown"
+        elif status.get("phase") not in ("Succeeded", "Failed"):  # a terminal pod shows how it ended (since 1.27)
+            reason = "Terminating"
     return reason, ready, total, restarts, last_restart
 
 
