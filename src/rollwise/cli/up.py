@@ -162,6 +162,9 @@ def run_up(args: argparse.Namespace) -> int:
             raise ValueError("--port: must be between 0 and 65535")
         if args.data_dir is not None and args.data_dir.exists() and not args.data_dir.is_dir():
             raise ValueError(f"--data-dir {args.data_dir}: not a directory")
+        if args.audit_log is not None and (args.audit_log.is_dir() or not args.audit_log.parent.is_dir()):
+            raise ValueError(f"--audit-log {args.audit_log}: " + ("a directory, not a file" if args.audit_log.is_dir()
+                                                                  else "its directory does not exist"))
     except ValueError as err:
         print(f"rollwise up: {err}", file=sys.stderr)
         return 2
