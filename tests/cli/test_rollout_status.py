@@ -118,6 +118,14 @@ def test_bad_targets_are_refused_with_the_rule(text: str) -> None:
         parse_target(text)
 
 
+@pytest.mark.parametrize("text", ["sts/a b", "sts/web/extra", "sts/../x", "sts/%2e%2e", "rsts/Web", "sts/" + "a" * 254])
+def test_a_name_no_set_can_have_is_refused_before_anything_is_asked(text: str) -> None:
+    """A set's name is a DNS-1123 subdomain; anything else was sent as it stood: a space broke the request line
+    (reported as an InternalError "from the server"), and ``..`` or ``%2e%2e`` walked the URL to another path."""
+    with pytest.raises(ValueError, match="lowercase RFC 1123 subdomain"):
+        parse_target(text)
+
+
 @pytest.mark.parametrize("argv", [["rollout", "status", "deploy/web"], ["rollout", "undo", "web"],
                                   ["migrate", "rsts/web"], ["migrate", "deploy/web"]])
 def test_invalid_targets_exit_2_with_nothing_on_stdout(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:

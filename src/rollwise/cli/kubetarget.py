@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.errors import ApiStatusError, CredentialsUnavailable, Unreachable
+from rollwise.api.validation_rules import check_dns_subdomain
 from rollwise.cli.kubeconfig import ConfigProblem, client_config
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
 
@@ -39,6 +40,10 @@ def parse_target(text: str) -> SetTarget:
     kind, slash, name = text.partition("/")
     if not slash or not name or kind.lower() not in _TYPES:
         raise ValueError(f"{text!r}: expected TYPE/NAME with TYPE one of rsts (apps.rollwise.dev) or sts (apps/v1)")
+    # The API server's rule for a set's name, checked here so a name no set can have (a space, a slash, "..") is
+    # never put into a request path.
+    for error in check_dns_subdomain(name, "NAME"):
+        raise ValueError(f"{text!r}: NAME {error.rule}")
     return SetTarget(_TYPES[kind.lower()], name)
 
 
