@@ -167,3 +167,13 @@ def test_timeouts_read_as_kubectl_reads_them(value: str, seconds: float) -> None
     from rollwise.cli.rollout import duration
 
     assert duration(value) == seconds
+
+
+@pytest.mark.parametrize("command", [["status", "sts/web"], ["get", "sts/web"], ["migrate", "sts/web"],
+                                     ["rollout", "history", "sts/web"]])
+@pytest.mark.parametrize("namespace", ["a b", "../..", "%2e%2e", "Team"])
+def test_a_namespace_no_object_can_be_in_is_refused_before_anything_is_asked(
+        command: list[str], namespace: str, capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    code, out, err = _exit_and_output([*command, "-n", namespace, "--kubeconfig", str(tmp_path / "none")], capsys)
+    assert code == 2 and out == "", (code, err)
+    assert "lowercase RFC 1123 label" in err and "Traceback" not in err
