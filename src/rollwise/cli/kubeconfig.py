@@ -38,6 +38,8 @@ class ClientConfig:
     single: Any
     tls_server_name: str | None = None
     proxy: str | None = None
+    where: str = ""
+    """The file (or service account) it was read from, as a one-line error names it."""
 
     @property
     def namespace(self) -> str:
@@ -95,7 +97,7 @@ def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bo
     tls_name = entry.get("tls-server-name")
     if tls_name is not None and (not isinstance(tls_name, str) or not tls_name.strip()):
         raise ConfigProblem(f"{where}: context {single.context_name}: cluster tls-server-name: must be a host name")
-    return ClientConfig(single, tls_server_name=tls_name or None,
+    return ClientConfig(single, tls_server_name=tls_name or None, where=where,
                         proxy=_proxy(entry.get("proxy-url"), single.cluster.server,
                                      f"{where}: context {single.context_name}"))
 

@@ -72,7 +72,8 @@ def connect(args: argparse.Namespace) -> tuple[Any, str]:
     # a third of a command's start-up.
     namespace = args.namespace or config.namespace or "default"
     if check_dns_label(namespace, "namespace"):  # the context's own: -n is checked as it is parsed
-        raise ConfigProblem(f"the context's namespace {namespace!r}: not a namespace's name (a DNS-1123 label)")
+        raise ConfigProblem(f"{config.where}: context {config.single.context_name}: namespace {namespace!r}: not a "
+                            "namespace's name (a DNS-1123 label)")
     return KubeCluster(config.rest_client()), namespace
 
 
