@@ -40,12 +40,14 @@ def test_faults_parse_and_refuse_unknown_or_out_of_range() -> None:
 
 @pytest.mark.parametrize("argv", [
     ["up", "--controllers", "nonsense"], ["up", "--faults", "error-rate=7"], ["up", "--speed", "0"],
-    ["up", "--speed", "nan"], ["up", "--speed", "1e309"], ["up", "--port", "70000"], ["up", "--data-dir", __file__]])
+    ["up", "--speed", "nan"], ["up", "--speed", "1e309"], ["up", "--port", "70000"], ["up", "--data-dir", __file__],
+    ["up", "--ephemeral", "--audit-log", "/nonexistent/audit.jsonl"], ["up", "--ephemeral", "--audit-log", "/"]])
 def test_invalid_up_options_exit_2_with_nothing_on_stdout(argv: list[str], capsys: pytest.CaptureFixture[str]
                                                           ) -> None:
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and "rollwise up:" in err
+    assert len(err.splitlines()) == 1 and err.startswith(f"rollwise up: {argv[-2]}"), err
 
 
 def test_speed_divides_every_simulated_duration() -> None:

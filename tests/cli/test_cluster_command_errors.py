@@ -46,6 +46,36 @@ def test_an_unusable_kubeconfig_is_one_line_naming_it(command: list[str], text: 
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize(("text", "named"), [
+    ("apiVersion: v1\nkind: Config\ncurrent-context: [x]\nclusters: []\ncontexts: []\n",
+     "current-context: must be a context's name"),
+    ("apiVersion: v1\nkind: Config\ncurrent-context: {x: 1}\n", "current-context: must be a context's name"),
+], ids=["a list", "a mapping"])
+def test_a_current_context_that_is_not_a_name_is_named(command: list[str], text: str, named: str, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "config"
+    path.write_text(text)
+    assert _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys) == f"error: --kubeconfig {path}: {named}\n"
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != ["dashboard"]], ids=" ".join)
+def test_a_context_namespace_that_is_no_namespaces_name_is_named(command: list[str], tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    path = unusable_kubeconfigs.kubeconfig(tmp_path, "", "token: t")
+    path.write_text(path.read_text().replace("{cluster: c, user: u}", "{cluster: c, user: u, namespace: Team_A}"))
+    err = _one_line_exit_1([*command, "--kubeconfig", str(path)], capsys)
+    assert err == (f"error: --kubeconfig {path}: context x: namespace 'Team_A': not a namespace's name "
+                   "(a DNS-1123 label)\n")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
+def test_a_kubeconfig_that_is_a_directory_is_not_said_to_be_missing(command: list[str], tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    err = _one_line_exit_1([*command, "--kubeconfig", str(tmp_path)], capsys)
+    assert err == f"error: --kubeconfig {tmp_path}: not a file (pass --kubeconfig FILE)\n"
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_a_missing_kubeconfig_from_the_environment_is_named_as_such(
         command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -148,3 +148,16 @@ def test_a_set_being_deleted_is_refused_before_anything_is_written(direction: st
     with pytest.raises(HandoverError, match=r"is being deleted .*example\.com/hold.*nothing was changed"):
         asyncio.run(go)
     assert kube.writes == []
+
+
+def test_a_fence_left_on_the_old_set_is_not_copied_to_the_new_one() -> None:
+    """A migrate stopped half-way leaves the fence; run again, it copied the set's annotations, fence included,
+    so the new set was fenced too: nobody adopted the pods, and the old set was already deleted."""
+    from rollwise.cli.migrate import custom_set_for
+    from rollwise.cli.migrate_back import apps_v1_set_for
+
+    _, old, _ = _world()
+    old["metadata"]["annotations"] = {HANDOVER_ANNOTATION: "statefulset.apps.rollwise.dev/web", "team": "db"}
+    assert custom_set_for(old)["metadata"]["annotations"] == {"team": "db"}
+    cr = {**custom_set_for(old), "metadata": {**old["metadata"], "annotations": dict(old["metadata"]["annotations"])}}
+    assert apps_v1_set_for(cr, None)["metadata"]["annotations"] == {"team": "db"}

@@ -112,5 +112,5 @@ def test_a_socks_proxy_is_refused_in_one_line(tmp_path: Path) -> None:
     path = kubeconfig(tmp_path, f"server: '{FAR}', proxy-url: 'socks5://127.0.0.1:1080'", "token: t")
     with pytest.raises(ConfigProblem) as refused:
         client_config(str(path), None)
-    assert str(refused.value) == (f"--kubeconfig {path}: cluster proxy-url 'socks5://127.0.0.1:1080': only http:// "
-                                  "and https:// proxies are supported")
+    assert str(refused.value) == (f"--kubeconfig {path}: context x: cluster proxy-url 'socks5://127.0.0.1:1080': "
+                                  "only http:// and https:// proxies are supported")

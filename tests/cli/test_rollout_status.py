@@ -118,6 +118,14 @@ def test_bad_targets_are_refused_with_the_rule(text: str) -> None:
         parse_target(text)
 
 
+@pytest.mark.parametrize("text", ["sts/a b", "sts/web/extra", "sts/../x", "sts/%2e%2e", "rsts/Web", "sts/" + "a" * 254])
+def test_a_name_no_set_can_have_is_refused_before_anything_is_asked(text: str) -> None:
+    """A set's name is a DNS-1123 subdomain; anything else was sent as it stood: a space broke the request line
+    (reported as an InternalError "from the server"), and ``..`` or ``%2e%2e`` walked the URL to another path."""
+    with pytest.raises(ValueError, match="lowercase RFC 1123 subdomain"):
+        parse_target(text)
+
+
 @pytest.mark.parametrize("argv", [["rollout", "status", "deploy/web"], ["rollout", "undo", "web"],
                                   ["migrate", "rsts/web"], ["migrate", "deploy/web"]])
 def test_invalid_targets_exit_2_with_nothing_on_stdout(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -159,3 +167,13 @@ def test_timeouts_read_as_kubectl_reads_them(value: str, seconds: float) -> None
     from rollwise.cli.rollout import duration
 
     assert duration(value) == seconds
+
+
+@pytest.mark.parametrize("command", [["status", "sts/web"], ["get", "sts/web"], ["migrate", "sts/web"],
+                                     ["rollout", "history", "sts/web"]])
+@pytest.mark.parametrize("namespace", ["a b", "../..", "%2e%2e", "Team"])
+def test_a_namespace_no_object_can_be_in_is_refused_before_anything_is_asked(
+        command: list[str], namespace: str, capsys: pytest.CaptureFixture[str], tmp_path: Any) -> None:
+    code, out, err = _exit_and_output([*command, "-n", namespace, "--kubeconfig", str(tmp_path / "none")], capsys)
+    assert code == 2 and out == "", (code, err)
+    assert "lowercase RFC 1123 label" in err and "Traceback" not in err

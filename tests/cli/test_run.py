@@ -38,7 +38,11 @@ def test_durations_read_as_go_writes_them(text: str, seconds: float) -> None:
 @pytest.mark.parametrize(("flags", "message"), [
     (["--lease-duration", "10s"], "leaseDuration (10 s) must be greater than renewDeadline (10 s)"),
     (["--retry-period", "9s"], "must be greater than 1.2 x retryPeriod"),
-    (["--metrics-addr", "localhost"], "must look like HOST:PORT"),
+    (["--metrics-addr", "localhost"], "--metrics-addr: address 'localhost' must look like HOST:PORT"),
+    (["--metrics-addr", ":99999"], "--metrics-addr: address ':99999' must look like HOST:PORT or :PORT, the port from"),
+    (["--health-addr", "127.0.0.1:65536"], "--health-addr: address"),
+    (["--trace", "/nonexistent/decisions.jsonl"], "--trace /nonexistent/decisions.jsonl: its directory does not exist"),
+    (["--trace", "/"], "--trace /: a directory, not a file"),
 ])
 def test_invalid_settings_exit_2_with_the_rule(flags: list[str], message: str,
                                                capsys: pytest.CaptureFixture[str]) -> None:

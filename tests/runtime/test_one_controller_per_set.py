@@ -111,3 +111,14 @@ def test_a_new_holders_marks_replace_the_last_holders_whole() -> None:
     leases.seen({**scoped, "metadata": {**scoped["metadata"], "annotations": notes},
                  "spec": {"holderIdentity": "op-b", "leaseDurationSeconds": 15}})
     assert leases.stands_down(QUORUM, (STATEFULSET, "dev", "etcd"))
+
+
+@pytest.mark.parametrize("duration", ["abc", None, True, -5, 1.5e300])
+def test_a_lease_stored_before_leases_were_validated_is_read_without_a_traceback(duration: object) -> None:
+    """`up` reads every Lease of a reopened data directory at start; one stored before the API server checked a
+    Lease's spec must not stop it. A duration that is not a positive whole number leads for no time at all."""
+    lease = _lease("op-a")
+    lease["spec"]["leaseDurationSeconds"] = duration
+    leases = OperatorLeases(_Clock())
+    leases.seen(lease)
+    assert not leases.stands_down(QUORUM, (STATEFULSET, "default", "etcd"))

@@ -27,6 +27,7 @@ CASES: dict[str, tuple[str, str, str]] = {
     "a server with another scheme": ("server: 'ftp://k8s'", "token: t", "scheme 'ftp'"),
     "a server port out of range": ("server: 'https://10.0.0.1:99999'", "token: t", "server 'https://10.0.0.1:99999'"),
     "a server with a broken IPv6 host": ("server: 'https://[::1'", "token: t", "server 'https://[::1'"),
+    "a proxy-url with a broken IPv6 host": ("proxy-url: 'http://[::1'", "token: t", "proxy-url 'http://[::1'"),
 }
 
 

@@ -48,12 +48,14 @@ class HandoverError(ClusterCommandError):
 
 def twin_of(src: Obj, *, api_version: str, spec: Obj, dropped_annotations: tuple[str, ...]) -> Obj:
     """The set of the other kind that takes over from ``src``: same name, namespace, labels and annotations (less
-    ``dropped_annotations``: what belongs to the old kind's tooling or controller), with ``spec``."""
+    ``dropped_annotations``: what belongs to the old kind's tooling or controller), with ``spec``. Never the fence:
+    it belongs to the set handed over, and one left by a migrate stopped half-way would hold the new set too."""
     meta = src["metadata"]
     out_meta: Obj = {"name": meta["name"], "namespace": meta.get("namespace", "default")}
     if meta.get("labels"):
         out_meta["labels"] = dict(meta["labels"])
-    notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in dropped_annotations}
+    dropped = (*dropped_annotations, HANDOVER_ANNOTATION)
+    notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in dropped}
     if notes:
         out_meta["annotations"] = notes
     return {"apiVersion": api_version, "kind": "StatefulSet", "metadata": out_meta, "spec": spec}

@@ -38,6 +38,8 @@ class ClientConfig:
     single: Any
     tls_server_name: str | None = None
     proxy: str | None = None
+    where: str = ""
+    """The file (or service account) it was read from, as a one-line error names it."""
 
     @property
     def namespace(self) -> str:
@@ -68,7 +70,8 @@ def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bo
         where = f"{flag} {path}"
         if not os.path.isfile(path):
             pod = "" if in_cluster is None else ", or --in-cluster in a pod"
-            raise ConfigProblem(f"{where}: no such file (pass --kubeconfig FILE{pod})")
+            what = "not a file" if os.path.exists(path) else "no such file"  # a directory, a device
+            raise ConfigProblem(f"{where}: {what} (pass --kubeconfig FILE{pod})")
     doc: Any = None
     try:
         if in_cluster:
@@ -94,8 +97,9 @@ def client_config(kubeconfig: str | None, context: str | None, *, in_cluster: bo
     tls_name = entry.get("tls-server-name")
     if tls_name is not None and (not isinstance(tls_name, str) or not tls_name.strip()):
         raise ConfigProblem(f"{where}: context {single.context_name}: cluster tls-server-name: must be a host name")
-    return ClientConfig(single, tls_server_name=tls_name or None,
-                        proxy=_proxy(entry.get("proxy-url"), single.cluster.server, where))
+    return ClientConfig(single, tls_server_name=tls_name or None, where=where,
+                        proxy=_proxy(entry.get("proxy-url"), single.cluster.server,
+                                     f"{where}: context {single.context_name}"))
 
 
 def _names(doc: dict[str, Any], key: str) -> list[str] | None:
@@ -115,6 +119,8 @@ def _missing_entry(doc: Any, context: str | None) -> str | None:
     whose cluster or user is not in the file. None when nothing is missing (or the shape is another problem)."""
     if not isinstance(doc, dict):
         return None
+    if not isinstance(doc.get("current-context"), str | None):
+        return "current-context: must be a context's name"
     chosen = context or doc.get("current-context")
     contexts = doc.get("contexts")
     if _names(doc, "contexts") == [] and chosen:
@@ -152,7 +158,10 @@ def _proxy(proxy_url: Any, server: str, where: str) -> str | None:
         if host == "localhost" or _is_loopback(host) or _no_proxy(host, parts.port):
             return None
         return urllib.request.getproxies_environment().get(parts.scheme) or None
-    given = urlsplit(proxy_url) if isinstance(proxy_url, str) else None
+    try:
+        given = urlsplit(proxy_url) if isinstance(proxy_url, str) else None
+    except ValueError as err:  # a bracketed host left open
+        raise ConfigProblem(f"{where}: cluster proxy-url {proxy_url!r}: {one_line(err)}") from err
     if given is None or given.scheme not in ("http", "https") or not given.hostname:
         raise ConfigProblem(f"{where}: cluster proxy-url {proxy_url!r}: only http:// and https:// proxies are "
                             "supported")

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.errors import ApiStatusError, CredentialsUnavailable, Unreachable
+from rollwise.api.validation_rules import check_dns_label, check_dns_subdomain
 from rollwise.cli.kubeconfig import ConfigProblem, client_config
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
 
-__all__ = ["ClusterCommandError", "SetTarget", "add_connection_flags", "connect", "parse_target", "run_on_cluster"]
+__all__ = ["ClusterCommandError", "SetTarget", "add_connection_flags", "connect", "namespace_name", "parse_target",
+           "run_on_cluster"]
 
 _TYPES = {
     **dict.fromkeys(("rsts", "statefulset.apps.rollwise.dev", "statefulsets.apps.rollwise.dev"),
@@ -39,13 +41,25 @@ def parse_target(text: str) -> SetTarget:
     kind, slash, name = text.partition("/")
     if not slash or not name or kind.lower() not in _TYPES:
         raise ValueError(f"{text!r}: expected TYPE/NAME with TYPE one of rsts (apps.rollwise.dev) or sts (apps/v1)")
+    # The API server's rule for a set's name, checked here so a name no set can have (a space, a slash, "..") is
+    # never put into a request path.
+    for error in check_dns_subdomain(name, "NAME"):
+        raise ValueError(f"{text!r}: NAME {error.rule}")
     return SetTarget(_TYPES[kind.lower()], name)
 
 
 def add_connection_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig to use (default: $KUBECONFIG, ~/.kube/config)")
     p.add_argument("--context", help="kubeconfig context (default: the current one)")
-    p.add_argument("-n", "--namespace", help="namespace (default: the context's, else `default`)")
+    p.add_argument("-n", "--namespace", type=namespace_name, help="namespace (default: the context's, else `default`)")
+
+
+def namespace_name(text: str) -> str:
+    """``-n``: a namespace's name is a DNS-1123 label; anything else would be put into a request path as it stands
+    (a space broke the request line, ``..`` walked the URL elsewhere)."""
+    for error in check_dns_label(text, "namespace"):
+        raise argparse.ArgumentTypeError(f"{text!r}: {error.rule}")
+    return text
 
 
 def connect(args: argparse.Namespace) -> tuple[Any, str]:
@@ -56,7 +70,11 @@ def connect(args: argparse.Namespace) -> tuple[Any, str]:
     config = client_config(args.kubeconfig, args.context)
     # The operator's direct client (cluster/rest.py): lightkube's own would also build an httpx pool, which was
     # a third of a command's start-up.
-    return KubeCluster(config.rest_client()), args.namespace or config.namespace or "default"
+    namespace = args.namespace or config.namespace or "default"
+    if check_dns_label(namespace, "namespace"):  # the context's own: -n is checked as it is parsed
+        raise ConfigProblem(f"{config.where}: context {config.single.context_name}: namespace {namespace!r}: not a "
+                            "namespace's name (a DNS-1123 label)")
+    return KubeCluster(config.rest_client()), namespace
 
 
 class ClusterCommandError(Exception):

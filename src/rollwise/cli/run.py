@@ -12,6 +12,7 @@ import signal
 import socket
 import sys
 import uuid
+from pathlib import Path
 from typing import Any
 
 from rollwise.api.meta import Obj
@@ -19,6 +20,7 @@ from rollwise.api.validation_rules import check_dns_label, check_dns_subdomain
 from rollwise.cli.adoption import sweep_forever
 from rollwise.cli.durations import seconds
 from rollwise.cli.kubeconfig import ClientConfig, ConfigProblem, client_config
+from rollwise.cli.logfiles import append_problem
 from rollwise.cli.logs import LOG_FORMATS, JsonFormatter, configure_logging
 from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
 from rollwise.operator.election import LeaseTimings
@@ -192,8 +194,13 @@ def _run(args: argparse.Namespace) -> int:
     try:
         timings = LeaseTimings(lease_duration_seconds=args.lease_duration, renew_deadline_seconds=args.renew_deadline,
                                retry_period_seconds=args.retry_period)
-        parse_addr(args.metrics_addr)
-        parse_addr(args.health_addr)
+        for flag, addr in (("--metrics-addr", args.metrics_addr), ("--health-addr", args.health_addr)):
+            try:
+                parse_addr(addr)
+            except ValueError as err:
+                raise ValueError(f"{flag}: {err}") from err
+        if args.trace is not None and (problem := append_problem(Path(args.trace))) is not None:
+            raise ValueError(f"--trace {args.trace}: {problem}")
         # read before anything starts, so a missing or broken file is one line
         kube_config = client_config(args.kubeconfig, args.context, in_cluster=args.in_cluster)
     except (ValueError, ConfigProblem) as err:

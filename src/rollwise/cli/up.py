@@ -34,6 +34,7 @@ from rollwise.apiserver.store import ApiStore
 from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
 from rollwise.apiserver.tokens import Signer
 from rollwise.apiserver.versioning import Versioning
+from rollwise.cli.logfiles import append_problem
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
 from rollwise.cluster.resources import STATEFULSET
@@ -164,6 +165,8 @@ def run_up(args: argparse.Namespace) -> int:
             raise ValueError("--port: must be between 0 and 65535")
         if args.data_dir is not None and args.data_dir.exists() and not args.data_dir.is_dir():
             raise ValueError(f"--data-dir {args.data_dir}: not a directory")
+        if args.audit_log is not None and (problem := append_problem(args.audit_log)) is not None:
+            raise ValueError(f"--audit-log {args.audit_log}: {problem}")
     except ValueError as err:
         print(f"rollwise up: {err}", file=sys.stderr)
         return 2

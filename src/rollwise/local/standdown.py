@@ -21,8 +21,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rollwise.api.meta import Obj, name_of, namespace_of
+from rollwise.api.validation_rules import is_int
 from rollwise.runtime.registrations import SET_CONTROLLERS, OperatorMarks, Registration, read_operator_marks
 from rollwise.runtime.setkeys import SetKey
 
@@ -68,7 +70,10 @@ class OperatorLeases:
                 return None, False
             self._say(f"operator lease {key[0]}/{key[1]} released: up's controllers resume")
             return None, True
-        until = self._now() + float(spec.get("leaseDurationSeconds") or 0)
+        # The API server holds a Lease's duration to a positive int32 (check_lease_spec); a data directory written
+        # before it did may still hold anything: such a holder leads for no time at all.
+        duration: Any = spec.get("leaseDurationSeconds")
+        until = self._now() + (float(duration) if is_int(duration) and duration > 0 else 0.0)
         before = self._held.get(key)
         self._held[key] = _Held(holder=holder, marks=marks, until=until)
         if before is None or before.holder != holder:

@@ -20,8 +20,8 @@ __all__ = ["health_app", "metrics_app", "parse_addr", "serve"]
 def parse_addr(addr: str) -> tuple[str, int]:
     """``":8080"`` (every interface), ``"127.0.0.1:0"`` (a free port) → (host, port)."""
     host, sep, port = addr.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"address {addr!r} must look like HOST:PORT or :PORT")
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"address {addr!r} must look like HOST:PORT or :PORT, the port from 0 to 65535")
     return host or "0.0.0.0", int(port)
 
 
