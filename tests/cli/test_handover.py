@@ -52,15 +52,15 @@ class Kube:
         return self.c.list(kind, ns), ""
 
 
-def _world() -> tuple[MemoryCluster, Obj, list[Obj]]:
+def _world(replicas: int = 2) -> tuple[MemoryCluster, Obj, list[Obj]]:
     c = MemoryCluster(clock=lambda: 1.0)
-    sts = make_set("web", replicas=2, claims=False)
+    sts = make_set("web", replicas=replicas, claims=False)
     for key in ("uid", "resourceVersion"):
         del sts["metadata"][key]
     old = c.create(sts)
     pods = [c.create({"apiVersion": "v1", "kind": "Pod", "spec": {}, "metadata": {
         "name": f"web-{i}", "namespace": "default", "labels": {"foo": "bar"},
-        "ownerReferences": [owner_reference(old)]}}) for i in range(2)]
+        "ownerReferences": [owner_reference(old)]}}) for i in range(replicas)]
     return c, old, pods
 
 
@@ -161,3 +161,9 @@ def test_a_fence_left_on_the_old_set_is_not_copied_to_the_new_one() -> None:
     assert custom_set_for(old)["metadata"]["annotations"] == {"team": "db"}
     cr = {**custom_set_for(old), "metadata": {**old["metadata"], "annotations": dict(old["metadata"]["annotations"])}}
     assert apps_v1_set_for(cr, None)["metadata"]["annotations"] == {"team": "db"}
+
+
+def test_one_adopted_pod_is_said_in_the_singular(capsys: pytest.CaptureFixture[str]) -> None:
+    c, old, pods = _world(replicas=1)
+    assert _run(Kube(c, _adopt_orphans(c)), old, pods)
+    assert capsys.readouterr().out.splitlines()[-1] == "statefulset.apps.rollwise.dev/web adopted 1 pod; none restarted"

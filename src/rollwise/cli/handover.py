@@ -148,14 +148,18 @@ async def hand_over(kube: Any, *, old: Obj, old_resource: ResourceRef, old_label
         # The old set's deletion finished too: its orphaning is over, so no later write can take a pod back.
         lingering = len(adopted) == len(want) and await _still_there(kube, old_resource, old)
         if len(adopted) == len(want) and not lingering:
-            print(f"{new_label} adopted {len(want)} pods; none restarted")
+            print(f"{new_label} adopted {_pods(len(want))}; none restarted")
             return True
         if time.monotonic() >= deadline:
             why = (f"{old_label} is still being deleted (is the garbage collector running?)" if lingering else
-                   f"{new_label} adopted {len(adopted)} of {len(want)} pods (is {adopter} running?)")
+                   f"{new_label} adopted {len(adopted)} of {_pods(len(want))} (is {adopter} running?)")
             print(f"error: timed out: {why}", file=sys.stderr)
             return False
         await asyncio.sleep(POLL_SECONDS)
+
+
+def _pods(n: int) -> str:
+    return f"{n} pod" if n == 1 else f"{n} pods"
 
 
 def restarts(want: Mapping[str, str], now: Mapping[str, Obj]) -> list[str]:
