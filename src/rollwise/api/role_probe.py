@@ -40,6 +40,7 @@ __all__ = [
     "Role",
     "RoleProbe",
     "check_role_probe",
+    "check_spec_role_probe",
     "parse_json_path",
     "probe_of",
     "read_role",
@@ -68,8 +69,11 @@ ANNOTATIONS: dict[str, str] = {
 _INTS = {"port": (1, 65535), "timeoutSeconds": (1, 3600), "staleAfterSeconds": (1, 86400),
          "leader.statusCode": (100, 599)}
 _STEP = re.compile(r"\.([A-Za-z0-9_-]+)|\[([0-9]+)\]")
-JSON_PATH_PATTERN = r"^\{?(\.[A-Za-z0-9_-]+|\[[0-9]+\])+\}?$"
-"""The JSON path's grammar, for the CRD's schema (the braces must pair: ``parse_json_path`` checks that)."""
+_STEPS = r"(\.[A-Za-z0-9_-]+|\[[0-9]+\])+"
+JSON_PATH_PATTERN = rf"^(\{{{_STEPS}\}}|{_STEPS})$"
+"""The JSON path's grammar, for the CRD's schema: the same language ``parse_json_path`` reads."""
+PATH_PATTERN = r"^/[^\s]*$"
+"""The URL path: absolute, no spaces."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -210,6 +214,13 @@ def probe_of(sts: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, Callable
     return raw, path
 
 
+def check_spec_role_probe(raw: object) -> list[FieldError]:
+    """``spec.roleProbe`` of the custom kind, as the API server validates it (absent: nothing to check)."""
+    if raw is None:
+        return []
+    return check_role_probe(raw, lambda field: f"spec.roleProbe.{field}" if field else "spec.roleProbe")[1]
+
+
 def check_role_probe(raw: object, path: Callable[[str], str]) -> tuple[RoleProbe | None, list[FieldError]]:
     """The probe, and every problem with it, each at its field's path (``path(field)``)."""
     if not isinstance(raw, Mapping):
@@ -230,7 +241,7 @@ def check_role_probe(raw: object, path: Callable[[str], str]) -> tuple[RoleProbe
     if raw.get("port") is None:
         errors.append(FieldError(path=path("port"), kind="Required value", rule="the member's port to probe"))
     probe_path = raw.get("path", "/")
-    if not isinstance(probe_path, str) or not probe_path.startswith("/") or any(c.isspace() for c in probe_path):
+    if not isinstance(probe_path, str) or not re.fullmatch(PATH_PATTERN[1:-1], probe_path):
         errors.append(FieldError(path=path("path"), value=probe_path, rule="must be an absolute URL path "
                                                                            "(starting with /, no spaces)"))
     scheme = raw.get("scheme", "HTTP")
