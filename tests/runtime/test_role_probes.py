@@ -7,18 +7,18 @@ does, the member the Leases name leader is never deleted while another outdated 
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 import yaml
+from member_servers import MemberServers, serve
 
 from rollwise.api.identity import revision_of
 from rollwise.api.leases import LEADER, lease_role
-from rollwise.api.meta import Obj, name_of
+from rollwise.api.meta import name_of
 from rollwise.api.role_probe import ProbeAnswer, RoleProbe
 from rollwise.cli.options import load_with_overrides
 from rollwise.controllers.plan import DeletePod, Plan
@@ -63,14 +63,14 @@ def truth(pod: str, leads: bool, outdated: bool) -> tuple[int, bytes] | None:
     return _srvr("leader" if leads else "follower")
 
 
-class Members:
-    """One fake member server per pod name, each on its own free port; ``answer`` decides what they say."""
+class Members(MemberServers):
+    """One fake member server per pod name; ``answer`` decides what they say."""
 
     def __init__(self, sim: Simulation, answer: Answer) -> None:
+        super().__init__()
         self.sim, self.answer = sim, answer
-        self.servers: dict[str, ThreadingHTTPServer] = {}
 
-    def _handler(self, pod: str) -> type[BaseHTTPRequestHandler]:
+    def handler(self, pod: str) -> type[BaseHTTPRequestHandler]:
         members = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -100,21 +100,6 @@ class Members:
         pods = [p for p in cluster.list("Pod", "default") if name_of(p) == pod]
         outdated = bool(pods) and revision_of(pods[0]) != (sts.get("status") or {}).get("updateRevision")
         return lease_role(lease) == LEADER, outdated
-
-    def address(self, pod: Obj, port: int) -> tuple[str, int]:
-        assert port == 8080
-        name = name_of(pod)
-        if name not in self.servers:
-            server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler(name))
-            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-            self.servers[name] = server
-        return "127.0.0.1", self.servers[name].server_address[1]
-
-    def close(self) -> None:
-        for server in self.servers.values():
-            server.shutdown()
-            server.server_close()
-
 
 @pytest.fixture
 def roll(tmp_path: Path) -> Iterator[Callable[[Answer], tuple[dict, list[tuple[str, bool, list[str]]]]]]:
@@ -187,9 +172,8 @@ def test_a_follower_that_also_claims_to_lead_holds_both_claimants(roll) -> None:
 
 def test_the_runner_turns_a_hang_a_refusal_and_a_non_http_answer_into_reasons() -> None:
     probe = RoleProbe(port=1, path="/commands/srvr", json_path=".a", equals="b")
-    silent = ThreadingHTTPServer(("127.0.0.1", 0), type("H", (BaseHTTPRequestHandler,), {
-        "do_GET": lambda self: time.sleep(1.5), "log_message": lambda self, *a: None}))
-    threading.Thread(target=silent.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    silent = serve(type("H", (BaseHTTPRequestHandler,), {"do_GET": lambda self: time.sleep(1.5),
+                                                         "log_message": lambda self, *a: None}))
     try:
         assert http_get("127.0.0.1", silent.server_address[1], probe) == (None, b"", "timed out after 1s")
     finally:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import random
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+from member_servers import MemberServers
 from runtime_fakes import run
 from test_runtime_operator import Lab
 
@@ -36,39 +36,29 @@ def _pg() -> Obj:
                                   "spec": {"containers": [{"name": "postgres", "image": "spilo:15"}]}}}}
 
 
-class Patroni:
+class Patroni(MemberServers):
     """One fake Patroni REST API per pod name: /leader is 200 on PRIMARY, 503 elsewhere, or ``broken`` on it."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.broken: int | None = None
-        self.servers: dict[str, ThreadingHTTPServer] = {}
         self.asked: list[str] = []
 
-    def address(self, pod: Obj, port: int) -> tuple[str, int]:
-        name = name_of(pod)
-        if name not in self.servers:
-            patroni = self
+    def handler(self, name: str) -> type[BaseHTTPRequestHandler]:
+        patroni = self
 
-            class Handler(BaseHTTPRequestHandler):
-                def do_GET(self) -> None:
-                    patroni.asked.append(name)
-                    code = (patroni.broken or 200) if name == PRIMARY else 503
-                    self.send_response(code if self.path == "/leader" else 404)
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                patroni.asked.append(name)
+                code = (patroni.broken or 200) if name == PRIMARY else 503
+                self.send_response(code if self.path == "/leader" else 404)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
 
-                def log_message(self, *args: object) -> None:
-                    pass
+            def log_message(self, *args: object) -> None:
+                pass
 
-            server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-            self.servers[name] = server
-        return "127.0.0.1", self.servers[name].server_address[1]
-
-    def close(self) -> None:
-        for server in self.servers.values():
-            server.shutdown()
-            server.server_close()
+        return Handler
 
 
 @pytest.fixture
