@@ -1,7 +1,8 @@
 """The explorer with a role-probed quorum set (issue 41): members answer their role over a probe, and with
 ``--perturb roles`` the quorum-aware controller may decide on a faulty role source instead (one member's answer
-missing, stale, or a second member saying it leads). The quorum invariants and ``leader-last`` hold on every path;
-a controller that reads an unclear answer as a follower's (etcd-druid's rule for Leases) is caught by leader-last."""
+missing, stale, or a second member saying it leads). The quorum invariants hold on every path, the budget's
+leader-last rule among them; a controller that reads an unclear answer as a follower's (etcd-druid's rule for
+Leases) is caught by it."""
 
 from __future__ import annotations
 
@@ -85,5 +86,5 @@ def test_a_controller_reading_unclear_answers_as_a_followers_is_caught_by_leader
     strategy, _ = STRATEGIES["QuorumAware"]
     result = run(manifest(strategy, "Parallel", annotations=PROBED, replicas=3), replicas=3, template_changes=1,
                  perturb="roles")
-    assert "leader-last" in found(result), found(result)
-    assert "the leader by its Lease, before outdated member(s)" in found(result)["leader-last"]
+    assert "budget" in found(result), found(result)
+    assert "the leader by its Lease, before outdated member(s)" in found(result)["budget"]

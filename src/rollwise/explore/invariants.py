@@ -45,12 +45,12 @@ def budget(tr: Transition) -> list[str]:
     d = _decision(tr)
     if d is None:
         return []
-    return rules.quorum(d) if d.quorum else rules.budget(d)
+    return rules.quorum(d) + leader_last(tr) if d.quorum else rules.budget(d)
 
 
 def leader_last(tr: Transition) -> list[str]:
-    """DEP-07 step 4: the quorum-aware controller never deletes the leader (by its Lease) while another outdated
-    member participates, whatever its role source said (explore/roles.py)."""
+    """DEP-07 step 4, part of the quorum-aware controller's budget: it never deletes the leader (by its Lease) while
+    another outdated member participates, whatever its role source said (explore/roles.py)."""
     if not tr.deleted or tr.move.actor != QUORUM_CONTROLLER:
         return []
     before = tr.before
@@ -166,7 +166,7 @@ def quiescence(tr: Transition) -> list[str]:
 TRANSITION_INVARIANTS: dict[str, Callable[[Transition], list[str]]] = {
     "budget": budget, "partition": partition, "claims": claims, "no-churn": no_churn, "in-place": in_place,
     "disruption-budget": disruption_budget, "wanted-ordinals": wanted_ordinals, "pre-delete-hook": pre_delete_hook,
-    "quiescence": quiescence, "leader-last": leader_last,
+    "quiescence": quiescence,
 }
 STATE_INVARIANTS: dict[str, Callable[[Node], list[str]]] = {
     "one-pod-per-ordinal": one_pod_per_ordinal, "recreate-never-mixes": recreate_never_mixes,

@@ -4,9 +4,9 @@ operator's probe runner would hand it to the controller, and the ways that sourc
 The truth is the member Leases the world writes (world.py ``_sync_leases``: the leader keeps leading while it
 participates). A healthy reconcile sees every member answer the truth, now. A perturbed one sees, for one member,
 one of the role source's faults: no answer (a timeout), a follower that also says it leads (two leaders), or the
-leader's answer from before it led, older than ``staleAfterSeconds`` (stale). The ``leader-last`` invariant then
-checks that no quorum-aware deletion takes the member the Leases name leader while another outdated member still
-participates (DEP-07 step 4, follower before leader).
+leader's answer from before it led, older than ``staleAfterSeconds`` (stale). The ``budget`` invariant's
+leader-last rule (explore/invariants.py) then checks that no quorum-aware deletion takes the member the Leases name
+leader while another outdated member still participates (DEP-07 step 4, follower before leader).
 """
 
 from __future__ import annotations
