@@ -28,6 +28,8 @@ from rollwise.sim.loop import Simulation
 
 Answer = Callable[[str, bool, bool], tuple[int, bytes] | None]
 """(pod, leads by its Lease, outdated) -> (status, body), or None to hang past the probe's timeout."""
+Deletions = list[tuple[str, bool, list[str]]]
+Roll = Callable[[Answer], tuple[dict, Deletions]]
 
 SCENARIO = {
     "name": "zookeeper-role-probe",
@@ -102,7 +104,7 @@ class Members(MemberServers):
         return lease_role(lease) == LEADER, outdated
 
 @pytest.fixture
-def roll(tmp_path: Path) -> Iterator[Callable[[Answer], tuple[dict, list[tuple[str, bool, list[str]]]]]]:
+def roll(tmp_path: Path) -> Iterator[Roll]:
     """Run the rollout with member servers answering by ``answer``: the result document and every deletion the
     quorum-aware controller decided, as (pod, the Leases named it leader, the other outdated members it left)."""
     opened: list[Members] = []
@@ -137,14 +139,14 @@ def _leader_first(deletions: list[tuple[str, bool, list[str]]]) -> list[str]:
     return [f"{pod} deleted while leading, before {others}" for pod, leads, others in deletions if leads and others]
 
 
-def test_members_that_tell_the_truth_roll_followers_first_and_the_leader_last(roll) -> None:  # type: ignore[no-untyped-def]
+def test_members_that_tell_the_truth_roll_followers_first_and_the_leader_last(roll: Roll) -> None:
     _, deletions = roll(truth)
     assert len(deletions) == 3 and _leader_first(deletions) == []
     assert [leads for _, leads, _ in deletions] == [False, False, True]
 
 
 @pytest.mark.parametrize("fault", ["hangs", "garbage", "server-error"])
-def test_a_leader_whose_probe_fails_is_never_deleted_and_nothing_goes_before_it(roll, fault: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_leader_whose_probe_fails_is_never_deleted_and_nothing_goes_before_it(roll: Roll, fault: str) -> None:
     def answer(pod: str, leads: bool, outdated: bool) -> tuple[int, bytes] | None:
         if leads and outdated:
             return {"hangs": None, "garbage": (200, b"Mode: leader\n"), "server-error": (500, b"")}[fault]
@@ -155,7 +157,7 @@ def test_a_leader_whose_probe_fails_is_never_deleted_and_nothing_goes_before_it(
     assert not any(leads for _, leads, _ in deletions), deletions
 
 
-def test_a_follower_that_also_claims_to_lead_holds_both_claimants(roll) -> None:  # type: ignore[no-untyped-def]
+def test_a_follower_that_also_claims_to_lead_holds_both_claimants(roll: Roll) -> None:
     claimed: list[str] = []
 
     def answer(pod: str, leads: bool, outdated: bool) -> tuple[int, bytes] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from quorum_views import NEW, NOW, World, deleted, member, quorum_set, view_of
@@ -20,6 +21,7 @@ from rollwise.api.role_probe import (
     parse_json_path,
     read_role,
 )
+from rollwise.cli import main
 from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.quorum.settings import read_settings
 
@@ -187,3 +189,36 @@ def test_a_held_wait_writes_its_condition_once() -> None:
     world.now = NOW + 5
     again = reconcile_quorum(replace(world.view(), probes=answers))
     assert again.actions == ()
+
+
+_MANIFEST = """apiVersion: {api}
+kind: StatefulSet
+metadata:
+  name: pg
+  annotations: {{rollwise.dev/update-policy: QuorumAware{notes}}}
+spec:
+  replicas: 3
+  updateStrategy: {{type: OnDelete}}
+{probe}  selector: {{matchLabels: {{app: pg}}}}
+  template:
+    metadata: {{labels: {{app: pg}}}}
+    spec: {{containers: [{{name: postgres, image: "spilo:15"}}]}}
+"""
+
+
+@pytest.mark.parametrize(("api", "notes", "probe", "problems"), [
+    ("apps.rollwise.dev/v1alpha1", "", "  roleProbe: {port: 8008, path: leader, leader: {statusCode: 200}}\n",
+     ['spec.roleProbe.path: Invalid value: "leader": must be an absolute URL path (starting with /, no spaces)']),
+    ("apps/v1", ', rollwise.dev/role-probe-port: "http", rollwise.dev/role-probe-leader-status-code: "200"', "",
+     ['metadata.annotations[rollwise.dev/role-probe-port]: Invalid value: "http": must be a whole number from 1 '
+      'to 65535']),
+], ids=["custom-kind-field", "apps-v1-annotation"])
+def test_validate_names_each_bad_probe_setting_once_with_its_path(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  api: str, notes: str, probe: str,
+                                                                  problems: list[str]) -> None:
+    path = tmp_path / "pg.yaml"
+    path.write_text(_MANIFEST.format(api=api, notes=notes, probe=probe))
+    assert main(["validate", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert [line.strip() for line in err.splitlines()[1:]] == problems
