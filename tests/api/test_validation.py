@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from lifecycle_cases import LIFECYCLE_CASES
+from role_probe_cases import ROLE_PROBE_CASES
 
 from rollwise.api.defaults import apply_defaults
 from rollwise.api.errors import FieldError
@@ -263,6 +264,7 @@ CREATE_CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, str]]]] = [
     ("metadata-not-mapping", {"metadata": "web"}, [("metadata", INVALID, "must be a mapping")]),
 ]
 CREATE_CASES += LIFECYCLE_CASES  # spec.lifecycle.preDelete (lifecycle_cases.py)
+CREATE_CASES += ROLE_PROBE_CASES  # spec.roleProbe (role_probe_cases.py)
 
 
 @pytest.mark.parametrize(("changes", "expected"), [c[1:] for c in CREATE_CASES], ids=[c[0] for c in CREATE_CASES])
@@ -345,6 +347,7 @@ MUTABLE_CHANGES = [
     ("min-ready-seconds", {"spec.minReadySeconds": 10}),
     ("progress-deadline-seconds", {"spec.progressDeadlineSeconds": 300}),
     ("pre-delete-hook", {"spec.lifecycle": {"preDelete": {"labelsHandler": {"drain": "pending"}}}}),
+    ("role-probe", {"spec.roleProbe": {"port": 8008, "path": "/leader", "leader": {"statusCode": 200}}}),
     # KEP-4650: claim templates change (new claims take the change; InPlace expands existing ones).
     ("claim-template-access-modes", {"spec.volumeClaimTemplates[0].spec.accessModes": ["ReadWriteMany"]}),
     ("claim-template-added", {"spec.volumeClaimTemplates[1]": {"metadata": {"name": "logs"}}}),

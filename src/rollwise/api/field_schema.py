@@ -80,10 +80,13 @@ STATEFULSET_SPEC = _fields(
     updateStrategy=_fields("type", rollingUpdate=_ROLLING, enforcedRollingUpdate=_ROLLING),
     persistentVolumeClaimRetentionPolicy=_fields("whenDeleted", "whenScaled"), ordinals=_fields("start"),
     lifecycle=_fields(preDelete=_fields("labelsHandler", "finalizersHandler", "timeoutSeconds")),
+    roleProbe=_fields("port", "path", "scheme", "timeoutSeconds", "staleAfterSeconds",
+                      leader=_fields("statusCode", "jsonPath", "equals")),
 )
 APPS_V1_STATEFULSET_SPEC: Schema = {
     **{k: v for k, v in STATEFULSET_SPEC.items()
-       if k not in ("progressDeadlineSeconds", "paused", "volumeClaimUpdatePolicy", "reserveOrdinals", "lifecycle")},
+       if k not in ("progressDeadlineSeconds", "paused", "volumeClaimUpdatePolicy", "reserveOrdinals", "lifecycle",
+                    "roleProbe")},
     "updateStrategy": _fields("type", rollingUpdate=_fields("partition", "maxUnavailable")),
 }
 """What kube-apiserver's apps/v1 StatefulSetSpec holds (with KEP-961's ``maxUnavailable``): the spec above less

@@ -25,6 +25,7 @@ from rollwise.api.lifecycle import check_lifecycle
 from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, selector_matches
 from rollwise.api.ordinals import check_reserve_ordinals
+from rollwise.api.role_probe import check_spec_role_probe
 from rollwise.api.steps import check_steps
 from rollwise.api.validation_pods import check_pod_spec, check_unique_name
 from rollwise.api.validation_rules import (
@@ -43,8 +44,8 @@ __all__ = ["API_VERSIONS", "MUTABLE_SPEC_FIELDS", "SPEC_UPDATE_FORBIDDEN", "note
 
 API_VERSIONS = ("apps/v1", "apps.rollwise.dev/v1alpha1")
 
-# reference §2 (ValidateStatefulSetUpdate), plus progressDeadlineSeconds, paused, reserveOrdinals (OpenKruise's) and
-# lifecycle, rollwise's own mutable fields.
+# reference §2 (ValidateStatefulSetUpdate), plus progressDeadlineSeconds, paused, reserveOrdinals (OpenKruise's),
+# lifecycle and roleProbe, rollwise's own mutable fields.
 MUTABLE_SPEC_FIELDS = frozenset({
     "replicas",
     "ordinals",
@@ -57,6 +58,7 @@ MUTABLE_SPEC_FIELDS = frozenset({
     "paused",
     "reserveOrdinals",
     "lifecycle",
+    "roleProbe",
 }) | CLAIM_SPEC_FIELDS  # KEP-4650: claim templates change under api/claim_templates.py's rules
 SPEC_UPDATE_FORBIDDEN = (
     "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy',"
@@ -163,6 +165,7 @@ def _check_spec(
     if paused is not None and not isinstance(paused, bool):
         errors.append(type_error("spec.paused", paused, "a boolean"))
     errors += check_lifecycle(spec.get("lifecycle"))
+    errors += check_spec_role_probe(spec.get("roleProbe"))
     ordinals = spec.get("ordinals")
     if ordinals is not None:
         if not isinstance(ordinals, Mapping):

@@ -50,7 +50,7 @@ StatefulSet holds, and what keeps each rule's estimated cost inside kube-apiserv
 
 # The declared spec fields an update may not change (reference §2); the schema prunes undeclared ones.
 DECLARED_SPEC_FIELDS = ("replicas", "minReadySeconds", "revisionHistoryLimit", "progressDeadlineSeconds", "paused",
-                        "lifecycle",
+                        "lifecycle", "roleProbe",
                         "serviceName", "podManagementPolicy", "ordinals", "selector", "template",
                         "volumeClaimTemplates", "updateStrategy", "persistentVolumeClaimRetentionPolicy",
                         "volumeClaimUpdatePolicy", "reserveOrdinals")
@@ -220,6 +220,22 @@ TWINS: dict[tuple[str, str], Twin] = {
     ("spec.lifecycle.preDelete.finalizersHandler[*]", "Invalid value"): Twin("cel", "a qualified name"),
     ("spec.lifecycle.preDelete.finalizersHandler[*]", "Duplicate value"): Twin("cel", "finalizers unique"),
     ("spec.lifecycle.preDelete.timeoutSeconds", "Invalid value"): Twin("schema", "type: integer, minimum 1"),
+    ("spec.roleProbe", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.roleProbe.port", "Invalid value"): Twin("schema", "type: integer, minimum 1, maximum 65535"),
+    ("spec.roleProbe.port", "Required value"): Twin("schema", "required: [port, leader]"),
+    ("spec.roleProbe.path", "Invalid value"): Twin("schema", "pattern: an absolute path, no spaces"),
+    ("spec.roleProbe.scheme", "Unsupported value"): Twin("schema", "enum [HTTP, HTTPS]"),
+    ("spec.roleProbe.timeoutSeconds", "Invalid value"): Twin("schema", "type: integer, minimum 1, maximum 3600"),
+    ("spec.roleProbe.staleAfterSeconds", "Invalid value"): Twin("schema", "type: integer, minimum 1, maximum "
+                                                                          "86400"),
+    ("spec.roleProbe.leader", "Invalid value"): Twin("schema", "type: object"),
+    ("spec.roleProbe.leader", "Required value"): Twin("cel", "leader: statusCode or jsonPath (required: leader)"),
+    ("spec.roleProbe.leader", "Forbidden"): Twin("cel", "leader: not both statusCode and jsonPath"),
+    ("spec.roleProbe.leader.statusCode", "Invalid value"): Twin("schema", "type: integer, minimum 100, maximum "
+                                                                          "599"),
+    ("spec.roleProbe.leader.jsonPath", "Invalid value"): Twin("schema", "pattern (api/role_probe.JSON_PATH_PATTERN)"),
+    ("spec.roleProbe.leader.equals", "Required value"): Twin("cel", "leader: equals with jsonPath; minLength 1"),
+    ("spec.roleProbe.leader.equals", "Forbidden"): Twin("cel", "leader: equals only with jsonPath"),
     ("spec.ordinals", "Invalid value"): Twin("schema", "type: object"),
     ("spec.ordinals.start", "Invalid value"): Twin("schema", "type: integer, minimum 0"),
     ("spec.reserveOrdinals", "Invalid value"): Twin("schema", "type: array"),

@@ -46,7 +46,8 @@ def add_explore(sub: Any) -> None:
     p.add_argument("--perturb", default="", metavar="LIST",
                    help="perturbations of the controllers' view, comma-separated: stale or stale:K (a reconcile on a "
                         "view up to K moves old, informer lag; stale is stale:1), crash (between two actions of a "
-                        "plan), burst (transitions the controller never sees in between)")
+                        "plan), burst (transitions the controller never sees in between), roles (a role-probed set's "
+                        "quorum-aware reconcile on a faulty role source: no answer, stale, two leaders)")
     p.add_argument("--no-read-your-writes", dest="read_your_writes", action="store_false",
                    help="turn off the runtime's read-your-writes check (KEP-5647), so a stale reconcile may decide "
                         "on a view that misses the controller's own last writes")

@@ -37,6 +37,7 @@ from rollwise.api.validation_pods import DNS_POLICIES
 from rollwise.cluster.crd_claims import CLAIM_STORAGE, CLAIM_TEMPLATES, claim_status_schema, claim_update_policy_schema
 from rollwise.cluster.crd_containers import container_field_schemas
 from rollwise.cluster.crd_lifecycle import lifecycle_schema
+from rollwise.cluster.crd_role_probe import role_probe_schema
 from rollwise.cluster.crd_steps import steps_schema
 from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
@@ -304,7 +305,7 @@ def spec_schema() -> dict[str, Any]:
                              "and repairs still happen, Progressing says RolloutPaused and the progress deadline "
                              "does not run. Setting it back to false resumes and restarts the deadline clock.",
                    "type": "boolean"},
-        "lifecycle": lifecycle_schema(),
+        "lifecycle": lifecycle_schema(), "roleProbe": role_probe_schema(),
         "serviceName": _string("The headless Service that gives the pods their DNS names (<pod>.<service>). "
                                "Immutable.", maxLength=253) | _rules(dns),
         "podManagementPolicy": _string("OrderedReady (one pod at a time, in ordinal order) or Parallel. Immutable.",

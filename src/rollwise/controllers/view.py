@@ -12,6 +12,7 @@ from dataclasses import field
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj
 from rollwise.api.records import dataclass
+from rollwise.api.role_probe import ProbeAnswer
 from rollwise.controllers.census import Census
 
 __all__ = ["SetView"]
@@ -40,6 +41,9 @@ class SetView:
     """The namespace's pods, read only when it has budgets (a budget may select other workloads' pods too)."""
     budget_scales: Mapping[str, int] = field(default_factory=dict)
     """Controller uid → its replicas, for the controllers of ``budget_pods`` (a percentage budget scales them)."""
+    probes: Mapping[str, ProbeAnswer] = field(default_factory=dict)
+    """The last role-probe answer of each member pod, by pod name (a set with ``spec.roleProbe`` or the
+    ``rollwise.dev/role-probe-*`` annotations; the driver probes, the controller reads, api/role_probe.py)."""
     census: Census | None = None
     """Optional: which pods are quiet, kept up to date by a driver that follows the change feed. Used only when its
     context is the one the reconcile derives (controllers/statefulset/census.py); a census over ``pods`` otherwise."""

@@ -27,6 +27,7 @@ from rollwise.controllers.view import SetView
 from rollwise.explore.lag import behind, recording
 from rollwise.explore.model import NAMESPACE, QUORUM_CONTROLLER, Bounds, Move, Node
 from rollwise.explore.pods import NOW
+from rollwise.explore.roles import faults, probe_of_set, truthful
 from rollwise.explore.world import Transition, born_of, controllers_of, spend, successor
 from rollwise.runtime.execute import execute
 from rollwise.runtime.views import set_view
@@ -64,7 +65,9 @@ def _view(cluster: MemoryCluster, node: Node, *, now: float = NOW) -> SetView | 
         sts = cluster.get(node.facts.resource, NAMESPACE, node.facts.name)
     except NotFound:
         return None
-    return set_view(cluster, sts, now=now, gates=node.facts.gates)
+    view = set_view(cluster, sts, now=now, gates=node.facts.gates)
+    # A role-probed set's members answer the truth (their Leases), as the operator's probe runner would hand it.
+    return dataclasses.replace(view, probes=truthful(view)) if probe_of_set(sts) is not None else view
 
 
 def _moves_of(node: Node, actor: str, decide: Decide, bounds: Bounds) -> Iterator[Transition]:
@@ -86,6 +89,12 @@ def _moves_of(node: Node, actor: str, decide: Decide, bounds: Bounds) -> Iterato
             yield _run(node, actor, plan, view, bounds,
                        Move(actor=actor, kind="crashes mid-plan", detail=f"after {k} of {n} actions", healthy=False),
                        stop_after=k, crashes=1)
+    if "roles" in bounds.perturbations and actor == QUORUM_CONTROLLER and node.used.roles < bounds.perturbation_budget:
+        for detail, answers in faults(view):
+            faulty = dataclasses.replace(view, probes=answers)
+            yield _run(node, actor, decide(faulty), faulty, bounds,
+                       Move(actor=actor, kind="reconciles on a faulty role source", detail=detail, healthy=False),
+                       roles=1)
     if "stale" in bounds.perturbations and node.used.stale < bounds.perturbation_budget:
         written = node.written.get(actor, {})
         for depth, old in enumerate(node.history, start=1):

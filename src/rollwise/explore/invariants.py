@@ -18,6 +18,7 @@ from rollwise.controllers.view import SetView
 from rollwise.explore.environment import KUBELET, USER
 from rollwise.explore.model import NAMESPACE, QUORUM_CONTROLLER, Node
 from rollwise.explore.pods import NOW
+from rollwise.explore.roles import leader_deleted_first
 from rollwise.explore.world import Transition
 from rollwise.invariants import rules, store
 from rollwise.invariants.decision import Decision, delete_of
@@ -48,7 +49,17 @@ def budget(tr: Transition) -> list[str]:
     d = _decision(tr)
     if d is None:
         return []
-    return rules.quorum(d) if d.quorum else rules.budget(d)
+    return rules.quorum(d) + leader_last(tr) if d.quorum else rules.budget(d)
+
+
+def leader_last(tr: Transition) -> list[str]:
+    """DEP-07 step 4, part of the quorum-aware controller's budget: it never deletes the leader (by its Lease) while
+    another outdated member participates, whatever its role source said (explore/roles.py)."""
+    if not tr.deleted or tr.move.actor != QUORUM_CONTROLLER:
+        return []
+    before = tr.before
+    leases = {name_of(x): x for x in before.cluster.list("Lease", NAMESPACE)}
+    return leader_deleted_first(SetView(set=before.sts, pods=before.pods(), leases=leases, now=NOW), tr.deleted)
 
 
 def disruption_budget(tr: Transition) -> list[str]:

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 NAMESPACE = "default"
-PERTURBATIONS = ("stale", "crash", "burst")
+PERTURBATIONS = ("stale", "crash", "burst", "roles")
 SAFETY_ACTIONS = ("pause", "pdb", "reserve", "hook")
 HOOK_LABEL = "example.com/drain"
 """With the ``hook`` safety action, every pod carries this label (``pending``) from its template: the label of the
@@ -99,12 +99,14 @@ class Used:
     user_actions: int = 0
     stale: int = 0
     crashes: int = 0
+    roles: int = 0
+    """Reconciles on a faulty role source (``--perturb roles``, explore/roles.py)."""
 
     def within(self, other: Used) -> bool:
         """No budget spent beyond ``other``'s: from the same store, this state can make every move that one can."""
         return (self.template_changes <= other.template_changes and self.faults <= other.faults
                 and self.user_actions <= other.user_actions and self.stale <= other.stale
-                and self.crashes <= other.crashes)
+                and self.crashes <= other.crashes and self.roles <= other.roles)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -41,6 +41,7 @@ from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder, AsyncEventSink
 from rollwise.runtime.registrations import QUORUM, STATEFULSET_ROW, Registration, operator_kinds, operator_marks
+from rollwise.runtime.role_probes import RoleProbes
 from rollwise.runtime.trace import DecisionLog
 from rollwise.runtime.workers import Controller
 
@@ -138,7 +139,8 @@ class Operator:
         for kind, chain in chains.items():
             name, api_version = KIND_CONTROLLERS[kind]
             stages = [Stage(_decision(row, kind), row.runs_for,
-                            None if trace is None else trace.observer(row.actor)) for row in chain]
+                            None if trace is None else trace.observer(row.actor), probes=row is QUORUM)
+                      for row in chain]
             informer = self.set_informers[name] = Informer(_source(worlds[name], "StatefulSet", config.namespaces,
                                                                    None), self.clock, rng=self.rng)
             caches = {k: i.store for k, i in self.informers.items()}
@@ -149,6 +151,7 @@ class Operator:
                                     recorder=self.recorder, gates=config.gates, wall_time=wall_time,
                                     is_leader=self.is_leader, actor=config.actor,
                                     samples=self.metrics.plan_samples, inline=(inline or {}).get(name))
+            set_ctl.role_probes = RoleProbes(wall_time)
             ctl = Controller(name, set_ctl.reconcile, clock=self.clock, queue=queue, metrics=self.metrics,
                              workers=config.workers)
             informer.add_handler(set_ctl.on_set)

@@ -18,6 +18,8 @@ One reconcile (``reconcile``):
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ from rollwise.runtime.execute import execute, execute_async
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder
 from rollwise.runtime.recording import WriteNotes
+from rollwise.runtime.role_probes import RoleProbes
 from rollwise.runtime.routing import sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import set_resource
@@ -59,6 +62,8 @@ class Stage:
     decide: Decide
     runs_for: Callable[[Obj], bool]
     trace: Observer | None = None
+    probes: bool = False
+    """Its view carries the role-probe answers of the set's members (the quorum-aware controller's)."""
 
 
 class SetController:
@@ -82,6 +87,8 @@ class SetController:
         self.is_leader = is_leader
         self.actor = actor
         self.samples = samples
+        self.role_probes: RoleProbes | None = None
+        """Asks role-probed sets' members who leads, off the loop, for stages with ``probes`` (role_probes.py)."""
         self.inline = inline
         """An in-process store to execute plans against directly, on the loop (tests, the simulator); None: the
         API, through ``LoopCluster``."""
@@ -145,6 +152,9 @@ class SetController:
         for stage in self.stages:
             if not stage.runs_for(sts):
                 continue
+            if stage.probes and self.role_probes is not None:
+                # The GETs block (each bounded by the probe's timeoutSeconds): a thread, not the loop.
+                view = dataclasses.replace(view, probes=await asyncio.to_thread(self.role_probes.answers, view))
             plan = stage.decide(view)
             if self.samples is not None:
                 self.samples.record(plan.metrics)

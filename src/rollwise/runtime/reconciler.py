@@ -9,6 +9,7 @@ write failed.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 from rollwise.api.errors import NotFound
@@ -27,6 +28,7 @@ from rollwise.runtime.limiter import ItemExponentialRateLimiter
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import ControllerEvents
 from rollwise.runtime.registrations import QUORUM, Registration, chain_for
+from rollwise.runtime.role_probes import RoleProbes
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import SetKey, set_resource
 from rollwise.runtime.views import set_view
@@ -70,6 +72,9 @@ class SetController:
         self.observers: list[Observer] = []
         self.quorum_observers: list[Observer] = []
         self._observers = {STATEFULSET_CONTROLLER: self.observers, QUORUM_CONTROLLER: self.quorum_observers}
+        self.role_probes: RoleProbes | None = None
+        """Asks the members of role-probed sets who leads, for the quorum-aware controller's view (role_probes.py);
+        None: no member is asked (the simulator, whose members are models: a probed set's roles stay unknown)."""
         self.stands_down: Callable[[Registration, SetKey], bool] | None = None
         """Whether a controller leaves a set to someone else now (``up``: the operator leads, local/standdown.py)."""
 
@@ -129,6 +134,8 @@ class SetController:
             now = self._clock.now()
             view = self.census.view(sts, now=now, gates=self.gates) if i == 0 and self.census is not None \
                 else self.view(sts)
+            if row is QUORUM and self.role_probes is not None:
+                view = dataclasses.replace(view, probes=self.role_probes.answers(view))
             plan = row.decide(view)
             for observe in self._observers[row.actor]:
                 observe(view, plan)

@@ -13,10 +13,12 @@ from rollwise.api.identity import ordinal_of, ordinal_range, parent_and_ordinal,
 from rollwise.api.leases import LEADER, MEMBER, HolderError, lease_role
 from rollwise.api.meta import Obj, labels, name_of, selector_matches
 from rollwise.api.predicates import available_at, classify_container, is_available, is_terminating, status_of
+from rollwise.api.role_probe import LEADER as PROBED_LEADER
+from rollwise.api.role_probe import UNKNOWN, read_role
 from rollwise.controllers.quorum.settings import Settings
 from rollwise.controllers.view import SetView
 
-__all__ = ["Member", "Roster", "container_state", "roster_of"]
+__all__ = ["Member", "Roster", "container_state", "roles_untold", "roster_of"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,6 +42,8 @@ class Member:
     """How the role was read, in plain words (``lease web-0 says Member``)."""
     lease: str | None
     """The member's Lease name when roles come from Leases, else None."""
+    role_known: bool = True
+    """False when a role probe could not tell this member's role (no answer, garbage, stale): it might lead."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,6 +63,13 @@ class Roster:
     """The generation ``status`` was computed for (``status.observedGeneration``, 0 when absent)."""
     now: float = 0.0
     """The view's time (a leader-transfer request's deadline is measured against it)."""
+    roles_untold: str | None = None
+    """Why the leader cannot be told from the role probe's answers (None: it can, or roles are not probed)."""
+
+    @property
+    def leader_claimed(self) -> bool:
+        """Some participating member, not terminating, says (or its Lease or label says) it leads."""
+        return any(m.leader and m.participating and not is_terminating(m.pod) for m in self.members)
 
     @property
     def outdated(self) -> tuple[Member, ...]:
@@ -103,26 +114,48 @@ def container_state(pod: Mapping[str, Any], container: str) -> str:
     return f"container {container} has no state"
 
 
-def _role(view: SetView, pod: Obj, settings: Settings) -> tuple[bool, str, str | None]:
-    """(is leader, how it was read, lease name). Missing or unreadable → follower, as etcd-druid (reference §1.4)."""
+def _role(view: SetView, pod: Obj, settings: Settings) -> tuple[bool, str, str | None, bool]:
+    """(is leader, how it was read, lease name, known). From Leases or a label: missing or unreadable → follower, as
+    etcd-druid (reference §1.4). From a role probe: anything but a clear, fresh answer is unknown (roles_untold)."""
     name = name_of(pod)
+    if settings.probe is not None:
+        probed = read_role(settings.probe, view.probes.get(name), pod=name, now=view.now)
+        return probed.kind == PROBED_LEADER, probed.why, None, probed.kind != UNKNOWN
     if settings.role_label is not None:
         value = labels(pod).get(settings.role_label)
         if value is None:
-            return False, f"no label {settings.role_label}, treated as follower", None
+            return False, f"no label {settings.role_label}, treated as follower", None, True
         leader = value == settings.leader_value
-        return leader, f"label {settings.role_label}={value}", None
+        return leader, f"label {settings.role_label}={value}", None, True
     lease = settings.lease_name(name)
     role = lease_role(view.leases.get(lease))
     if role == LEADER:
-        return True, f"lease {lease} says {LEADER}", lease
+        return True, f"lease {lease} says {LEADER}", lease, True
     if role == MEMBER:
-        return False, f"lease {lease} says {MEMBER}", lease
+        return False, f"lease {lease} says {MEMBER}", lease, True
     if isinstance(role, HolderError):
-        return False, f"lease {lease} unreadable ({role}), treated as follower", lease
+        return False, f"lease {lease} unreadable ({role}), treated as follower", lease, True
     if lease not in view.leases:
-        return False, f"lease {lease} missing, treated as follower", lease
-    return False, f"lease {lease} names no known role, treated as follower", lease
+        return False, f"lease {lease} missing, treated as follower", lease, True
+    return False, f"lease {lease} names no known role, treated as follower", lease, True
+
+
+def roles_untold(members: list[Member]) -> str | None:
+    """Why the leader cannot be told from probed roles, or None when it can: every participating member (not
+    terminating) answered clearly and freshly, and exactly one says it leads. A member that answered "not the
+    leader" is still a follower when this says why not; the others might be the leader (DEP-07 step 4, follower
+    before leader: steps.py deletes none of them while the leader cannot be told, and no member at all while none
+    says it leads)."""
+    voters = [m for m in members if m.participating and not is_terminating(m.pod)]
+    unknown = [f"{m.name} ({m.role})" for m in voters if not m.role_known]
+    if unknown:
+        return "role unknown: " + ", ".join(unknown)
+    claims = [m.name for m in voters if m.leader]
+    if len(claims) > 1:
+        return f"{len(claims)} members say they lead: {', '.join(claims)}"
+    if not claims and voters:
+        return "no participating member says it leads"
+    return None
 
 
 def roster_of(view: SetView, settings: Settings) -> Roster:
@@ -147,7 +180,7 @@ def roster_of(view: SetView, settings: Settings) -> Roster:
         if ordinal_of(pod) not in span:
             continue  # condemned by a scale-down: the StatefulSet controller removes it
         cs = _member_status(pod, settings.container)
-        leader, role, lease = _role(view, pod, settings)
+        leader, role, lease, known = _role(view, pod, settings)
         participating = bool(cs is not None and cs.get("ready") is True)
         settled = participating and (min_ready <= 0 or is_available(pod, min_ready, view.now))
         members.append(Member(
@@ -155,7 +188,7 @@ def roster_of(view: SetView, settings: Settings) -> Roster:
             participating=participating, settled=settled,
             available_at=None if settled or not participating else available_at(pod, min_ready),
             health=classify_container(pod, settings.container), state=container_state(pod, settings.container),
-            leader=leader, role=role, lease=lease,
+            leader=leader, role=role, lease=lease, role_known=known,
         ))
     return Roster(
         generation=int((sts.get("metadata") or {}).get("generation") or 0),
@@ -166,6 +199,7 @@ def roster_of(view: SetView, settings: Settings) -> Roster:
         members=tuple(members),
         terminating=tuple(name_of(pod) for pod in pods if is_terminating(pod)),
         missing=tuple(pod_name(set_name, o) for o in span if o not in by_ordinal),
+        roles_untold=roles_untold(members) if settings.probe is not None else None,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from rollwise.api.errors import FieldError
 from rollwise.api.handover import leaves_pods_alone
 from rollwise.api.meta import annotations_of
+from rollwise.api.role_probe import RoleProbe, check_role_probe, probe_of
 from rollwise.api.validation_rules import check_labels
 from rollwise.controllers.view import SetView
 
@@ -76,6 +77,8 @@ class Settings:
     leader_transfer: bool = False
     """Ask the leader to hand over (``rollwise.api.leader_transfer``) before deleting it."""
     transfer_timeout: float = DEFAULT_TRANSFER_TIMEOUT
+    probe: RoleProbe | None = None
+    """Roles from asking each member over HTTP (``api/role_probe.py``) instead of Leases or a label."""
 
     def lease_name(self, pod: str) -> str:
         """The member Lease of ``pod``: the template with ``{pod}`` replaced (default: the pod's own name)."""
@@ -178,7 +181,17 @@ def read_settings(sts: Mapping[str, Any]) -> tuple[Settings, list[FieldError]]:
             errors.append(FieldError(path=_path(LEADER_TRANSFER_TIMEOUT), value=raw,
                                      rule="must be a whole number of seconds, at least 1"))
 
+    probe = None
+    raw_probe, probe_path = probe_of(sts)
+    if raw_probe is not None:
+        probe, bad = check_role_probe(raw_probe, probe_path)
+        errors += bad
+        if role_label is not None:
+            # One role source: a label and a probe that disagree would leave the leader to chance.
+            errors.append(FieldError(path=_path(ROLE_LABEL), value=role_label, kind="Forbidden",
+                                     rule=f"roles come from the role probe ({probe_path('')}); use one of the two"))
+
     settings = Settings(container=container, lease_template=template, max_unavailable=max_unavailable,
                         role_label=role_label, leader_value=leader_value, leader_transfer=leader_transfer == "true",
-                        transfer_timeout=timeout)
+                        transfer_timeout=timeout, probe=probe)
     return settings, errors

@@ -123,7 +123,11 @@ def decide(roster: Roster, settings: Settings) -> Decision:
     if not ready:
         return Decision(waits=tuple(Blocked(pod=m.name, cause=f"outdated, state unknown ({m.state})")
                                     for m in outdated))
-    followers = sorted((m for m in ready if not m.leader), key=lambda m: -m.ordinal)
+    # A probed member is a follower only by its own clear, fresh answer; one whose role is unknown might lead. And
+    # only while some member says it leads: a probe at the wrong path answers every member alike ("not me").
+    followers = sorted((m for m in ready if not m.leader and m.role_known), key=lambda m: -m.ordinal)
+    if roster.roles_untold is not None and not roster.leader_claimed:
+        followers = []
     n = batch_size(roster, settings)
     if n < 1:
         return _below_quorum(roster, followers[0] if followers else max(ready, key=lambda m: m.ordinal))
@@ -132,6 +136,11 @@ def decide(roster: Roster, settings: Settings) -> Decision:
         only = ready[0]
         return Decision(deletions=(Deletion(member=only, step=4,
                                             message=f"step 4: {only.name} is the only member of the set"),))
+    if not followers and roster.roles_untold is not None:
+        # DEP-07 step 4, follower before leader, when roles are probed (api/role_probe.py): the outdated members
+        # left might be the leader and the leader cannot be told, so none of them goes; never a guess.
+        return Decision(waits=tuple(Blocked(pod=m.name, cause=f"might be the leader, which cannot be told "
+                                                              f"({roster.roles_untold})") for m in ready))
     if not followers:
         leader = max(ready, key=lambda m: m.ordinal)
         if settings.leader_transfer:
