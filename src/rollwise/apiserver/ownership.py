@@ -197,14 +197,24 @@ def apply(live: Mapping[str, Any] | None, config: Mapping[str, Any], *, manager:
     prefixes = {p[:i] for p in kept for i in range(1, len(p))}  # a map someone still sets a field in stays
     for path in sorted(before - kept - prefixes, key=len, reverse=True):
         delete_at(merged, path)
-    if mine is None:
-        mine = Entry(manager, "Apply", api_version, now, applied, subresource)
-        entries.append(mine)
-    mine.fields, mine.time, mine.api_version = applied, now, api_version
     merged.setdefault("metadata", {})
     for key in ("name", "namespace"):
         given = (config.get("metadata") or {}).get(key)
         if given and key not in merged["metadata"]:
             merged["metadata"][key] = given
+    if mine is None:
+        mine = Entry(manager, "Apply", api_version, now, applied, subresource)
+        entries.append(mine)
+    elif _without_managed(merged) != _without_managed(live):
+        # Upstream's managedFieldsUpdater.Apply (k8s.io/apimachinery/pkg/util/managedfields/internal) stamps the
+        # time only when the apply changed the object: an apply of the same config is then a no-op the store skips.
+        mine.time = now
+    mine.fields, mine.api_version = applied, api_version
     _store(merged, entries)
     return merged
+
+
+def _without_managed(obj: Mapping[str, Any] | None) -> Any:
+    if obj is None:
+        return None
+    return {**obj, "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}}

@@ -4,9 +4,9 @@ What it models, as far as workload controllers can tell:
 
 - objects keyed by resource (group and version-independent kind, ``rollwise.cluster.resources``), namespace and
   name; namespace defaults to ``default`` (cluster-scoped resources have none); namespaces are implicit;
-- deterministic uids (``uid-1``, ``uid-2``...), one global resourceVersion counter bumped by every write (a write
-  that changes nothing included), ``generation`` (1 on create, +1 when ``spec`` changes or deletion is requested),
-  optimistic concurrency (a stale ``resourceVersion`` or ``uid`` precondition raises Conflict);
+- deterministic uids (``uid-1``, ``uid-2``...), one global resourceVersion counter bumped by every write (an update
+  that changes nothing is none: it returns the stored object), ``generation`` (1 on create, +1 when ``spec`` changes
+  or deletion is requested), optimistic concurrency (a stale resourceVersion or uid precondition: Conflict);
 - status subresource where the resource table says so (``update`` keeps the stored status,
   ``update_status`` changes only status); ``patch`` is a JSON merge patch over the whole object;
 - graceful pod deletion (``deletionTimestamp``, ``deletionGracePeriodSeconds``; a pod in phase Failed or
@@ -54,6 +54,7 @@ from rollwise.cluster.server_fields import (
     keep_server_fields,
     next_generation,
     strip_server_fields,
+    unchanged,
 )
 from rollwise.cluster.storage import ObjectIndex
 from rollwise.cluster.watch import DEFAULT_HISTORY_LIMIT, DEFAULT_MAX_PENDING, WatchHub
@@ -282,8 +283,7 @@ class MemoryCluster(WatchVerbs, DeletionVerbs):
             new.pop("status", None)
         else:
             new["status"] = obj["status"] if handed_over else clone_sharing(obj["status"], old.get("status"))
-        self._write(key, old, new, actor)
-        return new
+        return self._write(key, old, new, actor)
 
     def patch(self, kind: ResourceRef, namespace: str, name: str, merge: Mapping[str, Any], *,
               actor: str = "user") -> Obj:
@@ -337,13 +337,13 @@ class MemoryCluster(WatchVerbs, DeletionVerbs):
         check_no_new_finalizers(meta, old_meta)
         new = self._admitted(key[0], new, old)
         new["metadata"]["generation"] = next_generation(new, old)
-        self._write(key, old, new, actor)
+        stored = self._write(key, old, new, actor)
         self._gc.run(GcBridge(self))
-        return new
+        return stored
 
-    def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> None:
-        """Commit one write: resourceVersion, backing, indexes, collector, feed, watches, counter. ``new`` owns
-        its metadata dict.
+    def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> Obj:
+        """Commit one write: resourceVersion, backing, indexes, collector, feed, watches, counter; return what is
+        stored. ``new`` owns its metadata dict. An update equal to ``old`` writes nothing and returns ``old``.
 
         A terminating object left without finalizers and without a pending grace period is removed instead
         (the API server's rule: a pod still in its grace period waits for the kubelet's final delete).
@@ -353,6 +353,8 @@ class MemoryCluster(WatchVerbs, DeletionVerbs):
         if (not remove and old is not None and meta.get("deletionTimestamp") is not None
                 and not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds")):
             remove = True
+        if not remove and old is not None and unchanged(old, new):
+            return old
         self._rv += 1
         meta["resourceVersion"] = str(self._rv)
         if self._backing is not None:
@@ -376,6 +378,7 @@ class MemoryCluster(WatchVerbs, DeletionVerbs):
         self._hub.record(gk, self._rv, record)
         if gk not in _UNCOUNTED:
             self.writes[actor] += 1
+        return new
 
     # -- persistence -------------------------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 - a client never sets ``uid``, ``creationTimestamp``, the deletion fields, ``resourceVersion`` or ``generation``:
   on create they are dropped (the store sets them), on update the stored values are kept;
 - ``generation`` goes up by one when ``spec`` changes (and on a deletion request, ``rollwise.cluster.deletion``);
-- no finalizer may be added to an object that is being deleted (upstream ``ValidateObjectMetaUpdate``).
+- no finalizer may be added to an object that is being deleted (upstream ``ValidateObjectMetaUpdate``);
+- an update whose result equals the stored object is not written (``unchanged``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Any
 from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.meta import Obj
 
-__all__ = ["SERVER_OWNED", "check_no_new_finalizers", "keep_server_fields", "next_generation", "strip_server_fields"]
+__all__ = ["SERVER_OWNED", "check_no_new_finalizers", "keep_server_fields", "next_generation", "strip_server_fields",
+           "unchanged"]
 
 SERVER_OWNED = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds")
 
@@ -45,3 +47,19 @@ def check_no_new_finalizers(meta: dict[str, Any], old_meta: dict[str, Any]) -> N
 
 def next_generation(new: Obj, old: Obj) -> int:
     return int(old["metadata"].get("generation", 1)) + (new.get("spec") != old.get("spec"))
+
+
+def unchanged(old: Obj, new: Obj) -> bool:
+    """Whether an update's result equals the stored object, its resourceVersion aside: then nothing is written.
+
+    kube-apiserver's storage does the same (``GuaranteedUpdate`` in k8s.io/apiserver/pkg/storage/etcd3/store.go):
+    the updated object, with the server's fields set as on any update, is encoded and compared with the stored bytes;
+    when equal it returns the stored object with its old resourceVersion, writes nothing and no watcher hears of it.
+    """
+    if new.keys() != old.keys():
+        return False
+    if any(new[k] != old[k] for k in new if k != "metadata"):
+        return False
+    meta, old_meta = new["metadata"], old["metadata"]
+    return {k: v for k, v in meta.items() if k != "resourceVersion"} == {
+        k: v for k, v in old_meta.items() if k != "resourceVersion"}
