@@ -18,6 +18,7 @@ from rollwise.api.handover import HANDOVER_ANNOTATION, handed_over_to, leaves_po
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
 from rollwise.api.ordinals import index_in
+from rollwise.api.strategies import effective_type
 from rollwise.api.validation import structural_errors
 from rollwise.controllers.census import (
     REQUEUE_EPSILON,
@@ -50,7 +51,7 @@ from rollwise.controllers.statefulset.replicas import process_condemned, process
 from rollwise.controllers.statefulset.revisions import choose_revisions, prune_history
 from rollwise.controllers.statefulset.status import compute_status, status_changed
 from rollwise.controllers.statefulset.steps import advance_steps, with_step_condition
-from rollwise.controllers.statefulset.strategies import effective_type, strategy_for
+from rollwise.controllers.statefulset.strategies import strategy_for
 from rollwise.controllers.view import SetView
 
 __all__ = ["OWNED_CONDITIONS", "reconcile"]

@@ -102,7 +102,7 @@ class Sync:
     strategy_block: dict[str, Any] | None = field(init=False)
     """``rollingUpdate`` or ``enforcedRollingUpdate``, whichever the effective type reads (None if absent)."""
     floor: int = field(init=False)
-    """The partition as an index (``api/rollout.partition_floor``): the lowest index the update touches."""
+    """The partition as an index (``api/strategies.partition_floor``): the lowest index the update touches."""
     update_name: str = field(init=False)
     current_name: str = field(init=False)
     min_ready_seconds: float = field(init=False)

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.meta import Obj, format_time
-from rollwise.api.rollout import partition_floor
 from rollwise.api.steps import Step, floor_at_step, steps_of
+from rollwise.api.strategies import partition_floor
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.progress import rollout_complete
 
