@@ -19,6 +19,7 @@ from rollwise.api.features import FeatureGates
 
 __all__ = [
     "BLOCK_KEYS",
+    "BLOCK_OWNERS",
     "ENFORCED_BLOCK",
     "ENFORCED_ROLLING_UPDATE",
     "KINDS",
@@ -67,8 +68,10 @@ KINDS: Mapping[str, StrategyKind] = {
 NAMES = tuple(KINDS)
 """Every type, in the order errors and docs list them."""
 ROLLING_KINDS = frozenset(name for name, kind in KINDS.items() if kind.rolling)
-BLOCK_KEYS = tuple(kind.block for kind in KINDS.values() if kind.block is not None)
-"""The parameter blocks, each read by the one type named alongside it in ``KINDS``."""
+BLOCK_OWNERS = tuple((kind.block, kind.name) for kind in KINDS.values() if kind.block is not None)
+"""Each parameter block and the one type it is allowed with (seed 003: enforcedRollingUpdate reuses the
+rollingUpdate shape)."""
+BLOCK_KEYS = tuple(block for block, _ in BLOCK_OWNERS)
 
 
 def declared_type(strategy: Mapping[str, Any]) -> str:

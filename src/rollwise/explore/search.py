@@ -18,6 +18,7 @@ from typing import Any
 from rollwise.api.identity import ordinal_of
 from rollwise.api.ordinals import position_in
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
+from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, RECREATE
 from rollwise.controllers.statefulset.limits import limits_of
 from rollwise.explore.controller import Decide, controller_moves
 from rollwise.explore.environment import environment_moves
@@ -159,7 +160,7 @@ def _covering(budgets: dict[tuple[Any, ...], list[tuple[Used, int]]], node: Node
     return None
 
 
-_SELF_HEALING = frozenset({"EnforcedRollingUpdate", "Recreate", "QuorumAware"})
+_SELF_HEALING = frozenset({ENFORCED_ROLLING_UPDATE, RECREATE, "QuorumAware"})
 
 
 def _eligible(node: Node) -> bool:

@@ -39,6 +39,7 @@ from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.ordinals import OrdinalSpan, position_in
+from rollwise.api.strategies import BLOCK_KEYS, ROLLING_KINDS
 from rollwise.controllers.plan import WriteStatus
 from rollwise.invariants.decision import Decision, birth
 from rollwise.invariants.disruption import disruption_budget
@@ -168,9 +169,9 @@ def futile_delete(d: Decision) -> list[str]:
     pods at the current revision."""
     view = d.state
     strategy = view.set["spec"].get("updateStrategy") or {}
-    if d.quorum or strategy.get("type") not in ("RollingUpdate", "EnforcedRollingUpdate"):
+    if d.quorum or strategy.get("type") not in ROLLING_KINDS:
         return []
-    if strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate"):
+    if any(strategy.get(key) for key in BLOCK_KEYS):
         return []
     status = view.set.get("status") or {}
     current = status.get("currentRevision")

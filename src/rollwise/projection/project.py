@@ -30,6 +30,7 @@ from rollwise.api.predicates import (
 from rollwise.api.reasons import COMPLETE_REASONS, FAILING_REASONS
 from rollwise.api.revisions import template_of
 from rollwise.api.rollout import rollout_complete
+from rollwise.api.strategies import BLOCK_KEYS, ROLLING_KINDS, declared_type
 from rollwise.controllers.quorum.settings import handed_to_quorum, read_settings
 from rollwise.projection.model import (
     ICON_BAD,
@@ -72,10 +73,10 @@ def project(
     name = name_of(sts)
     spec, status = sts.get("spec") or {}, sts.get("status") or {}
     strategy = spec.get("updateStrategy") or {}
-    stype = str(strategy.get("type") or "RollingUpdate")
-    block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate") or {}
+    stype = declared_type(strategy)
+    block = next(filter(None, map(strategy.get, BLOCK_KEYS)), None) or {}  # the first block given
     quorum = handed_to_quorum(sts)
-    partition = int(block.get("partition") or 0) if stype in ("RollingUpdate", "EnforcedRollingUpdate") else 0
+    partition = int(block.get("partition") or 0) if stype in ROLLING_KINDS else 0
     mrs = float(spec.get("minReadySeconds") or 0)
     members = sorted((p for p in pods if is_member_of(sts, p)), key=ordinal_of)
     span = ordinal_range(sts)
@@ -139,7 +140,7 @@ def project(
         kind=kind, namespace=str((sts.get("metadata") or {}).get("namespace") or "default"), name=name, now=now,
         strategy=f"{stype} (QuorumAware)" if quorum else stype,
         pod_management=str(spec.get("podManagementPolicy") or "OrderedReady"),
-        budget=str(block.get("maxUnavailable", 1)) if stype in ("RollingUpdate", "EnforcedRollingUpdate") else "",
+        budget=str(block.get("maxUnavailable", 1)) if stype in ROLLING_KINDS else "",
         partition=partition, desired=int(spec.get("replicas", 1)),
         current=int(status.get("currentReplicas") or 0), updated=int(status.get("updatedReplicas") or 0),
         ready=int(status.get("readyReplicas") or 0), available=int(status.get("availableReplicas") or 0),

@@ -18,7 +18,7 @@ from rollwise.api.handover import HANDOVER_ANNOTATION, handed_over_to, leaves_po
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
 from rollwise.api.ordinals import index_in
-from rollwise.api.strategies import effective_type
+from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, effective_type
 from rollwise.api.validation import structural_errors
 from rollwise.controllers.census import (
     REQUEUE_EPSILON,
@@ -198,7 +198,7 @@ def _build_sync(view: SetView, census: Census, pods: list[Obj], current: Obj, up
 def _announce_rollout(sync: Sync, old_status: dict[str, object]) -> None:
     """seed 003: ``EnforcedRollingUpdateStarted`` when a new revision starts rolling under EnforcedRollingUpdate."""
     previous = old_status.get("updateRevision")
-    if sync.update_type != "EnforcedRollingUpdate" or not previous or previous == sync.update_name:
+    if sync.update_type != ENFORCED_ROLLING_UPDATE or not previous or previous == sync.update_name:
         return
     in_range = (sync.replicas[i] for i in sync.present)
     if sync.census.quiet_outdated or any(pod is not None and sync.outdated(pod) for pod in in_range):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import heapq
 import itertools
 
+from rollwise.api.strategies import ON_DELETE
 from rollwise.controllers.statefulset.context import Sync
 
 __all__ = ["OnDelete"]
 
 
 class OnDelete:
-    name = "OnDelete"
+    name = ON_DELETE
 
     def prepare(self, sync: Sync) -> bool:
         return False

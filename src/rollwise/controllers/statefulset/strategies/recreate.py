@@ -17,6 +17,7 @@ hash the template only.
 from __future__ import annotations
 
 from rollwise.api.meta import name_of
+from rollwise.api.strategies import RECREATE
 from rollwise.controllers.statefulset.context import Sync
 
 __all__ = ["Recreate", "recreate_phase"]
@@ -52,7 +53,7 @@ def recreate_phase(sync: Sync) -> str:
 
 
 class Recreate:
-    name = "Recreate"
+    name = RECREATE
 
     def prepare(self, sync: Sync) -> bool:
         phase = recreate_phase(sync)
