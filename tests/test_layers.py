@@ -50,3 +50,12 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
     graph = grimp.build_graph("rollwise", exclude_type_checking_imports=False)
     cycles = _cycles(graph)
     assert not cycles, "\n".join(" -> ".join(cycle) for cycle in cycles)
+
+
+def test_a_strategy_name_is_typed_in_at_most_three_modules() -> None:
+    """The strategy table (api/strategies.py) names each type and block once; everything else reads it (issue 39).
+    EnforcedRollingUpdate stands for the rest: it is rollwise's own, so no other kind's strategy shares its name."""
+    src = Path(__file__).resolve().parents[1] / "src"
+    typed = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
+                   if '"EnforcedRollingUpdate"' in (text := p.read_text()) or '"enforcedRollingUpdate"' in text)
+    assert len(typed) <= 3, typed
