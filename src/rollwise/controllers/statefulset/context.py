@@ -11,7 +11,7 @@ from typing import Any
 from rollwise.api import lifecycle
 from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
-from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision_of
+from rollwise.api.identity import REVISION_LABEL, pod_name, revision_of
 from rollwise.api.lifecycle import PreDeleteHook, hook_held, hook_wait, is_preparing_delete, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.ordinals import OrdinalSpan, position_in
@@ -393,7 +393,3 @@ class Sync:
         """Quiet pods at the update revision that this plan has not deleted."""
         return self.census.quiet_updated - sum(1 for i in self.quiet_deleted()
                                                if not self.outdated(self._quiet(i)))
-
-
-def ordinal_sorted(pods: list[Obj], *, descending: bool) -> list[Obj]:
-    return sorted(pods, key=ordinal_of, reverse=descending)

@@ -19,7 +19,6 @@ import bisect
 
 from rollwise.api import predicates as p
 from rollwise.api.meta import name_of
-from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.in_place import replace
 from rollwise.controllers.statefulset.replicas import replacement_is_outdated
@@ -33,7 +32,6 @@ def _floor(sync: Sync) -> int:
 
 
 class EnforcedRollingUpdate:
-    name = ENFORCED_ROLLING_UPDATE
 
     def prepare(self, sync: Sync) -> bool:
         # The halt is judged before creation runs: under OrderedReady the failing top pod blocks creation anyway,

@@ -5,14 +5,12 @@ from __future__ import annotations
 import heapq
 import itertools
 
-from rollwise.api.strategies import ON_DELETE
 from rollwise.controllers.statefulset.context import Sync
 
 __all__ = ["OnDelete"]
 
 
 class OnDelete:
-    name = ON_DELETE
 
     def prepare(self, sync: Sync) -> bool:
         return False

@@ -17,7 +17,6 @@ hash the template only.
 from __future__ import annotations
 
 from rollwise.api.meta import name_of
-from rollwise.api.strategies import RECREATE
 from rollwise.controllers.statefulset.context import Sync
 
 __all__ = ["Recreate", "recreate_phase"]
@@ -53,7 +52,6 @@ def recreate_phase(sync: Sync) -> str:
 
 
 class Recreate:
-    name = RECREATE
 
     def prepare(self, sync: Sync) -> bool:
         phase = recreate_phase(sync)

@@ -9,7 +9,6 @@ delete up to the budget, and let ordered creation bring them back one by one.
 
 from __future__ import annotations
 
-from rollwise.api.strategies import ROLLING_UPDATE
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.in_place import replace
 from rollwise.controllers.statefulset.replicas import replacement_is_outdated
@@ -24,7 +23,6 @@ def update_floor(sync: Sync) -> int:
 
 
 class RollingUpdate:
-    name = ROLLING_UPDATE
 
     def prepare(self, sync: Sync) -> bool:
         replace_timed_out_pods(sync)
