@@ -30,6 +30,7 @@ from rollwise.api.strategies import (
     ENFORCED_ROLLING_UPDATE,
     ON_DELETE,
     RECREATE,
+    ROLLING_BLOCK,
     ROLLING_UPDATE,
 )
 from rollwise.api.values import clone
@@ -114,7 +115,7 @@ def _strategy(update: Obj, strategy: str) -> Obj:
     # The partition and maxUnavailable of whichever block the set used carry over; the progress timeout cannot.
     block = next(filter(None, map(update.get, BLOCK_KEYS)), None) or {}
     kept = {k: v for k, v in block.items() if k in ("partition", "maxUnavailable")}
-    return {"type": ROLLING_UPDATE, **({"rollingUpdate": kept} if kept else {})}
+    return {"type": ROLLING_UPDATE, **({ROLLING_BLOCK: kept} if kept else {})}
 
 
 def apps_v1_set_for(cr: Obj, strategy: str | None) -> Obj:

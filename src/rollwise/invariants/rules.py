@@ -39,7 +39,7 @@ from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.ordinals import OrdinalSpan, position_in
-from rollwise.api.strategies import BLOCK_KEYS, ROLLING_KINDS
+from rollwise.api.strategies import BLOCK_KEYS, ON_DELETE, RECREATE, ROLLING_KINDS
 from rollwise.controllers.plan import WriteStatus
 from rollwise.invariants.decision import Decision, birth
 from rollwise.invariants.disruption import disruption_budget
@@ -73,9 +73,9 @@ __all__ = [
 def promised_budget(d: Decision) -> int | None:
     """Unavailable ordinals the StatefulSet controller may cause (None: it promises no bound)."""
     limits = d.limits
-    if limits.update_type == "Recreate":
+    if limits.update_type == RECREATE:
         return None
-    if limits.update_type == "OnDelete":
+    if limits.update_type == ON_DELETE:
         return 0
     if not d.state.gates.max_unavailable:
         return None
@@ -214,7 +214,7 @@ def ordered_creation(d: Decision) -> list[str]:
 def recreate(d: Decision) -> list[str]:
     view = d.state
     creates = d.creates()
-    if not creates or d.limits.update_type != "Recreate":
+    if not creates or d.limits.update_type != RECREATE:
         return []
     update = creates[0].revision
     old = [name_of(pod) for pod in view.pods if revision_of(pod) != update]

@@ -30,7 +30,7 @@ from rollwise.api.predicates import (
 from rollwise.api.reasons import COMPLETE_REASONS, FAILING_REASONS
 from rollwise.api.revisions import template_of
 from rollwise.api.rollout import rollout_complete
-from rollwise.api.strategies import BLOCK_KEYS, ROLLING_KINDS, declared_type
+from rollwise.api.strategies import BLOCK_KEYS, ON_DELETE, ROLLING_KINDS, declared_type
 from rollwise.controllers.quorum.settings import handed_to_quorum, read_settings
 from rollwise.projection.model import (
     ICON_BAD,
@@ -102,9 +102,9 @@ def project(
 
     wait_message, named = _wait(conditions, progressing, quorum=quorum, set_name=name, span=span, members=members)
     waiting_on = "" if complete else named or _first_unavailable(members, span, mrs, now, name,
-                                                                 descending=stype != "OnDelete")
+                                                                 descending=stype != ON_DELETE)
     outdated = [p for p in members if revision_of(p) != update_rev and position_in(span, ordinal_of(p)) >= held_floor]
-    paused = not complete and not failed and stype == "OnDelete" and not quorum and bool(outdated) \
+    paused = not complete and not failed and stype == ON_DELETE and not quorum and bool(outdated) \
         and not any(not is_available(p, mrs, now) for p in members)
 
     roles = _roles(sts, members, leases)
