@@ -17,6 +17,7 @@ from rollwise.api.errors import ApiStatusError
 from rollwise.api.lifecycle import hook_held, is_preparing_delete, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.steps import NothingToPromote, promoted_status
+from rollwise.api.strategies import KINDS
 from rollwise.explore.model import HOOK_LABEL, HOOK_VALUE, NAMESPACE, Bounds, Move, Node, Used
 from rollwise.explore.pods import stage_of, status_for
 from rollwise.explore.world import Transition, spend, successor
@@ -157,7 +158,7 @@ def _user_set_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
     yield from _promote(node, bounds)
     if facts.has_partition:
         strategy = spec["updateStrategy"]
-        key = "rollingUpdate" if strategy["type"] == "RollingUpdate" else "enforcedRollingUpdate"
+        key = str(KINDS[strategy["type"]].block)  # has_partition: a rolling kind, which has a block
         block = dict(strategy.get(key) or {})
         partition = int(block.get("partition") or 0)
         block["partition"] = 1 if partition == 0 else 0
