@@ -26,6 +26,7 @@ __all__ = [
     "NothingToRetry",
     "abort_of",
     "aborted_status",
+    "is_aborted",
     "retried_status",
 ]
 
@@ -51,10 +52,16 @@ def abort_of(status: Mapping[str, Any], update_revision: str, current_revision: 
     asked for another revision (a template change since starts a new rollout), or there is no rollout (the spec
     went back to the stable revision)."""
     revision = status.get("abortedRevision")
-    if status.get("abort") is not True or revision != update_revision or update_revision == current_revision:
+    if not is_aborted(status) or revision != update_revision or update_revision == current_revision:
         return None
     message = status.get("abortMessage")
     return Abort(revision, message if isinstance(message, str) and message else ABORTED_BY_CLI)
+
+
+def is_aborted(status: Mapping[str, Any]) -> bool:
+    """Whether a status says its rollout is aborted: never complete, whatever its counters (which count the pods at
+    the stable revision the controller takes them back to), until ``retry`` or a new template."""
+    return status.get("abort") is True
 
 
 class NothingToAbort(ValueError):
@@ -71,7 +78,7 @@ def aborted_status(sts: Mapping[str, Any], message: str = ABORTED_BY_CLI) -> dic
     status = dict(sts.get("status") or {})
     name = (sts.get("metadata") or {}).get("name", "")
     update = status.get("updateRevision")
-    if status.get("abort") is True:
+    if is_aborted(status):
         raise NothingToAbort(f"{name}: the rollout to revision {status.get('abortedRevision')} is aborted already "
                              "(`rollwise rollout retry` starts it again)")
     if not update or update == status.get("currentRevision"):
@@ -83,7 +90,7 @@ def aborted_status(sts: Mapping[str, Any], message: str = ABORTED_BY_CLI) -> dic
 def retried_status(sts: Mapping[str, Any]) -> dict[str, Any]:
     """The status ``rollwise rollout retry`` writes: the abort cleared and the steps from the first again."""
     status = dict(sts.get("status") or {})
-    if status.get("abort") is not True:
+    if not is_aborted(status):
         name = (sts.get("metadata") or {}).get("name", "")
         raise NothingToRetry(f"{name} has no aborted rollout to retry")
     for key in (*ABORT_FIELDS, "pauseStartTime", "promoteFull"):

@@ -13,6 +13,7 @@ from test_canary_steps import _judged_settle
 
 from rollwise.api.abort import NothingToAbort, NothingToRetry, aborted_status, retried_status
 from rollwise.api.reasons import failing_reason
+from rollwise.api.rollout import status_progress
 from rollwise.controllers.plan import DeletePod, EmitEvent
 
 
@@ -98,3 +99,11 @@ def test_abort_and_retry_are_refused_when_there_is_nothing_to_do() -> None:
     h2.settle()
     with pytest.raises(NothingToAbort, match="no rollout under way"):
         aborted_status(h2.sts)
+
+
+def test_an_aborted_set_s_counters_do_not_read_as_complete() -> None:
+    h = _held([{"replicas": 1}, {"pause": {}}])
+    _abort(h)
+    h.settle()
+    assert set(h.pod_revisions().values()) == {h.status()["updateRevision"]}  # the stable one, while aborted
+    assert not status_progress(h.sts).done

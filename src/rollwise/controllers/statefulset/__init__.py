@@ -131,7 +131,7 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     wanted = with_abort_condition(sync, abort, with_step_condition(steps, wanted, paused=sync.paused))
     if is_custom_kind(sts):
         status = with_selector(sts, status)
-        basis = sync.unpaused_progressing if _done(sync.unpaused_progressing) else wanted[0]
+        basis = sync.unpaused_progressing if abort is None and _done(sync.unpaused_progressing) else wanted[0]
         wanted = with_generation(sts, [*wanted, ready_condition(basis or wanted[0], status)])
     conditions = merge_conditions(old_status.get("conditions") or [], wanted, now=view.now, owned=OWNED_CONDITIONS)
     if conditions:
