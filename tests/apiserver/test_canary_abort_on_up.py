@@ -105,7 +105,11 @@ def test_an_abort_takes_the_two_updated_pods_back_with_their_claims_and_status_f
 
         status = zygote.run(["status", "rsts/web", "--kubeconfig", str(up.kubeconfig)], env=up.env,
                             timeout=DEADLINE)
-        assert status.returncode == 1 and "RolloutAborted" in status.stdout + status.stderr
+        assert status.returncode == 1
+        aborted_revision = sts["status"]["abortedRevision"]
+        assert status.stdout.startswith(f"✖ Degraded - RolloutAborted: rollout to revision {aborted_revision}"
+                                        f" aborted by rollwise rollout abort: every pod returns to the stable "
+                                        f"revision {stable}\n"), status.stdout
         watched = zygote.run(["rollout", "status", "rsts/web", "--kubeconfig", str(up.kubeconfig)], env=up.env,
                              timeout=DEADLINE)
         assert watched.returncode == 1 and "rollout failed: RolloutAborted" in watched.stderr
