@@ -177,15 +177,8 @@ def _promote(node: Node, bounds: Bounds) -> Iterator[Transition]:
             status = promoted_status(node.sts, full=full)
         except NothingToPromote:
             return
-        cluster = node.cluster.fork()
-        try:
-            cluster.update_status({**node.sts, "status": status}, actor=USER)
-        except ApiStatusError:
-            return
-        move = Move(actor=USER, kind="promotes", target=node.facts.name, detail="--full" if full else "one step",
-                    healthy=False)
-        yield Transition(move=move, before=node,
-                         after=successor(node, cluster, move, bounds=bounds, used=spend(node.used, user_actions=1)))
+        yield from _write_status(node, bounds, status, Move(actor=USER, kind="promotes", target=node.facts.name,
+                                                            detail="--full" if full else "one step", healthy=False))
 
 
 def _abort(node: Node, bounds: Bounds) -> Iterator[Transition]:
@@ -198,12 +191,17 @@ def _abort(node: Node, bounds: Bounds) -> Iterator[Transition]:
         status = aborted_status(node.sts)
     except NothingToAbort:
         return
+    yield from _write_status(node, bounds, status, Move(actor=USER, kind="aborts", target=node.facts.name,
+                                                        detail="the rollout", healthy=False))
+
+
+def _write_status(node: Node, bounds: Bounds, status: Obj, move: Move) -> Iterator[Transition]:
+    """A user's write through the status subresource (promote, abort), spending a user action."""
     cluster = node.cluster.fork()
     try:
         cluster.update_status({**node.sts, "status": status}, actor=USER)
     except ApiStatusError:
         return
-    move = Move(actor=USER, kind="aborts", target=node.facts.name, detail="the rollout", healthy=False)
     yield Transition(move=move, before=node,
                      after=successor(node, cluster, move, bounds=bounds, used=spend(node.used, user_actions=1)))
 
