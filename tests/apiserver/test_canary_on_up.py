@@ -175,6 +175,7 @@ def test_an_abort_takes_the_two_updated_pods_back_with_their_claims_and_status_f
         assert _claim_uids(up) == claims  # the same claims, bound to the pods again
         sts = get_json(up, "rsts", "web")
         assert sts["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.28"  # the spec keeps it
+        settled = sts["metadata"]["resourceVersion"]
         progressing = next(c for c in sts["status"]["conditions"] if c["type"] == "Progressing")
         assert progressing["status"] == "False" and progressing["reason"] == "RolloutAborted"
         assert "aborted by rollwise rollout abort" in progressing["message"]
@@ -190,9 +191,12 @@ def test_an_abort_takes_the_two_updated_pods_back_with_their_claims_and_status_f
         assert status.stdout.startswith(f"✖ Degraded - RolloutAborted: rollout to revision {aborted_revision}"
                                         f" aborted by rollwise rollout abort: every pod returns to the stable "
                                         f"revision {stable}\n"), status.stdout
+        shown = zygote.run(["get", "rsts/web", "--kubeconfig", str(up.kubeconfig)], env=up.env, timeout=DEADLINE)
+        assert shown.returncode == 0 and "RolloutAborted" in shown.stdout
         watched = zygote.run(["rollout", "status", "rsts/web", "--kubeconfig", str(up.kubeconfig)], env=up.env,
                              timeout=DEADLINE)
         assert watched.returncode == 1 and "rollout failed: RolloutAborted" in watched.stderr
+        assert get_json(up, "rsts", "web")["metadata"]["resourceVersion"] == settled  # aborted and settled: no write
         again = up.plugin("rollout", "abort", "rsts/web")
         assert again.returncode == 1 and "aborted already" in again.stderr and again.stdout == ""
 
