@@ -12,6 +12,15 @@ from typing import Any
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj
 from rollwise.api.stored import stored_pod_template
+from rollwise.api.strategies import (
+    BLOCK_OWNERS,
+    ENFORCED_BLOCK,
+    ENFORCED_ROLLING_UPDATE,
+    ON_DELETE,
+    RECREATE,
+    ROLLING_BLOCK,
+    ROLLING_UPDATE,
+)
 from rollwise.api.values import clone
 
 __all__ = [
@@ -25,16 +34,12 @@ __all__ = [
     "stored_template",
 ]
 
-STRATEGY_ROLLING_UPDATE = "RollingUpdate"
-STRATEGY_ON_DELETE = "OnDelete"
-STRATEGY_RECREATE = "Recreate"  # KEP-3541 (current), seed 000
-STRATEGY_ENFORCED_ROLLING_UPDATE = "EnforcedRollingUpdate"  # KEP-3541 (earlier draft), seed 003
-
-# Which strategy type owns which parameter block (seed 003: enforcedRollingUpdate reuses the rollingUpdate shape).
-STRATEGY_BLOCKS = (
-    ("rollingUpdate", STRATEGY_ROLLING_UPDATE),
-    ("enforcedRollingUpdate", STRATEGY_ENFORCED_ROLLING_UPDATE),
-)
+# The strategy table's names under the names cluster/crd.py reads (api/strategies.py is the table).
+STRATEGY_ROLLING_UPDATE = ROLLING_UPDATE
+STRATEGY_ON_DELETE = ON_DELETE
+STRATEGY_RECREATE = RECREATE
+STRATEGY_ENFORCED_ROLLING_UPDATE = ENFORCED_ROLLING_UPDATE
+STRATEGY_BLOCKS = BLOCK_OWNERS
 
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 _PROBE_DEFAULTS = (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1), ("failureThreshold", 3))
@@ -121,13 +126,13 @@ def _default_strategy(strategy: dict[str, Any], *, gates: FeatureGates) -> None:
     # reference §1.1 quirk: only an EMPTY type gets `rollingUpdate: {}`; an explicit `type: RollingUpdate` without
     # the block keeps it absent (and §4.5 then takes a different branch), so do not "fix" this.
     if strategy.get("type") in (None, ""):
-        strategy["type"] = STRATEGY_ROLLING_UPDATE
-        if strategy.get("rollingUpdate") is None:
-            strategy["rollingUpdate"] = {}
+        strategy["type"] = ROLLING_UPDATE
+        if strategy.get(ROLLING_BLOCK) is None:
+            strategy[ROLLING_BLOCK] = {}
     # seed 003 declares no defaulting quirk for the new type: its block is always defaulted.
-    if strategy["type"] == STRATEGY_ENFORCED_ROLLING_UPDATE and strategy.get("enforcedRollingUpdate") is None:
-        strategy["enforcedRollingUpdate"] = {}
-    for key, owner in STRATEGY_BLOCKS:
+    if strategy["type"] == ENFORCED_ROLLING_UPDATE and strategy.get(ENFORCED_BLOCK) is None:
+        strategy[ENFORCED_BLOCK] = {}
+    for key, owner in BLOCK_OWNERS:
         block = strategy.get(key)
         if not isinstance(block, dict):
             continue

@@ -24,7 +24,6 @@ __all__ = [
     "format_selector",
     "format_time",
     "is_controlled_by",
-    "key_of",
     "labels",
     "last_applied_configuration",
     "name_of",
@@ -76,11 +75,6 @@ def uid_of(obj: Mapping[str, Any]) -> str:
     except (KeyError, TypeError):
         return ""
     return uid if type(uid) is str else str(uid)
-
-
-def key_of(obj: Mapping[str, Any]) -> tuple[str, str]:
-    """``(namespace, name)``: how a controller's work queue names an object."""
-    return namespace_of(obj), name_of(obj)
 
 
 def labels(obj: Mapping[str, Any]) -> Mapping[str, str]:

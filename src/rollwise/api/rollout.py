@@ -1,6 +1,6 @@
 """When a rollout is complete: one rule for the controller's ``Progressing`` and ``Ready`` conditions, the
 simulator's summary (``completed``, ``rolloutSeconds``), ``waitFor: {rolloutComplete: ...}`` and
-``rollwise rollout status``; and the one place the partition floor is read from a set's strategy.
+``rollwise rollout status``. The partition floor it reads comes from the strategy table (``api/strategies.py``).
 
 The rule has two forms over the same facts. ``rollout_complete`` judges the pods (the controller and the
 simulator see them); ``status_progress`` judges the counters a controller wrote from those pods (what a client
@@ -18,44 +18,20 @@ from rollwise.api.abort import is_aborted
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import name_of
 from rollwise.api.predicates import is_unavailable
+from rollwise.api.strategies import partition_floor
 
 __all__ = [
     "PARTITION_ROLLED_OUT",
     "ROLLOUT_COMPLETE",
     "ROLLOUT_IN_PROGRESS",
     "StatusProgress",
-    "partition_floor",
     "rollout_complete",
     "status_progress",
-    "strategy_block",
 ]
 
 ROLLOUT_COMPLETE = "RolloutComplete"
 PARTITION_ROLLED_OUT = "PartitionRolledOut"
 ROLLOUT_IN_PROGRESS = "RolloutInProgress"
-
-
-def strategy_block(strategy: Mapping[str, Any], update_type: str | None = None) -> dict[str, Any] | None:
-    """The parameter block the strategy in effect reads (None if it has none or the set gives none).
-
-    ``update_type`` is the type in effect (``strategies.effective_type``), the declared one when not given. A
-    controller without the EnforcedRollingUpdate gate runs such a set as RollingUpdate and reads its
-    ``enforcedRollingUpdate`` block (seed 003, version skew)."""
-    declared = str(strategy.get("type") or "RollingUpdate")
-    kind = update_type or declared
-    block: Any = None
-    if kind == "EnforcedRollingUpdate" and declared == "EnforcedRollingUpdate":
-        block = strategy.get("enforcedRollingUpdate")
-    elif kind == "RollingUpdate":
-        block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate")
-    return block if isinstance(block, dict) else None
-
-
-def partition_floor(strategy: Mapping[str, Any], update_type: str | None = None) -> int:
-    """The partition as an index into the ordinal range: the lowest ordinal the update touches (0 without one)."""
-    block = strategy_block(strategy, update_type)
-    value = block.get("partition") if block is not None else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def rollout_complete(

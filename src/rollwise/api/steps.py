@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.errors import FieldError
-from rollwise.api.rollout import strategy_block
+from rollwise.api.strategies import strategy_block
 from rollwise.api.validation_rules import is_int, type_error
 
 __all__ = [

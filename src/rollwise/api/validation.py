@@ -11,15 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from rollwise.api.claim_templates import CLAIM_SPEC_FIELDS, check_claim_spec
-from rollwise.api.defaults import (
-    STRATEGY_BLOCKS,
-    STRATEGY_ENFORCED_ROLLING_UPDATE,
-    STRATEGY_ON_DELETE,
-    STRATEGY_RECREATE,
-    STRATEGY_ROLLING_UPDATE,
-)
 from rollwise.api.errors import FieldError
-from rollwise.api.features import ENFORCED_ROLLING_UPDATE, MAX_UNAVAILABLE, RECREATE, FeatureGates
+from rollwise.api.features import MAX_UNAVAILABLE, FeatureGates
 from rollwise.api.in_place import POD_UPDATE_POLICIES
 from rollwise.api.lifecycle import check_lifecycle
 from rollwise.api.memo import IdentityMemo
@@ -27,6 +20,7 @@ from rollwise.api.meta import Obj, selector_matches
 from rollwise.api.ordinals import check_reserve_ordinals
 from rollwise.api.role_probe import check_spec_role_probe
 from rollwise.api.steps import check_steps
+from rollwise.api.strategies import BLOCK_OWNERS, KINDS
 from rollwise.api.validation_pods import check_pod_spec, check_unique_name
 from rollwise.api.validation_rules import (
     check_annotation_keys,
@@ -65,13 +59,10 @@ SPEC_UPDATE_FORBIDDEN = (
     " 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
 )
 
-# Strategy type -> the feature gate it needs (None: always available). Order is the order the error lists them.
-_STRATEGY_GATES: tuple[tuple[str, str | None], ...] = (
-    (STRATEGY_ROLLING_UPDATE, None),
-    (STRATEGY_ON_DELETE, None),
-    (STRATEGY_RECREATE, RECREATE),  # seed 000: rejected while StatefulSetRecreateStrategy is off
-    (STRATEGY_ENFORCED_ROLLING_UPDATE, ENFORCED_ROLLING_UPDATE),  # seed 003
-)
+# Strategy type -> the feature gate it needs (None: always available), from the strategy table: seed 000 rejects
+# Recreate while StatefulSetRecreateStrategy is off, seed 003 EnforcedRollingUpdate likewise. The table's order is
+# the order the error lists them.
+_STRATEGY_GATES: tuple[tuple[str, str | None], ...] = tuple((kind.name, kind.gate) for kind in KINDS.values())
 _POD_MANAGEMENT_POLICIES = ("OrderedReady", "Parallel")
 _RETENTION_VALUES = ("Retain", "Delete")
 
@@ -198,7 +189,7 @@ def _check_strategy(strategy: object, *, gates: FeatureGates, old: Mapping[str, 
     errors = _check_strategy_type(stype, gates=gates, old_type=old.get("type"))
     if errors:
         return errors  # which blocks belong is only known once the type is (as upstream's switch on the type)
-    for key, owner in STRATEGY_BLOCKS:
+    for key, owner in BLOCK_OWNERS:
         block = strategy.get(key)
         if block is None:
             continue

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rollwise.api.claim_templates import SHRINK_RULE
-from rollwise.api.defaults import STRATEGY_BLOCKS
+from rollwise.api.strategies import BLOCK_OWNERS
 from rollwise.api.validation import MUTABLE_SPEC_FIELDS, SPEC_UPDATE_FORBIDDEN
 from rollwise.api.validation_containers import PROBE_HANDLERS, PROBE_INTS, PROBES
 
@@ -149,7 +149,7 @@ def strategy_block_rules() -> list[CelRule]:
     """reference §2: a parameter block only with its own strategy type (upstream: OnDelete + rollingUpdate)."""
     return [CelRule(rule=f"!has(self.{block}) || self.type == '{owner}'",
                     message=f"only allowed for updateStrategy '{owner}'", reason="FieldValueForbidden",
-                    field_path=f".{block}") for block, owner in STRATEGY_BLOCKS]
+                    field_path=f".{block}") for block, owner in BLOCK_OWNERS]
 
 
 # The label and annotation KEYS are checked by a ValidatingAdmissionPolicy, not by the CRD: a map's keys have no

@@ -21,7 +21,7 @@ from rollwise.api.validation_rules import (
     type_error,
 )
 
-__all__ = ["OBJECT_API_VERSIONS", "check_lease_spec", "check_object_references", "validate_object", "validate_pod",
+__all__ = ["OBJECT_API_VERSIONS", "check_lease_spec", "check_object_references", "validate_object",
            "validate_pod_spec"]
 
 # kind -> the apiVersion rollwise serves it under
@@ -160,10 +160,6 @@ def _is(value: object, expected: str) -> bool:
     if expected == "an integer":
         return isinstance(value, int) and not isinstance(value, bool)
     return isinstance(value, Mapping if expected == "a mapping" else list)
-
-
-def validate_pod(obj: Mapping[str, Any]) -> list[FieldError]:
-    return validate_object({**obj, "kind": "Pod"})
 
 
 def validate_pod_spec(spec: object, path: str) -> list[FieldError]:

@@ -25,9 +25,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollwise.api.defaults import STRATEGY_ENFORCED_ROLLING_UPDATE, STRATEGY_RECREATE
 from rollwise.api.errors import FieldError
 from rollwise.api.features import MAX_UNAVAILABLE, RECREATE
+from rollwise.api.strategies import ENFORCED_BLOCK, ENFORCED_ROLLING_UPDATE, ON_DELETE, ROLLING_BLOCK, ROLLING_UPDATE
+from rollwise.api.strategies import RECREATE as RECREATE_TYPE
 
 __all__ = ["DEFAULT_KUBE_VERSION", "KubeRelease", "ProposalUse", "parse_kube_version", "proposal_uses"]
 
@@ -72,7 +73,7 @@ class KubeRelease:
         return self.overrides.get(gate, self.default_on(gate))
 
     def strategy_types(self) -> tuple[str, ...]:
-        return ("RollingUpdate", "OnDelete", *((STRATEGY_RECREATE,) if self.on(RECREATE) else ()))
+        return (ROLLING_UPDATE, ON_DELETE, *((RECREATE_TYPE,) if self.on(RECREATE) else ()))
 
 
 def parse_kube_version(text: str, gate_flags: Mapping[str, bool]) -> tuple[KubeRelease | None, list[FieldError]]:
@@ -126,17 +127,17 @@ def proposal_uses(obj: Mapping[str, Any], old: Mapping[str, Any] | None, release
                                 "a proposal (OpenKruise's pre-delete hooks for StatefulSets), in no Kubernetes "
                                 "release"))
     stype = strategy.get("type")
-    if stype == STRATEGY_ENFORCED_ROLLING_UPDATE:
+    if stype == ENFORCED_ROLLING_UPDATE:
         uses.append(ProposalUse("spec.updateStrategy.type", stype, UNSUPPORTED_VALUE,
                                 "a proposal (KEP-3541, seed 003), in no Kubernetes release"))
-    elif stype == STRATEGY_RECREATE and not release.on(RECREATE) and old_strategy.get("type") != stype:
+    elif stype == RECREATE_TYPE and not release.on(RECREATE) and old_strategy.get("type") != stype:
         why = (f"alpha behind the {RECREATE} feature gate, off" if RECREATE in release.known_gates()
                else "not in this release (alpha from 1.37, KEP-3541)")
         uses.append(ProposalUse("spec.updateStrategy.type", stype, UNSUPPORTED_VALUE, why))
-    if "enforcedRollingUpdate" in strategy:
-        uses.append(ProposalUse("spec.updateStrategy.enforcedRollingUpdate", strategy["enforcedRollingUpdate"],
+    if ENFORCED_BLOCK in strategy:
+        uses.append(ProposalUse(f"spec.updateStrategy.{ENFORCED_BLOCK}", strategy[ENFORCED_BLOCK],
                                 UNKNOWN_FIELD, "a proposal (seed 003), in no Kubernetes release"))
-    block = _mapping(strategy.get("rollingUpdate"))
+    block = _mapping(strategy.get(ROLLING_BLOCK))
     if "podProgressTimeoutSeconds" in block:
         uses.append(ProposalUse("spec.updateStrategy.rollingUpdate.podProgressTimeoutSeconds",
                                 block["podProgressTimeoutSeconds"], UNKNOWN_FIELD,
@@ -158,7 +159,7 @@ def proposal_uses(obj: Mapping[str, Any], old: Mapping[str, Any] | None, release
         uses.append(ProposalUse("spec.volumeClaimTemplates", None, FORBIDDEN_UPDATE,
                                 "a proposal (KEP-4650, provisional): no release lets claim templates change"))
     if ("maxUnavailable" in block and not release.on(MAX_UNAVAILABLE)
-            and _mapping(old_strategy.get("rollingUpdate")).get("maxUnavailable") is None):
+            and _mapping(old_strategy.get(ROLLING_BLOCK)).get("maxUnavailable") is None):
         uses.append(ProposalUse("spec.updateStrategy.rollingUpdate.maxUnavailable", block["maxUnavailable"],
                                 DROPPED, f"the {MAX_UNAVAILABLE} feature gate (KEP-961) is off in this release"))
     return uses

@@ -9,12 +9,12 @@ deletion was requested unless the pod has reached a terminal phase. Columns with
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from rollwise.apiserver.resources import Resource
 
-__all__ = ["Column", "columns_for", "human_duration", "jsonpath_value", "pod_status", "row_for"]
+__all__ = ["Column", "columns_for", "human_duration", "jsonpath_value", "pod_status"]
 
 Column = dict[str, Any]
 Row = list[Any]
@@ -333,6 +333,3 @@ def columns_for(resource: Resource) -> tuple[list[Column], Callable[[Mapping[str
         return _custom_columns(resource)
     return _PRINTERS.get((resource.group, resource.kind), ([_NAME, _AGE], _generic_row))
 
-
-def row_for(resource: Resource, obj: Mapping[str, Any], now: float) -> Sequence[Any]:
-    return columns_for(resource)[1](obj, now)

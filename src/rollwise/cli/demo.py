@@ -15,6 +15,7 @@ from typing import Any
 from rich.markup import escape
 
 from rollwise.api.errors import InvalidObject
+from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, RECREATE, ROLLING_UPDATE
 from rollwise.cli.compare import compare_table, stuck_lines
 from rollwise.cli.extras import require_extra
 from rollwise.cli.options import check_output_dir
@@ -49,9 +50,8 @@ DEMOS = (
               "progress deadline says so. Recreate (KEP-3541) clears every old pod and starts over, with full "
               "downtime; EnforcedRollingUpdate (the KEP's earlier draft) force-replaces the broken pod and goes "
               "on in order, one pod down at a time.",
-        variants=(Variant(label="RollingUpdate", strategy="RollingUpdate"),
-                  Variant(label="Recreate", strategy="Recreate"),
-                  Variant(label="EnforcedRollingUpdate", strategy="EnforcedRollingUpdate")),
+        variants=tuple(Variant(label=kind, strategy=kind)
+                       for kind in (ROLLING_UPDATE, RECREATE, ENFORCED_ROLLING_UPDATE)),
     ),
     Demo(
         file="max-unavailable-6.yaml",

@@ -20,16 +20,19 @@ import sys
 from typing import Any
 
 from rollwise.api.claim_templates import ON_CLAIM_DELETE
-from rollwise.api.defaults import (
-    STRATEGY_ENFORCED_ROLLING_UPDATE,
-    STRATEGY_ON_DELETE,
-    STRATEGY_RECREATE,
-    STRATEGY_ROLLING_UPDATE,
-)
 from rollwise.api.errors import ApiStatusError, FieldError
 from rollwise.api.field_schema import APPS_V1_STATEFULSET_SPEC, pruned_to_schema
 from rollwise.api.in_place import RECREATE_POLICY
 from rollwise.api.meta import LAST_APPLIED, Obj, name_of
+from rollwise.api.strategies import (
+    BLOCK_KEYS,
+    ENFORCED_BLOCK,
+    ENFORCED_ROLLING_UPDATE,
+    ON_DELETE,
+    RECREATE,
+    ROLLING_BLOCK,
+    ROLLING_UPDATE,
+)
 from rollwise.api.values import clone
 from rollwise.cli.handover import (
     hand_over,
@@ -44,10 +47,10 @@ from rollwise.cluster.scope import MANAGED_BY_LABEL
 
 __all__ = ["APPS_V1_STRATEGIES", "apps_v1_set_for", "fields_apps_v1_lacks", "migrate_back"]
 
-APPS_V1_STRATEGIES = (STRATEGY_ROLLING_UPDATE, STRATEGY_ON_DELETE)
+APPS_V1_STRATEGIES = (ROLLING_UPDATE, ON_DELETE)
 _DROPPED_ANNOTATIONS = (LAST_APPLIED,
                         "rollwise.dev/progress-timeouts")  # the custom controller's own memory
-_STRATEGY_HINT = f"pass --strategy {STRATEGY_ROLLING_UPDATE} or --strategy {STRATEGY_ON_DELETE}"
+_STRATEGY_HINT = f"pass --strategy {ROLLING_UPDATE} or --strategy {ON_DELETE}"
 
 
 _SAME_AS_APPS_V1 = {"spec.updateStrategy.rollingUpdate.podUpdatePolicy": RECREATE_POLICY,
@@ -73,7 +76,7 @@ _WHY = {
                                                          f"recreates every outdated pod; set it to {RECREATE_POLICY}, "
                                                          f"remove it, or {_STRATEGY_HINT}",
     "spec.updateStrategy.rollingUpdate.podProgressTimeoutSeconds": f"apps/v1 has no such field; {_STRATEGY_HINT}",
-    "spec.updateStrategy.enforcedRollingUpdate": f"apps/v1 has no such field; {_STRATEGY_HINT}",
+    f"spec.updateStrategy.{ENFORCED_BLOCK}": f"apps/v1 has no such field; {_STRATEGY_HINT}",
 }
 
 
@@ -95,7 +98,7 @@ def fields_apps_v1_lacks(spec: Obj, strategy: str | None) -> list[str]:
     """One line per field of ``spec`` that ``apps/v1`` has no place for, as ``path: rule``; empty when the set
     can move (``strategy`` replaces the whole update strategy, so it answers every strategy field)."""
     kind = (spec.get("updateStrategy") or {}).get("type")
-    strategy_kind = strategy is None and kind in (STRATEGY_RECREATE, STRATEGY_ENFORCED_ROLLING_UPDATE)
+    strategy_kind = strategy is None and kind in (RECREATE, ENFORCED_ROLLING_UPDATE)
     problems = []
     for err in _lacking(spec)[1]:
         if err.path.startswith("spec.updateStrategy.") and (strategy is not None or strategy_kind):
@@ -107,12 +110,12 @@ def fields_apps_v1_lacks(spec: Obj, strategy: str | None) -> list[str]:
 
 
 def _strategy(update: Obj, strategy: str) -> Obj:
-    if strategy == STRATEGY_ON_DELETE:
-        return {"type": STRATEGY_ON_DELETE}
+    if strategy == ON_DELETE:
+        return {"type": ON_DELETE}
     # The partition and maxUnavailable of whichever block the set used carry over; the progress timeout cannot.
-    block = update.get("rollingUpdate") or update.get("enforcedRollingUpdate") or {}
+    block = next(filter(None, map(update.get, BLOCK_KEYS)), None) or {}
     kept = {k: v for k, v in block.items() if k in ("partition", "maxUnavailable")}
-    return {"type": STRATEGY_ROLLING_UPDATE, **({"rollingUpdate": kept} if kept else {})}
+    return {"type": ROLLING_UPDATE, **({ROLLING_BLOCK: kept} if kept else {})}
 
 
 def apps_v1_set_for(cr: Obj, strategy: str | None) -> Obj:

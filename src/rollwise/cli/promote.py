@@ -17,8 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rollwise.api.errors import Conflict
-from rollwise.api.rollout import strategy_block
 from rollwise.api.steps import promoted_status, steps_of
+from rollwise.api.strategies import strategy_block
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget
 
 __all__ = ["promote", "write_rollout_status"]

@@ -32,6 +32,7 @@ from rollwise.api.meta import Obj, controller_of, uid_of
 from rollwise.api.reasons import failing_reason
 from rollwise.api.revisions import revision_number, template_of
 from rollwise.api.rollout import status_progress
+from rollwise.api.strategies import ON_DELETE, declared_type
 from rollwise.cli.abort import abort, retry
 from rollwise.cli.durations import seconds
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget, add_connection_flags, parse_target, run_on_cluster
@@ -66,7 +67,7 @@ def status_message(sts: Obj) -> tuple[str, bool]:
     """
     spec, status = sts.get("spec") or {}, sts.get("status") or {}
     strategy = spec.get("updateStrategy") or {}
-    on_delete = strategy.get("type", "RollingUpdate") == "OnDelete"
+    on_delete = declared_type(strategy) == ON_DELETE
     quorum = handed_to_quorum(sts)
     progress = status_progress(sts)
     ready = _ready_condition(sts)

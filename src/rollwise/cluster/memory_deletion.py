@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.meta import Obj
@@ -22,13 +22,24 @@ from rollwise.cluster.gc import GC_ACTOR, ORPHAN_FINALIZER, GarbageCollector, Ke
 from rollwise.cluster.preconditions import check_preconditions
 from rollwise.cluster.protocol import Propagation
 from rollwise.cluster.resources import POD, ResourceRef
+from rollwise.cluster.storage import ObjectIndex
 
-if TYPE_CHECKING:
-    from rollwise.cluster.memory import MemoryCluster
-
-__all__ = ["DeletionVerbs", "GcBridge"]
+__all__ = ["DeletionVerbs", "GcBridge", "GcStore"]
 
 _PROPAGATIONS = ("Background", "Foreground", "Orphan")
+
+
+class GcStore(Protocol):
+    """What the bridge reads and writes of the store: named here, so this module needs no import of the store
+    (``rollwise.cluster.memory`` imports this module; ``DeletionVerbs`` is such a store)."""
+
+    _index: ObjectIndex
+
+    def _lookup(self, key: Key) -> Obj | None: ...
+    def _delete(self, key: Key, obj: Obj, *, grace: float | None, foreground: bool, actor: str,
+                orphan: bool = False) -> None: ...
+    def _drop_owner_refs(self, key: Key, uids: Sequence[str]) -> None: ...
+    def _write(self, key: Key, old: Obj | None, new: Obj, actor: str, *, remove: bool = False) -> None: ...
 
 
 class GcBridge:
@@ -40,7 +51,7 @@ class GcBridge:
 
     __slots__ = ("_c",)
 
-    def __init__(self, cluster: MemoryCluster) -> None:
+    def __init__(self, cluster: GcStore) -> None:
         self._c = cluster
 
     def by_key(self, key: Key) -> Obj | None:
@@ -81,6 +92,7 @@ class DeletionVerbs:
     if TYPE_CHECKING:
         _gc: GarbageCollector
         _faults: FaultPlan
+        _index: ObjectIndex
         _clock: Callable[[], float]
         _lookup: Callable[[Key], Obj | None]
 
@@ -117,7 +129,7 @@ class DeletionVerbs:
         orphan = propagation == "Orphan"
         self._delete(key, obj, grace=grace_period_seconds, foreground=propagation == "Foreground", orphan=orphan,
                      actor=actor)
-        self._gc.run(GcBridge(cast("MemoryCluster", self)))
+        self._gc.run(GcBridge(self))
         if orphan:
             if self.orphan_later is None:
                 self._orphan(uid)
@@ -142,7 +154,7 @@ class DeletionVerbs:
         ``orphan`` finalizer goes (which removes it unless another finalizer or a grace period holds it)."""
         for dep in self._gc.dependents(uid):
             self._drop_owner_refs(dep, [uid])
-        bridge = GcBridge(cast("MemoryCluster", self))
+        bridge = GcBridge(self)
         owner = bridge.by_uid(uid)
         if owner is not None:
             bridge.drop_finalizer(bridge.key_of(owner), ORPHAN_FINALIZER)

@@ -17,8 +17,8 @@ from rollwise.api.abort import NothingToAbort, aborted_status
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.lifecycle import hook_held, is_preparing_delete, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
-from rollwise.api.rollout import strategy_block
 from rollwise.api.steps import NothingToPromote, promoted_status, steps_of
+from rollwise.api.strategies import KINDS, strategy_block
 from rollwise.explore.model import HOOK_LABEL, HOOK_VALUE, NAMESPACE, Bounds, Move, Node, Used
 from rollwise.explore.pods import stage_of, status_for
 from rollwise.explore.world import Transition, spend, successor
@@ -160,7 +160,7 @@ def _user_set_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
     yield from _abort(node, bounds)
     if facts.has_partition:
         strategy = spec["updateStrategy"]
-        key = "rollingUpdate" if strategy["type"] == "RollingUpdate" else "enforcedRollingUpdate"
+        key = str(KINDS[strategy["type"]].block)  # has_partition: a rolling kind, which has a block
         block = dict(strategy.get(key) or {})
         partition = int(block.get("partition") or 0)
         block["partition"] = 1 if partition == 0 else 0

@@ -20,6 +20,7 @@ from rollwise.api.leases import lease_role
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
 from rollwise.api.ordinals import OrdinalSpan
 from rollwise.api.predicates import is_terminating
+from rollwise.api.strategies import ROLLING_KINDS, declared_type
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
 from rollwise.controllers.quorum.settings import handed_to_quorum
@@ -153,7 +154,7 @@ class SetFacts:
 
 def facts_of(sts: Obj, *, gates: FeatureGates, broken_image: str = "") -> SetFacts:
     spec = sts["spec"]
-    kind = (spec.get("updateStrategy") or {}).get("type") or "RollingUpdate"
+    kind = declared_type(spec.get("updateStrategy") or {})
     if handed_to_quorum(sts):
         kind = "QuorumAware"
     image = image_of(spec["template"])
@@ -163,7 +164,7 @@ def facts_of(sts: Obj, *, gates: FeatureGates, broken_image: str = "") -> SetFac
         policy=spec.get("podManagementPolicy") or "OrderedReady",
         min_ready_seconds=float(spec.get("minReadySeconds") or 0), good_images=(image, f"{image}-next"),
         broken_image=broken_image or f"{image}-broken", gates=gates,
-        has_partition=kind in ("RollingUpdate", "EnforcedRollingUpdate"),
+        has_partition=kind in ROLLING_KINDS,
         when_scaled=retention.get("whenScaled") or "Retain", when_deleted=retention.get("whenDeleted") or "Retain",
     )
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from rollwise.api.identity import ordinal_range
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.strategies import KINDS
 from rollwise.controllers.plan import CreatePod, Plan
 from rollwise.controllers.view import SetView
 from rollwise.explore.environment import ADDS_HOOK, RELEASES_HOOK, REMOVES_HOOK
@@ -147,7 +148,7 @@ def _step(move: Move, facts: SetFacts, containers: list[dict[str, Any]]) -> dict
             return {"patch": {"kind": "StatefulSet", "name": facts.name,
                               "merge": {"spec": {"reserveOrdinals": json.loads(move.detail)}}}}
         if move.kind == "sets the partition":
-            key = "rollingUpdate" if facts.strategy == "RollingUpdate" else "enforcedRollingUpdate"
+            key = str(KINDS[facts.strategy].block)  # a partition move comes only for a rolling kind
             return {"patch": {"kind": "StatefulSet", "name": facts.name,
                               "merge": {"spec": {"updateStrategy": {key: {"partition": int(move.detail.split()[1])}}}}}}
     if move.kind == RELEASES_HOOK:

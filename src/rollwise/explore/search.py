@@ -18,6 +18,7 @@ from typing import Any
 from rollwise.api.identity import ordinal_of
 from rollwise.api.ordinals import position_in
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
+from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, ON_DELETE, RECREATE, ROLLING_UPDATE
 from rollwise.controllers.statefulset.limits import limits_of
 from rollwise.explore.controller import Decide, controller_moves
 from rollwise.explore.environment import environment_moves
@@ -75,7 +76,7 @@ def rollout_complete(node: Node) -> bool:
         return False  # an aborted rollout ends with every pod at the stable revision (invariants/abort.py)
     span = node.in_range()
     pods = {ordinal_of(pod): pod for pod in node.pods()}
-    held = node.facts.strategy == "OnDelete" or sts["spec"].get("paused") is True
+    held = node.facts.strategy == ON_DELETE or sts["spec"].get("paused") is True
     floor = len(span) if held else limits_of(sts, node.facts.gates).partition
     return is_rollout_complete([pods.get(o) for o in span], outside_range=sum(1 for o in pods if o not in span),
                                floor=floor, update_revision=str(status.get("updateRevision") or ""),
@@ -163,7 +164,7 @@ def _covering(budgets: dict[tuple[Any, ...], list[tuple[Used, int]]], node: Node
     return None
 
 
-_SELF_HEALING = frozenset({"EnforcedRollingUpdate", "Recreate", "QuorumAware"})
+_SELF_HEALING = frozenset({ENFORCED_ROLLING_UPDATE, RECREATE, "QuorumAware"})
 
 
 def _eligible(node: Node) -> bool:
@@ -180,7 +181,7 @@ def _eligible(node: Node) -> bool:
     span = node.in_range()
     if any(position_in(span, o) < limits_of(sts, facts.gates).partition for o in broken):
         return False
-    if facts.strategy in _SELF_HEALING or (facts.strategy == "RollingUpdate" and facts.policy == "Parallel"):
+    if facts.strategy in _SELF_HEALING or (facts.strategy == ROLLING_UPDATE and facts.policy == "Parallel"):
         return True
     return not broken
 

@@ -39,6 +39,7 @@ from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.ordinals import OrdinalSpan, position_in
+from rollwise.api.strategies import BLOCK_KEYS, ON_DELETE, RECREATE, ROLLING_KINDS
 from rollwise.controllers.plan import WriteStatus
 from rollwise.invariants.decision import Decision, birth
 from rollwise.invariants.disruption import disruption_budget
@@ -72,9 +73,9 @@ __all__ = [
 def promised_budget(d: Decision) -> int | None:
     """Unavailable ordinals the StatefulSet controller may cause (None: it promises no bound)."""
     limits = d.limits
-    if limits.update_type == "Recreate":
+    if limits.update_type == RECREATE:
         return None
-    if limits.update_type == "OnDelete":
+    if limits.update_type == ON_DELETE:
         return 0
     if not d.state.gates.max_unavailable:
         return None
@@ -168,9 +169,9 @@ def futile_delete(d: Decision) -> list[str]:
     pods at the current revision."""
     view = d.state
     strategy = view.set["spec"].get("updateStrategy") or {}
-    if d.quorum or strategy.get("type") not in ("RollingUpdate", "EnforcedRollingUpdate"):
+    if d.quorum or strategy.get("type") not in ROLLING_KINDS:
         return []
-    if strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate"):
+    if any(strategy.get(key) for key in BLOCK_KEYS):
         return []
     status = view.set.get("status") or {}
     current = status.get("currentRevision")
@@ -213,7 +214,7 @@ def ordered_creation(d: Decision) -> list[str]:
 def recreate(d: Decision) -> list[str]:
     view = d.state
     creates = d.creates()
-    if not creates or d.limits.update_type != "Recreate":
+    if not creates or d.limits.update_type != RECREATE:
         return []
     update = creates[0].revision
     old = [name_of(pod) for pod in view.pods if revision_of(pod) != update]

@@ -17,6 +17,7 @@ from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_of, revision_of
 from rollwise.api.meta import Obj, controller_of, name_of
 from rollwise.api.ordinals import OrdinalSpan
+from rollwise.api.strategies import RECREATE
 from rollwise.controllers.statefulset.limits import limits_of
 
 __all__ = ["claims_lost", "one_pod_per_ordinal", "recreate_never_mixes", "status_agrees_with_pods"]
@@ -37,7 +38,7 @@ def one_pod_per_ordinal(pods: Iterable[Obj], *, single_set: bool = False) -> lis
 
 
 def recreate_never_mixes(sts: Obj, pods: Sequence[Obj], gates: FeatureGates) -> list[str]:
-    if limits_of(sts, gates).update_type != "Recreate":
+    if limits_of(sts, gates).update_type != RECREATE:
         return []
     revisions = {revision_of(pod) for pod in pods}
     if len(revisions) > 1:

@@ -25,10 +25,9 @@ from rollwise.kubelet.profiles import (
     KubeletProfile,
 )
 
-__all__ = ["CONTAINER_CREATING", "KILLED_EXIT_CODE", "MODES", "ContainerRuntime", "ContainerView", "Termination",
+__all__ = ["CONTAINER_CREATING", "KILLED_EXIT_CODE", "ContainerRuntime", "ContainerView", "Termination",
            "observe", "waiting_state"]
 
-MODES = ("create", "run", "restart", "crash", "failed")
 KILLED_EXIT_CODE = 137  # 128 + SIGKILL: what a killed container reports
 CRASH_EXIT_CODE = 1
 CONTAINER_CREATING = "ContainerCreating"

@@ -31,6 +31,7 @@ from rollwise.api.predicates import (
 from rollwise.api.reasons import COMPLETE_REASONS, FAILING_REASONS
 from rollwise.api.revisions import template_of
 from rollwise.api.rollout import rollout_complete
+from rollwise.api.strategies import BLOCK_KEYS, ON_DELETE, ROLLING_KINDS, declared_type
 from rollwise.controllers.quorum.settings import handed_to_quorum, read_settings
 from rollwise.projection.model import (
     ICON_BAD,
@@ -73,10 +74,10 @@ def project(
     name = name_of(sts)
     spec, status = sts.get("spec") or {}, sts.get("status") or {}
     strategy = spec.get("updateStrategy") or {}
-    stype = str(strategy.get("type") or "RollingUpdate")
-    block = strategy.get("rollingUpdate") or strategy.get("enforcedRollingUpdate") or {}
+    stype = declared_type(strategy)
+    block = next(filter(None, map(strategy.get, BLOCK_KEYS)), None) or {}  # the first block given
     quorum = handed_to_quorum(sts)
-    partition = int(block.get("partition") or 0) if stype in ("RollingUpdate", "EnforcedRollingUpdate") else 0
+    partition = int(block.get("partition") or 0) if stype in ROLLING_KINDS else 0
     mrs = float(spec.get("minReadySeconds") or 0)
     members = sorted((p for p in pods if is_member_of(sts, p)), key=ordinal_of)
     span = ordinal_range(sts)
@@ -102,9 +103,9 @@ def project(
 
     wait_message, named = _wait(conditions, progressing, quorum=quorum, set_name=name, span=span, members=members)
     waiting_on = "" if complete else named or _first_unavailable(members, span, mrs, now, name,
-                                                                 descending=stype != "OnDelete")
+                                                                 descending=stype != ON_DELETE)
     outdated = [p for p in members if revision_of(p) != update_rev and position_in(span, ordinal_of(p)) >= held_floor]
-    paused = not complete and not failed and stype == "OnDelete" and not quorum and bool(outdated) \
+    paused = not complete and not failed and stype == ON_DELETE and not quorum and bool(outdated) \
         and not any(not is_available(p, mrs, now) for p in members)
 
     roles = _roles(sts, members, leases)
@@ -140,7 +141,7 @@ def project(
         kind=kind, namespace=str((sts.get("metadata") or {}).get("namespace") or "default"), name=name, now=now,
         strategy=f"{stype} (QuorumAware)" if quorum else stype,
         pod_management=str(spec.get("podManagementPolicy") or "OrderedReady"),
-        budget=str(block.get("maxUnavailable", 1)) if stype in ("RollingUpdate", "EnforcedRollingUpdate") else "",
+        budget=str(block.get("maxUnavailable", 1)) if stype in ROLLING_KINDS else "",
         partition=partition, desired=int(spec.get("replicas", 1)),
         current=int(status.get("currentReplicas") or 0), updated=int(status.get("updatedReplicas") or 0),
         ready=int(status.get("readyReplicas") or 0), available=int(status.get("availableReplicas") or 0),

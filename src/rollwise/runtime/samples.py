@@ -16,6 +16,7 @@ from typing import Any
 
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.api.reasons import failing_reason
+from rollwise.api.strategies import ROLLING_UPDATE
 from rollwise.controllers.plan import MetricSample
 
 __all__ = ["DURATION_BUCKETS", "MetricsRegistry"]
@@ -69,7 +70,7 @@ class MetricsRegistry:
         done = after.get("currentRevision") == after.get("updateRevision")
         was_done = before.get("currentRevision") == before.get("updateRevision")
         if done and not was_done and key in self._rollout_started:
-            strategy = str((new["spec"].get("updateStrategy") or {}).get("type", "RollingUpdate"))
+            strategy = str((new["spec"].get("updateStrategy") or {}).get("type", ROLLING_UPDATE))
             labels = (("namespace", key[0]), ("statefulset", key[1]), ("strategy", strategy))
             hist = self.histograms.setdefault(("statefulset_update_duration_seconds", labels), _Histogram())
             hist.observe(now - self._rollout_started.pop(key))

@@ -20,6 +20,7 @@ from rollwise.api.features import MAX_UNAVAILABLE, QUORUM_AWARE, FeatureGates
 from rollwise.api.field_schema import KNOWN_KINDS, unknown_fields
 from rollwise.api.meta import Obj
 from rollwise.api.numbers import describe_type
+from rollwise.api.strategies import BLOCK_KEYS
 from rollwise.api.validation import validate_statefulset
 from rollwise.api.validation_objects import check_object_references, validate_object
 from rollwise.api.validation_quantities import check_quantities
@@ -92,7 +93,7 @@ def _gated_fields(obj: Mapping[str, Any], gates: FeatureGates) -> list[FieldErro
         return []
     return [FieldError(path=f"spec.updateStrategy.{block}.maxUnavailable", kind="Forbidden",
                        rule=f"the {MAX_UNAVAILABLE} feature gate is disabled")
-            for block in ("rollingUpdate", "enforcedRollingUpdate")
+            for block in BLOCK_KEYS
             if isinstance(strategy.get(block), Mapping) and strategy[block].get("maxUnavailable") is not None]
 
 

@@ -12,20 +12,23 @@ from rollwise.api.errors import FieldError
 from rollwise.api.in_place import IN_PLACE_IF_POSSIBLE, POD_UPDATE_POLICIES
 from rollwise.api.intstr import PERCENT
 from rollwise.api.meta import Obj
+from rollwise.api.strategies import KINDS, NAMES, ON_DELETE, ROLLING_BLOCK, ROLLING_KINDS, ROLLING_UPDATE
 from rollwise.api.validation_rules import check_enum, check_int, check_max_unavailable
 
 __all__ = ["IN_PLACE", "QUORUM_AWARE_ANNOTATION", "STRATEGY_NAMES", "StrategyOverride", "parse_strategy"]
 
-STRATEGY_NAMES = ("RollingUpdate", "OnDelete", "Recreate", "EnforcedRollingUpdate", "QuorumAware", "InPlace")
 IN_PLACE = "InPlace"
 """Shorthand for RollingUpdate with ``podUpdatePolicy: InPlaceIfPossible`` (api/in_place.py), as QuorumAware is for
 OnDelete plus its annotation: what ``compare`` sets beside a recreating rollout."""
+QUORUM_AWARE = "QuorumAware"
+STRATEGY_NAMES = (*NAMES, QUORUM_AWARE, IN_PLACE)
+"""The strategy table's types (api/strategies.py), then the two shorthands."""
 QUORUM_AWARE_ANNOTATION = "rollwise.dev/update-policy"
 LEADER_TRANSFER_ANNOTATION = "rollwise.dev/leader-transfer"
-_KEYS = {"RollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds", "podUpdatePolicy"),
-         "EnforcedRollingUpdate": ("maxUnavailable", "partition", "podProgressTimeoutSeconds", "podUpdatePolicy"),
+_KEYS = {**dict.fromkeys(ROLLING_KINDS, ("maxUnavailable", "partition", "podProgressTimeoutSeconds",
+                                           "podUpdatePolicy")),
          IN_PLACE: ("maxUnavailable", "partition", "podProgressTimeoutSeconds"),
-         "QuorumAware": ("leaderTransfer",)}
+         QUORUM_AWARE: ("leaderTransfer",)}
 
 _DIGITS = re.compile(r"[0-9]{1,18}")
 _MINIMUM = {"partition": 0, "podProgressTimeoutSeconds": 1}
@@ -44,18 +47,16 @@ class StrategyOverride:
         meta = out.setdefault("metadata", {})
         annotations = dict(meta.get("annotations") or {})
         annotations.pop(QUORUM_AWARE_ANNOTATION, None)
-        if self.kind == "QuorumAware":
-            spec["updateStrategy"] = {"type": "OnDelete"}
-            annotations[QUORUM_AWARE_ANNOTATION] = "QuorumAware"
+        if self.kind == QUORUM_AWARE:
+            spec["updateStrategy"] = {"type": ON_DELETE}
+            annotations[QUORUM_AWARE_ANNOTATION] = QUORUM_AWARE
             if "leaderTransfer" in self.options:  # docs/quorum-aware.md "Leader transfer"; absent: the file's own
                 annotations[LEADER_TRANSFER_ANNOTATION] = str(self.options["leaderTransfer"])
-        elif self.kind == "RollingUpdate":
-            spec["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": dict(self.options)}
+        elif self.kind in ROLLING_KINDS:  # the options go in the type's own block
+            spec["updateStrategy"] = {"type": self.kind, str(KINDS[self.kind].block): dict(self.options)}
         elif self.kind == IN_PLACE:
-            spec["updateStrategy"] = {"type": "RollingUpdate",
-                                      "rollingUpdate": {**self.options, "podUpdatePolicy": IN_PLACE_IF_POSSIBLE}}
-        elif self.kind == "EnforcedRollingUpdate":
-            spec["updateStrategy"] = {"type": "EnforcedRollingUpdate", "enforcedRollingUpdate": dict(self.options)}
+            spec["updateStrategy"] = {"type": ROLLING_UPDATE,
+                                      ROLLING_BLOCK: {**self.options, "podUpdatePolicy": IN_PLACE_IF_POSSIBLE}}
         else:
             spec["updateStrategy"] = {"type": self.kind}
         if annotations:

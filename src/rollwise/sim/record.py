@@ -10,8 +10,8 @@ from rollwise.api import predicates as p
 from rollwise.api.identity import claim_ordinal, ordinal_of, ordinal_range, pod_name, revision_of
 from rollwise.api.meta import Obj, controller_of, deletion_timestamp, name_of, namespace_of
 from rollwise.api.retention import retention_policy
-from rollwise.api.rollout import partition_floor
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
+from rollwise.api.strategies import partition_floor
 from rollwise.cluster.protocol import Change
 from rollwise.scenario.scenario import set_label
 

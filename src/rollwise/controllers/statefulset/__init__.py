@@ -19,6 +19,7 @@ from rollwise.api.handover import HANDOVER_ANNOTATION, handed_over_to, leaves_po
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
 from rollwise.api.ordinals import index_in
+from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, effective_type
 from rollwise.api.validation import structural_errors
 from rollwise.controllers.census import (
     REQUEUE_EPSILON,
@@ -52,7 +53,7 @@ from rollwise.controllers.statefulset.replicas import process_condemned, process
 from rollwise.controllers.statefulset.revisions import choose_revisions, prune_history
 from rollwise.controllers.statefulset.status import compute_status, status_changed
 from rollwise.controllers.statefulset.steps import advance_steps, with_step_condition
-from rollwise.controllers.statefulset.strategies import effective_type, strategy_for
+from rollwise.controllers.statefulset.strategies import strategy_for
 from rollwise.controllers.view import SetView
 
 __all__ = ["OWNED_CONDITIONS", "reconcile"]
@@ -208,7 +209,7 @@ def _build_sync(view: SetView, census: Census, pods: list[Obj], current: Obj, up
 def _announce_rollout(sync: Sync, old_status: dict[str, object]) -> None:
     """seed 003: ``EnforcedRollingUpdateStarted`` when a new revision starts rolling under EnforcedRollingUpdate."""
     previous = old_status.get("updateRevision")
-    if sync.update_type != "EnforcedRollingUpdate" or not previous or previous == sync.update_name:
+    if sync.update_type != ENFORCED_ROLLING_UPDATE or not previous or previous == sync.update_name:
         return
     in_range = (sync.replicas[i] for i in sync.present)
     if sync.census.quiet_outdated or any(pod is not None and sync.outdated(pod) for pod in in_range):

@@ -1,7 +1,5 @@
 """The per-reconcile working state: the set's slots by ordinal, its condemned pods, and the plan being built.
-
-``Sync`` is mutable only for the duration of one ``reconcile`` call (a builder, like upstream's in-memory
-``replicas[]`` and ``status``); nothing survives the call."""
+``Sync`` lives for one ``reconcile`` call (a builder, like upstream's in-memory ``replicas[]`` and ``status``)."""
 
 from __future__ import annotations
 
@@ -13,10 +11,11 @@ from typing import Any
 from rollwise.api import lifecycle
 from rollwise.api import predicates as p
 from rollwise.api.features import FeatureGates
-from rollwise.api.identity import REVISION_LABEL, ordinal_of, pod_name, revision_of
+from rollwise.api.identity import REVISION_LABEL, pod_name, revision_of
 from rollwise.api.lifecycle import PreDeleteHook, hook_held, hook_wait, is_preparing_delete, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.ordinals import OrdinalSpan, position_in
+from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, ROLLING_UPDATE
 from rollwise.controllers.census import Census, loud_census, quiet_at, quiet_context
 from rollwise.controllers.plan import (
     Action,
@@ -58,7 +57,7 @@ class Sync:
     blocked: list[Blocked] = field(default_factory=list)
     deleted: set[str] = field(default_factory=set)
     """Pods this plan deletes: every later step treats them as terminating."""
-    update_type: str = "RollingUpdate"
+    update_type: str = ROLLING_UPDATE
     """The strategy in effect: ``spec.updateStrategy.type``, or RollingUpdate when its feature gate is off."""
     metrics: list[MetricSample] = field(default_factory=list)
     progress_events: list[EmitEvent] = field(default_factory=list)
@@ -102,7 +101,7 @@ class Sync:
     strategy_block: dict[str, Any] | None = field(init=False)
     """``rollingUpdate`` or ``enforcedRollingUpdate``, whichever the effective type reads (None if absent)."""
     floor: int = field(init=False)
-    """The partition as an index (``api/rollout.partition_floor``): the lowest index the update touches."""
+    """The partition as an index (``api/strategies.partition_floor``): the lowest index the update touches."""
     update_name: str = field(init=False)
     current_name: str = field(init=False)
     min_ready_seconds: float = field(init=False)
@@ -135,7 +134,7 @@ class Sync:
     def tolerates_broken_outdated(self) -> bool:
         """EnforcedRollingUpdate (seed 003): an outdated pod that is not healthy neither blocks ordered creation and
         scale-down nor the update; it is replaced whatever its state."""
-        return self.update_type == "EnforcedRollingUpdate"
+        return self.update_type == ENFORCED_ROLLING_UPDATE
 
     def labels(self) -> tuple[tuple[str, str], ...]:
         """Metric labels: namespace, name and pod management policy (KEP-961)."""
@@ -394,7 +393,3 @@ class Sync:
         """Quiet pods at the update revision that this plan has not deleted."""
         return self.census.quiet_updated - sum(1 for i in self.quiet_deleted()
                                                if not self.outdated(self._quiet(i)))
-
-
-def ordinal_sorted(pods: list[Obj], *, descending: bool) -> list[Obj]:
-    return sorted(pods, key=ordinal_of, reverse=descending)

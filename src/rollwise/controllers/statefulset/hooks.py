@@ -22,6 +22,7 @@ from rollwise.api import predicates as p
 from rollwise.api.identity import ordinal_of
 from rollwise.api.lifecycle import PRE_DELETE_HOOK_TIMEOUT, hook_held, hook_wait, marked_at, stated_time
 from rollwise.api.meta import Obj, name_of
+from rollwise.api.strategies import RECREATE, ROLLING_KINDS
 from rollwise.controllers.statefulset.context import Sync
 
 __all__ = ["finish_pre_delete"]
@@ -76,7 +77,7 @@ def _fits_budget(sync: Sync, pod: Obj) -> bool:
     was not available (a rolling update replaces those at no cost) may have become available while it drained;
     deleting it then takes an available pod, and with others unavailable meanwhile that may exceed the budget. So
     such a pod goes only when the pods that really are unavailable (a mark alone does not count) leave room."""
-    if sync.update_type not in ("RollingUpdate", "EnforcedRollingUpdate") or not sync.health(pod)[1]:
+    if sync.update_type not in ROLLING_KINDS or not sync.health(pod)[1]:
         return True
     index = sync.position(ordinal_of(pod))
     if not 0 <= index < len(sync.replicas) or sync.replicas[index] is not pod:
@@ -101,9 +102,9 @@ def _still_going(sync: Sync, pod: Obj) -> bool:
     index = sync.position(ordinal_of(pod))
     if not 0 <= index < len(sync.replicas) or sync.replicas[index] is not pod:
         return True
-    rolling = sync.update_type in ("RollingUpdate", "EnforcedRollingUpdate")
+    rolling = sync.update_type in ROLLING_KINDS
     if rolling and index < sync.floor:
         return False
     if sync.outdated(pod):
-        return rolling or sync.update_type == "Recreate"
+        return rolling or sync.update_type == RECREATE
     return rolling and not sync.health(pod)[1] and bool((sync.strategy_block or {}).get("podProgressTimeoutSeconds"))

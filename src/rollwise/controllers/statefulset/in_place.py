@@ -29,6 +29,7 @@ from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.reasons import IN_PLACE_IMPOSSIBLE
 from rollwise.api.revisions import template_of
+from rollwise.api.strategies import ROLLING_KINDS
 from rollwise.controllers.plan import InPlaceUpdatePod, UpdatePod
 from rollwise.controllers.statefulset.context import Sync
 
@@ -76,7 +77,7 @@ def replace(sync: Sync, pod: Obj, reason: str) -> bool:
 def in_place_only_halt(sync: Sync) -> bool:
     """InPlaceOnly: True (and the set's condition says why) when some outdated pod the rollout would update, from
     the partition up, cannot be updated in place. Checked before the update touches any pod."""
-    if sync.update_type not in ("RollingUpdate", "EnforcedRollingUpdate") or \
+    if sync.update_type not in ROLLING_KINDS or \
             pod_update_policy(sync.strategy_block) != IN_PLACE_ONLY:
         return False
     floor = sync.floor

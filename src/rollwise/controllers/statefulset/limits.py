@@ -10,8 +10,8 @@ from typing import Any
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.intstr import resolve_max_unavailable
-from rollwise.api.rollout import partition_floor, strategy_block
 from rollwise.api.steps import recorded_floor
+from rollwise.api.strategies import ROLLING_KINDS, effective_type, partition_floor, strategy_block
 
 __all__ = ["Limits", "limits_of"]
 
@@ -21,11 +21,11 @@ class Limits:
     update_type: str
     """The strategy in effect (``effective_type``): the spec's, or RollingUpdate where the gate is off."""
     block: dict[str, Any] | None
-    """``rollingUpdate`` or ``enforcedRollingUpdate``, whichever the effective type reads (None if absent)."""
+    """The parameter block the effective type reads (``api/strategies.strategy_block``; None if absent)."""
     budget: int
     """The resolved maxUnavailable (reference §2, KEP-961): 1 when the gate is off or the strategy has no block."""
     partition: int
-    """The partition as an index (``api/rollout.partition_floor``, 0 without one): ordinals below start + partition
+    """The partition as an index (``api/strategies.partition_floor``, 0 without one): ordinals below start + partition
     keep the current revision. With canary steps, the partition of the step the status records
     (``api/steps.recorded_floor``), which the controller may move on within a reconcile (controllers/statefulset/
     steps.py)."""
@@ -34,14 +34,12 @@ class Limits:
 def limits_of(sts: Mapping[str, Any], gates: FeatureGates, update_type: str | None = None) -> Limits:
     """The set's limits under ``gates``; ``update_type`` when the caller has resolved it already."""
     if update_type is None:
-        from rollwise.controllers.statefulset.strategies import effective_type  # noqa: PLC0415  (strategies import Sync)
-
         update_type = effective_type(sts, gates)
     strategy = sts["spec"].get("updateStrategy") or {}
     block = strategy_block(strategy, update_type)
     budget = 1 if block is None or not gates.max_unavailable else resolve_max_unavailable(
         block.get("maxUnavailable"), int(sts["spec"].get("replicas", 1)))
     partition = partition_floor(strategy, update_type)
-    if update_type in ("RollingUpdate", "EnforcedRollingUpdate"):
+    if update_type in ROLLING_KINDS:
         partition = recorded_floor(sts, block, partition)  # canary steps: the recorded step's partition
     return Limits(update_type=update_type, block=block, budget=budget, partition=partition)

@@ -19,7 +19,9 @@ the deadline's clock):
 
 from __future__ import annotations
 
+from rollwise.api.strategies import RECREATE, ROLLING_KINDS
 from rollwise.controllers.statefulset.context import Sync
+from rollwise.controllers.statefulset.strategies import strategy_for
 from rollwise.controllers.statefulset.strategies.recreate import NEEDS_DELETION, recreate_phase
 
 __all__ = ["ROLLOUT_PAUSED", "hold_while_paused", "note_paused"]
@@ -31,19 +33,17 @@ def hold_while_paused(sync: Sync) -> bool:
     """What a paused set's strategy still does before creation (its ``prepare``): under Recreate, the wait for the
     old pods it already deleted, and the current revision for new pods while no deletion has begun. Returns True
     when creation and scale-down must wait (old-revision pods still terminating)."""
-    if sync.update_type != "Recreate":
+    if sync.update_type != RECREATE:
         return False
-    from rollwise.controllers.statefulset.strategies import strategy_for  # noqa: PLC0415  (strategies import Sync)
-
     if recreate_phase(sync) == NEEDS_DELETION:
         sync.create_at_current = True
         return False
-    return strategy_for("Recreate").prepare(sync)  # WaitingTermination holds; ReadyForCreation goes on
+    return strategy_for(RECREATE).prepare(sync)  # WaitingTermination holds; ReadyForCreation goes on
 
 
 def note_paused(sync: Sync) -> None:
     """The wait a paused set reports in place of its update step: how many pods the pause keeps at their revision."""
-    floor = sync.floor if sync.update_type in ("RollingUpdate", "EnforcedRollingUpdate") else 0
+    floor = sync.floor if sync.update_type in ROLLING_KINDS else 0
     outdated = sync.quiet_outdated_alive(floor) + sum(
         1 for i in sync.pod_indexes() if i >= floor and (pod := sync.replicas[i]) is not None
         and sync.outdated(pod) and not sync.terminating(pod))

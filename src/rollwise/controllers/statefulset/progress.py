@@ -30,6 +30,7 @@ from rollwise.api.conditions import condition_of
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.rollout import PARTITION_ROLLED_OUT, ROLLOUT_COMPLETE
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
+from rollwise.api.strategies import ON_DELETE, RECREATE
 from rollwise.controllers.plan import CreatePod, DeletePod, InPlaceUpdatePod, MarkPreparingDelete
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.pause import ROLLOUT_PAUSED
@@ -75,7 +76,7 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
     """The owned conditions for this reconcile; also records events and the deadline wake-up on ``sync``."""
     now = sync.now
     old = condition_of(old_status.get("conditions") or [], "Progressing")
-    recreate = sync.update_type == "Recreate"
+    recreate = sync.update_type == RECREATE
     progressed = (
         any(_steps_forward(sync, a) for a in sync.actions)
         or any(_count(old_status.get(k)) < _count(status.get(k)) for k in _COUNTERS)
@@ -113,7 +114,7 @@ def progress_conditions(sync: Sync, status: Obj, old_status: dict[str, Any]) -> 
         deadline = sync.spec.get("progressDeadlineSeconds")
         progressing = {"type": "Progressing", "status": "True",
                        "reason": "RecreateInProgress" if recreate else "RolloutInProgress", "message": message}
-        if deadline and sync.update_type != "OnDelete" and not sync.paused:
+        if deadline and sync.update_type != ON_DELETE and not sync.paused:
             if now - float(last) > float(deadline):
                 progressing = {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
                                "message": f"no progress for {deadline} s: {message}"}

@@ -18,6 +18,7 @@ from rollwise.api.identity import (
 )
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.revisions import template_of
+from rollwise.api.strategies import ROLLING_KINDS, ROLLING_UPDATE
 from rollwise.controllers.plan import CreatePod, UpdatePod
 from rollwise.controllers.statefulset.claims import (
     claims_blocking_creation,
@@ -45,7 +46,7 @@ def revision_for_new_pod(sync: Sync, ordinal: int) -> Obj:
     """
     if sync.create_at_current:
         return sync.current_revision  # a paused Recreate that has not begun (pause.py)
-    if sync.update_type not in ("RollingUpdate", "EnforcedRollingUpdate"):
+    if sync.update_type not in ROLLING_KINDS:
         return sync.update_revision
     block = sync.strategy_block
     if block is None:
@@ -70,7 +71,7 @@ def replacement_is_outdated(sync: Sync, pod: Obj) -> bool:
     at the current revision, which heals it, and from then on it is held as any current pod is. Holding it instead
     would deadlock a budgeted rollout, since the broken pod spends the budget the pods above it would need.
     """
-    if sync.update_type not in ("RollingUpdate", "EnforcedRollingUpdate") or sync.strategy_block is not None:
+    if sync.update_type not in ROLLING_KINDS or sync.strategy_block is not None:
         return False
     if sync.current_name == sync.update_name:
         return False
@@ -199,7 +200,7 @@ def outdated_wait_note(sync: Sync, index: int, pod: Obj) -> str:
 
     The text to add to the wait for ``pod`` (not available, blocking ordered progress), or "" when the rollout
     itself will replace it or the pod is not the rollout's to replace."""
-    if sync.update_type != "RollingUpdate" or not sync.outdated(pod):
+    if sync.update_type != ROLLING_UPDATE or not sync.outdated(pod):
         return ""
     block = sync.strategy_block or {}
     if index < sync.floor or replacement_is_outdated(sync, pod):

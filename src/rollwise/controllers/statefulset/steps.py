@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.meta import Obj, format_time
-from rollwise.api.rollout import partition_floor
 from rollwise.api.steps import Step, floor_at_step, steps_of
+from rollwise.api.strategies import ROLLING_KINDS, partition_floor
 from rollwise.controllers.statefulset.context import Sync
 from rollwise.controllers.statefulset.progress import rollout_complete
 
@@ -92,7 +92,7 @@ def advance_steps(sync: Sync, *, moving: bool) -> StepReport | None:
     """Resolve the step in force, moving past each that is done when ``moving`` (not paused, not being deleted),
     and set ``sync.floor`` to its partition. None for a set without steps, or whose strategy has no partition."""
     steps = steps_of(sync.strategy_block)
-    if not steps or sync.update_type not in ("RollingUpdate", "EnforcedRollingUpdate"):
+    if not steps or sync.update_type not in ROLLING_KINDS:
         return None
     # The spec's partition: Sync.floor holds the recorded step's already (limits.py), which this reconcile may move.
     spec_floor = partition_floor(sync.spec.get("updateStrategy") or {}, sync.update_type)

@@ -1,39 +1,25 @@
-"""The strategy registry: the one table a new update strategy touches."""
+"""The strategy registry: each type of the strategy table (``rollwise.api.strategies``) to its behaviour. A new
+update strategy touches that table and this one."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from rollwise.api.features import FeatureGates
+from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, ON_DELETE, RECREATE, ROLLING_UPDATE
 from rollwise.controllers.statefulset.strategies.base import Strategy
 from rollwise.controllers.statefulset.strategies.enforced import EnforcedRollingUpdate
 from rollwise.controllers.statefulset.strategies.on_delete import OnDelete
 from rollwise.controllers.statefulset.strategies.recreate import Recreate
 from rollwise.controllers.statefulset.strategies.rolling import RollingUpdate
 
-__all__ = ["Strategy", "effective_type", "strategy_for"]
+__all__ = ["Strategy", "strategy_for"]
 
 _REGISTRY: dict[str, Strategy] = {
-    "RollingUpdate": RollingUpdate(),
-    "OnDelete": OnDelete(),
-    "Recreate": Recreate(),
-    "EnforcedRollingUpdate": EnforcedRollingUpdate(),
+    ROLLING_UPDATE: RollingUpdate(),
+    ON_DELETE: OnDelete(),
+    RECREATE: Recreate(),
+    ENFORCED_ROLLING_UPDATE: EnforcedRollingUpdate(),
 }
-
-
-def effective_type(sts: Mapping[str, Any], gates: FeatureGates) -> str:
-    """``spec.updateStrategy.type``, or RollingUpdate where the controller lacks the feature.
-
-    KEP-3541 and seed 003 (version skew): a controller without the gate treats Recreate and EnforcedRollingUpdate
-    as RollingUpdate; an unknown type does too.
-    """
-    kind = str((sts["spec"].get("updateStrategy") or {}).get("type") or "RollingUpdate")
-    if (kind == "Recreate" and not gates.recreate) or (
-        kind == "EnforcedRollingUpdate" and not gates.enforced_rolling_update
-    ):
-        return "RollingUpdate"
-    return kind if kind in _REGISTRY else "RollingUpdate"
+"""Each name of the strategy table (``api/strategies.KINDS``, which also says which type is in effect under the
+gates: ``effective_type``) to the behaviour the controller runs for it."""
 
 
 def strategy_for(update_type: str) -> Strategy:

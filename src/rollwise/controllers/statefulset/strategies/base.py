@@ -18,8 +18,6 @@ class Strategy(Protocol):
     ``sync.wait``; neither creates pods (the creation phase does, at the revision ``revision_for_new_pod`` picks).
     """
 
-    name: str
-
     def prepare(self, sync: Sync) -> bool: ...
 
     def update(self, sync: Sync) -> None: ...

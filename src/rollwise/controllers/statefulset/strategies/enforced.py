@@ -32,7 +32,6 @@ def _floor(sync: Sync) -> int:
 
 
 class EnforcedRollingUpdate:
-    name = "EnforcedRollingUpdate"
 
     def prepare(self, sync: Sync) -> bool:
         # The halt is judged before creation runs: under OrderedReady the failing top pod blocks creation anyway,

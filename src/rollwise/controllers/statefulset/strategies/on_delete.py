@@ -11,7 +11,6 @@ __all__ = ["OnDelete"]
 
 
 class OnDelete:
-    name = "OnDelete"
 
     def prepare(self, sync: Sync) -> bool:
         return False

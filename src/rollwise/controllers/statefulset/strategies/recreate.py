@@ -52,7 +52,6 @@ def recreate_phase(sync: Sync) -> str:
 
 
 class Recreate:
-    name = "Recreate"
 
     def prepare(self, sync: Sync) -> bool:
         phase = recreate_phase(sync)

@@ -23,7 +23,6 @@ def update_floor(sync: Sync) -> int:
 
 
 class RollingUpdate:
-    name = "RollingUpdate"
 
     def prepare(self, sync: Sync) -> bool:
         replace_timed_out_pods(sync)
