@@ -209,9 +209,9 @@ def _run_step(up: Up, kind: str, arg: Any, times_out: bool, custom: set[str], sp
         up.kubectl("patch", resource, arg["name"], "--type=merge", "-p", json.dumps(arg["merge"]))
     elif kind == "scale":
         up.kubectl("scale", f"{resource}/{arg['name']}", f"--replicas={arg['replicas']}")
-    elif kind == "promote":  # rollwise rollout promote [--full], as a user runs it
+    elif kind in ("promote", "abort", "retry"):  # rollwise rollout promote [--full] | abort | retry, as a user runs it
         full = ["--full"] if arg.get("full") else []
-        done = zygote.run(["rollout", "promote", *full, f"{resource}/{arg['name']}", "--kubeconfig",
+        done = zygote.run(["rollout", kind, *full, f"{resource}/{arg['name']}", "--kubeconfig",
                            str(up.kubeconfig)], env=up.env, timeout=SYNC_DEADLINE)
         assert done.returncode == 0, done.stderr
     elif kind == "podFault":

@@ -13,7 +13,8 @@ import pytest
 from explore_sets import found, manifest, run
 from tiers import sweep
 
-from rollwise.controllers.plan import Plan
+from rollwise.api.abort import ABORT_FIELDS
+from rollwise.controllers.plan import DeletePod, Plan, WriteStatus
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
 
@@ -54,3 +55,37 @@ def _impatient(view: SetView) -> Plan:
 def test_a_controller_that_does_not_wait_for_promote_is_caught_by_the_canary_step_rule() -> None:
     result = run(_canary(PAUSE), replicas=2, template_changes=1, faults=0, user_actions=0, decide=_impatient)
     assert found(result).get("canary-step") == "moved past step 2 (pause until promoted) without a promote"
+
+
+def test_abort_as_a_user_action_keeps_every_invariant_and_ends_with_every_pod_at_the_stable_revision() -> None:
+    aborted_deletes: list[str] = []
+
+    def decide(view: SetView) -> Plan:
+        plan = reconcile(view)
+        if (view.set.get("status") or {}).get("abort") is True:
+            aborted_deletes.extend(a.name for a in plan.actions if isinstance(a, DeletePod))
+        return plan
+
+    result = run(_canary([{"replicas": 2}, {"pause": {}}]), replicas=3, template_changes=1, faults=1,
+                 user_actions=1, decide=decide)
+    assert result.complete, "the bounded state space must be exhausted"
+    assert found(result) == {}  # the budget, PDBs, hooks, claims, liveness (back at the stable revision) included
+    assert aborted_deletes, "the explorer aborted a canary somewhere and the controller took pods back"
+
+
+def _ignores_abort(view: SetView) -> Plan:
+    """The real controller, blind to ``status.abort`` but keeping it in what it writes (an abort that is recorded
+    and never carried out)."""
+    old = view.set.get("status") or {}
+    kept = {k: old[k] for k in ABORT_FIELDS if k in old}
+    status = {k: v for k, v in old.items() if k not in kept}
+    plan = reconcile(dataclasses.replace(view, set={**view.set, "status": status}))
+    actions = tuple(dataclasses.replace(a, status={**a.status, **kept}) if isinstance(a, WriteStatus) else a
+                    for a in plan.actions)
+    return dataclasses.replace(plan, actions=actions)
+
+
+def test_a_controller_that_ignores_an_abort_is_caught() -> None:
+    result = run(_canary([{"replicas": 1}, {"pause": {}}]), replicas=2, template_changes=1, faults=0,
+                 user_actions=1, decide=_ignores_abort)
+    assert "liveness" in found(result)

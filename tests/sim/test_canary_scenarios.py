@@ -157,3 +157,37 @@ def test_enforced_rolling_update_takes_steps_in_its_own_block_and_promote_reads_
     raw["steps"] += [{"promote": {"name": "web"}}, {"waitFor": {"rolloutComplete": "web", "timeout": 600}}]
     _, result, problems = _run(raw)
     assert problems == [] and [pod for _, pod in _deleted(result)] == ["web-3", "web-2", "web-1", "web-0"]
+
+
+ABORT_EXAMPLE = EXAMPLE.with_name("canary-abort.yaml")
+
+
+def test_an_abort_step_takes_the_canary_pods_back_and_touches_no_other() -> None:
+    sim, result, problems = _run(_scenario([{"after": 120}, {"abort": {"name": "web"}}, {"after": 300}],
+                                           canary=[{"replicas": 2}, {"pause": {}}]))
+    assert problems == []
+    assert [pod for _, pod in _deleted(result)] == ["web-3", "web-2", "web-3", "web-2"]  # out, then back
+    status = _set(sim)["status"]
+    assert status["abort"] is True and status["currentRevision"] == status["updateRevision"]
+    assert {revision_of(p) for p in sim.cluster.list("Pod", "default")} == {status["currentRevision"]}
+    progressing = next(c for c in status["conditions"] if c["type"] == "Progressing")
+    assert (progressing["status"], progressing["reason"]) == ("False", "RolloutAborted")
+    assert _set(sim)["spec"]["template"]["spec"]["containers"][0]["image"] == "app:v2"  # the spec keeps it
+
+
+def test_an_abort_with_no_rollout_under_way_is_a_rejected_step() -> None:
+    _, result, _ = _run(_scenario([{"waitFor": {"rolloutComplete": "web", "timeout": 600}}, {"abort": {"name": "web"}}],
+                                  canary=[{"replicas": 1}]))
+    rejected = [e for e in result["events"] if e["type"] == "StepRejected"]
+    assert [e["action"] for e in rejected] == ["abort"] and "no rollout under way" in rejected[0]["message"]
+
+
+def test_the_abort_example_goes_back_then_retries_from_the_first_step() -> None:
+    sim, result, problems = _run(ABORT_EXAMPLE)
+    assert problems == []
+    assert [pod for _, pod in _deleted(result)] == ["web-3", "web-2", "web-3", "web-2", "web-3", "web-2"]
+    status = _set(sim)["status"]
+    assert "abort" not in status and status["currentStepIndex"] == 1
+    assert _at_update(sim) == ["web-2", "web-3"]
+    claims = {c["metadata"]["name"] for c in sim.cluster.list("PersistentVolumeClaim", "default")}
+    assert claims == {f"data-web-{i}" for i in range(4)}  # the same four claims throughout

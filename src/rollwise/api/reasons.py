@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rollwise.api.abort import ROLLOUT_ABORTED
 from rollwise.api.lifecycle import PRE_DELETE_HOOK_TIMEOUT
 from rollwise.api.rollout import PARTITION_ROLLED_OUT, ROLLOUT_COMPLETE
 
@@ -46,6 +47,8 @@ FAILING_REASONS: Mapping[str, str] = {
     PRE_DELETE_HOOK_TIMEOUT: "a pod's pre-delete hook was not released within spec.lifecycle.preDelete.timeoutSeconds",
     IN_PLACE_IMPOSSIBLE: "podUpdatePolicy InPlaceOnly and the change cannot be made in place",
     CLAIM_RESIZE_REFUSED: "a volume claim cannot grow: its storage class does not allow expansion",
+    ROLLOUT_ABORTED: "the rollout was aborted: every pod returns to the stable revision until `rollwise rollout "
+                     "retry` or a new template",
 }
 """``Progressing=False`` reasons that fail the rollout, each with what it means (the CLI docs list them)."""
 

@@ -14,6 +14,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rollwise.api.abort import is_aborted
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import name_of
 from rollwise.api.predicates import is_unavailable
@@ -108,6 +109,8 @@ def status_progress(sts: Mapping[str, Any]) -> StatusProgress:
     if available != want or present != want:
         waiting.append(f"{available} of {want} replicas available" if present <= want
                        else f"{present - want} pods above the range still to go")
+    if is_aborted(status):
+        waiting.append("the rollout is aborted (rollwise rollout retry starts it again)")
     if waiting:
         return StatusProgress(ROLLOUT_IN_PROGRESS, tuple(waiting), want, updated, floor)
     reason = ROLLOUT_COMPLETE if updated >= want else PARTITION_ROLLED_OUT

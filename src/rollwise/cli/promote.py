@@ -13,25 +13,35 @@ promote reads again, so it never skips a step nobody saw.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from rollwise.api.errors import Conflict
-from rollwise.api.steps import NothingToPromote, promoted_status, steps_of
+from rollwise.api.steps import promoted_status, steps_of
 from rollwise.api.strategies import strategy_block
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget
 
-__all__ = ["promote"]
+__all__ = ["promote", "write_rollout_status"]
 
 _ATTEMPTS = 5
 
 
 async def promote(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace) -> int:
     full = bool(getattr(args, "full", False))
+    return await write_rollout_status(kube, ns, target, lambda sts: promoted_status(sts, full=full),
+                                      lambda sts, status: f"promoted{_where(sts, status, full)}")
+
+
+async def write_rollout_status(kube: Any, ns: str, target: SetTarget,
+                               status_of: Callable[[dict[str, Any]], dict[str, Any]],
+                               said: Callable[[dict[str, Any], dict[str, Any]], str]) -> int:
+    """Write the status ``status_of`` makes of the set as read (promote, abort, retry: api/steps.py, api/abort.py),
+    at the version read, reading again on a Conflict; its refusal (a ValueError) is the command's error."""
     for attempt in range(_ATTEMPTS):
         sts = await kube.get(target.kind, ns, target.name)
         try:
-            status = promoted_status(sts, full=full)
-        except NothingToPromote as err:
+            status = status_of(sts)
+        except ValueError as err:
             raise ClusterCommandError(f"{target.display}: {err}") from None
         try:
             await kube.update_status({**sts, "status": status})
@@ -39,7 +49,7 @@ async def promote(kube: Any, ns: str, target: SetTarget, args: argparse.Namespac
             if attempt == _ATTEMPTS - 1:
                 raise
             continue
-        print(f"{target.display} promoted{_where(sts, status, full)}")
+        print(f"{target.display} {said(sts, status)}")
         return 0
     return 1
 

@@ -1,5 +1,5 @@
-"""``rollwise rollout status|history|undo|restart|pause|resume|promote rsts/NAME``: kubectl's rollout commands for the
-custom kind.
+"""``rollwise rollout status|history|undo|restart|pause|resume|promote|abort|retry rsts/NAME``: kubectl's rollout
+commands for the custom kind (promote, abort and retry: Argo Rollouts' canary commands, cli/promote.py, cli/abort.py).
 
 ``kubectl rollout`` never works on custom kinds: its status viewer, history viewer and rollbacker match only the
 built-in group-kinds (kubectl ``pkg/polymorphichelpers/rollout_status.go``, ``history.go``, ``rollback.go``;
@@ -33,6 +33,7 @@ from rollwise.api.reasons import failing_reason
 from rollwise.api.revisions import revision_number, template_of
 from rollwise.api.rollout import status_progress
 from rollwise.api.strategies import ON_DELETE, declared_type
+from rollwise.cli.abort import abort, retry
 from rollwise.cli.durations import seconds
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget, add_connection_flags, parse_target, run_on_cluster
 from rollwise.cli.promote import promote
@@ -225,7 +226,7 @@ async def _pause(kube: Any, ns: str, target: SetTarget, args: argparse.Namespace
 
 
 _ACTIONS = {"status": _status, "history": _history, "undo": _undo, "restart": _restart, "pause": _pause,
-            "resume": _pause, "promote": promote}
+            "resume": _pause, "promote": promote, "abort": abort, "retry": retry}
 
 
 def duration(text: str) -> float:
@@ -261,7 +262,10 @@ def add_rollout(sub: Any) -> None:
                        ("resume", "resume a paused rollout (spec.paused unset); the progress deadline starts "
                                   "afresh"),
                        ("promote", "move a canary past the step it holds at (rollingUpdate.steps); --full: past "
-                                   "all of them")):
+                                   "all of them"),
+                       ("abort", "stop a rollout: every pod at the update revision returns to the stable revision "
+                                 "(status.abort); the spec keeps its template"),
+                       ("retry", "start an aborted rollout again from its first step")):
         a = actions.add_parser(name, help=text, description=text)
         a.add_argument("target", metavar="TYPE/NAME", help="rsts/NAME (apps.rollwise.dev) or sts/NAME (apps/v1)")
         add_connection_flags(a)

@@ -13,11 +13,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from rollwise.api import predicates as p
+from rollwise.api.abort import NothingToAbort, aborted_status
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.lifecycle import hook_held, is_preparing_delete, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
-from rollwise.api.steps import NothingToPromote, promoted_status
-from rollwise.api.strategies import KINDS
+from rollwise.api.steps import NothingToPromote, promoted_status, steps_of
+from rollwise.api.strategies import KINDS, strategy_block
 from rollwise.explore.model import HOOK_LABEL, HOOK_VALUE, NAMESPACE, Bounds, Move, Node, Used
 from rollwise.explore.pods import stage_of, status_for
 from rollwise.explore.world import Transition, spend, successor
@@ -156,6 +157,7 @@ def _user_set_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
                                    healthy=False), bounds, user_actions=1)
     yield from _safety_moves(node, bounds)
     yield from _promote(node, bounds)
+    yield from _abort(node, bounds)
     if facts.has_partition:
         strategy = spec["updateStrategy"]
         key = str(KINDS[strategy["type"]].block)  # has_partition: a rolling kind, which has a block
@@ -175,15 +177,33 @@ def _promote(node: Node, bounds: Bounds) -> Iterator[Transition]:
             status = promoted_status(node.sts, full=full)
         except NothingToPromote:
             return
-        cluster = node.cluster.fork()
-        try:
-            cluster.update_status({**node.sts, "status": status}, actor=USER)
-        except ApiStatusError:
-            return
-        move = Move(actor=USER, kind="promotes", target=node.facts.name, detail="--full" if full else "one step",
-                    healthy=False)
-        yield Transition(move=move, before=node,
-                         after=successor(node, cluster, move, bounds=bounds, used=spend(node.used, user_actions=1)))
+        yield from _write_status(node, bounds, status, Move(actor=USER, kind="promotes", target=node.facts.name,
+                                                            detail="--full" if full else "one step", healthy=False))
+
+
+def _abort(node: Node, bounds: Bounds) -> Iterator[Transition]:
+    """``rollwise rollout abort`` at any state where a canary's rollout is under way (and not aborted already): the
+    status write the CLI makes (api/abort.py), spending a user action. Offered for sets with canary steps, as
+    promote is, so an exploration without steps keeps its state space."""
+    if not steps_of(strategy_block(node.sts["spec"].get("updateStrategy") or {})):
+        return
+    try:
+        status = aborted_status(node.sts)
+    except NothingToAbort:
+        return
+    yield from _write_status(node, bounds, status, Move(actor=USER, kind="aborts", target=node.facts.name,
+                                                        detail="the rollout", healthy=False))
+
+
+def _write_status(node: Node, bounds: Bounds, status: Obj, move: Move) -> Iterator[Transition]:
+    """A user's write through the status subresource (promote, abort), spending a user action."""
+    cluster = node.cluster.fork()
+    try:
+        cluster.update_status({**node.sts, "status": status}, actor=USER)
+    except ApiStatusError:
+        return
+    yield Transition(move=move, before=node,
+                     after=successor(node, cluster, move, bounds=bounds, used=spend(node.used, user_actions=1)))
 
 
 def _safety_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:

@@ -173,7 +173,7 @@ def facts_of(sts: Obj, *, gates: FeatureGates, broken_image: str = "") -> SetFac
 class Node:
     cluster: MemoryCluster
     facts: SetFacts
-    born: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    born: Mapping[str, tuple[str, int, bool]] = field(default_factory=dict)
     """Pod name → (template image, partition) when the controller created it (the no-churn invariant)."""
     used: Used = Used()
     history: tuple[MemoryCluster, ...] = ()

@@ -165,7 +165,7 @@ def replay_shows(scenario_doc: dict[str, Any], invariant: str, facts: SetFacts) 
     scenario: Scenario = parse_scenario(copy.deepcopy(scenario_doc), default_name="explore")
     sim = Simulation(scenario)
     seen: list[str] = []
-    born: dict[str, tuple[str, int]] = {}
+    born: dict[str, tuple[str, int, bool]] = {}
 
     def watch(view: SetView, plan: Plan) -> None:
         seen.extend(_plan_problems(view, plan, facts, born, quorum=False))

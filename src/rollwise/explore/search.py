@@ -25,6 +25,7 @@ from rollwise.explore.environment import environment_moves
 from rollwise.explore.invariants import STATE_INVARIANTS, TRANSITION_INVARIANTS, status_agrees_with_pods
 from rollwise.explore.model import STATEFULSET_CONTROLLER, Bounds, Move, Node, Used
 from rollwise.explore.pods import NOW
+from rollwise.invariants.abort import off_the_stable_revision
 from rollwise.invariants.stages import image_of
 
 __all__ = ["Exploration", "Violation", "explore", "follow", "rollout_complete"]
@@ -65,11 +66,14 @@ class Exploration:
 def rollout_complete(node: Node) -> bool:
     """The shared rule (``api/rollout.py``) once the controller has seen the latest spec; under plain OnDelete any
     revision will do (the controller never replaces a pod there), so only presence and availability count; so too
-    while the set is paused (spec.paused: the controller scales and repairs, and replaces nothing)."""
+    while the set is paused (spec.paused: the controller scales and repairs, and replaces nothing). An aborted
+    rollout is complete once every pod is back at the stable revision."""
     sts = node.sts
     status = sts.get("status") or {}
     if status.get("observedGeneration") != sts["metadata"].get("generation"):
         return False
+    if off_the_stable_revision(sts, node.pods()):
+        return False  # an aborted rollout ends with every pod at the stable revision (invariants/abort.py)
     span = node.in_range()
     pods = {ordinal_of(pod): pod for pod in node.pods()}
     held = node.facts.strategy == ON_DELETE or sts["spec"].get("paused") is True

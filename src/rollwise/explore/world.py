@@ -78,7 +78,7 @@ def initial_node(manifest: Obj, *, gates: FeatureGates, bounds: Bounds) -> Node:
 
 
 def successor(before: Node, cluster: MemoryCluster, move: Move, *, bounds: Bounds, used: Used | None = None,
-              born: dict[str, tuple[str, int]] | None = None,
+              born: dict[str, tuple[str, int, bool]] | None = None,
               written: Mapping[str, Mapping[str, str]] | None = None) -> Node:
     """The node after ``move`` changed ``cluster`` (a fork of ``before.cluster``); ``written``: the controllers'
     read-your-writes record after it (default: unchanged).

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rollwise.api import predicates as p
+from rollwise.api.abort import is_aborted
 from rollwise.api.identity import ordinal_of, ordinal_range
 from rollwise.api.meta import Obj, name_of, uid_of
 from rollwise.api.ordinals import OrdinalSpan
@@ -21,13 +22,14 @@ from rollwise.invariants.stages import image_of
 
 __all__ = ["Birth", "Decision", "birth", "delete_of"]
 
-Birth = tuple[str, int]
-"""The template image and the partition a pod was created under (the no-churn rule's context)."""
+Birth = tuple[str, int, bool]
+"""The template image, the partition and the abort a pod was created under (the no-churn rule's context)."""
 
 
 def birth(sts: Obj, limits: Limits) -> Birth:
-    """The context a pod is created (or judged) under: the set's template image and partition."""
-    return image_of(sts["spec"]["template"]), limits.partition
+    """The context a pod is created (or judged) under: the set's template image and partition, and whether its
+    rollout is aborted (api/abort.py: the pods then go back to the stable revision, under the same template)."""
+    return image_of(sts["spec"]["template"]), limits.partition, is_aborted(sts.get("status") or {})
 
 
 def delete_of(pod: Obj, reason: str = "") -> DeletePod:

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from rollwise.api.abort import is_aborted
 from rollwise.api.identity import is_member_of, ordinal_of, ordinal_range, revision_of
 from rollwise.api.leases import LEADER, MEMBER, lease_role
 from rollwise.api.meta import controller_of, name_of, uid_of
@@ -92,7 +93,7 @@ def project(
     observed = int(status.get("observedGeneration") or 0) >= int((sts.get("metadata") or {}).get("generation") or 0) \
         and bool(update_rev)
     held_floor = partition  # an index into the range, as the controller reads it (api/rollout.py: floor)
-    complete = observed and (
+    complete = observed and not is_aborted(status) and (
         (progressing is not None and progressing.reason in COMPLETE_REASONS)
         or rollout_complete([by_ordinal.get(o) for o in span],
                             outside_range=sum(1 for p in members if ordinal_of(p) not in span),

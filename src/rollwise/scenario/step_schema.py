@@ -19,7 +19,7 @@ __all__ = ["MAX_SIMULATED_REPLICAS", "POD_FAULTS", "STEP_KINDS", "WAIT_KINDS", "
            "parse_steps"]
 
 STEP_KINDS = ("waitFor", "apply", "patch", "after", "deletePod", "podFault", "scale", "delete", "releaseHook",
-              "promote")
+              "promote", "abort", "retry")
 POD_FAULTS = ("crash", "unready", "recover", "fail", "kill")
 WAIT_KINDS = ("rolloutComplete", "ready", "seconds")
 # The simulator keeps every pod in memory and steps each one; bench/scale.py runs 5,000 replicas in about 8 s.
@@ -33,9 +33,11 @@ _FIELDS = {
     "scale": ("name", "namespace", "replicas"),
     "delete": ("kind", "name", "namespace", "cascade"),
     "promote": ("name", "namespace", "full"),  # rollwise rollout promote [--full] (api/steps.py)
+    "abort": ("name", "namespace"),  # rollwise rollout abort (api/abort.py)
+    "retry": ("name", "namespace"),  # rollwise rollout retry
 }
 _REQUIRED = {"patch": ("kind", "name", "merge"), "podFault": ("pod", "fault"), "scale": ("name", "replicas"),
-             "delete": ("kind", "name"), "promote": ("name",)}
+             "delete": ("kind", "name"), "promote": ("name",), "abort": ("name",), "retry": ("name",)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -152,7 +154,7 @@ def _check_step(action: str, args: Any, path: str, errors: list[FieldError], che
         if args.get("cascade", "background") not in ("background", "orphan"):
             errors.append(FieldError(path=f"{path}.cascade", kind="Unsupported value", value=args.get("cascade"),
                                      rule='supported values: "background", "orphan"'))
-    elif action == "promote":
+    elif action in ("promote", "abort", "retry"):
         _name(args.get("name"), f"{path}.name", errors)
         if not isinstance(args.get("full", False), bool):
             errors.append(FieldError(path=f"{path}.full", value=args.get("full"), rule="must be true or false"))

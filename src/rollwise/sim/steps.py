@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rollwise.api.abort import NothingToAbort, NothingToRetry, aborted_status, retried_status
 from rollwise.api.errors import ApiStatusError, FieldError, Invalid, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.api.pod_status import pod_status_errors
@@ -111,20 +112,24 @@ class StepRunner:
                                actor="user")
             elif step.action == "podFault" and not self.sim.pod_fault(args["pod"], args["fault"]):
                 raise NotFound(f'pods "{args["pod"]}" not found')
-            elif step.action == "promote":
-                self._promote(args)
+            elif step.action in ("promote", "abort", "retry"):
+                self._write_rollout_status(step.action, args)
             elif step.action == "releaseHook" and not self.sim.release_hook(args):
                 raise NotFound(f'pods "{args}" not found')
         except ApiStatusError as err:
             self.sim.recorder.emit(self.sim.clock.now, "StepRejected", index=step.index, action=step.action,
                                    reason=err.reason, message=str(err))
 
-    def _promote(self, args: dict[str, Any]) -> None:
-        """``rollwise rollout promote [--full]``: the same status write (api/steps.py), at the read version."""
+    def _write_rollout_status(self, action: str, args: dict[str, Any]) -> None:
+        """``rollwise rollout promote [--full] | abort | retry``: the same status write (api/steps.py,
+        api/abort.py), at the read version; a refusal (nothing to promote, abort or retry) is a rejected step."""
         sts = find_set(self.sim.cluster, args.get("namespace", "default"), args["name"])
         try:
-            status = promoted_status(sts, full=bool(args.get("full", False)))
-        except NothingToPromote as err:
+            if action == "promote":
+                status = promoted_status(sts, full=bool(args.get("full", False)))
+            else:
+                status = aborted_status(sts) if action == "abort" else retried_status(sts)
+        except (NothingToPromote, NothingToAbort, NothingToRetry) as err:
             raise Invalid(str(err)) from None
         self.sim.cluster.update_status({**sts, "status": status}, actor="user")
 

@@ -12,6 +12,7 @@ from collections import ChainMap
 from collections.abc import Sequence
 
 from rollwise.api import predicates as p
+from rollwise.api.abort import abort_of
 from rollwise.api.conditions import merge_conditions
 from rollwise.api.errors import FieldError
 from rollwise.api.handover import HANDOVER_ANNOTATION, handed_over_to, leaves_pods_alone
@@ -30,6 +31,7 @@ from rollwise.controllers.census import (
     quiet_context,
 )
 from rollwise.controllers.plan import Action, EmitEvent, Plan, WriteStatus
+from rollwise.controllers.statefulset.abort import abort_fields, with_abort_condition
 from rollwise.controllers.statefulset.claim_updates import ClaimReport, plan_claim_updates, with_claim_progress
 from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
@@ -70,27 +72,34 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
 
     owned_revisions, revision_adoption = claim_revisions(sts, view.revisions)
     current, update, cc, revision_actions = choose_revisions(sts, owned_revisions, view.revisions)
-    ctx = quiet_context(sts, update_revision=name_of(update), current_revision=name_of(current))
+    old_status = sts.get("status") or {}
+    # An aborted rollout's pods should run the stable revision: it is the target every phase reads (abort.py).
+    abort = abort_of(old_status, name_of(update), name_of(current))
+    target = current if abort is not None else update
+    ctx = quiet_context(sts, update_revision=name_of(target), current_revision=name_of(current))
     census = loud_census(ctx, view.pods) if walk_all else _census(view, ctx)
     pods, ownership = claim_pods(sts, census.others)
     if _collides(census, pods):
         census = loud_census(census.ctx, view.pods)
         pods, ownership = claim_pods(sts, census.others)
-    sync = _build_sync(view, census, pods, current, update, cc)
+    sync = _build_sync(view, census, pods, current, target, cc)
     sync.revisions = {name_of(r): r for r in owned_revisions}
     sync.actions.extend(ownership)
     sync.actions.extend(revision_adoption)
     sync.actions.extend(revision_actions)
-    old_status = sts.get("status") or {}
     claim_report: ClaimReport | None = None
-    # Canary steps set the partition every later phase reads (steps.py), before any of them runs.
-    steps = advance_steps(sync, moving=not sync.paused and not leaves_pods_alone(sts))
+    # Canary steps set the partition every later phase reads (steps.py), before any of them runs; an abort takes
+    # every pod back, whatever step it stood at.
+    steps = None if abort is not None else advance_steps(sync, moving=not sync.paused and not leaves_pods_alone(sts))
+    if abort is not None:
+        sync.floor = 0
 
     if not leaves_pods_alone(sts):
         # A set being deleted neither creates, updates nor deletes pods (reference §4.4, test DeletionTimestamp);
         # nor does one being handed over to the other StatefulSet resource (api/handover.py).
         strategy = strategy_for(sync.update_type)
-        _announce_rollout(sync, old_status)
+        if abort is None:
+            _announce_rollout(sync, old_status)
         sync.actions.extend(keep_in_range_claims(sync))
         finish_in_place(sync)
         finish_pre_delete(sync)  # before any step: a released pod goes, a timed-out hook halts new steps
@@ -117,11 +126,13 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     if steps is not None:
         steps = steps.settled(status)
         status.update(steps.fields(str(status["currentRevision"])))
+    if abort is not None:
+        status.update(abort_fields(abort, status))
     wanted = with_claim_progress(progress_conditions(sync, status, old_status), claim_report)
-    wanted = with_step_condition(steps, wanted, paused=sync.paused)
+    wanted = with_abort_condition(sync, abort, with_step_condition(steps, wanted, paused=sync.paused))
     if is_custom_kind(sts):
         status = with_selector(sts, status)
-        basis = sync.unpaused_progressing if _done(sync.unpaused_progressing) else wanted[0]
+        basis = sync.unpaused_progressing if abort is None and _done(sync.unpaused_progressing) else wanted[0]
         wanted = with_generation(sts, [*wanted, ready_condition(basis or wanted[0], status)])
     conditions = merge_conditions(old_status.get("conditions") or [], wanted, now=view.now, owned=OWNED_CONDITIONS)
     if conditions:
