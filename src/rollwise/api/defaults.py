@@ -16,30 +16,16 @@ from rollwise.api.strategies import (
     BLOCK_OWNERS,
     ENFORCED_BLOCK,
     ENFORCED_ROLLING_UPDATE,
-    ON_DELETE,
-    RECREATE,
     ROLLING_BLOCK,
     ROLLING_UPDATE,
 )
 from rollwise.api.values import clone
 
 __all__ = [
-    "STRATEGY_BLOCKS",
-    "STRATEGY_ENFORCED_ROLLING_UPDATE",
-    "STRATEGY_ON_DELETE",
-    "STRATEGY_RECREATE",
-    "STRATEGY_ROLLING_UPDATE",
     "apply_defaults",
     "default_image_pull_policy",
     "stored_template",
 ]
-
-# The strategy table's names under the names cluster/crd.py reads (api/strategies.py is the table).
-STRATEGY_ROLLING_UPDATE = ROLLING_UPDATE
-STRATEGY_ON_DELETE = ON_DELETE
-STRATEGY_RECREATE = RECREATE
-STRATEGY_ENFORCED_ROLLING_UPDATE = ENFORCED_ROLLING_UPDATE
-STRATEGY_BLOCKS = BLOCK_OWNERS
 
 _PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 _PROBE_DEFAULTS = (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1), ("failureThreshold", 3))

@@ -13,14 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from rollwise.api.claim_templates import CLAIM_UPDATE_POLICIES
-from rollwise.api.defaults import (
-    STRATEGY_BLOCKS,
-    STRATEGY_ENFORCED_ROLLING_UPDATE,
-    STRATEGY_ON_DELETE,
-    STRATEGY_RECREATE,
-    STRATEGY_ROLLING_UPDATE,
-)
 from rollwise.api.in_place import POD_UPDATE_POLICIES, RECREATE_POLICY
+from rollwise.api.strategies import BLOCK_OWNERS, NAMES, ROLLING_UPDATE
 from rollwise.api.validation_cel import (
     DNS_LABEL,
     LABEL_VALUE,
@@ -47,7 +41,6 @@ CR_GROUP = "apps.rollwise.dev"
 CR_VERSION = "v1alpha1"
 INT32_MAX = 2**31 - 1
 
-STRATEGY_TYPES = (STRATEGY_ROLLING_UPDATE, STRATEGY_ON_DELETE, STRATEGY_RECREATE, STRATEGY_ENFORCED_ROLLING_UPDATE)
 
 # Field path (under spec) -> the least value validation accepts; None: any int32.
 COUNT_MINIMUMS: dict[str, int | None] = {
@@ -62,7 +55,7 @@ COUNT_MINIMUMS: dict[str, int | None] = {
 
 ENUMS: dict[str, tuple[str, ...]] = {
     "podManagementPolicy": ("OrderedReady", "Parallel"),
-    "updateStrategy.type": STRATEGY_TYPES,
+    "updateStrategy.type": NAMES,
     "persistentVolumeClaimRetentionPolicy.whenDeleted": ("Retain", "Delete"),
     "persistentVolumeClaimRetentionPolicy.whenScaled": ("Retain", "Delete"),
     "updateStrategy.{block}.podUpdatePolicy": POD_UPDATE_POLICIES,
@@ -276,14 +269,14 @@ def _selector() -> dict[str, Any]:
 
 
 def _strategy() -> dict[str, Any]:
-    blocks = {block: _rolling_block(block, owner) for block, owner in STRATEGY_BLOCKS}
+    blocks = {block: _rolling_block(block, owner) for block, owner in BLOCK_OWNERS}
     return _object("How pods move to a new template.", {
         "type": _string("RollingUpdate (one ordinal at a time, highest first), OnDelete (only pods you delete), "
                         "Recreate (all pods down, then up; KEP-3541) or EnforcedRollingUpdate (a rolling update "
                         "that moves past a pod that does not become ready; KEP-3541).",
-                        ENUMS["updateStrategy.type"], default=STRATEGY_ROLLING_UPDATE),
+                        ENUMS["updateStrategy.type"], default=ROLLING_UPDATE),
         **blocks,
-    }, default={"type": STRATEGY_ROLLING_UPDATE, "rollingUpdate": {}}) | _rules(*strategy_block_rules())
+    }, default={"type": ROLLING_UPDATE, "rollingUpdate": {}}) | _rules(*strategy_block_rules())
 
 
 def spec_schema() -> dict[str, Any]:
