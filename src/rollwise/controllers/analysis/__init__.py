@@ -6,6 +6,7 @@ from rollwise.controllers.analysis.run import (
     AnalysisPlan,
     Task,
     assessed,
+    completion_events,
     decide,
     metrics_of,
     next_reconcile,
@@ -13,4 +14,5 @@ from rollwise.controllers.analysis.run import (
     resolve,
 )
 
-__all__ = ["AnalysisPlan", "Task", "assessed", "decide", "metrics_of", "next_reconcile", "record", "resolve"]
+__all__ = ["AnalysisPlan", "Task", "assessed", "completion_events", "decide", "metrics_of", "next_reconcile",
+           "record", "resolve"]

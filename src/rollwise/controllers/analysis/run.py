@@ -49,7 +49,8 @@ from rollwise.controllers.analysis.assess import (
     shown_value,
 )
 
-__all__ = ["AnalysisPlan", "Task", "assessed", "decide", "metrics_of", "next_reconcile", "record", "resolve"]
+__all__ = ["AnalysisPlan", "Task", "assessed", "completion_events", "decide", "metrics_of", "next_reconcile",
+           "record", "resolve"]
 
 _STOPPING = (FAILED, ERROR, INCONCLUSIVE)
 """A metric at one of these ends the run's other metrics (Argo's ``IsTerminating``)."""
@@ -197,7 +198,7 @@ def decide(run: Obj, templates: Mapping[str, Mapping[str, Any]], now: float) -> 
         why = None if "startedAt" in status else resolve({**run, "spec": {**spec, "templates": []}}, {})[1]
     if why is not None:
         failed = {**status, "phase": ERROR, "message": why, "startedAt": status.get("startedAt", now)}
-        return AnalysisPlan(status=failed, events=_completion(run, status, failed))
+        return AnalysisPlan(status=failed, events=completion_events(run, status, failed))
     new = assessed(run, {**status, "startedAt": status.get("startedAt", now)})
     tasks: list[Task] = []
     if not _terminating(run, new):
@@ -205,11 +206,11 @@ def decide(run: Obj, templates: Mapping[str, Mapping[str, Any]], now: float) -> 
         for metric in metrics_of(run):
             if _due(metric, _result(new, metric.name), float(new["startedAt"]), now):
                 tasks.append(Task(metric.name, substituted_provider(metric, args)))
-    events = _completion(run, status, new)
+    events = completion_events(run, status, new)
     return AnalysisPlan(status=None if new == status else new, measure=tuple(tasks), events=events)
 
 
-def _completion(run: Mapping[str, Any], old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[
+def completion_events(run: Mapping[str, Any], old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[
         tuple[str, str, str], ...]:
     """Argo's event when the run completes (``recordAnalysisRunCompletionEvent``: reason ``AnalysisRun<Phase>``,
     Warning for Failed and Error)."""
