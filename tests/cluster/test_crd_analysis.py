@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from rollwise.api.validation_objects import validate_object
-from rollwise.apiserver.cel_rules import compile_errors
-from rollwise.apiserver.schema import admit_custom
+from rollwise.apiserver.admission.cel_rules import compile_errors
+from rollwise.apiserver.admission.schema import admit_custom
 from rollwise.cluster.crd_analysis import analysis_crds
 
 TEMPLATE_CRD, RUN_CRD = analysis_crds()

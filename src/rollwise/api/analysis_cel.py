@@ -1,9 +1,9 @@
 """A metric's ``successCondition`` and ``failureCondition``: CEL expressions over one variable, ``result`` (the
 measured value as JSON gives it: ``result > 0.05``, ``result[0] >= 0.95``, ``result.ok == true``).
 
-Compiled by the same CEL runtime the CRD rules use (``cel-expr-python``, see ``apiserver/cel_rules.py`` for why
-that one), once per expression. A condition that does not compile is refused when the template is validated; one
-that fails to evaluate on a value, or gives something other than a boolean, makes that measurement an Error, as
+Compiled by the same CEL runtime the CRD rules use (``cel-expr-python``; ``apiserver/admission/cel_rules.py`` says
+why that one), once per expression. A condition that does not compile is refused when the template is validated;
+one that fails to evaluate on a value, or gives something other than a boolean, makes that measurement an Error, as
 Argo's ``evaluate.EvaluateResult`` does for its expressions. Pure: no I/O.
 """
 
