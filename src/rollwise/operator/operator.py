@@ -70,6 +70,11 @@ SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease", "
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OperatorConfig:
+    """How one ``rollwise run`` process runs, from its flags (``cli/run.py``): who it is in the Lease and the audit
+    log (``identity``), which namespaces it watches, which controllers it hosts (``CONTROLLERS``), whether and how it
+    takes part in leader election, how many workers reconcile at once, the feature gates its decisions read, and
+    how long a shutdown waits for reconciles in flight. An unknown controller name is refused at construction."""
+
     identity: str
     namespaces: tuple[str, ...] = ()
     """Watch only these namespaces (empty: the whole cluster)."""
