@@ -1,7 +1,7 @@
-"""`rollwise up`'s disruption controller on its own, in process over the memory store: a budget's status follows its
-pods, many changes before a loop turn cost one recompute, and the controller's own status write does not wake it
-again (local/loop_turn.py, local/disruption.py). End to end with kubectl:
-tests/apiserver/test_disruption_budgets_on_up.py.
+"""`rollwise up`'s disruption controller on its own, in process over the memory store, on the runtime's controller
+host: a budget's status follows its pods, many changes before a loop turn cost one recompute, and the controller's
+own status write does not wake it again (local/hosted.py, runtime/registrations.py's ``DISRUPTION`` row). End to end
+with kubectl: tests/apiserver/test_disruption_budgets_on_up.py.
 """
 
 from __future__ import annotations
@@ -12,9 +12,13 @@ from typing import Any
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.pump import FeedPump
 from rollwise.cluster.resources import POD
-from rollwise.local.disruption import ACTOR, PDB, DisruptionController
+from rollwise.local.hosted import LocalControllers
+from rollwise.runtime.clock import EpochClock
+from rollwise.runtime.registrations import DISRUPTION
+from rollwise.runtime.wakes import PDB
 
 NOW = 1_000.0
+ACTOR = DISRUPTION.actor
 
 
 def _pod(name: str, *, ready: bool) -> dict[str, Any]:
@@ -31,18 +35,21 @@ BUDGET = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
 
 
 class World:
-    """The store, its feed, and the controller, whose turns are counted: it pumps the feed after each one."""
+    """The store, its feed, and the controller, whose reconciles are counted: it pumps the feed after each one.
+    Made on the running loop (the host's timers are the loop's)."""
 
     def __init__(self) -> None:
         self.cluster = MemoryCluster(clock=lambda: NOW)
         self.feed = FeedPump(self.cluster)
         self.turns = 0
-        self.controller = DisruptionController(self.cluster, listen=self.feed.listen, pump=self._pumped,
-                                               clock=lambda: NOW)
+        self.controller = LocalControllers(self.cluster, rows=(DISRUPTION,), pump=self._pumped,
+                                           clock=EpochClock(asyncio.get_running_loop(), lambda: NOW))
+        self.feed.listen(self.controller.on_change)
         for i in range(3):
             self.cluster.create(_pod(f"db-{i}", ready=True))
         self.cluster.create(BUDGET)
-        self.feed.pump()  # as the HTTP handlers do after each write; the controller, not started, marks nothing
+        self.feed.pump()  # as the HTTP handlers do after each write; the host, not started, runs nothing yet
+        self.turns = 0
 
     def _pumped(self) -> None:
         self.turns += 1
@@ -60,9 +67,8 @@ def _status(cluster: MemoryCluster) -> dict[str, Any]:
 
 
 def test_a_budgets_status_follows_its_pods_and_the_controllers_own_write_does_not_wake_it() -> None:
-    world = World()
-
     async def run() -> None:
+        world = World()
         world.controller.start()
         await _turns()
         status = _status(world.cluster)
@@ -77,9 +83,8 @@ def test_a_budgets_status_follows_its_pods_and_the_controllers_own_write_does_no
 
 
 def test_many_pod_changes_before_a_loop_turn_are_one_recompute_and_one_write() -> None:
-    world = World()
-
     async def run() -> None:
+        world = World()
         world.controller.start()
         await _turns()
         turns, writes = world.turns, world.cluster.write_count(ACTOR)

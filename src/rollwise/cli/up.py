@@ -37,26 +37,24 @@ from rollwise.apiserver.storage.store import ApiStore
 from rollwise.cli.logfiles import append_problem
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
-from rollwise.cluster.resources import ANALYSIS_RUN, STATEFULSET
+from rollwise.cluster.resources import STATEFULSET
 from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
-from rollwise.local.disruption import DisruptionController
 from rollwise.local.driver import WallDriver, scaled_profile
 from rollwise.local.processes import ProcessKubelet
 from rollwise.local.scheduler import Scheduler
-from rollwise.local.workloads import DEPLOYMENT, REPLICASET, REPLICATION_CONTROLLER, WorkloadControllers
-from rollwise.runtime.registrations import ANALYSIS, QUORUM, SET_CONTROLLERS, STATEFULSET_ROW
+from rollwise.runtime.registrations import OBJECT_CONTROLLERS, QUORUM, SET_CONTROLLERS, STATEFULSET_ROW
 from rollwise.runtime.trace import DecisionLog
 from rollwise.scenario.scenario import parse_apps
 
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
 
 DEFAULT_DATA_DIR = Path("~/.local/state/rollwise/up").expanduser()
-# The StatefulSet kinds' controllers by the names the registration table gives them, the AnalysisRun controller,
-# then up's own.
-CONTROLLERS = (*dict.fromkeys(n for row in SET_CONTROLLERS for n in row.up_names.values()),
-               *ANALYSIS.up_names.values(), "kubelet", "deployment", "replicaset")
+# Every controller by the name the registration table gives it (the StatefulSet kinds' first, then the other
+# objects'), then the kubelet, which is no controller.
+CONTROLLERS = (*dict.fromkeys([*(n for row in SET_CONTROLLERS for n in row.up_names.values()),
+                               *(n for row in OBJECT_CONTROLLERS for n in row.up_names.values())]), "kubelet")
 _FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "timeout-rate",
                "seed")
 
@@ -247,18 +245,14 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                         profile=profile, apps=apps, processes=processes, audit=audit if audit_file else None,
                         trace=trace, gates=store.gates, kubelet="kubelet" in controllers,
                         quorum=QUORUM.up_names[STATEFULSET] in controllers,
-                        analysis=ANALYSIS.up_names[ANALYSIS_RUN] in controllers,
+                        objects=tuple(row for row in OBJECT_CONTROLLERS
+                                      if any(name in controllers for name in row.up_names.values())),
                         statefulset_kinds=tuple(gk for gk, name in STATEFULSET_ROW.up_names.items()
                                                 if name in controllers),
                         announce=lambda line: print(f"rollwise up: {line}", file=sys.stderr, flush=True))
     config.pod_fault = driver.pod_fault
     if processes is not None:
         config.pod_connect = process_connect(processes.runtime.exec_context)
-    workloads = WorkloadControllers(store.cluster, listen=store.feed.listen, pump=store.feed.pump, kinds=tuple(
-        gk for gk, name in ((DEPLOYMENT, "deployment"), (REPLICASET, "replicaset"),
-                            (REPLICATION_CONTROLLER, "replicaset")) if name in controllers))
-    disruption = DisruptionController(store.cluster, listen=store.feed.listen, pump=store.feed.pump,
-                                      clock=driver.clock)
     scheduler = Scheduler(store.cluster, listen=store.feed.listen, pump=store.feed.pump, clock=driver.clock)
     runner = web.AppRunner(make_app(store, config), handle_signals=False, access_log=None)
     await runner.setup()
@@ -274,8 +268,6 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     if args.merge_kubeconfig:
         merge_kubeconfig(Path("~/.kube/config").expanduser(), url, creds)
     driver.start()
-    workloads.start()
-    disruption.start()
     scheduler.start()
     print(f"rollwise up: serving {url}", flush=True)
     print(f"kubeconfig: {kubeconfig}", flush=True)
@@ -286,7 +278,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
           f"{'on' if release.on(RECREATE) else 'off'}); the seeds' proposals "
           + ("kept, with a warning on each write that uses one" if versioning.proposals else "refused as that "
              "release refuses them"), file=sys.stderr, flush=True)
-    # Deployments run here (local/workloads.py) but their containers do not: the operator's own Deployment shows
+    # Deployments run here (local/hosted.py) but their containers do not: the operator's own Deployment shows
     # Running pods that reconcile nothing, which a newcomer who applied deploy/ reads as the operator at work.
     print(f"rollwise up: pods are simulated and no container runs, a Deployment's included: the operator's "
           f"(kubectl apply -k deploy/) shows Running pods that run no operator; the operator is `rollwise run "
@@ -301,8 +293,6 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     for task in tasks:
         task.cancel()
     driver.stop()
-    workloads.stop()
-    disruption.stop()
     scheduler.stop()
     store.cluster.drop_watches()  # open watch streams end cleanly before the server stops
     await runner.cleanup()

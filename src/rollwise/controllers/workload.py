@@ -1,5 +1,5 @@
 """What the Deployment and ReplicaSet controllers decide, as data: writes to objects of any kind, and when to look
-again. The driver that executes a plan (``local/workloads.py``) does the I/O; deciding reads no clock (``now`` is
+again. The driver that executes a plan (``local/hosted.py``) does the I/O; deciding reads no clock (``now`` is
 in the view) and writes nothing.
 """
 

@@ -1,4 +1,5 @@
-"""The shape of `rollwise up`'s small controllers (the disruption controller, the scheduler): a change in the store
+"""The shape of `rollwise up`'s scheduler (kube-scheduler's part; the controllers run on the runtime's controller
+host, local/hosted.py): a change in the store
 marks work, and the work is done once on the next turn of the event loop, however many changes marked it; the
 controller's own writes mark nothing; the feed is pumped after each turn so watchers see the writes."""
 

@@ -3,10 +3,16 @@ controller's own status write wakes nothing) read them. Named here only."""
 
 from __future__ import annotations
 
-__all__ = ["ANALYSIS_CONTROLLER", "CONTROLLERS", "QUORUM_CONTROLLER", "STATEFULSET_CONTROLLER"]
+__all__ = ["ANALYSIS_CONTROLLER", "CONTROLLERS", "DEPLOYMENT_CONTROLLER", "DISRUPTION_CONTROLLER", "QUORUM_CONTROLLER",
+           "REPLICASET_CONTROLLER", "REPLICATION_CONTROLLER", "STATEFULSET_CONTROLLER"]
 
 STATEFULSET_CONTROLLER = "statefulset-controller"
 QUORUM_CONTROLLER = "quorum-aware-controller"
 ANALYSIS_CONTROLLER = "analysis-controller"
 """The AnalysisRun controller (runtime/analysis.py): it writes runs, never sets, so it is not in ``CONTROLLERS``."""
+DEPLOYMENT_CONTROLLER = "deployment-controller"
+REPLICASET_CONTROLLER = "replicaset-controller"
+REPLICATION_CONTROLLER = "replication-controller"
+DISRUPTION_CONTROLLER = "disruption-controller"
+"""kube-controller-manager's controllers that ``up`` plays (runtime/registrations.py); none writes a set."""
 CONTROLLERS = (STATEFULSET_CONTROLLER, QUORUM_CONTROLLER)

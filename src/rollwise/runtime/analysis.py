@@ -1,5 +1,5 @@
 """One reconcile of an AnalysisRun, the same in every driver (``rollwise run``'s ``operator/analysis.py``, ``up``'s
-``local/analysis.py``): the pure decision (``controllers/analysis``), then its writes and measurements.
+``local/hosted.py``): the pure decision (``controllers/analysis``), then its writes and measurements.
 
 1. ``decide``; a run whose templates are not resolved yet gets its spec written (``spec.metrics``, ``spec.args``)
    and nothing else: the write's own watch event brings the next reconcile;

@@ -8,9 +8,21 @@ and the operator), so a controller cannot run for one kind in one driver and not
 |                         |                    | apps.rollwise.dev           | apps.rollwise.dev | statefulset       |
 | quorum-aware-controller | reconcile_quorum   | both, where handed_to_quorum| quorum            | quorum            |
 
-The AnalysisRun controller (``runtime/analysis.py``) decides on runs, not sets: it is a row of its own table
-(``OBJECT_CONTROLLERS``), named ``analysis`` in both ``up --controllers`` and ``run --controllers``, and stands
-down in ``up`` for the runs of the namespaces a leading operator runs it for, as the set controllers do.
+The controllers of other objects are rows of ``OBJECT_CONTROLLERS``, each hosted by the one controller host
+(``runtime/host.py``) over its own work queue of ``(kind, namespace, name)`` keys, woken by its rule of
+``runtime/wakes.py``:
+
+| controller (actor)      | decides with                | objects               | wakes       | up / run --controllers |
+|-------------------------|-----------------------------|-----------------------|-------------|------------------------|
+| deployment-controller   | deployment.reconcile        | Deployment            | owners      | deployment / -         |
+| replicaset-controller   | replicaset.reconcile        | ReplicaSet            | owners      | replicaset / -         |
+| replication-controller  | replicaset.reconcile        | ReplicationController | owners      | replicaset / -         |
+| disruption-controller   | disruption.budget_status    | PodDisruptionBudget   | budgets     | disruption / -         |
+| analysis-controller     | analysis.decide (+ measure) | AnalysisRun           | runs        | analysis / analysis    |
+
+``up`` plays kube-controller-manager, so it runs the first four; the operator never does. The AnalysisRun
+controller stands down in ``up`` for the runs of the namespaces a leading operator runs it for, as the set
+controllers do.
 
 Rows are chained in table order on one set: the quorum-aware controller (DEP-07) decides on what the StatefulSet
 controller left, as controller-runtime chains reconcilers of one object by the order they are registered.
@@ -22,21 +34,59 @@ sets: on a cluster that is kube-controller-manager's, which ``up`` plays.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.meta import Obj, annotations_of
+from rollwise.cluster.protocol import Change, Cluster
 from rollwise.cluster.resources import ANALYSIS_RUN, ROLLWISE_STATEFULSET, STATEFULSET, STATEFULSET_KINDS, GroupKind
+from rollwise.controllers import analysis, deployment, disruption, replicaset
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.quorum import handed_to_quorum, reconcile_quorum
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
-from rollwise.runtime.actors import ANALYSIS_CONTROLLER, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
+from rollwise.runtime.actors import (
+    ANALYSIS_CONTROLLER,
+    DEPLOYMENT_CONTROLLER,
+    DISRUPTION_CONTROLLER,
+    QUORUM_CONTROLLER,
+    REPLICASET_CONTROLLER,
+    REPLICATION_CONTROLLER,
+    STATEFULSET_CONTROLLER,
+)
+from rollwise.runtime.wakes import (
+    DEPLOYMENT,
+    PDB,
+    REPLICASET,
+    ObjectKey,
+    budgets_to_wake,
+    owners_to_wake,
+    runs_to_wake,
+)
+from rollwise.runtime.wakes import REPLICATION_CONTROLLER as REPLICATION_CONTROLLER_KIND
 
-__all__ = ["ANALYSIS", "CONTROLLERS_MARK", "NAMESPACES_MARK", "OBJECT_CONTROLLERS", "QUORUM", "SET_CONTROLLERS",
-           "STATEFULSET_ROW", "KindController", "OperatorMarks", "Registration", "chain_for", "operator_kinds",
-           "operator_marks", "read_operator_marks", "up_kinds"]
+__all__ = [
+    "ANALYSIS",
+    "CONTROLLERS_MARK",
+    "DEPLOYMENT_ROW",
+    "DISRUPTION",
+    "NAMESPACES_MARK",
+    "OBJECT_CONTROLLERS",
+    "QUORUM",
+    "REPLICASET_ROW",
+    "REPLICATION_ROW",
+    "SET_CONTROLLERS",
+    "STATEFULSET_ROW",
+    "KindController",
+    "OperatorMarks",
+    "Registration",
+    "chain_for",
+    "operator_kinds",
+    "operator_marks",
+    "read_operator_marks",
+    "up_kinds",
+]
 
 CONTROLLERS_MARK = "rollwise.dev/controllers"
 """On the operator's leader-election Lease: the ``run --controllers`` the holder runs, comma-separated."""
@@ -75,17 +125,42 @@ SET_CONTROLLERS: tuple[Registration, ...] = (STATEFULSET_ROW, QUORUM)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KindController:
-    """A controller of objects other than sets: the names it runs by in each driver, as a ``Registration`` has."""
+    """A controller of objects other than sets: what it owns, how it decides, what wakes it, and the names it runs
+    by in each driver, as a ``Registration`` has. The driver that hosts it supplies the reconcile that reads the
+    view, calls ``decide`` and writes the plan (``local/hosted.py``, ``operator/analysis.py``)."""
 
     actor: str
     kinds: tuple[GroupKind, ...]
+    decide: Callable[..., Any]
+    """The pure decision (``controllers/``): the reconcile a driver hosts for this row calls it."""
+    wakes: Callable[[Cluster, Change, tuple[GroupKind, ...]], Iterable[ObjectKey]]
+    """Which objects of ``kinds`` a change wakes (``runtime/wakes.py``)."""
     up_names: Mapping[GroupKind, str]
     operator_names: Mapping[GroupKind, str]
+    ignores_own_writes: bool = False
+    """Its own writes wake nothing (a status it computed from what it read; upstream's disruption controller)."""
+
+    def woken_by(self, cluster: Cluster, ch: Change) -> Iterable[ObjectKey]:
+        if self.ignores_own_writes and ch.actor == self.actor:
+            return ()
+        return self.wakes(cluster, ch, self.kinds)
 
 
-ANALYSIS = KindController(actor=ANALYSIS_CONTROLLER, kinds=(ANALYSIS_RUN,), up_names={ANALYSIS_RUN: "analysis"},
+DEPLOYMENT_ROW = KindController(actor=DEPLOYMENT_CONTROLLER, kinds=(DEPLOYMENT,), decide=deployment.reconcile,
+                                wakes=owners_to_wake, up_names={DEPLOYMENT: "deployment"}, operator_names={})
+REPLICASET_ROW = KindController(actor=REPLICASET_CONTROLLER, kinds=(REPLICASET,), decide=replicaset.reconcile,
+                                wakes=owners_to_wake, up_names={REPLICASET: "replicaset"}, operator_names={})
+REPLICATION_ROW = KindController(actor=REPLICATION_CONTROLLER, kinds=(REPLICATION_CONTROLLER_KIND,),
+                                 decide=replicaset.reconcile, wakes=owners_to_wake,
+                                 up_names={REPLICATION_CONTROLLER_KIND: "replicaset"}, operator_names={})
+DISRUPTION = KindController(actor=DISRUPTION_CONTROLLER, kinds=(PDB,), decide=disruption.budget_status,
+                            wakes=budgets_to_wake, up_names={PDB: "disruption"}, operator_names={},
+                            ignores_own_writes=True)
+ANALYSIS = KindController(actor=ANALYSIS_CONTROLLER, kinds=(ANALYSIS_RUN,), decide=analysis.decide,
+                          wakes=runs_to_wake, up_names={ANALYSIS_RUN: "analysis"},
                           operator_names={ANALYSIS_RUN: "analysis"})
-OBJECT_CONTROLLERS: tuple[KindController, ...] = (ANALYSIS,)
+OBJECT_CONTROLLERS: tuple[KindController, ...] = (DEPLOYMENT_ROW, REPLICASET_ROW, REPLICATION_ROW, DISRUPTION,
+                                                  ANALYSIS)
 
 
 def chain_for(kind: GroupKind, *, runs: Callable[[Registration], bool] = lambda _: True) -> tuple[Registration, ...]:

@@ -36,7 +36,7 @@ from rollwise.api.leases import MEMBER_OF_LABEL
 from rollwise.api.meta import Obj, controller_of, labels, namespace_of, selector_matches
 from rollwise.api.predicates import is_ready, is_terminating
 from rollwise.cluster.protocol import Change, Cluster
-from rollwise.runtime.actors import CONTROLLERS
+from rollwise.runtime.actors import CONTROLLERS, DISRUPTION_CONTROLLER
 from rollwise.runtime.setkeys import SetKey, all_sets, find_set, set_key, set_resource
 
 __all__ = ["ClusterSets", "SetLookup", "is_own_status_write", "sets_to_wake"]
@@ -79,8 +79,8 @@ def sets_to_wake(sets: SetLookup, ch: Change) -> list[SetKey]:
             return sorted({*owners, *(set_key(s) for s in sets.sets_in(ch.namespace))})
         return owners
     if ch.kind == "PodDisruptionBudget":
-        if ch.actor == "disruption-controller" and ch.old is not None and ch.old.get("spec") == ch.obj.get("spec"):
-            return []  # up's disruption controller wrote the status the pods already gave (local/disruption.py)
+        if ch.actor == DISRUPTION_CONTROLLER and ch.old is not None and ch.old.get("spec") == ch.obj.get("spec"):
+            return []  # up's disruption controller wrote the status the pods already gave (local/hosted.py)
         return sorted(set_key(s) for s in sets.sets_in(ch.namespace))
     if ch.kind == "Lease":
         return _members_of(sets, ch.namespace, ch.obj)

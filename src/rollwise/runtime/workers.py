@@ -106,6 +106,13 @@ class Controller:
         self._tasks = [asyncio.create_task(self._worker(), name=f"{self.name}-worker-{i}")
                        for i in range(self.workers)]
 
+    def cancel(self) -> None:
+        """Stop at once: no more keys, in-flight reconciles cancelled (a driver that stops synchronously)."""
+        self.queue.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        self._tasks = []
+
     async def stop(self, *, grace_seconds: float = 10.0) -> None:
         """Stop taking keys, let in-flight reconciles finish within ``grace_seconds``, then cancel the rest."""
         self.queue.shutdown()
