@@ -23,7 +23,7 @@ from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.census import CensusIndex
 from rollwise.runtime.clock import Clock
 from rollwise.runtime.execute import ControllerEvent, execute
-from rollwise.runtime.inline import InlineWorker
+from rollwise.runtime.host import ControllerHost
 from rollwise.runtime.limiter import ItemExponentialRateLimiter
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import ControllerEvents
@@ -41,7 +41,8 @@ Observer = Callable[[SetView, Plan], None]
 
 
 class SetController:
-    """Reconciles StatefulSets (``SetKey``s) through the work queue, on ``clock``'s timers (``InlineWorker``).
+    """Reconciles StatefulSets (``SetKey``s) on the one controller host (``runtime/host.py``), inline on ``clock``'s
+    timers.
 
     Drivers call ``queue.add(key)`` when a set or something it reads changed. ``observers`` and
     ``quorum_observers`` are called with every view and the plan decided from it, before execution.
@@ -60,12 +61,13 @@ class SetController:
         self.recorder = recorder
         self.metrics = metrics if metrics is not None else MetricsRegistry()
         self._clock = clock
-        self._after_each = after_each
         # Per-key back-off only: a token bucket would make a simulated rollout's timing depend on how many other
         # keys failed, which a reader of one set's timeline cannot see.
-        self.queue: WorkQueue[SetKey] = WorkQueue(clock, limiter=ItemExponentialRateLimiter(0.005, backoff_max))
-        self.worker = InlineWorker(self.queue, self._process, rounds_for=self._rounds_for,
-                                   max_rounds_per_instant=200 if settle_guard else None)
+        self.host: ControllerHost[SetKey] = ControllerHost(
+            STATEFULSET_CONTROLLER, clock=clock, inline=self.reconcile,
+            limiter=ItemExponentialRateLimiter(0.005, backoff_max), after_each=after_each,
+            rounds_for=self._rounds_for, max_rounds_per_instant=200 if settle_guard else None)
+        self.queue: WorkQueue[SetKey] = self.host.queue
         self.census = CensusIndex(cluster) if census else None
         """With ``census``, views come from an index the driver feeds every change (``seen``): a reconcile then
         costs what changed, not the set's size (census.py). The driver must drain the feed before each reconcile."""
@@ -106,13 +108,6 @@ class SetController:
             if i == 0 or plan.actions or plan.blocked:
                 plans.append((row.actor, plan))
         return plans
-
-    def _process(self, key: SetKey) -> tuple[float | None, bool]:
-        try:
-            return self.reconcile(key)
-        finally:
-            if self._after_each is not None:
-                self._after_each()
 
     def reconcile(self, key: SetKey) -> tuple[float | None, bool]:
         """Reconcile one set: each controller of its kind (``registrations.chain_for``) decides in turn on what the
