@@ -44,7 +44,7 @@ from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.driver import WallDriver, scaled_profile
 from rollwise.local.processes import ProcessKubelet
 from rollwise.local.scheduler import Scheduler
-from rollwise.runtime.registrations import OBJECT_CONTROLLERS, QUORUM, SET_CONTROLLERS, STATEFULSET_ROW
+from rollwise.runtime.registrations import OBJECT_CONTROLLERS, QUORUM, STATEFULSET_ROW, up_controller_names
 from rollwise.runtime.trace import DecisionLog
 from rollwise.scenario.scenario import parse_apps
 
@@ -53,8 +53,7 @@ __all__ = ["add_up", "parse_controllers", "parse_faults"]
 DEFAULT_DATA_DIR = Path("~/.local/state/rollwise/up").expanduser()
 # Every controller by the name the registration table gives it (the StatefulSet kinds' first, then the other
 # objects'), then the kubelet, which is no controller.
-CONTROLLERS = (*dict.fromkeys([*(n for row in SET_CONTROLLERS for n in row.up_names.values()),
-                               *(n for row in OBJECT_CONTROLLERS for n in row.up_names.values())]), "kubelet")
+CONTROLLERS = (*up_controller_names(), "kubelet")
 _FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "timeout-rate",
                "seed")
 

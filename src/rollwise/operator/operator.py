@@ -37,6 +37,7 @@ from rollwise.operator.world import AsyncCluster, LoopCluster
 from rollwise.runtime.cache import Store
 from rollwise.runtime.clock import AsyncClock, WallClock
 from rollwise.runtime.consistency import ConsistencyStore
+from rollwise.runtime.host import ControllerHost
 from rollwise.runtime.informer import Informer
 from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.queue import WorkQueue
@@ -48,19 +49,19 @@ from rollwise.runtime.registrations import (
     Registration,
     operator_kinds,
     operator_marks,
+    run_controller_names,
 )
 from rollwise.runtime.role_probes import RoleProbes
 from rollwise.runtime.trace import DecisionLog
-from rollwise.runtime.workers import Controller
 
 __all__ = ["CONTROLLERS", "Operator", "OperatorConfig"]
 
 log = logging.getLogger("rollwise.runtime.operator")
 
 CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
-CONTROLLERS = ("statefulset", "quorum", "analysis")
-"""``--controllers``: the StatefulSet controller of the custom kind, the quorum-aware controller of both kinds
-(which controller runs for which kind: ``runtime/registrations.py``), and the AnalysisRun controller
+CONTROLLERS = run_controller_names()
+"""``--controllers``, as the registration table names them (``runtime/registrations.py``): the StatefulSet
+controller of the custom kind, the quorum-aware controller of both kinds, and the AnalysisRun controller
 (``operator/analysis.py``)."""
 # The operator's set controller of each kind (its informer, work queue and metrics name; the world ``worlds`` gives
 # for it): the kind's chain of controllers runs in it.
@@ -149,7 +150,9 @@ class Operator:
                                       wall_time=wall_time)
         self.metrics.count_events(lambda: self.recorder.sent, lambda: self.recorder.dropped)
         self._elected = asyncio.Event()
-        self.controllers: list[Controller] = []
+        self.controllers: list[ControllerHost[Hashable]] = []
+        """Every controller the operator runs, each on the runtime's one controller host (``runtime/host.py``),
+        on asyncio workers; the read-your-writes check, leader fence and action log are in the reconciles."""
         self.sets: list[SetController] = []
         for kind, chain in chains.items():
             name, api_version = KIND_CONTROLLERS[kind]
@@ -167,8 +170,8 @@ class Operator:
                                     is_leader=self.is_leader, actor=config.actor,
                                     samples=self.metrics.plan_samples, inline=(inline or {}).get(name))
             set_ctl.role_probes = RoleProbes(wall_time)
-            ctl = Controller(name, set_ctl.reconcile, clock=self.clock, queue=queue, metrics=self.metrics,
-                             workers=config.workers)
+            ctl: ControllerHost[Hashable] = ControllerHost(name, clock=self.clock, awaited=set_ctl.reconcile,
+                                                           queue=queue, metrics=self.metrics, workers=config.workers)
             informer.add_handler(set_ctl.on_set)
             self.informers["Pod"].add_handler(set_ctl.on_owned)
             self.informers["Lease"].add_handler(set_ctl.on_lease)
@@ -192,8 +195,8 @@ class Operator:
                                        is_leader=self.is_leader, component=ANALYSIS.actor)
         runs.add_handler(runner.on_run)
         templates.add_handler(runner.on_template)
-        self.controllers.append(Controller(name, runner.reconcile, clock=self.clock, queue=queue,
-                                           metrics=self.metrics, workers=self.config.workers))
+        self.controllers.append(ControllerHost(name, clock=self.clock, awaited=runner.reconcile, queue=queue,
+                                               metrics=self.metrics, workers=self.config.workers))
 
     def _on_leading(self, leading: bool) -> None:
         if leading:
@@ -257,7 +260,7 @@ class Operator:
     async def _shutdown(self, tasks: list[asyncio.Task[None]], election: asyncio.Task[None] | None,
                         stopping: asyncio.Task[bool]) -> None:
         grace = self.config.shutdown_grace_seconds
-        await asyncio.gather(*(ctl.stop(grace_seconds=grace) for ctl in self.controllers))
+        await asyncio.gather(*(ctl.drain(grace_seconds=grace) for ctl in self.controllers))
         try:
             await asyncio.wait_for(self.recorder.flush(), timeout=grace)
         except TimeoutError:

@@ -40,18 +40,21 @@ InlineReconcile = Callable[[K], tuple[float | None, bool]]
 class ControllerHost(Generic[K]):
     """Hosts one controller named ``name``: exactly one of ``inline`` (a synchronous reconcile, run on ``clock``'s
     timers) or ``awaited`` (a coroutine, run by ``workers`` asyncio tasks once ``start()`` is called).
-    ``max_rounds_per_instant``/``rounds_for``: the inline worker's settle guard (virtual time only)."""
+    ``queue``: one made beforehand (the reconcile's owner adds keys to it; else the host makes one with ``limiter``
+    and ``metrics``' queue hooks). ``max_rounds_per_instant``/``rounds_for``: the inline worker's settle guard
+    (virtual time only)."""
 
     def __init__(self, name: str, *, clock: Clock, inline: InlineReconcile[K] | None = None,
-                 awaited: Reconcile | None = None, limiter: RateLimiter | None = None,
+                 awaited: Reconcile | None = None, queue: WorkQueue[K] | None = None,
+                 limiter: RateLimiter | None = None,
                  metrics: RuntimeMetrics | None = None, workers: int = 1,
                  max_rounds_per_instant: int | None = None, rounds_for: Callable[[K], int] | None = None,
                  after_each: Callable[[], None] | None = None) -> None:
         if (inline is None) == (awaited is None):
             raise ValueError("a controller host takes exactly one of inline= and awaited=")
         self.name = name
-        self.queue: WorkQueue[K] = WorkQueue(clock, limiter=limiter,
-                                             metrics=metrics.queue_hooks(name) if metrics is not None else None)
+        self.queue: WorkQueue[K] = queue if queue is not None else WorkQueue(
+            clock, limiter=limiter, metrics=metrics.queue_hooks(name) if metrics is not None else None)
         self._inline = inline
         self._after_each = after_each
         self._stopped = False
@@ -91,6 +94,15 @@ class ControllerHost(Generic[K]):
         self.queue.shutdown()
         if self._controller is not None:
             self._controller.cancel()
+
+    async def drain(self, *, grace_seconds: float) -> None:
+        """Stop taking keys and let in-flight reconciles finish within ``grace_seconds`` (the operator's
+        shutdown), then cancel the rest."""
+        self._stopped = True
+        if self._controller is not None:
+            await self._controller.stop(grace_seconds=grace_seconds)
+        else:
+            self.queue.shutdown()
 
     def _process(self, key: K) -> tuple[float | None, bool]:
         if self._stopped:

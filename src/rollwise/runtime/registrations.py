@@ -163,6 +163,18 @@ OBJECT_CONTROLLERS: tuple[KindController, ...] = (DEPLOYMENT_ROW, REPLICASET_ROW
                                                   ANALYSIS)
 
 
+def up_controller_names() -> tuple[str, ...]:
+    """Every ``up --controllers`` name the table gives, once each, in table order (the set controllers first)."""
+    names = [n for row in SET_CONTROLLERS for n in row.up_names.values()]
+    return tuple(dict.fromkeys([*names, *(n for row in OBJECT_CONTROLLERS for n in row.up_names.values())]))
+
+
+def run_controller_names() -> tuple[str, ...]:
+    """Every ``rollwise run --controllers`` name the table gives, once each, in table order."""
+    names = [n for row in SET_CONTROLLERS for n in row.operator_names.values()]
+    return tuple(dict.fromkeys([*names, *(n for row in OBJECT_CONTROLLERS for n in row.operator_names.values())]))
+
+
 def chain_for(kind: GroupKind, *, runs: Callable[[Registration], bool] = lambda _: True) -> tuple[Registration, ...]:
     """The controllers of ``kind``'s sets, in chain order, those ``runs`` turns off left out."""
     return tuple(r for r in SET_CONTROLLERS if kind in r.kinds and runs(r))
