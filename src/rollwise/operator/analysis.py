@@ -1,7 +1,8 @@
 """The operator's AnalysisRun controller (``rollwise run --controllers analysis``): informers on AnalysisRuns and
 AnalysisTemplates, a work queue of runs, and ``runtime.analysis.reconcile_run`` for each, behind the leader fence.
 
-A run is woken by its own changes (created, its spec resolved, its status written elsewhere) and by its
+Which change wakes which run is the registration row's rule (``runtime/wakes.runs_to_wake``), the same as in
+``up``: a run is woken by its own changes (created, its spec resolved, its status written elsewhere) and by its
 requeue; a template's change wakes the runs of its namespace that have not resolved their templates yet (a run
 created before its template: Argo resolves at creation and fails, rollwise waits for the first reconcile, and a run
 that found its template missing is already Error).
@@ -12,13 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import cast
 
-from rollwise.api.analysis import COMPLETED_PHASES
 from rollwise.api.meta import Obj, name_of, namespace_of
+from rollwise.cluster.protocol import Change, Cluster
+from rollwise.cluster.resources import group_of
 from rollwise.operator.world import LoopCluster
 from rollwise.runtime.analysis import reconcile_run
-from rollwise.runtime.cache import Delta, Store
+from rollwise.runtime.cache import CacheReader, Delta, Store
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder
+from rollwise.runtime.registrations import ANALYSIS
 from rollwise.runtime.workers import NotLeader
 
 __all__ = ["AnalysisRunController"]
@@ -58,18 +61,22 @@ class AnalysisRunController:
         self.wall_time = wall_time
         self.is_leader = is_leader
         self.component = component
+        self._reader = cast(Cluster, CacheReader({"AnalysisRun": runs, "AnalysisTemplate": templates}))
 
     def on_run(self, delta: Delta) -> None:
-        if delta.new is not None:
-            self.queue.add((namespace_of(delta.new), name_of(delta.new)))
+        self._wake("AnalysisRun", delta)
 
     def on_template(self, delta: Delta) -> None:
+        self._wake("AnalysisTemplate", delta)
+
+    def _wake(self, kind: str, delta: Delta) -> None:
         obj = delta.new if delta.new is not None else delta.old
         assert obj is not None
-        for run in self.runs.list(namespace_of(obj)):
-            if not (run.get("spec") or {}).get("metrics") and (run.get("status") or {}).get("phase") \
-                    not in COMPLETED_PHASES:
-                self.queue.add((namespace_of(run), name_of(run)))
+        change = Change(type=delta.type, kind=kind, namespace=namespace_of(obj), name=name_of(obj), obj=obj,
+                        old=delta.old if delta.new is not None else None, actor="", at=0.0,
+                        group=group_of(str(obj.get("apiVersion") or "")))
+        for _, ns, name in ANALYSIS.woken_by(self._reader, change):
+            self.queue.add((ns, name))
 
     async def reconcile(self, key: Hashable) -> float | None:
         ns, name = cast(tuple[str, str], key)

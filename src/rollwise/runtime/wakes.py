@@ -68,7 +68,8 @@ def runs_to_wake(cluster: Cluster, ch: Change, kinds: tuple[GroupKind, ...]) -> 
     if ch.kind == ANALYSIS_RUN.kind and ch.type != "DELETED":
         yield ANALYSIS_RUN, ch.namespace, ch.name
     elif ch.kind == ANALYSIS_TEMPLATE.kind:
-        for run in cluster.list(ANALYSIS_RUN, ch.namespace):
+        # By bare kind: a store and the operator's cache reader (``runtime/cache.py``) both answer to it.
+        for run in cluster.list(ANALYSIS_RUN.kind, ch.namespace):
             if not (run.get("spec") or {}).get("metrics") and (run.get("status") or {}).get("phase") \
                     not in COMPLETED_PHASES:
                 yield ANALYSIS_RUN, namespace_of(run), name_of(run)
