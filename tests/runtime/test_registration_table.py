@@ -33,6 +33,13 @@ def test_no_module_but_the_actors_table_types_an_actor_name() -> None:
     assert typed == {actor: ["runtime/actors.py"] for actor in ACTORS}
 
 
+def test_every_driver_wakes_sets_by_the_rows_rule() -> None:
+    importers = sorted(str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+                       if re.search(r"^from rollwise\.runtime\.routing import .*\bsets_to_wake\b",
+                                    p.read_text(encoding="utf-8"), re.MULTILINE))
+    assert importers == ["runtime/registrations.py"]  # the table names the rule; the drivers ask the table
+
+
 def test_up_and_run_read_their_controllers_names_from_the_table() -> None:
     up_names = {name for row in ROWS for name in row.up_names.values()}
     assert parse_controllers("*") == up_names | {"kubelet"}  # the kubelet is up's node, not a controller

@@ -60,8 +60,8 @@ from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder, StoreEventSink
-from rollwise.runtime.registrations import ANALYSIS, QUORUM, KindController, Registration, up_kinds
-from rollwise.runtime.routing import ClusterSets, sets_to_wake
+from rollwise.runtime.registrations import ANALYSIS, QUORUM, KindController, Registration, sets_woken, up_kinds
+from rollwise.runtime.routing import ClusterSets
 from rollwise.runtime.setkeys import SetKey, set_key
 from rollwise.runtime.trace import DecisionLog
 from rollwise.runtime.volumes import VolumeExpander
@@ -240,7 +240,7 @@ class WallDriver:
             if ch.type == "DELETED" and self._pod_events is not None:
                 self._pod_events.forget(uid_of(ch.obj))
         # Which sets a change wakes is the controller core's rule, the same for every driver.
-        for key in sets_to_wake(self._sets, ch):
+        for key in sets_woken(self._sets, ch):
             if key[0] in self.kinds:
                 self._mark_dirty(key)
 

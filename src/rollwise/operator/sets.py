@@ -39,8 +39,8 @@ from rollwise.runtime.execute import execute, execute_async
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder
 from rollwise.runtime.recording import WriteNotes
+from rollwise.runtime.registrations import sets_woken
 from rollwise.runtime.role_probes import RoleProbes
-from rollwise.runtime.routing import sets_to_wake
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import set_resource
 from rollwise.runtime.views import set_view
@@ -132,7 +132,7 @@ class SetController:
         change = Change(type=delta.type, kind=kind, namespace=namespace_of(obj), name=name_of(obj), obj=obj,
                         old=delta.old if delta.new is not None else None, actor="", at=0.0,
                         group=group_of(str(obj.get("apiVersion") or "")))
-        for resource, ns, name in sets_to_wake(self._lookup, change):
+        for resource, ns, name in sets_woken(self._lookup, change):
             if resource == self.resource:
                 self.queue.add((ns, name))
 

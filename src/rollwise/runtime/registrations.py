@@ -24,8 +24,10 @@ The controllers of other objects are rows of ``OBJECT_CONTROLLERS``, each hosted
 controller stands down in ``up`` for the runs of the namespaces a leading operator runs it for, as the set
 controllers do.
 
-Rows are chained in table order on one set: the quorum-aware controller (DEP-07) decides on what the StatefulSet
-controller left, as controller-runtime chains reconcilers of one object by the order they are registered.
+Both set rows are woken by ``routing.sets_to_wake`` (their ``wakes``); every driver asks ``sets_woken``, which asks
+each distinct rule of the rows, and a set's key runs its whole chain. Rows are chained in table order on one set:
+the quorum-aware controller (DEP-07) decides on what the StatefulSet controller left, as controller-runtime chains
+reconcilers of one object by the order they are registered.
 
 The last column is what ``up`` reads to stand down: a controller the operator runs for a kind is one that ``up``
 must not run beside it (``local/standdown.py``). The operator never runs the StatefulSet controller of ``apps/v1``
@@ -55,6 +57,8 @@ from rollwise.runtime.actors import (
     REPLICATION_CONTROLLER,
     STATEFULSET_CONTROLLER,
 )
+from rollwise.runtime.routing import SetLookup, sets_to_wake
+from rollwise.runtime.setkeys import SetKey
 from rollwise.runtime.wakes import (
     DEPLOYMENT,
     PDB,
@@ -85,6 +89,9 @@ __all__ = [
     "operator_kinds",
     "operator_marks",
     "read_operator_marks",
+    "run_controller_names",
+    "sets_woken",
+    "up_controller_names",
     "up_kinds",
 ]
 
@@ -106,6 +113,8 @@ class Registration:
     """Per kind, the name ``rollwise run --controllers`` runs it by; a kind absent here the operator never runs."""
     handed: Callable[[Obj], bool] | None = None
     """Which sets of its kinds it decides for (None: every one)."""
+    wakes: Callable[[SetLookup, Change], list[SetKey]] = sets_to_wake
+    """Which sets a change wakes (``runtime/routing.py``); a set's key wakes its whole chain."""
 
     def runs_for(self, sts: Obj) -> bool:
         return self.handed is None or self.handed(sts)
@@ -121,6 +130,15 @@ QUORUM = Registration(
 
 SET_CONTROLLERS: tuple[Registration, ...] = (STATEFULSET_ROW, QUORUM)
 """Chain order: each decides on what the ones before it left."""
+_SET_WAKES = tuple(dict.fromkeys(row.wakes for row in SET_CONTROLLERS))
+
+
+def sets_woken(sets: SetLookup, ch: Change) -> list[SetKey]:
+    """The sets ``ch`` wakes, by the rules of the set controllers' rows (each distinct rule asked once): what every
+    driver calls on each change it reads."""
+    if len(_SET_WAKES) == 1:
+        return _SET_WAKES[0](sets, ch)
+    return list(dict.fromkeys(key for wakes in _SET_WAKES for key in wakes(sets, ch)))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -37,7 +37,8 @@ from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import QuorumModels
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder
-from rollwise.runtime.routing import ClusterSets, sets_to_wake
+from rollwise.runtime.registrations import sets_woken
+from rollwise.runtime.routing import ClusterSets
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import SetKey, all_sets
 from rollwise.runtime.volumes import VolumeExpander
@@ -175,7 +176,7 @@ class Simulation:
                 self.volumes.claim_changed(ch)
             elif ch.kind == "StatefulSet" and ch.type != "DELETED":
                 self.metrics.observe_set(ch.old, ch.obj, ch.at)
-            for key in sets_to_wake(sets, ch):
+            for key in sets_woken(sets, ch):
                 wake(key)
         for _, event in events[e:]:
             record(event)
