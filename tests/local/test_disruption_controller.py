@@ -82,7 +82,7 @@ def test_a_budgets_status_follows_its_pods_and_the_controllers_own_write_does_no
     asyncio.run(run())
 
 
-def test_many_pod_changes_before_a_loop_turn_are_one_recompute_and_one_write() -> None:
+def test_many_pod_changes_before_the_host_runs_are_one_recompute_and_one_write() -> None:
     async def run() -> None:
         world = World()
         world.controller.start()

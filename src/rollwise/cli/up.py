@@ -44,6 +44,7 @@ from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.driver import WallDriver, scaled_profile
 from rollwise.local.processes import ProcessKubelet
 from rollwise.local.scheduler import Scheduler
+from rollwise.runtime.clock import EpochClock
 from rollwise.runtime.registrations import OBJECT_CONTROLLERS, QUORUM, STATEFULSET_ROW, up_controller_names
 from rollwise.runtime.trace import DecisionLog
 from rollwise.scenario.scenario import parse_apps
@@ -252,7 +253,9 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
     config.pod_fault = driver.pod_fault
     if processes is not None:
         config.pod_connect = process_connect(processes.runtime.exec_context)
-    scheduler = Scheduler(store.cluster, listen=store.feed.listen, pump=store.feed.pump, clock=driver.clock)
+    scheduler = Scheduler(store.cluster, clock=EpochClock(asyncio.get_running_loop(), driver.clock),
+                          pump=store.feed.pump)
+    store.feed.listen(scheduler.on_change)
     runner = web.AppRunner(make_app(store, config), handle_signals=False, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", args.port, ssl_context=server_ssl_context(creds), shutdown_timeout=1)
