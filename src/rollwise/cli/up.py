@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import random
 import shutil
 import signal
@@ -39,6 +40,8 @@ from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
 from rollwise.cluster.resources import STATEFULSET
 from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
+from rollwise.kubelet.process.patroni import PATRONI_PATTERN, PatroniRuntime, patroni_binary, postgres_bin_dir
+from rollwise.kubelet.process.runtimes import Runtimes
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.disruption import DisruptionController
@@ -87,6 +90,10 @@ def add_up(sub: Any) -> None:
                    help=f"pods of a StatefulSet whose container image matches this shell-style pattern run as real "
                         f"local etcd members (default {DEFAULT_PATTERN!r}; '' runs every pod in the simulated "
                         f"kubelet); their data lives in <data-dir>/processes, one directory per claim")
+    p.add_argument("--patroni-images", default=PATRONI_PATTERN, metavar="PATTERN",
+                   help=f"pods of a StatefulSet whose container image matches this pattern run as real Patroni "
+                        f"members over PostgreSQL, with one etcd per set as the DCS (default {PATRONI_PATTERN!r}; "
+                        f"'' turns them off); their data lives in <data-dir>/patroni, one directory per claim")
     p.add_argument("--faults", default="",
                    help="misbehave on purpose, for tests: comma-separated compact-every=SECONDS, "
                         "drop-watches-every=SECONDS, watch-delay=SECONDS, conflict-rate=P, error-rate=P, "
@@ -180,6 +187,8 @@ def run_up(args: argparse.Namespace) -> int:
         print_invalid(err)
         return 2
     temp = tempfile.mkdtemp(prefix="rollwise-up-") if args.ephemeral else None
+    if temp:  # enterable: a Patroni member runs as `postgres` when up runs as root (kubelet/process/patroni.py)
+        os.chmod(temp, 0o711)
     data_dir = Path(temp) if temp else (args.data_dir or DEFAULT_DATA_DIR)
     try:
         return asyncio.run(_serve(args, data_dir, controllers, faults, profile, apps, versioning))
@@ -339,7 +348,15 @@ def _processes(args: argparse.Namespace, data_dir: Path, store: ApiStore, contro
         return None
     runtime = ProcessRuntime(data_dir / "processes", pattern=args.process_images, probe=_PROBE,
                              profile=scaled_profile(profile, args.speed))
-    return ProcessKubelet(runtime, store.cluster, pump=store.feed.pump, clock=store.clock)
+    if not args.patroni_images:
+        return ProcessKubelet(runtime, store.cluster, pump=store.feed.pump, clock=store.clock)
+    if patroni_binary() is None or postgres_bin_dir() is None:
+        print(f"rollwise up: no patroni or no PostgreSQL (apt-get install patroni postgresql): pods matching "
+              f"{args.patroni_images!r} run in the simulated kubelet", file=sys.stderr, flush=True)
+        return ProcessKubelet(runtime, store.cluster, pump=store.feed.pump, clock=store.clock)
+    patroni = PatroniRuntime(data_dir / "patroni", pattern=args.patroni_images, probe=_PROBE,
+                             profile=scaled_profile(profile, args.speed))
+    return ProcessKubelet(Runtimes(runtime, patroni), store.cluster, pump=store.feed.pump, clock=store.clock)
 
 
 async def _every(seconds: float, fn: Any) -> None:

@@ -47,6 +47,7 @@ from rollwise.controllers.quorum.settings import DEFAULT_LEASE_TEMPLATE, LEASE_T
 from rollwise.kubelet.process.gateway import GatewayError
 from rollwise.kubelet.process.runtime import FAULTS as RUNTIME_FAULTS
 from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime
+from rollwise.kubelet.process.runtimes import Runtimes
 from rollwise.kubelet.status import Note, status_notes
 from rollwise.runtime.setkeys import set_resource
 
@@ -68,7 +69,7 @@ class ProcessKubelet:
     """Runs on the driver's event loop: ``start()`` once the loop runs, ``on_change`` for every change the driver
     routes here, ``stop()`` last."""
 
-    def __init__(self, runtime: ProcessRuntime, cluster: MemoryCluster, *, pump: Callable[[], None],
+    def __init__(self, runtime: ProcessRuntime | Runtimes, cluster: MemoryCluster, *, pump: Callable[[], None],
                  clock: Callable[[], float], tick_seconds: float = 0.05) -> None:
         self.runtime = runtime
         self.cluster = cluster

@@ -1,0 +1,79 @@
+"""``rollwise up`` with real Patroni members (image ``patroni:*``): Debian's patroni over PostgreSQL, one etcd as the
+DCS. Applied with the real kubectl, read over the API; each member answers at its pod IP. Outcomes only, never
+durations."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubectl_support import running_up
+from patroni_support import PG, leaders, needs_patroni, processes_under, psql
+
+pytestmark = needs_patroni
+
+DEADLINE = 240.0  # three initdb/basebackup runs on a shared two-core machine
+
+
+@pytest.fixture
+def patroni_data() -> Iterator[Path]:
+    """``up``'s data directory, where PostgreSQL (run as ``postgres`` under root) can reach it: pytest's own
+    temporary directories only let their owner in."""
+    path = Path(tempfile.mkdtemp(prefix="rollwise-patroni-"))
+    path.chmod(0o711)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _pods(up: Any) -> list[dict[str, Any]]:
+    return list(up.read("pods", "-l", "app=pg")["items"])
+
+
+def _ready(pod: dict[str, Any]) -> bool:
+    return pod["metadata"].get("deletionTimestamp") is None and any(
+        c["type"] == "Ready" and c["status"] == "True" for c in (pod.get("status") or {}).get("conditions") or ())
+
+
+def test_a_three_member_patroni_set_elects_one_primary_and_a_deleted_replica_rejoins_on_its_data(
+        tmp_path: Path, patroni_data: Path) -> None:
+    with running_up(tmp_path, "--data-dir", str(patroni_data)) as up:
+        up.install_crd()
+        up.apply(PG)
+        up.until(lambda: len(p := _pods(up)) == 3 and all(_ready(x) for x in p), "three Ready members",
+                 deadline=DEADLINE)
+        pods = _pods(up)
+        hosts = [p["status"]["podIP"] for p in pods]
+        assert len(set(hosts)) == 3 and all(h.startswith("127.") for h in hosts)  # each member at its own address
+        up.until(lambda: len(leaders(_pods(up))) == 1 and not leaders(_pods(up))[0].startswith("?"),
+                 "the probe reads exactly one leader", deadline=DEADLINE)
+        (primary,) = leaders(_pods(up))
+        # The primary takes writes; libpq's read-write host list finds it as a client would.
+        assert psql(hosts, "CREATE TABLE kept (id int); INSERT INTO kept VALUES (1), (2), (3)").returncode == 0
+
+        replica = next(p for p in pods if p["metadata"]["name"] != primary)
+        name, uid = replica["metadata"]["name"], replica["metadata"]["uid"]
+        pgdata = patroni_data / "patroni" / "claims" / "default" / f"data-{name}" / "pgdata"
+        identity = (pgdata / "global" / "pg_control").stat().st_ino
+        up.kubectl("delete", "pod", name, "--wait=false")
+        up.until(lambda: any(p["metadata"]["name"] == name and p["metadata"]["uid"] != uid and _ready(p)
+                             for p in _pods(up)), f"{name} back and Ready", deadline=DEADLINE)
+        # It rejoined as a replica on its claim's data (nothing cloned again: the table was there before), the
+        # primary unchanged, and it streams what the primary writes after its return.
+        assert leaders(_pods(up)) == [primary]
+        assert psql(hosts, "INSERT INTO kept VALUES (4)").returncode == 0
+        ip = next(p["status"]["podIP"] for p in _pods(up) if p["metadata"]["name"] == name)
+
+        def replicated() -> bool:
+            result = psql([ip], "SELECT count(*), pg_is_in_recovery() FROM kept", read_write=False)
+            return result.returncode == 0 and result.stdout.strip() == "4|t"
+
+        up.until(replicated, f"{name} replays the primary's writes as a replica", deadline=DEADLINE)
+        assert (pgdata / "global" / "pg_control").stat().st_ino == identity  # the same files: not cloned again
+    # Nothing outlives up: PostgreSQL, which Patroni starts in a session of its own, goes too.
+    up.until(lambda: not processes_under(patroni_data), "no process of the run left", deadline=30)
