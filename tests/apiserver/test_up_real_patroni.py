@@ -77,3 +77,31 @@ def test_a_three_member_patroni_set_elects_one_primary_and_a_deleted_replica_rej
         assert (pgdata / "global" / "pg_control").stat().st_ino == identity  # the same files: not cloned again
     # Nothing outlives up: PostgreSQL, which Patroni starts in a session of its own, goes too.
     up.until(lambda: not processes_under(patroni_data), "no process of the run left", deadline=30)
+
+
+def test_patroni_members_restarted_by_a_new_up_on_the_same_data_dir_come_back_with_their_data(
+        tmp_path: Path, patroni_data: Path) -> None:
+    """Stop ``up`` and start it again on its data directory: the members come back on their claims (the DCS too,
+    at new ports), elect one primary again, and the rows written before are there."""
+    (tmp_path / "first").mkdir()
+    (tmp_path / "second").mkdir()
+    with running_up(tmp_path / "first", "--data-dir", str(patroni_data)) as up:
+        up.install_crd()
+        up.apply(PG)
+        up.until(lambda: len(p := _pods(up)) == 3 and all(_ready(x) for x in p), "three Ready members",
+                 deadline=DEADLINE)
+        hosts = [p["status"]["podIP"] for p in _pods(up)]
+        up.until(lambda: psql(hosts, "CREATE TABLE IF NOT EXISTS kept (id int)").returncode == 0, "a primary")
+        assert psql(hosts, "INSERT INTO kept VALUES (1), (2)").returncode == 0
+    up.until(lambda: not processes_under(patroni_data), "no process of the first run left", deadline=30)
+
+    with running_up(tmp_path / "second", "--data-dir", str(patroni_data)) as up:
+        up.until(lambda: len(p := _pods(up)) == 3 and all(_ready(x) for x in p), "three Ready members again",
+                 deadline=DEADLINE)
+        assert sorted(p["status"]["podIP"] for p in _pods(up)) == sorted(hosts)  # the same addresses
+        up.until(lambda: len(ls := leaders(_pods(up))) == 1 and not ls[0].startswith("?"), "one primary again",
+                 deadline=DEADLINE)
+        # The leader key is taken before its PostgreSQL finishes promoting: the rows are read once it takes writes.
+        up.until(lambda: psql(hosts, "SELECT 1").returncode == 0, "the primary takes writes", deadline=DEADLINE)
+        result = psql(hosts, "SELECT count(*) FROM kept")
+        assert (result.returncode, result.stdout.strip()) == (0, "2"), result.stderr
