@@ -4,15 +4,12 @@ durations."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from kubectl_support import running_up
-from patroni_support import PG, leaders, needs_patroni, processes_under, psql
+from patroni_support import PG, data_dir, leaders, member_pods, needs_patroni, processes_under, psql, serving
 
 pytestmark = needs_patroni
 
@@ -21,23 +18,8 @@ DEADLINE = 240.0  # three initdb/basebackup runs on a shared two-core machine
 
 @pytest.fixture
 def patroni_data() -> Iterator[Path]:
-    """``up``'s data directory, where PostgreSQL (run as ``postgres`` under root) can reach it: pytest's own
-    temporary directories only let their owner in."""
-    path = Path(tempfile.mkdtemp(prefix="rollwise-patroni-"))
-    path.chmod(0o711)
-    try:
+    with data_dir() as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-
-
-def _pods(up: Any) -> list[dict[str, Any]]:
-    return list(up.read("pods", "-l", "app=pg")["items"])
-
-
-def _ready(pod: dict[str, Any]) -> bool:
-    return pod["metadata"].get("deletionTimestamp") is None and any(
-        c["type"] == "Ready" and c["status"] == "True" for c in (pod.get("status") or {}).get("conditions") or ())
 
 
 def test_a_three_member_patroni_set_elects_one_primary_and_a_deleted_replica_rejoins_on_its_data(
@@ -45,14 +27,14 @@ def test_a_three_member_patroni_set_elects_one_primary_and_a_deleted_replica_rej
     with running_up(tmp_path, "--data-dir", str(patroni_data)) as up:
         up.install_crd()
         up.apply(PG)
-        up.until(lambda: len(p := _pods(up)) == 3 and all(_ready(x) for x in p), "three Ready members",
+        up.until(lambda: len(p := member_pods(up)) == 3 and all(serving(x) for x in p), "three Ready members",
                  deadline=DEADLINE)
-        pods = _pods(up)
+        pods = member_pods(up)
         hosts = [p["status"]["podIP"] for p in pods]
         assert len(set(hosts)) == 3 and all(h.startswith("127.") for h in hosts)  # each member at its own address
-        up.until(lambda: len(leaders(_pods(up))) == 1 and not leaders(_pods(up))[0].startswith("?"),
+        up.until(lambda: len(leaders(member_pods(up))) == 1 and not leaders(member_pods(up))[0].startswith("?"),
                  "the probe reads exactly one leader", deadline=DEADLINE)
-        (primary,) = leaders(_pods(up))
+        (primary,) = leaders(member_pods(up))
         # The primary takes writes; libpq's read-write host list finds it as a client would.
         assert psql(hosts, "CREATE TABLE kept (id int); INSERT INTO kept VALUES (1), (2), (3)").returncode == 0
 
@@ -61,13 +43,13 @@ def test_a_three_member_patroni_set_elects_one_primary_and_a_deleted_replica_rej
         pgdata = patroni_data / "patroni" / "claims" / "default" / f"data-{name}" / "pgdata"
         identity = (pgdata / "global" / "pg_control").stat().st_ino
         up.kubectl("delete", "pod", name, "--wait=false")
-        up.until(lambda: any(p["metadata"]["name"] == name and p["metadata"]["uid"] != uid and _ready(p)
-                             for p in _pods(up)), f"{name} back and Ready", deadline=DEADLINE)
+        up.until(lambda: any(p["metadata"]["name"] == name and p["metadata"]["uid"] != uid and serving(p)
+                             for p in member_pods(up)), f"{name} back and Ready", deadline=DEADLINE)
         # It rejoined as a replica on its claim's data (nothing cloned again: the table was there before), the
         # primary unchanged, and it streams what the primary writes after its return.
-        assert leaders(_pods(up)) == [primary]
+        assert leaders(member_pods(up)) == [primary]
         assert psql(hosts, "INSERT INTO kept VALUES (4)").returncode == 0
-        ip = next(p["status"]["podIP"] for p in _pods(up) if p["metadata"]["name"] == name)
+        ip = next(p["status"]["podIP"] for p in member_pods(up) if p["metadata"]["name"] == name)
 
         def replicated() -> bool:
             result = psql([ip], "SELECT count(*), pg_is_in_recovery() FROM kept", read_write=False)
@@ -88,18 +70,18 @@ def test_patroni_members_restarted_by_a_new_up_on_the_same_data_dir_come_back_wi
     with running_up(tmp_path / "first", "--data-dir", str(patroni_data)) as up:
         up.install_crd()
         up.apply(PG)
-        up.until(lambda: len(p := _pods(up)) == 3 and all(_ready(x) for x in p), "three Ready members",
+        up.until(lambda: len(p := member_pods(up)) == 3 and all(serving(x) for x in p), "three Ready members",
                  deadline=DEADLINE)
-        hosts = [p["status"]["podIP"] for p in _pods(up)]
+        hosts = [p["status"]["podIP"] for p in member_pods(up)]
         up.until(lambda: psql(hosts, "CREATE TABLE IF NOT EXISTS kept (id int)").returncode == 0, "a primary")
         assert psql(hosts, "INSERT INTO kept VALUES (1), (2)").returncode == 0
     up.until(lambda: not processes_under(patroni_data), "no process of the first run left", deadline=30)
 
     with running_up(tmp_path / "second", "--data-dir", str(patroni_data)) as up:
-        up.until(lambda: len(p := _pods(up)) == 3 and all(_ready(x) for x in p), "three Ready members again",
+        up.until(lambda: len(p := member_pods(up)) == 3 and all(serving(x) for x in p), "three Ready members again",
                  deadline=DEADLINE)
-        assert sorted(p["status"]["podIP"] for p in _pods(up)) == sorted(hosts)  # the same addresses
-        up.until(lambda: len(ls := leaders(_pods(up))) == 1 and not ls[0].startswith("?"), "one primary again",
+        assert sorted(p["status"]["podIP"] for p in member_pods(up)) == sorted(hosts)  # the same addresses
+        up.until(lambda: len(ls := leaders(member_pods(up))) == 1 and not ls[0].startswith("?"), "one primary again",
                  deadline=DEADLINE)
         # The leader key is taken before its PostgreSQL finishes promoting: the rows are read once it takes writes.
         up.until(lambda: psql(hosts, "SELECT 1").returncode == 0, "the primary takes writes", deadline=DEADLINE)

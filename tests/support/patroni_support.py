@@ -3,10 +3,13 @@ role probe's own rule, at each pod's IP), and a writer that INSERTs through libp
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,8 @@ from rollwise.kubelet.process import etcd_binary
 from rollwise.kubelet.process.patroni import PG_PORT, REST_PORT, patroni_binary, postgres_bin_dir
 from rollwise.runtime.role_probes import http_get
 
-__all__ = ["PG", "PROBE", "Writer", "leaders", "needs_patroni", "processes_under", "psql"]
+__all__ = ["PG", "PROBE", "Writer", "data_dir", "leaders", "member_pods", "needs_patroni", "processes_under", "psql",
+           "serving"]
 
 needs_patroni = [
     pytest.mark.etcd,
@@ -131,3 +135,26 @@ def processes_under(root: Path) -> list[int]:
             if state != "Z" and str(root).encode() in argv:
                 out.append(int(entry.name))
     return out
+
+
+@contextlib.contextmanager
+def data_dir() -> Iterator[Path]:
+    """``up``'s data directory, where PostgreSQL (run as ``postgres`` when the tests run as root) can reach it:
+    pytest's own temporary directories only let their owner in. Removed afterwards."""
+    path = Path(tempfile.mkdtemp(prefix="rollwise-patroni-"))
+    path.chmod(0o711)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def member_pods(up: Any) -> list[dict[str, Any]]:
+    """The set's pods as ``kubectl get pods -l app=pg -o json`` lists them."""
+    return list(up.read("pods", "-l", "app=pg")["items"])
+
+
+def serving(pod: dict[str, Any]) -> bool:
+    """Ready and not terminating."""
+    return pod["metadata"].get("deletionTimestamp") is None and any(
+        c["type"] == "Ready" and c["status"] == "True" for c in (pod.get("status") or {}).get("conditions") or ())

@@ -12,7 +12,8 @@ every claim deletion. The adapter is the kubelet's loop around ``ProcessRuntime`
   reference §1.4), labelled ``rollwise.dev/member-of: <set>`` (the label the driver watches) and owned by the set;
 - the leader-transfer hook (``rollwise.api.leader_transfer``) is answered as an etcd member's agent would: when a
   member pod newly names a member to hand leadership to, etcd's MoveLeader is sent to it (``etcdctl move-leader``),
-  once per request, off the event loop;
+  once per request, off the event loop (Patroni's switchover for its members; a set whose hand-over is the
+  controller's driver's own, ``rollwise.dev/leader-transfer: patroni``, is left to it: runtime/hand_overs.py);
 - ``stop()`` stops every process: nothing outlives the driver's owner.
 
 Which pods: a pod is run here when a container image matches the pattern and a StatefulSet controls it (the
@@ -43,7 +44,7 @@ from rollwise.api.meta import (
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD
-from rollwise.controllers.quorum.settings import DEFAULT_LEASE_TEMPLATE, LEASE_TEMPLATE
+from rollwise.controllers.quorum.settings import DEFAULT_LEASE_TEMPLATE, LEASE_TEMPLATE, read_settings
 from rollwise.kubelet.process.gateway import GatewayError
 from rollwise.kubelet.process.runtime import FAULTS as RUNTIME_FAULTS
 from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime
@@ -184,7 +185,8 @@ class ProcessKubelet:
         if pod is None or uid_of(pod) != uid:  # removed, or replaced under its name: the feed says DELETED soon
             return
         entry.sts = self._set_of(pod) or entry.sts
-        self._answer_transfer(pod)
+        if read_settings(entry.sts)[0].hand_over is None:  # else the controller's driver sends it (hand_overs.py)
+            self._answer_transfer(pod)
         try:
             result = self.runtime.sync(pod, entry.sts, self.clock())
         except (OSError, ValueError) as err:  # cannot start (no binary, no disk): the pod stays as it is
