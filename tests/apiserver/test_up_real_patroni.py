@@ -37,6 +37,10 @@ def test_a_three_member_patroni_set_elects_one_primary_and_a_deleted_replica_rej
         (primary,) = leaders(member_pods(up))
         # The primary takes writes; libpq's read-write host list finds it as a client would.
         assert psql(hosts, "CREATE TABLE kept (id int); INSERT INTO kept VALUES (1), (2), (3)").returncode == 0
+        # kubectl exec into a member finds Patroni's and PostgreSQL's tools set up for it, as in a Spilo pod.
+        listed = up.kubectl("exec", primary, "--", "patronictl", "list").stdout
+        assert all(f"pg-{o}" in listed for o in range(3)) and listed.count("Leader") == 1, listed
+        assert up.kubectl("exec", primary, "--", "psql", "-qAtc", "SELECT count(*) FROM kept").stdout.strip() == "3"
 
         replica = next(p for p in pods if p["metadata"]["name"] != primary)
         name, uid = replica["metadata"]["name"], replica["metadata"]["uid"]
