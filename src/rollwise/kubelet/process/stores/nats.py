@@ -62,7 +62,6 @@ class NatsStore(Store):
         config = f"""server_name: "{me.name}"
 listen: "127.0.0.1:{me.client_port}"
 http: "127.0.0.1:{me.extra[0]}"
-lame_duck_duration: "{max(1, timings.election_ms // 1000)}s"
 jetstream {{ store_dir: "{member_dir / 'js'}", max_memory_store: 64MB, max_file_store: 1GB }}
 cluster {{ name: "{layout.set_name}", listen: "127.0.0.1:{me.peer_port}", routes: [{routes}] }}
 accounts {{
