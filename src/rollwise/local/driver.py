@@ -62,6 +62,7 @@ from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder, StoreEventSink
 from rollwise.runtime.registrations import ANALYSIS, QUORUM, Registration, up_kinds
+from rollwise.runtime.role_probes import RoleProbes
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.setkeys import SetKey, set_key
 from rollwise.runtime.trace import DecisionLog
@@ -168,6 +169,9 @@ class WallDriver:
                                          quorum=self.quorum_on, backoff_max=_BACKOFF_MAX, settle_guard=False,
                                          after_each=self.pump)
         self._controller.stands_down = self._skips
+        if self.processes is not None:
+            # Role-probed sets whose members run here are asked at the member's own port (role_probes.py).
+            self._controller.role_probes = RoleProbes(self.clock, address=self.processes.runtime.probe_address)
         for lease in self.cluster.list(LEASE):
             self._lease_seen(lease, deleted=False)
         if self.trace is not None:

@@ -49,6 +49,7 @@ from rollwise.kubelet.process.gateway import GatewayError
 from rollwise.kubelet.process.runtime import FAULTS as RUNTIME_FAULTS
 from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime
 from rollwise.kubelet.process.runtimes import Runtimes
+from rollwise.kubelet.process.stores import StoreError
 from rollwise.kubelet.status import Note, status_notes
 from rollwise.runtime.setkeys import set_resource
 
@@ -226,7 +227,7 @@ class ProcessKubelet:
             return  # the driver stopped first
         if err is None:
             log.info("member %s/%s handed leadership to %s", *where, target)
-        elif isinstance(err, GatewayError | KeyError):
+        elif isinstance(err, GatewayError | StoreError | KeyError):
             # Not the leader any more, the target not ready: the controller's timeout bounds the wait.
             log.warning("member %s/%s could not hand leadership to %s: %s", *where, target, err)
         else:

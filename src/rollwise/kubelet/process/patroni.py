@@ -24,6 +24,7 @@ reached by it (a parent only root may enter).
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
 import http.client
 import json
@@ -40,13 +41,15 @@ from typing import Any
 import yaml
 
 from rollwise.api.identity import ordinal_of
-from rollwise.api.meta import Obj, name_of, namespace_of
+from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
 from rollwise.kubelet.process.gateway import GatewayError
-from rollwise.kubelet.process.member import MemberProcess, _Probe
-from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime, _Pod
+from rollwise.kubelet.process.identity import ClusterLayout, MemberAddress
+from rollwise.kubelet.process.member import MemberProcess
+from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime, _Pod, image_matches
+from rollwise.kubelet.process.stores import MemberTimings, RoleSample, Store, StoreError
 
-__all__ = ["PATRONI_PATTERN", "PG_PORT", "REST_PORT", "PatroniRuntime", "patroni_binary", "postgres_bin_dir",
-           "rest_call"]
+__all__ = ["PATRONI_PATTERN", "PG_PORT", "REST_PORT", "PatroniRuntime", "PatroniStore", "patroni_binary",
+           "postgres_bin_dir", "rest_call"]
 
 PATRONI_PATTERN = "patroni:*"
 PG_PORT = 5432
@@ -95,15 +98,47 @@ def member_address(root: Path, namespace: str, set_name: str, ordinal: int) -> s
     return f"127.{digest[0] % 254 + 1}.{digest[1]}.{ordinal + 1}"
 
 
+class PatroniStore(Store):
+    """One Patroni member's checks, asked at its own address: readiness is ``GET /readiness``, who leads is
+    ``GET /leader`` (200 on the primary), the term its ``GET /patroni`` timeline (one more per promotion). The
+    command and the hand-over are the runtime's (the DCS and the switchover need more than one member's ports)."""
+
+    name = "patroni"
+    image = PATRONI_PATTERN
+
+    def __init__(self, host: str) -> None:
+        self.host = host
+
+    def binary(self) -> str | None:
+        return patroni_binary()
+
+    def command(self, binary: str, layout: ClusterLayout, ordinal: int, member_dir: Path,
+                timings: MemberTimings) -> list[str]:
+        raise NotImplementedError("a Patroni member's command is PatroniRuntime's (it needs the set's DCS)")
+
+    def ready(self, member: MemberAddress, timeout: float) -> bool:
+        try:
+            return rest_call(self.host, "/readiness", timeout=timeout)[0] == 200
+        except GatewayError:
+            return False
+
+    def role(self, member: MemberAddress, timeout: float) -> RoleSample:
+        try:
+            leads = rest_call(self.host, "/leader", timeout=timeout)[0] == 200
+            status, body = rest_call(self.host, "/patroni", timeout=timeout)
+            timeline = int(json.loads(body or b"{}").get("timeline") or 0) if status in (200, 503) else 0
+        except (GatewayError, ValueError, AttributeError) as err:
+            raise StoreError(f"{member.name}: {err}") from None
+        me = member.ordinal + 1
+        return RoleSample(member=me, leader=me if leads else 0, term=timeline)
+
+
 class PatroniMember(MemberProcess):
-    """A member whose readiness is Patroni's ``/readiness``, and which publishes no Lease."""
+    """A Patroni member's process, whose PostgreSQL goes with it."""
 
-    def __init__(self, *, address: str, pgdata: Path, **kwargs: Any) -> None:
-        super().__init__(endpoint=f"{address}:{REST_PORT}", **kwargs)
-        self.address, self.pgdata = address, pgdata
-
-    def holder(self) -> str | None:
-        return None
+    def __init__(self, *, pgdata: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.pgdata = pgdata
 
     def close(self) -> None:
         super().close()
@@ -126,29 +161,6 @@ class PatroniMember(MemberProcess):
         self.reap_postmaster()
         super()._exited(code, now)
 
-    def _probe_loop(self, probe: _Probe, started: float) -> None:
-        s = self._probe_settings
-        next_probe = started + s.initial_delay_seconds
-        while not probe.stop.wait(max(0.0, next_probe - self._clock())):
-            now = self._clock()
-            next_probe += s.period_seconds * max(1, int((now - next_probe) // s.period_seconds) + 1)
-            try:
-                ok = rest_call(self.address, "/readiness", timeout=s.timeout_seconds)[0] == 200
-            except GatewayError:
-                ok = False
-            now = self._clock()
-            with self._lock:
-                if probe.stop.is_set():
-                    return
-                if ok:
-                    probe.failures = 0
-                    if not probe.ready:
-                        probe.ready, probe.ready_since = True, now
-                else:
-                    probe.failures += 1
-                    if probe.ready and probe.failures >= s.failure_threshold:
-                        probe.ready, probe.ready_since = False, now
-
 
 class PatroniRuntime(ProcessRuntime):
     """The process runtime for Patroni members (the driver's interface is ``ProcessRuntime``'s)."""
@@ -156,10 +168,15 @@ class PatroniRuntime(ProcessRuntime):
     def __init__(self, root: Path, *, pattern: str = PATRONI_PATTERN, patroni: str | None = None,
                  bin_dir: str | None = None, ttl_seconds: int = 10, loop_wait_seconds: int = 1,
                  **kwargs: Any) -> None:
-        super().__init__(root, pattern=pattern, **kwargs)
         found, pg = patroni or patroni_binary(), bin_dir or postgres_bin_dir()
+        if not image_matches("patroni:0", pattern):
+            raise FileNotFoundError(f"no Patroni image in {pattern!r}")
         if found is None or pg is None:
             raise FileNotFoundError("no patroni or no PostgreSQL: apt-get install patroni postgresql")
+        # The base runs no pod here: it is the etcd store's runtime for the DCS's binary, claims, ports and processes.
+        super().__init__(root, pattern="etcd:*", **kwargs)
+        self.pattern = pattern
+        self.binaries["patroni"] = found
         self.patroni, self.bin_dir = found, pg
         # Patroni's rule: ttl >= loop_wait + 2 * retry_timeout (its docs, "Dynamic Configuration Settings").
         self.ttl, self.loop_wait = ttl_seconds, loop_wait_seconds
@@ -180,19 +197,27 @@ class PatroniRuntime(ProcessRuntime):
         return []  # roles come from the role probe (``/leader``), not from Leases
 
     def pod_ip(self, entry: _Pod) -> str | None:
-        return entry.member.address if isinstance(entry.member, PatroniMember) else None
+        return entry.member.store.host if isinstance(entry.member.store, PatroniStore) else None
+
+    def probe_address(self, pod: Mapping[str, Any], port: int) -> tuple[str, int] | None:
+        """A Patroni member is where its pod IP says, at the ports of a Patroni image."""
+        entry = self._pods.get(uid_of(pod))
+        if entry is None or port not in (PG_PORT, REST_PORT):
+            return None
+        host = self.pod_ip(entry)
+        return None if host is None else (host, port)
 
     def move_leader(self, namespace: str, name: str, target: str, *, timeout: float = 30.0) -> None:
         """Patroni's switchover from member ``name`` (the primary) to ``target``: blocks until Patroni says it is
         done (a clean demotion, then the candidate's promotion: a few ``loop_wait``). GatewayError when Patroni
         refuses (not the leader, the candidate not healthy) or does not answer; KeyError for a member not here."""
         entries = {(e.namespace, e.name): e for e in list(self._pods.values())}
-        leader = entries[(namespace, name)].member
+        leader = entries[(namespace, name)].member.store
         if (namespace, target) not in entries:
             raise KeyError(f"member {target} is not running here")
-        if not isinstance(leader, PatroniMember):
+        if not isinstance(leader, PatroniStore):
             raise KeyError(f"member {name} is not a Patroni member")
-        status, body = rest_call(leader.address, "/switchover", timeout=timeout,
+        status, body = rest_call(leader.host, "/switchover", timeout=timeout,
                                  body={"leader": name, "candidate": target})
         if status != 200:
             raise GatewayError(f"switchover {name} -> {target}: {status} {body.decode(errors='replace').strip()}")
@@ -200,10 +225,10 @@ class PatroniRuntime(ProcessRuntime):
     def leader(self, namespace: str, set_name: str, *, timeout: float = 1.0) -> str | None:
         """The member whose ``GET /leader`` answers 200 (the first one found), or None."""
         for e in list(self._pods.values()):
-            if (e.namespace, e.set_name) == (namespace, set_name) and isinstance(e.member, PatroniMember) \
+            if (e.namespace, e.set_name) == (namespace, set_name) and isinstance(e.member.store, PatroniStore) \
                     and e.member.mode == "running":
                 with contextlib.suppress(GatewayError):
-                    if rest_call(e.member.address, "/leader", timeout=timeout)[0] == 200:
+                    if rest_call(e.member.store.host, "/leader", timeout=timeout)[0] == 200:
                         return e.name
         return None
 
@@ -212,10 +237,10 @@ class PatroniRuntime(ProcessRuntime):
         member's, ``PATRONICTL_CONFIG_FILE`` its config, as inside a Spilo image."""
         found = super().exec_context(namespace, name)
         entry = next((e for e in self._pods.values() if (e.namespace, e.name) == (namespace, name)), None)
-        if found is None or entry is None or not isinstance(entry.member, PatroniMember):
+        if found is None or entry is None or not isinstance(entry.member.store, PatroniStore):
             return found
         env, data_dir = found
-        env = {**env, "PATH": f"{self.bin_dir}{os.pathsep}{env['PATH']}", "PGHOST": entry.member.address,
+        env = {**env, "PATH": f"{self.bin_dir}{os.pathsep}{env['PATH']}", "PGHOST": entry.member.store.host,
                "PGPORT": str(PG_PORT), "PGUSER": "postgres", "PATRONICTL_CONFIG_FILE": str(data_dir / "patroni.yml")}
         env.pop("ETCDCTL_ENDPOINTS", None)
         return env, data_dir
@@ -235,11 +260,22 @@ class PatroniRuntime(ProcessRuntime):
             self._hand_over(data_dir)
             return ["setpriv", f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}", "--init-groups", *argv]
 
-        return PatroniMember(address=address, pgdata=data_dir / "pgdata", name=str(container.get("name", "")),
-                             image=str(container.get("image", "")), command=command,
+        ordinal = ordinal_of(pod)
+        return PatroniMember(pgdata=data_dir / "pgdata", name=str(container.get("name", "")),
+                             image=str(container.get("image", "")), command=command, store=PatroniStore(address),
+                             address=MemberAddress(name=name, ordinal=ordinal, client_port=PG_PORT,
+                                                   peer_port=REST_PORT),
                              log=self.root / "logs" / f"{name}.log", supervisor=self.supervisor,
                              profile=self.profile, probe=self.probe_for(container), clock=self.clock,
                              created_at=created_at, start_seconds=self.start_seconds)
+
+    def _container(self, pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The first container whose image is a Patroni image the pattern names."""
+        for c in (pod.get("spec") or {}).get("containers") or ():
+            image = str(c.get("image", ""))
+            if fnmatch.fnmatchcase(image, PATRONI_PATTERN) and image_matches(image, self.pattern):
+                return dict(c)
+        return None
 
     def _config(self, namespace: str, set_name: str, name: str, address: str, data_dir: Path) -> Path:
         """The member's ``patroni.yml``, written before each start (the DCS's address may change with a new run)."""

@@ -64,6 +64,9 @@ class Runtimes:
     def move_leader(self, namespace: str, name: str, target: str) -> None:
         self._running(namespace, name).move_leader(namespace, name, target)
 
+    def probe_address(self, pod: Mapping[str, Any], port: int) -> tuple[str, int] | None:
+        return next((found for r in self.all if (found := r.probe_address(pod, port)) is not None), None)
+
     def exec_context(self, namespace: str, name: str) -> tuple[dict[str, str], Path] | None:
         return next((found for r in self.all if (found := r.exec_context(namespace, name)) is not None), None)
 
