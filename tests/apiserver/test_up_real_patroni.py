@@ -91,3 +91,33 @@ def test_patroni_members_restarted_by_a_new_up_on_the_same_data_dir_come_back_wi
         up.until(lambda: psql(hosts, "SELECT 1").returncode == 0, "the primary takes writes", deadline=DEADLINE)
         result = psql(hosts, "SELECT count(*) FROM kept")
         assert (result.returncode, result.stdout.strip()) == (0, "2"), result.stderr
+
+
+def test_up_alone_rolls_a_patroni_set_primary_last_after_its_own_switchover(tmp_path: Path,
+                                                                             patroni_data: Path) -> None:
+    """No operator: ``up``'s own quorum-aware controller asks each member at its pod IP who leads and, for
+    ``rollwise.dev/leader-transfer: patroni``, sends the switchover itself before it deletes the old primary."""
+    with running_up(tmp_path, "--data-dir", str(patroni_data)) as up:
+        up.install_crd()
+        up.apply(PG.replace('rollwise.dev/leader-transfer: "true"', "rollwise.dev/leader-transfer: patroni"))
+        up.until(lambda: len(p := member_pods(up)) == 3 and all(serving(x) for x in p), "three Ready members",
+                 deadline=DEADLINE)
+        up.until(lambda: len(ls := leaders(member_pods(up))) == 1 and not ls[0].startswith("?"), "one primary",
+                 deadline=DEADLINE)
+        (primary,) = leaders(member_pods(up))
+        uids = {p["metadata"]["name"]: p["metadata"]["uid"] for p in member_pods(up)}
+        up.kubectl("patch", "rsts", "pg", "--type=json", "-p",
+                   '[{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "patroni:3.0-r1"}]')
+        replaced: list[str] = []
+
+        def rolled() -> bool:
+            pods = member_pods(up)
+            replaced.extend(p["metadata"]["name"] for p in pods if p["metadata"]["uid"] != uids[p["metadata"]["name"]]
+                            and p["metadata"]["name"] not in replaced)
+            return len(pods) == 3 and all(serving(p) and p["spec"]["containers"][0]["image"] == "patroni:3.0-r1"
+                                          for p in pods)
+
+        up.until(rolled, "every member Ready at the new image", deadline=DEADLINE, most=0.2)
+        reasons = [e["reason"] for e in up.read("events")["items"]]
+    assert replaced[-1] == primary and sorted(replaced) == ["pg-0", "pg-1", "pg-2"], (replaced, primary)
+    assert reasons.count("LeaderTransferRequested") == 1 and "LeaderTransferTimedOut" not in reasons, reasons
