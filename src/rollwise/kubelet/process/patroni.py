@@ -36,19 +36,20 @@ import stat
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
-from rollwise.api.identity import ordinal_of
+from rollwise.api.identity import ordinal_of, pod_name
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
 from rollwise.kubelet.process.gateway import GatewayError
 from rollwise.kubelet.process.identity import ClusterLayout, MemberAddress
 from rollwise.kubelet.process.member import MemberProcess
+from rollwise.kubelet.process.ports import PortAllocator
 from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime, _Pod, image_matches
 from rollwise.kubelet.process.stores import MemberTimings, RoleSample, Store, StoreError
 
-__all__ = ["PATRONI_PATTERN", "PG_PORT", "REST_PORT", "PatroniRuntime", "PatroniStore", "patroni_binary",
+__all__ = ["PATRONI", "PATRONI_PATTERN", "PG_PORT", "REST_PORT", "PatroniRuntime", "PatroniStore", "patroni_binary",
            "postgres_bin_dir", "rest_call"]
 
 PATRONI_PATTERN = "patroni:*"
@@ -99,18 +100,17 @@ def member_address(root: Path, namespace: str, set_name: str, ordinal: int) -> s
 
 
 class PatroniStore(Store):
-    """One Patroni member's checks, asked at its own address: readiness is ``GET /readiness``, who leads is
-    ``GET /leader`` (200 on the primary), the term its ``GET /patroni`` timeline (one more per promotion). The
-    command and the hand-over are the runtime's (the DCS and the switchover need more than one member's ports)."""
+    """A Patroni member's checks, asked at its own address (``MemberAddress.host``): readiness is
+    ``GET /readiness``, who leads is ``GET /leader`` (200 on the primary), the term its ``GET /patroni`` timeline (one
+    more per promotion). The command and the hand-over are the runtime's: they need the set's DCS and pod names."""
 
     name = "patroni"
     image = PATRONI_PATTERN
-
-    def __init__(self, host: str) -> None:
-        self.host = host
+    can_transfer = True  # POST /switchover
+    container_ports: ClassVar[dict[int, int]] = {PG_PORT: 0, REST_PORT: 1}
 
     def binary(self) -> str | None:
-        return patroni_binary()
+        return patroni_binary() if postgres_bin_dir() is not None else None
 
     def command(self, binary: str, layout: ClusterLayout, ordinal: int, member_dir: Path,
                 timings: MemberTimings) -> list[str]:
@@ -118,19 +118,38 @@ class PatroniStore(Store):
 
     def ready(self, member: MemberAddress, timeout: float) -> bool:
         try:
-            return rest_call(self.host, "/readiness", timeout=timeout)[0] == 200
+            return rest_call(member.host, "/readiness", timeout=timeout)[0] == 200
         except GatewayError:
             return False
 
     def role(self, member: MemberAddress, timeout: float) -> RoleSample:
         try:
-            leads = rest_call(self.host, "/leader", timeout=timeout)[0] == 200
-            status, body = rest_call(self.host, "/patroni", timeout=timeout)
+            leads = rest_call(member.host, "/leader", timeout=timeout)[0] == 200
+            status, body = rest_call(member.host, "/patroni", timeout=timeout)
             timeline = int(json.loads(body or b"{}").get("timeline") or 0) if status in (200, 503) else 0
         except (GatewayError, ValueError, AttributeError) as err:
             raise StoreError(f"{member.name}: {err}") from None
         me = member.ordinal + 1
         return RoleSample(member=me, leader=me if leads else 0, term=timeline)
+
+    def probe_port(self, member: MemberAddress, container_port: int) -> int | None:
+        return container_port if container_port in self.container_ports else None
+
+
+PATRONI = PatroniStore()
+
+
+class PatroniLayout(ClusterLayout):
+    """Each member at its own loopback address with a Patroni image's ports: nothing to allocate."""
+
+    def __init__(self, sts: Mapping[str, Any], *, root: Path, ports: PortAllocator, run_id: str) -> None:
+        super().__init__(sts, ports=ports, run_id=run_id)
+        self._root = root
+
+    def member(self, ordinal: int) -> MemberAddress:
+        host = member_address(self._root, self.namespace, self.set_name, ordinal)
+        return MemberAddress(name=pod_name(self.set_name, ordinal), ordinal=ordinal, client_port=PG_PORT,
+                             peer_port=REST_PORT, host=host)
 
 
 class PatroniMember(MemberProcess):
@@ -177,6 +196,9 @@ class PatroniRuntime(ProcessRuntime):
         super().__init__(root, pattern="etcd:*", **kwargs)
         self.pattern = pattern
         self.binaries["patroni"] = found
+        if os.geteuid() == 0:  # the member directories under it are handed to the user PostgreSQL runs as
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.root.chmod(self.root.stat().st_mode | 0o011)
         self.patroni, self.bin_dir = found, pg
         # Patroni's rule: ttl >= loop_wait + 2 * retry_timeout (its docs, "Dynamic Configuration Settings").
         self.ttl, self.loop_wait = ttl_seconds, loop_wait_seconds
@@ -196,28 +218,35 @@ class PatroniRuntime(ProcessRuntime):
     def member_leases(self) -> list[MemberLease]:
         return []  # roles come from the role probe (``/leader``), not from Leases
 
+    def layout(self, sts: Mapping[str, Any]) -> ClusterLayout:
+        key = (namespace_of(sts), name_of(sts))
+        if key not in self._layouts:
+            self._layouts[key] = PatroniLayout(sts, root=self.root, ports=self.ports, run_id=self.run_id)
+        layout = self._layouts[key]
+        layout.refresh(sts)
+        return layout
+
     def pod_ip(self, entry: _Pod) -> str | None:
-        return entry.member.store.host if isinstance(entry.member.store, PatroniStore) else None
+        return entry.member.address.host if entry.member.store is PATRONI else None
 
     def probe_address(self, pod: Mapping[str, Any], port: int) -> tuple[str, int] | None:
         """A Patroni member is where its pod IP says, at the ports of a Patroni image."""
         entry = self._pods.get(uid_of(pod))
-        if entry is None or port not in (PG_PORT, REST_PORT):
+        if entry is None or PATRONI.probe_port(entry.member.address, port) is None:
             return None
-        host = self.pod_ip(entry)
-        return None if host is None else (host, port)
+        return entry.member.address.host, port
 
     def move_leader(self, namespace: str, name: str, target: str, *, timeout: float = 30.0) -> None:
         """Patroni's switchover from member ``name`` (the primary) to ``target``: blocks until Patroni says it is
         done (a clean demotion, then the candidate's promotion: a few ``loop_wait``). GatewayError when Patroni
         refuses (not the leader, the candidate not healthy) or does not answer; KeyError for a member not here."""
         entries = {(e.namespace, e.name): e for e in list(self._pods.values())}
-        leader = entries[(namespace, name)].member.store
+        leader = entries[(namespace, name)].member
         if (namespace, target) not in entries:
             raise KeyError(f"member {target} is not running here")
-        if not isinstance(leader, PatroniStore):
+        if leader.store is not PATRONI:
             raise KeyError(f"member {name} is not a Patroni member")
-        status, body = rest_call(leader.host, "/switchover", timeout=timeout,
+        status, body = rest_call(leader.address.host, "/switchover", timeout=timeout,
                                  body={"leader": name, "candidate": target})
         if status != 200:
             raise GatewayError(f"switchover {name} -> {target}: {status} {body.decode(errors='replace').strip()}")
@@ -225,10 +254,10 @@ class PatroniRuntime(ProcessRuntime):
     def leader(self, namespace: str, set_name: str, *, timeout: float = 1.0) -> str | None:
         """The member whose ``GET /leader`` answers 200 (the first one found), or None."""
         for e in list(self._pods.values()):
-            if (e.namespace, e.set_name) == (namespace, set_name) and isinstance(e.member.store, PatroniStore) \
+            if (e.namespace, e.set_name) == (namespace, set_name) and e.member.store is PATRONI \
                     and e.member.mode == "running":
                 with contextlib.suppress(GatewayError):
-                    if rest_call(e.member.store.host, "/leader", timeout=timeout)[0] == 200:
+                    if rest_call(e.member.address.host, "/leader", timeout=timeout)[0] == 200:
                         return e.name
         return None
 
@@ -237,10 +266,10 @@ class PatroniRuntime(ProcessRuntime):
         member's, ``PATRONICTL_CONFIG_FILE`` its config, as inside a Spilo image."""
         found = super().exec_context(namespace, name)
         entry = next((e for e in self._pods.values() if (e.namespace, e.name) == (namespace, name)), None)
-        if found is None or entry is None or not isinstance(entry.member.store, PatroniStore):
+        if found is None or entry is None or entry.member.store is not PATRONI:
             return found
         env, data_dir = found
-        env = {**env, "PATH": f"{self.bin_dir}{os.pathsep}{env['PATH']}", "PGHOST": entry.member.store.host,
+        env = {**env, "PATH": f"{self.bin_dir}{os.pathsep}{env['PATH']}", "PGHOST": entry.member.address.host,
                "PGPORT": str(PG_PORT), "PGUSER": "postgres", "PATRONICTL_CONFIG_FILE": str(data_dir / "patroni.yml")}
         env.pop("ETCDCTL_ENDPOINTS", None)
         return env, data_dir
@@ -250,21 +279,18 @@ class PatroniRuntime(ProcessRuntime):
     def _member(self, pod: Obj, sts: Mapping[str, Any], container: Mapping[str, Any], data_dir: Path,
                 created_at: float) -> MemberProcess:
         ns, set_name, name = namespace_of(pod), name_of(sts), name_of(pod)
-        address = member_address(self.root, ns, set_name, ordinal_of(pod))
+        member = self.layout(sts).member(ordinal_of(pod))
 
         def command() -> list[str]:
-            config = self._config(ns, set_name, name, address, data_dir)
+            config = self._config(ns, set_name, name, member.host, data_dir)
             argv = [self.patroni, str(config)]
             if self.user is None:
                 return argv
             self._hand_over(data_dir)
             return ["setpriv", f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}", "--init-groups", *argv]
 
-        ordinal = ordinal_of(pod)
         return PatroniMember(pgdata=data_dir / "pgdata", name=str(container.get("name", "")),
-                             image=str(container.get("image", "")), command=command, store=PatroniStore(address),
-                             address=MemberAddress(name=name, ordinal=ordinal, client_port=PG_PORT,
-                                                   peer_port=REST_PORT),
+                             image=str(container.get("image", "")), command=command, store=PATRONI, address=member,
                              log=self.root / "logs" / f"{name}.log", supervisor=self.supervisor,
                              profile=self.profile, probe=self.probe_for(container), clock=self.clock,
                              created_at=created_at, start_seconds=self.start_seconds)
