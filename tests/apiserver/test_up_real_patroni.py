@@ -11,6 +11,10 @@ import pytest
 from kubectl_support import running_up
 from patroni_support import PG, data_dir, leaders, member_pods, needs_patroni, processes_under, psql, serving
 
+from rollwise.kubelet.process.patroni import PG_PORT
+from rollwise.kubelet.process.stores import StoreError
+from rollwise.kubelet.process.stores.pg_wire import simple_query
+
 pytestmark = needs_patroni
 
 DEADLINE = 240.0  # three initdb/basebackup runs on a shared two-core machine
@@ -37,6 +41,13 @@ def test_a_three_member_patroni_set_elects_one_primary_and_a_deleted_replica_rej
         (primary,) = leaders(member_pods(up))
         # The primary takes writes; libpq's read-write host list finds it as a client would.
         assert psql(hosts, "CREATE TABLE kept (id int); INSERT INTO kept VALUES (1), (2), (3)").returncode == 0
+        # The lab's writer speaks PostgreSQL's protocol itself: the primary acknowledges, a replica refuses.
+        by_name = {p["metadata"]["name"]: p["status"]["podIP"] for p in pods}
+        simple_query(by_name[primary], PG_PORT, "INSERT INTO kept VALUES (0)", timeout=5)
+        replica_ip = next(ip for name, ip in by_name.items() if name != primary)
+        with pytest.raises(StoreError, match="read-only transaction"):
+            simple_query(replica_ip, PG_PORT, "INSERT INTO kept VALUES (0)", timeout=5)
+        assert psql(hosts, "DELETE FROM kept WHERE id = 0").returncode == 0
         # kubectl exec into a member finds Patroni's and PostgreSQL's tools set up for it, as in a Spilo pod.
         listed = up.kubectl("exec", primary, "--", "patronictl", "list").stdout
         assert all(f"pg-{o}" in listed for o in range(3)) and listed.count("Leader") == 1, listed

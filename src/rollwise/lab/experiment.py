@@ -132,7 +132,7 @@ def run_real(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, 
                           period_seconds=timings.probe_period_seconds, timeout_seconds=timings.probe_timeout_seconds,
                           failure_threshold=timings.probe_failure_threshold,
                           heartbeat_seconds=timings.heartbeat_seconds)
-    runtime = ProcessRuntime(root, probe=probe, start_seconds=timings.start_seconds, pattern=store.runtime.image)
+    runtime = store.runtime_class(root, probe=probe, start_seconds=timings.start_seconds, pattern=store.runtime.image)
     plane = LabPlane(runtime, gates=FeatureGates().with_overrides(strategy.gates))
     return asyncio.run(_run_real(plane, scenario, strategy, timings, rate=rate, timeout=timeout, store=store))
 
