@@ -179,6 +179,24 @@ class _Deletions:
         self._stop.set()
 
 
+def _roll(client: Client, members: _Members) -> _Deletions:
+    """Change the set's image and wait until every member is Ready at the new revision; the deletions seen."""
+    name, store = members.set, members.store
+    deletions = _Deletions(client, members)
+    client.patch(StatefulSet, name, {"spec": {"template": {"spec": {"containers": [
+        {"name": store, "image": IMAGES[store][1]}]}}}}, namespace="default", patch_type=PatchType.STRATEGIC)
+
+    def rolled() -> bool:
+        current = list(client.list(Pod, namespace="default", labels={"app": name}))
+        rev = client.get(StatefulSet, name, namespace="default").status.updateRevision
+        return (len(current) == 3 and all(_ready(p) for p in current) and bool(rev)
+                and all(p.metadata.labels.get("controller-revision-hash") == rev for p in current))
+
+    _until(rolled, "every member Ready at the new revision", deadline=240)
+    deletions.stop()
+    return deletions
+
+
 STORE_PARAMS = [pytest.param(name, marks=pytest.mark.skipif(
     STORES[name].binary() is None, reason=f"{name} is not installed")) for name in ("zookeeper", "nats")]
 
@@ -216,18 +234,7 @@ def test_a_store_set_on_up_elects_one_leader_keeps_a_deleted_member_s_data_and_r
 
         # A quorum-aware rollout that reads roles from the probe: the leader goes last.
         leader = members.leader()
-        deletions = _Deletions(client, members)
-        client.patch(StatefulSet, name, {"spec": {"template": {"spec": {"containers": [
-            {"name": store, "image": IMAGES[store][1]}]}}}}, namespace="default", patch_type=PatchType.STRATEGIC)
-
-        def rolled() -> bool:
-            current = pods()
-            rev = client.get(StatefulSet, name, namespace="default").status.updateRevision
-            return (len(current) == 3 and all(_ready(p) for p in current) and bool(rev)
-                    and all(p.metadata.labels.get("controller-revision-hash") == rev for p in current))
-
-        _until(rolled, "every member Ready at the new revision", deadline=240)
-        deletions.stop()
+        deletions = _roll(client, members)
         assert len(deletions.names()) == 3 and deletions.names()[-1] == leader, (deletions.names(), leader)
         _until(lambda: members.leader() is not None, "one leader after the rollout")
     finally:
@@ -252,21 +259,10 @@ def test_a_nats_meta_leader_steps_down_on_the_controller_s_request_before_its_po
         _until(lambda: len(p := pods()) == 3 and all(_ready(x) for x in p), "three Ready members")
         _until(lambda: members.leader() is not None, "one leader")
         first = members.leader()
-        deletions = _Deletions(client, members)
-        client.patch(StatefulSet, name, {"spec": {"template": {"spec": {"containers": [
-            {"name": store, "image": IMAGES[store][1]}]}}}}, namespace="default", patch_type=PatchType.STRATEGIC)
-
-        def rolled() -> bool:
-            current = pods()
-            rev = client.get(StatefulSet, name, namespace="default").status.updateRevision
-            return (len(current) == 3 and all(_ready(p) for p in current) and bool(rev)
-                    and all(p.metadata.labels.get("controller-revision-hash") == rev for p in current))
-
-        _until(rolled, "every member Ready at the new revision", deadline=240)
+        deletions = _roll(client, members)
         reasons = [e.reason for e in client.list(Event, namespace="default")]
         assert "LeaderTransferRequested" in reasons
         assert "LeaderTransferTimedOut" not in reasons
-        deletions.stop()
         # The member that led when the rollout began, deleted last, no longer led when its pod was deleted.
         assert first is not None and deletions.names()[-1] == first, (deletions.names(), first)
         assert deletions.leader_at_deletion(first) not in (first, None), deletions.leaders[-40:]
