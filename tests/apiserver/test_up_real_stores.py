@@ -17,20 +17,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import DEADLINE as START_DEADLINE
-from kubectl_support import stop_up
+from kubectl_support import Up
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.resources.apps_v1 import StatefulSet
 from lightkube.resources.core_v1 import Event, Pod
 from lightkube.types import PatchType
-from zygote import Process, spawn
 
 from rollwise.api.role_probe import FOLLOWER, LEADER, ProbeAnswer, check_role_probe, probe_of, read_role
 from rollwise.kubelet.process.stores import STORES
 from rollwise.runtime.role_probes import http_get
 
 DEADLINE = 120.0
+
+# The members' data under the test's own folder, where the test reads their config and files.
+pytestmark = pytest.mark.up("--data-dir", "{tmp}/up")
 
 # The probe a user writes for each store (docs/stores/zookeeper.md, docs/stores/nats.md), and where this run's
 # member writes the port that container port stands for.
@@ -79,23 +80,6 @@ def _until(predicate: Callable[[], bool], what: str, deadline: float = DEADLINE)
 def _ready(pod: Any) -> bool:
     return pod.metadata.deletionTimestamp is None and any(
         c.type == "Ready" and c.status == "True" for c in (pod.status.conditions or []))
-
-
-def _start_up(tmp: Path) -> tuple[Process, Path]:
-    kubeconfig = tmp / "kubeconfig"
-    proc = spawn(["up", "--port", "0", "--data-dir", str(tmp / "up"), "--kubeconfig", str(kubeconfig)])
-    assert proc.stdout is not None
-    end = time.monotonic() + START_DEADLINE
-    lines: list[str] = []
-    while time.monotonic() < end and not (lines and lines[-1].startswith("export KUBECONFIG=")):
-        line = proc.stdout.readline()
-        if not line:
-            break
-        lines.append(line.rstrip("\n"))
-    if not (lines and lines[-1].startswith("export KUBECONFIG=")):
-        stop_up(proc)
-        raise AssertionError(f"rollwise up did not start: {lines}")
-    return proc, kubeconfig
 
 
 class _Members:
@@ -179,97 +163,83 @@ class _Deletions:
         self._stop.set()
 
 
+def _roll(client: Client, members: _Members) -> _Deletions:
+    """Change the set's image and wait until every member is Ready at the new revision; the deletions seen."""
+    name, store = members.set, members.store
+    deletions = _Deletions(client, members)
+    client.patch(StatefulSet, name, {"spec": {"template": {"spec": {"containers": [
+        {"name": store, "image": IMAGES[store][1]}]}}}}, namespace="default", patch_type=PatchType.STRATEGIC)
+
+    def rolled() -> bool:
+        current = list(client.list(Pod, namespace="default", labels={"app": name}))
+        rev = client.get(StatefulSet, name, namespace="default").status.updateRevision
+        return (len(current) == 3 and all(_ready(p) for p in current) and bool(rev)
+                and all(p.metadata.labels.get("controller-revision-hash") == rev for p in current))
+
+    _until(rolled, "every member Ready at the new revision", deadline=240)
+    deletions.stop()
+    return deletions
+
+
 STORE_PARAMS = [pytest.param(name, marks=pytest.mark.skipif(
     STORES[name].binary() is None, reason=f"{name} is not installed")) for name in ("zookeeper", "nats")]
 
 
 @pytest.mark.parametrize("store", STORE_PARAMS)
 def test_a_store_set_on_up_elects_one_leader_keeps_a_deleted_member_s_data_and_rolls_the_leader_last(
-        tmp_path: Path, store: str) -> None:
-    proc, kubeconfig = _start_up(tmp_path)
+        up: Up, tmp_path: Path, store: str) -> None:
     sts = _set(store)
     name = sts["metadata"]["name"]
     members = _Members(tmp_path / "up" / "processes", store, sts)
-    try:
-        client = Client(KubeConfig.from_file(kubeconfig), trust_env=False, field_manager="test")
-        client.create(StatefulSet.from_dict(sts))
+    client = Client(KubeConfig.from_file(up.kubeconfig), trust_env=False, field_manager="test")
+    client.create(StatefulSet.from_dict(sts))
 
-        def pods() -> list[Any]:
-            return list(client.list(Pod, namespace="default", labels={"app": name}))
+    def pods() -> list[Any]:
+        return list(client.list(Pod, namespace="default", labels={"app": name}))
 
-        _until(lambda: len(p := pods()) == 3 and all(_ready(x) for x in p), "three Ready members")
-        _until(lambda: members.leader() is not None, "exactly one member the probe says leads")
-        leader = members.leader()
-        assert leader is not None
+    _until(lambda: len(p := pods()) == 3 and all(_ready(x) for x in p), "three Ready members")
+    _until(lambda: members.leader() is not None, "exactly one member the probe says leads")
+    leader = members.leader()
+    assert leader is not None
 
-        # A deleted follower comes back on its claim: what it had written is still there.
-        follower = next(f"{name}-{o}" for o in range(3) if f"{name}-{o}" != leader)
-        ordinal = int(follower.rsplit("-", 1)[1])
-        before = members.files(ordinal)
-        assert before, "the member wrote nothing to its claim"
-        old_uid = client.get(Pod, follower, namespace="default").metadata.uid
-        client.delete(Pod, follower, namespace="default")
-        _until(lambda: (p := client.get(Pod, follower, namespace="default")).metadata.uid != old_uid and _ready(p),
-               f"{follower} back and Ready")
-        assert before <= members.files(ordinal)
-        _until(lambda: members.leader() is not None, "one leader after the member came back")
+    # A deleted follower comes back on its claim: what it had written is still there.
+    follower = next(f"{name}-{o}" for o in range(3) if f"{name}-{o}" != leader)
+    ordinal = int(follower.rsplit("-", 1)[1])
+    before = members.files(ordinal)
+    assert before, "the member wrote nothing to its claim"
+    old_uid = client.get(Pod, follower, namespace="default").metadata.uid
+    client.delete(Pod, follower, namespace="default")
+    _until(lambda: (p := client.get(Pod, follower, namespace="default")).metadata.uid != old_uid and _ready(p),
+           f"{follower} back and Ready")
+    assert before <= members.files(ordinal)
+    _until(lambda: members.leader() is not None, "one leader after the member came back")
 
-        # A quorum-aware rollout that reads roles from the probe: the leader goes last.
-        leader = members.leader()
-        deletions = _Deletions(client, members)
-        client.patch(StatefulSet, name, {"spec": {"template": {"spec": {"containers": [
-            {"name": store, "image": IMAGES[store][1]}]}}}}, namespace="default", patch_type=PatchType.STRATEGIC)
-
-        def rolled() -> bool:
-            current = pods()
-            rev = client.get(StatefulSet, name, namespace="default").status.updateRevision
-            return (len(current) == 3 and all(_ready(p) for p in current) and bool(rev)
-                    and all(p.metadata.labels.get("controller-revision-hash") == rev for p in current))
-
-        _until(rolled, "every member Ready at the new revision", deadline=240)
-        deletions.stop()
-        assert len(deletions.names()) == 3 and deletions.names()[-1] == leader, (deletions.names(), leader)
-        _until(lambda: members.leader() is not None, "one leader after the rollout")
-    finally:
-        code = stop_up(proc)
-    assert code == 0
+    # A quorum-aware rollout that reads roles from the probe: the leader goes last.
+    leader = members.leader()
+    deletions = _roll(client, members)
+    assert len(deletions.names()) == 3 and deletions.names()[-1] == leader, (deletions.names(), leader)
+    _until(lambda: members.leader() is not None, "one leader after the rollout")
 
 
 @pytest.mark.parametrize("store", STORE_PARAMS[1:])
 def test_a_nats_meta_leader_steps_down_on_the_controller_s_request_before_its_pod_goes(
-        tmp_path: Path, store: str) -> None:
-    proc, kubeconfig = _start_up(tmp_path)
+        up: Up, tmp_path: Path, store: str) -> None:
     sts = _set(store, transfer=True)
     name = sts["metadata"]["name"]
     members = _Members(tmp_path / "up" / "processes", store, sts)
-    try:
-        client = Client(KubeConfig.from_file(kubeconfig), trust_env=False, field_manager="test")
-        client.create(StatefulSet.from_dict(sts))
+    client = Client(KubeConfig.from_file(up.kubeconfig), trust_env=False, field_manager="test")
+    client.create(StatefulSet.from_dict(sts))
 
-        def pods() -> list[Any]:
-            return list(client.list(Pod, namespace="default", labels={"app": name}))
+    def pods() -> list[Any]:
+        return list(client.list(Pod, namespace="default", labels={"app": name}))
 
-        _until(lambda: len(p := pods()) == 3 and all(_ready(x) for x in p), "three Ready members")
-        _until(lambda: members.leader() is not None, "one leader")
-        first = members.leader()
-        deletions = _Deletions(client, members)
-        client.patch(StatefulSet, name, {"spec": {"template": {"spec": {"containers": [
-            {"name": store, "image": IMAGES[store][1]}]}}}}, namespace="default", patch_type=PatchType.STRATEGIC)
-
-        def rolled() -> bool:
-            current = pods()
-            rev = client.get(StatefulSet, name, namespace="default").status.updateRevision
-            return (len(current) == 3 and all(_ready(p) for p in current) and bool(rev)
-                    and all(p.metadata.labels.get("controller-revision-hash") == rev for p in current))
-
-        _until(rolled, "every member Ready at the new revision", deadline=240)
-        reasons = [e.reason for e in client.list(Event, namespace="default")]
-        assert "LeaderTransferRequested" in reasons
-        assert "LeaderTransferTimedOut" not in reasons
-        deletions.stop()
-        # The member that led when the rollout began, deleted last, no longer led when its pod was deleted.
-        assert first is not None and deletions.names()[-1] == first, (deletions.names(), first)
-        assert deletions.leader_at_deletion(first) not in (first, None), deletions.leaders[-40:]
-    finally:
-        code = stop_up(proc)
-    assert code == 0
+    _until(lambda: len(p := pods()) == 3 and all(_ready(x) for x in p), "three Ready members")
+    _until(lambda: members.leader() is not None, "one leader")
+    first = members.leader()
+    deletions = _roll(client, members)
+    reasons = [e.reason for e in client.list(Event, namespace="default")]
+    assert "LeaderTransferRequested" in reasons
+    assert "LeaderTransferTimedOut" not in reasons
+    # The member that led when the rollout began, deleted last, no longer led when its pod was deleted.
+    assert first is not None and deletions.names()[-1] == first, (deletions.names(), first)
+    assert deletions.leader_at_deletion(first) not in (first, None), deletions.leaders[-40:]

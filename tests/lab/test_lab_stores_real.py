@@ -1,7 +1,7 @@
 """``rollwise lab zookeeper|nats`` end to end on real members, as a user runs it: one scenario (DEP-07's: member 0
 crash-looping, then a template change), the quorum-aware order, one trial. The JSON document names the store, the
 rollout completes with every claim kept, and the leader goes last: one election, one leader move. NATS' meta leader
-and its R3 stream hand over on shutdown, so no write is lost at all."""
+and its replicated stream hand over on shutdown, so no write is lost at all."""
 
 from __future__ import annotations
 

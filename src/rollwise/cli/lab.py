@@ -145,7 +145,11 @@ def run_lab(args: argparse.Namespace, *, store: LabStore) -> int:
             if not args.json:
                 print(f"running {sc} / {STRATEGIES[st].label} ...", file=sys.stderr)
             model, model_result = run_model(SCENARIOS[sc], STRATEGIES[st], timings, store)
-            reals = [_run_real(sc, st, timings, trial, args.keep, store) for trial in range(args.trials)]
+            try:
+                reals = [_run_real(sc, st, timings, trial, args.keep, store) for trial in range(args.trials)]
+            except RuntimeError as err:  # the members never formed, or never settled: say which run, no traceback
+                print(f"error: {sc} / {STRATEGIES[st].label}: {err}", file=sys.stderr)
+                return 1
             rows.append((sc, st, reals, model, model_result))
     if args.json:
         doc = {"store": store.key, "timings": asdict(timings), "runs": [

@@ -66,16 +66,17 @@ LAB_STREAM = "LAB"
 
 
 def _nats_write(endpoint: str, seq: int, timeout: float) -> None:
-    """Publish to the R3 stream and wait for JetStream's ack: stored on a majority of the stream's replicas."""
+    """Publish to the lab's stream and wait for JetStream's ack: stored on a majority of the stream's replicas."""
     ack = request(_port(endpoint), "lab.meter", {"seq": seq}, timeout=timeout)
     if "error" in ack or "seq" not in ack:
         raise StoreError(f"{endpoint}: publish not acknowledged: {ack.get('error') or ack}")
 
 
 def _nats_prepare(endpoint: str, replicas: int, timeout: float) -> None:
-    """The stream the writer publishes to, replicated on three members (all of a 3-member set)."""
+    """The stream the writer publishes to, replicated on every member (NATS allows five at most): its quorum is the
+    set's, so two members of five down leave it writable, as they leave the meta group."""
     answer = request(_port(endpoint), f"$JS.API.STREAM.CREATE.{LAB_STREAM}",
-                     {"name": LAB_STREAM, "subjects": ["lab.meter"], "num_replicas": min(3, replicas),
+                     {"name": LAB_STREAM, "subjects": ["lab.meter"], "num_replicas": min(5, replicas),
                       "storage": "file"}, timeout=timeout)
     error = answer.get("error")
     if error and "already in use" not in str(error):

@@ -8,12 +8,14 @@ every claim deletion. The adapter is the kubelet's loop around ``ProcessRuntime`
   terminating pod whose process stopped (SIGTERM, the grace period, SIGKILL) is removed with grace 0, as the
   kubelet confirms a deletion;
 - a claim's deletion reaches ``claim_deleted``: the member's data directory goes with its claim and only then;
-- member Leases are written from each member's ``/v3/maintenance/status`` (holderIdentity in etcd-druid's format,
-  reference §1.4), labelled ``rollwise.dev/member-of: <set>`` (the label the driver watches) and owned by the set;
-- the leader-transfer hook (``rollwise.api.leader_transfer``) is answered as an etcd member's agent would: when a
-  member pod newly names a member to hand leadership to, etcd's MoveLeader is sent to it (``etcdctl move-leader``),
-  once per request, off the event loop (Patroni's switchover for its members; a set whose hand-over is the
-  controller's driver's own, ``rollwise.dev/leader-transfer: patroni``, is left to it: runtime/hand_overs.py);
+- member Leases are written from each etcd member's ``/v3/maintenance/status`` (holderIdentity in etcd-druid's
+  format, reference §1.4), labelled ``rollwise.dev/member-of: <set>`` (the label the driver watches) and owned by
+  the set; ZooKeeper, NATS and Patroni members have no such agent (a role probe asks them);
+- the leader-transfer hook (``rollwise.api.leader_transfer``) is answered as a member's agent would: when a member
+  pod newly names a member to hand leadership to, the store's hand-over is sent (etcd's MoveLeader, ``etcdctl
+  move-leader``; NATS' meta-leader step-down; Patroni's switchover; ZooKeeper has none, so the controller's timeout
+  ends the wait), once per request, off the event loop; a set whose hand-over is the controller's driver's own
+  (``rollwise.dev/leader-transfer: patroni``) is left to it (runtime/hand_overs.py);
 - ``stop()`` stops every process: nothing outlives the driver's owner.
 
 Which pods: a pod is run here when a container image matches the pattern and a StatefulSet controls it (the
