@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from kubectl_support import Up
 from metric_server import Answer, MetricServer, metric_server
-from operator_support import audit_entries, get_json, leading_operator, running_up_for_operator
+from operator_support import audit_entries, get_json, leading_operator
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [pytest.mark.kubectl, pytest.mark.up(for_operator=True, rollwise=True)]
 
 TEMPLATE = """\
 apiVersion: apps.rollwise.dev/v1alpha1
@@ -42,13 +42,6 @@ spec:
   templates: [{{templateName: error-rate}}]
   args: [{{name: base, value: "{base}"}}]
 """
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        server.install_rollwise()
-        yield server
 
 
 @pytest.fixture
