@@ -23,8 +23,10 @@ from rollwise.cli.kubeconfig import ClientConfig, ConfigProblem, client_config
 from rollwise.cli.logfiles import append_problem
 from rollwise.cli.logs import LOG_FORMATS, JsonFormatter, configure_logging
 from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
+from rollwise.cluster.resources import ANALYSIS_RUN, ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.operator.election import LeaseTimings
 from rollwise.operator.operator import CONTROLLERS, Operator, OperatorConfig
+from rollwise.runtime.registrations import ANALYSIS, operator_kind_name
 
 __all__ = ["add_run", "parse_duration"]
 
@@ -158,8 +160,10 @@ async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: C
     register_process_collectors(runtime_metrics.registry)
     client = _client(kube_config, runtime_metrics.registry, args.http_transport)
     custom = KubeCluster(client, set_group=CR_GROUP)
-    worlds: dict[str, Any] = {"statefulset": custom, "quorum": KubeCluster(client, set_group="apps"),
-                              "analysis": custom}
+    # Each controller's API, by the name the registration table gives it: the custom kind's sets, apps/v1's, runs.
+    worlds: dict[str, Any] = {operator_kind_name(ROLLWISE_STATEFULSET): custom,
+                              operator_kind_name(STATEFULSET): KubeCluster(client, set_group="apps"),
+                              ANALYSIS.operator_names[ANALYSIS_RUN]: custom}
     config = OperatorConfig(identity=args.identity, namespaces=args.namespaces, controllers=args.controllers,
                             leader_elect=args.leader_elect, lease_namespace=args.lease_namespace,
                             lease_name=args.lease_name, timings=timings, workers=args.workers)

@@ -48,6 +48,7 @@ from rollwise.runtime.registrations import (
     QUORUM,
     STATEFULSET_ROW,
     Registration,
+    operator_kind_name,
     operator_kinds,
     operator_marks,
     run_controller_names,
@@ -66,7 +67,8 @@ controller of the custom kind, the quorum-aware controller of both kinds, and th
 (``operator/analysis.py``)."""
 # The operator's set controller of each kind (its informer, work queue and metrics name; the world ``worlds`` gives
 # for it): the kind's chain of controllers runs in it.
-KIND_CONTROLLERS = {ROLLWISE_STATEFULSET: ("statefulset", CR_API_VERSION), STATEFULSET: ("quorum", "apps/v1")}
+KIND_CONTROLLERS = {ROLLWISE_STATEFULSET: (operator_kind_name(ROLLWISE_STATEFULSET), CR_API_VERSION),
+                    STATEFULSET: (operator_kind_name(STATEFULSET), "apps/v1")}
 SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease", "PodDisruptionBudget")
 
 

@@ -86,6 +86,7 @@ __all__ = [
     "OperatorMarks",
     "Registration",
     "chain_for",
+    "operator_kind_name",
     "operator_kinds",
     "operator_marks",
     "read_operator_marks",
@@ -203,6 +204,12 @@ def up_kinds(runs: Callable[[Registration, GroupKind], bool]) -> tuple[GroupKind
     kind whose StatefulSet controller is left to the operator still has the quorum-aware controller, as the table
     says, so its sets are still watched."""
     return tuple(kind for kind in STATEFULSET_KINDS if any(runs(row, kind) for row in chain_for(kind)))
+
+
+def operator_kind_name(kind: GroupKind) -> str:
+    """The name of the operator's controller that hosts ``kind``'s chain (its informer, work queue and metrics): the
+    ``run --controllers`` name of the first row of the chain the operator runs for the kind."""
+    return next(row.operator_names[kind] for row in chain_for(kind) if kind in row.operator_names)
 
 
 def operator_kinds(names: tuple[str, ...]) -> dict[GroupKind, tuple[Registration, ...]]:
