@@ -36,12 +36,12 @@ MAX_BODY = 8 << 20
 """Bytes of an answer read at most: a vector of a few thousand series; a larger answer is an error, not cut."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Measured:
     """One measurement as a provider gives it: a ``value`` (float, str, or a list of floats here), or ``error``,
-    the reason there is none."""
+    the reason there is none. The shape of ``rollwise.api.analysis.Measured``, which replaces it once both meet."""
 
-    value: float | str | list[float] | None = None
+    value: Any = None
     error: str | None = None
 
 
