@@ -1,21 +1,21 @@
 """The OpenAPI documents ``rollwise up`` serves describe every field of the built-in kinds
-(apiserver/openapi_models.py), so ``kubectl explain`` answers as on a cluster; and ``kubectl diff`` after an unchanged
-apply shows nothing. Driven in-process over HTTP, with the real kubectl, and with the official Python client."""
+(apiserver/kinds/openapi_models.py), so ``kubectl explain`` answers as on a cluster; and ``kubectl diff`` after an
+unchanged apply shows nothing. Driven in-process over HTTP, with the real kubectl, and with the official Python
+client."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
-from kubectl_support import Up, running_up, statefulset
+from kubectl_support import Up, statefulset
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from server_support import TOKEN, api, body, run
 
-from rollwise.apiserver.store import ApiStore
+from rollwise.apiserver.storage.store import ApiStore
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 STS = statefulset("web", image="nginx:1.27", replicas=1, claims=False)
@@ -55,10 +55,7 @@ def test_the_v3_documents_describe_each_field_of_a_built_in_kind_and_the_v2_one_
     run(t)
 
 
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    with running_up(tmp_path_factory.mktemp("openapi")) as server:
-        yield server
+pytestmark = pytest.mark.up(shared=True)
 
 
 @pytest.mark.kubectl

@@ -9,8 +9,8 @@ import pytest
 import yaml
 from server_support import AUTH, api, body, next_event, pod, run
 
-from rollwise.apiserver.config import Faults
-from rollwise.apiserver.tls import load_or_create, merge_kubeconfig
+from rollwise.apiserver.auth.tls import load_or_create, merge_kubeconfig
+from rollwise.apiserver.serving.config import Faults
 from rollwise.cli import main
 from rollwise.cli.up import parse_controllers, parse_faults
 from rollwise.kubelet.profiles import ImageBehaviour, KubeletProfile
@@ -20,10 +20,11 @@ PODS = "/api/v1/namespaces/default/pods"
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("*", {"statefulset", "apps.rollwise.dev", "quorum", "kubelet", "deployment", "replicaset"}),
-    ("-apps.rollwise.dev", {"statefulset", "quorum", "kubelet", "deployment", "replicaset"}),
-    ("-apps.rollwise.dev,-quorum", {"statefulset", "kubelet", "deployment", "replicaset"}),
-    ("*,-kubelet", {"statefulset", "apps.rollwise.dev", "quorum", "deployment", "replicaset"}),
+    ("*", {"statefulset", "apps.rollwise.dev", "quorum", "analysis", "kubelet", "deployment", "replicaset"}),
+    ("-apps.rollwise.dev", {"statefulset", "quorum", "analysis", "kubelet", "deployment", "replicaset"}),
+    ("-apps.rollwise.dev,-quorum", {"statefulset", "analysis", "kubelet", "deployment", "replicaset"}),
+    ("*,-kubelet", {"statefulset", "apps.rollwise.dev", "quorum", "analysis", "deployment", "replicaset"}),
+    ("*,-analysis", {"statefulset", "apps.rollwise.dev", "quorum", "kubelet", "deployment", "replicaset"}),
     ("statefulset", {"statefulset"}),
     ("", set()),
 ])
