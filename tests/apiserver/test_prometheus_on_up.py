@@ -15,9 +15,10 @@ import pytest
 from kubectl_support import Up, running_up
 from prometheus_server import NOT_INSTALLED, Prometheus, prometheus_binary, running_prometheus
 
+from rollwise.api.analysis import Measured
 from rollwise.api.leases import LEADER, lease_role
 from rollwise.kubelet.process import etcd_binary
-from rollwise.runtime.analysis_prometheus import Measured, measure_prometheus
+from rollwise.runtime.analysis_providers.prometheus import measure_prometheus
 
 pytestmark = [
     pytest.mark.kubectl,

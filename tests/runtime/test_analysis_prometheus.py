@@ -16,7 +16,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from member_servers import serve
 
-from rollwise.runtime.analysis_prometheus import Measured, measure_prometheus
+from rollwise.api.analysis import Measured
+from rollwise.runtime.analysis_providers.prometheus import measure_prometheus
 
 T = 1764331200.123
 
@@ -122,11 +123,12 @@ def test_the_query_goes_url_encoded_with_the_timeout_under_the_address_prefix(pr
     assert _FakePrometheus.requests == [{"path": ["/prom/api/v1/query"], "query": ["one"], "timeout": ["7s"]}]
 
 
-def test_the_providers_own_timeout_bounds_the_query_when_smaller(prometheus: str) -> None:
+def test_the_blocks_own_timeout_bounds_the_query_else_the_drivers(prometheus: str) -> None:
     _FakePrometheus.requests.clear()
     _measure(prometheus, "one", within=30, timeout=3)
-    _measure(prometheus, "one", within=2, timeout="10s")
-    assert [r["timeout"] for r in _FakePrometheus.requests] == [["3s"], ["2s"]]
+    _measure(prometheus, "one", within=2, timeout=10)
+    _measure(prometheus, "one", within=2)
+    assert [r["timeout"] for r in _FakePrometheus.requests] == [["3s"], ["10s"], ["2s"]]
 
 
 def test_a_prometheus_error_is_a_measurement_error_in_prometheus_words(prometheus: str) -> None:

@@ -1,8 +1,8 @@
 """The ``prometheus`` analysis provider: one instant query, ``GET {address}/api/v1/query``, as a measurement.
 
-The driver half of an AnalysisRun (the pure controller in ``controllers/analysis`` decides when a metric is due and
-folds what this returns into the run's status); it does I/O and blocks, so drivers run it off their event loop, as
-they run the role probe (runtime/role_probes.py).
+Argo Rollouts' ``metricproviders/prometheus``, one of the providers of ``analysis_providers`` (their contract is
+there): the pure controller in ``controllers/analysis`` decides when a metric is due and folds what this returns into
+the run's status; this does the I/O, off the drivers' event loops.
 
 What a query gives, by Prometheus' ``resultType`` (HTTP API, "Expression query result formats",
 prometheus/docs/querying/api.md):
@@ -26,23 +26,15 @@ import json
 import math
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-__all__ = ["MAX_BODY", "Measured", "PrometheusError", "instant_query", "measure_prometheus"]
+from rollwise.api.analysis import Measured
+
+__all__ = ["MAX_BODY", "PrometheusError", "instant_query", "measure_prometheus"]
 
 MAX_BODY = 8 << 20
 """Bytes of an answer read at most: a vector of a few thousand series; a larger answer is an error, not cut."""
-
-
-@dataclass(frozen=True, slots=True)
-class Measured:
-    """One measurement as a provider gives it: a ``value`` (float, str, or a list of floats here), or ``error``,
-    the reason there is none. The shape of ``rollwise.api.analysis.Measured``, which replaces it once both meet."""
-
-    value: Any = None
-    error: str | None = None
 
 
 class PrometheusError(Exception):
@@ -51,14 +43,13 @@ class PrometheusError(Exception):
 
 def measure_prometheus(metric: Mapping[str, Any], *, timeout: float) -> Measured:
     """Measure ``metric`` (an AnalysisTemplate metric whose ``provider.prometheus`` has ``address`` and ``query``,
-    arguments already substituted) with one instant query. ``timeout`` bounds each wait on the server (connect,
-    then the answer); the provider's own ``timeout`` (seconds, as Argo's) bounds it further when smaller."""
+    arguments already substituted) with one instant query. Each wait on the server (connect, then the answer) is
+    bounded by the block's ``timeout`` (seconds, as Argo's), or by ``timeout`` when it names none."""
     try:
         spec = _provider(metric)
         own = spec.get("timeout")
-        if own is not None:
-            timeout = min(timeout, _seconds(own))
-        return Measured(value=instant_query(str(spec["address"]), str(spec["query"]), timeout=timeout))
+        seconds = timeout if own is None else _seconds(own)
+        return Measured(value=instant_query(str(spec["address"]), str(spec["query"]), timeout=seconds))
     except PrometheusError as err:
         return Measured(error=str(err))
 
@@ -147,11 +138,9 @@ def _provider(metric: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _seconds(value: Any) -> float:
-    """``timeout`` in seconds: a number, or a string of one with an optional ``s`` (``"30"``, ``"30s"``)."""
-    try:
-        seconds = float(str(value).removesuffix("s")) if isinstance(value, str) else float(value)
-    except (TypeError, ValueError):
-        raise PrometheusError(f"provider.prometheus.timeout {value!r} is not a number of seconds") from None
-    if not math.isfinite(seconds) or seconds <= 0:
+    """The block's ``timeout``: seconds, a number (validation takes a whole number of at least 1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PrometheusError(f"provider.prometheus.timeout {value!r} is not a number of seconds")
+    if not math.isfinite(value) or value <= 0:
         raise PrometheusError(f"provider.prometheus.timeout {value!r} must be a positive number of seconds")
-    return seconds
+    return float(value)
