@@ -95,6 +95,11 @@ def test_a_vector_of_one_sample_is_its_value(prometheus: str) -> None:
     assert _measure(prometheus, "one") == Measured(value=1.0)
 
 
+def test_a_whole_number_is_an_int_as_prometheus_writes_it_and_the_rest_floats(prometheus: str) -> None:
+    assert [type(v) for v in _measure(prometheus, "three").value] == [int, int, float]
+    assert type(_measure(prometheus, "scalar(2)").value) is float
+
+
 def test_a_vector_of_several_samples_is_the_list_of_their_values_in_order(prometheus: str) -> None:
     assert _measure(prometheus, "three") == Measured(value=[1.0, 0.0, 0.25])
 

@@ -7,16 +7,17 @@ the run's status; this does the I/O, off the drivers' event loops.
 What a query gives, by Prometheus' ``resultType`` (HTTP API, "Expression query result formats",
 prometheus/docs/querying/api.md):
 
-- ``vector``: the samples' values as a list of floats, in the order Prometheus gives them; exactly one sample gives
-  that one float, so ``successCondition: result == 3`` reads ``sum(...)`` directly; no sample gives ``[]``;
-- ``scalar``: its float; ``string``: its string;
+- ``vector``: the samples' values as a list of numbers, in the order Prometheus gives them; exactly one sample gives
+  that one number, so ``successCondition: result == 3`` reads ``sum(...)`` directly; no sample gives ``[]``;
+- ``scalar``: its number; ``string``: its string;
 - ``matrix``: an error (a range vector is no measurement; Argo Rollouts' provider refuses it too,
   argo-rollouts/metricproviders/prometheus/prometheus.go).
 
-Values are Prometheus' strings turned into floats, so ``"NaN"`` and ``"+Inf"`` arrive as float NaN and infinity;
-what a condition makes of them is the controller's rule. ``status: "error"`` (bad query, timeout on the server,
-and so on) is a measurement error carrying Prometheus' own ``errorType`` and ``error``; so are an unreachable
-server, an answer that is not Prometheus' JSON and a query that took longer than the timeout.
+Values are Prometheus' strings turned into numbers: a whole number (``"3"``) an int, the rest floats, so ``"NaN"``
+and ``"+Inf"`` arrive as float NaN and infinity; what a condition makes of them is the controller's rule.
+``status: "error"`` (bad query, timeout on the server, and so on) is a measurement error carrying Prometheus' own
+``errorType`` and ``error``; so are an unreachable server, an answer that is not Prometheus' JSON and a query that
+took longer than the timeout.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import http.client
 import json
 import math
+import re
 import ssl
 from collections.abc import Mapping
 from typing import Any
@@ -33,6 +35,8 @@ from rollwise.api.analysis import Measured
 
 __all__ = ["MAX_BODY", "PrometheusError", "instant_query", "measure_prometheus"]
 
+Number = int | float
+_WHOLE = re.compile(r"[-+]?[0-9]{1,18}")
 MAX_BODY = 8 << 20
 """Bytes of an answer read at most: a vector of a few thousand series; a larger answer is an error, not cut."""
 
@@ -54,7 +58,7 @@ def measure_prometheus(metric: Mapping[str, Any], *, timeout: float) -> Measured
         return Measured(error=str(err))
 
 
-def instant_query(address: str, query: str, *, timeout: float) -> float | str | list[float]:
+def instant_query(address: str, query: str, *, timeout: float) -> Number | str | list[Number]:
     """The value of ``query`` now, from the Prometheus server at ``address`` (``http[s]://host:port[/prefix]``);
     PrometheusError when there is none. The server is told the timeout too, so it stops evaluating when we stop
     waiting (the API's ``timeout`` parameter)."""
@@ -88,7 +92,7 @@ def instant_query(address: str, query: str, *, timeout: float) -> float | str | 
     return _value(address, status, body)
 
 
-def _value(address: str, status: int, body: bytes) -> float | str | list[float]:
+def _value(address: str, status: int, body: bytes) -> Number | str | list[Number]:
     """The measurement in one answer of ``/api/v1/query`` (its JSON envelope, any HTTP status: Prometheus answers
     errors with 400, 422 or 503 and the same envelope)."""
     try:
@@ -119,12 +123,13 @@ def _value(address: str, status: int, body: bytes) -> float | str | list[float]:
     raise PrometheusError(f"prometheus at {address}: unknown result type {kind!r}")
 
 
-def _number(pair: Any) -> float:
-    """A sample's ``[unix time, "value"]`` as a float; Prometheus writes NaN and infinities as ``"NaN"``,
-    ``"+Inf"``, ``"-Inf"``, which ``float`` reads."""
+def _number(pair: Any) -> Number:
+    """A sample's ``[unix time, "value"]`` as a number: an int where Prometheus writes a whole number (``"3"``, Go's
+    shortest form of 3.0), so the measurement reads ``3`` as Prometheus and Argo show it; else a float (Prometheus
+    writes NaN and infinities as ``"NaN"``, ``"+Inf"``, ``"-Inf"``, which ``float`` reads)."""
     if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[1], str):
         raise ValueError(pair)
-    return float(pair[1])
+    return int(pair[1]) if _WHOLE.fullmatch(pair[1]) else float(pair[1])
 
 
 def _provider(metric: Mapping[str, Any]) -> Mapping[str, Any]:
