@@ -1,6 +1,7 @@
 """A quorum-aware set's canary in the simulator: both controllers, the quorum model electing a leader, every decision
 judged by the invariants. ``[{replicas: 1}, {pause: {}}]`` holds exactly one member at the new revision, a follower,
-however long the pause lasts; ``promote`` lets the rest follow in DEP-07's order, the leader last."""
+however long the pause lasts; ``promote`` lets the rest follow in DEP-07's order, the leader last; a timed pause
+ends by itself; an abort takes the canary members back to the stable revision."""
 
 from __future__ import annotations
 
@@ -86,3 +87,16 @@ def test_a_timed_pause_proceeds_by_itself() -> None:
     deletes = [e["t"] for e in result["events"] if e["type"] == "PodDeleteRequested"]
     # Two members, then the 30 s pause, then the other two.
     assert deletes[2] - deletes[1] >= 30 > deletes[1] - deletes[0]
+
+
+def test_an_abort_takes_the_canary_members_back_to_the_stable_revision() -> None:
+    sim, result, problems = _run(_scenario(
+        [{"after": 60}, {"abort": {"name": "store"}}, {"after": 120}], [{"replicas": 2}, {"pause": {}}]))
+    assert problems == []
+    status = _set(sim)["status"]
+    stable = status["currentRevision"]
+    assert status["abort"] is True and status["updateRevision"] == stable
+    assert {revision_of(p) for p in sim.cluster.list("Pod", "default")} == {stable}
+    deletes = [e["pod"] for e in result["events"] if e["type"] == "PodDeleteRequested"]
+    assert len(deletes) == 4 and sorted(deletes[:2]) == sorted(deletes[2:])  # the two canaries, then back
+    assert _leader(result) not in deletes  # the leader was never in the canary, so the abort leaves it be
