@@ -57,7 +57,7 @@ def _leader(result: dict[str, Any]) -> str:
 
 def test_an_indefinite_pause_holds_one_follower_at_the_new_revision() -> None:
     sim, result, problems = _run(_scenario([{"after": 3600}], [{"replicas": 1}, {"pause": {}}]))
-    assert problems == []
+    assert problems == [] and result["summary"]["store"]["writesWithoutChange"] == 0
     canary = _at_update(sim)
     assert len(canary) == 1 and canary[0] != _leader(result)
     status = _set(sim)["status"]
@@ -100,3 +100,9 @@ def test_an_abort_takes_the_canary_members_back_to_the_stable_revision() -> None
     deletes = [e["pod"] for e in result["events"] if e["type"] == "PodDeleteRequested"]
     assert len(deletes) == 4 and sorted(deletes[:2]) == sorted(deletes[2:])  # the two canaries, then back
     assert _leader(result) not in deletes  # the leader was never in the canary, so the abort leaves it be
+
+
+def test_a_held_canary_writes_nothing_however_long_it_holds() -> None:
+    writes = [_run(_scenario([{"after": held}], [{"replicas": 1}, {"pause": {}}]))[1]["apiWrites"]
+              for held in (600, 3600)]
+    assert writes[0] == writes[1]
