@@ -79,7 +79,7 @@ def leader_moves(samples: Sequence[StatusSample], *, since: float, until: float)
 
 
 def terms_from_leaders(samples: Sequence[StatusSample]) -> list[StatusSample]:
-    """For a store whose members report no term (NATS 2.9's ``/jsz``): the samples in time order, each term counted
+    """For a store whose members report no term: the samples in time order, each term counted
     as the leaders seen so far, a new one whenever a member names a leader other than the last one named. A leader
     re-elected after a gap no member saw is not counted: elections are then a lower bound."""
     out, term, last = [], 0, 0
