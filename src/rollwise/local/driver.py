@@ -56,6 +56,7 @@ from rollwise.local.processes import ProcessKubelet
 from rollwise.local.standdown import OperatorLeases
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.clock import EpochClock, TimerHandle
+from rollwise.runtime.hand_overs import HandOvers
 from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
@@ -176,6 +177,8 @@ class WallDriver:
         if self.trace is not None:
             self._controller.observers.append(self.trace.observer(STATEFULSET_CONTROLLER))
             self._controller.quorum_observers.append(self.trace.observer(QUORUM_CONTROLLER))
+        # A Patroni set's hand-over is sent by whoever runs its quorum-aware controller (runtime/hand_overs.py).
+        self._controller.hand_overs = HandOvers()
         if self.analysis_on:
             self.analysis = LocalAnalysis(
                 writes, loop=self._loop, clock=self.clock, recorder=self._recorder, pump=self.pump,

@@ -30,6 +30,7 @@ class MemberAddress:
     client_port: int
     peer_port: int
     extra: tuple[int, ...] = ()  # a store's further ports (ZooKeeper's election and admin ports, NATS' monitoring)
+    host: str = "127.0.0.1"  # a Patroni member listens on a loopback address of its own (its pod IP)
 
     @property
     def ports(self) -> tuple[int, ...]:
@@ -37,15 +38,15 @@ class MemberAddress:
 
     @property
     def client_url(self) -> str:
-        return f"http://127.0.0.1:{self.client_port}"
+        return f"http://{self.host}:{self.client_port}"
 
     @property
     def peer_url(self) -> str:
-        return f"http://127.0.0.1:{self.peer_port}"
+        return f"http://{self.host}:{self.peer_port}"
 
     @property
     def endpoint(self) -> str:
-        return f"127.0.0.1:{self.client_port}"
+        return f"{self.host}:{self.client_port}"
 
 
 def stable_dns_name(sts: Mapping[str, Any], ordinal: int) -> str:

@@ -52,7 +52,7 @@ from rollwise.kubelet.termination import grace_seconds, terminal_phase
 
 __all__ = ["DEFAULT_PATTERN", "MemberLease", "PodSync", "ProcessRuntime", "etcd_binary"]
 
-DEFAULT_PATTERN = "etcd:*,zookeeper:*,nats:*"
+DEFAULT_PATTERN = "etcd:*,zookeeper:*,nats:*,patroni:*"  # patroni: kubelet/process/patroni.py's own runtime
 FAULTS = ("crash", "kill", "fail", "recover")
 _PORTS_FILE = "ports.json"
 
@@ -153,6 +153,8 @@ class ProcessRuntime:
         terminal = terminal_phase([view.exited]) if gone and view.exited is not None else None
         status = build_status(pod, [(ContainerRuntime(name=entry.container, image=member.image), view)],
                               failed=member.mode == "failed", t=now, terminal=terminal)
+        if (ip := self.pod_ip(entry)) is not None:  # where the member really listens (a loopback address of its own)
+            status = {**status, "podIP": ip, "podIPs": [{"ip": ip}]}
         return PodSync(status=None if status == pod.get("status") else status, remove=gone)
 
     def fault(self, pod: Mapping[str, Any], fault: str, now: float) -> None:
@@ -191,6 +193,10 @@ class ProcessRuntime:
             return None
         local = entry.member.store.probe_port(entry.member.address, port)
         return None if local is None else ("127.0.0.1", local)
+
+    def runs(self, namespace: str, name: str) -> bool:
+        """Whether member pod ``name`` runs under this runtime."""
+        return any((e.namespace, e.name) == (namespace, name) for e in list(self._pods.values()))
 
     def exec_context(self, namespace: str, name: str) -> tuple[dict[str, str], Path] | None:
         """Where ``kubectl exec`` into a member runs its command: the environment (the etcd tools first on PATH,
@@ -236,6 +242,10 @@ class ProcessRuntime:
                 failure_threshold=int(given.get("failureThreshold", 3)))
         except (TypeError, ValueError) as err:
             raise ValueError(f"container {container.get('name')!r}: readinessProbe: {err}") from None
+
+    def pod_ip(self, entry: _Pod) -> str | None:
+        """The pod IP a member really listens on; None: the simulated kubelet's (etcd members use ports instead)."""
+        return None
 
     def data_dir(self, namespace: str, claim: str) -> Path:
         return self._claim_dir(namespace, claim)
@@ -288,6 +298,25 @@ class ProcessRuntime:
     def _claim_dir(self, namespace: str, claim: str) -> Path:
         return self.root / "claims" / namespace / claim
 
+    def _member(self, pod: Obj, sts: Mapping[str, Any], container: Mapping[str, Any], data_dir: Path,
+                created_at: float) -> MemberProcess:
+        """The pod's container as a process: a member of its store's cluster (``stores/``), its data under
+        ``data_dir``. A runtime with more to run than a store's command gives its own (kubelet/process/patroni.py)."""
+        layout, ordinal = self.layout(sts), ordinal_of(pod)
+        store = store_for(str(container.get("image", "")))
+        assert store is not None  # _container found one
+        member_dir = data_dir / store.name
+        timings = MemberTimings(election_ms=self.election_ms, heartbeat_ms=self.heartbeat_ms)
+
+        def command() -> list[str]:
+            return store.command(self.binaries[store.name], layout, ordinal, member_dir, timings)
+
+        return MemberProcess(name=str(container.get("name", "")), image=str(container.get("image", "")),
+                             command=command, store=store, address=layout.member(ordinal),
+                             log=self.root / "logs" / f"{name_of(pod)}.log", supervisor=self.supervisor,
+                             profile=self.profile, probe=self.probe_for(container), clock=self.clock,
+                             created_at=created_at, start_seconds=self.start_seconds)
+
     def _collect_claims(self) -> None:
         in_use = {e.data_dir for e in self._pods.values() if e.member.mode == "running"}
         for path in list(self._doomed_claims):
@@ -306,30 +335,15 @@ class ProcessRuntime:
         ref = controller_of(pod)
         if ref is None or ref.get("name") != name_of(sts):
             raise ValueError(f"pod {name_of(pod)} is not controlled by StatefulSet {name_of(sts)}")
-        ns, name, ordinal = namespace_of(pod), name_of(pod), ordinal_of(pod)
+        ns, name = namespace_of(pod), name_of(pod)
         claim = next((str(v["persistentVolumeClaim"]["claimName"])
                       for v in (pod.get("spec") or {}).get("volumes") or ()
                       if (v.get("persistentVolumeClaim") or {}).get("claimName")), None)
         data_dir = self._claim_dir(ns, claim) if claim else self.root / "pods" / uid
         self._collect_claims()  # a claim deleted and created again under its name starts empty
         data_dir.mkdir(parents=True, exist_ok=True)
-        layout = self.layout(sts)
-        store = store_for(str(container.get("image", "")))
-        assert store is not None  # _container found one
-        member_dir = data_dir / store.name
-        timings = MemberTimings(election_ms=self.election_ms, heartbeat_ms=self.heartbeat_ms)
-
-        def command() -> list[str]:
-            return store.command(self.binaries[store.name], layout, ordinal, member_dir, timings)
-
         created = pod["metadata"].get("creationTimestamp")
-        start = now if created is None else min(now, float(created))
-        member = MemberProcess(name=str(container.get("name", "")), image=str(container.get("image", "")),
-                               command=command, store=store, address=layout.member(ordinal),
-                               log=self.root / "logs" / f"{name}.log", supervisor=self.supervisor,
-                               profile=self.profile, probe=self.probe_for(container), clock=self.clock,
-                               created_at=start,
-                               start_seconds=self.start_seconds)
+        member = self._member(pod, sts, container, data_dir, min(now, float(created)) if created is not None else now)
         entry = _Pod(member=member, namespace=ns, name=name, set_name=name_of(sts),
                      container=str(container.get("name", "")), data_dir=data_dir, claim=claim)
         self._pods[uid] = entry
