@@ -150,7 +150,11 @@ class _Deletions:
 
     def _sample(self, members: _Members) -> None:
         while not self._stop.wait(0.05):
-            self.leaders.append((time.monotonic(), members.leader()))
+            try:
+                leader = members.leader()
+            except (OSError, AssertionError):  # a member's config between its pod's deletion and its restart
+                leader = None
+            self.leaders.append((time.monotonic(), leader))
 
     def names(self) -> list[str]:
         return [name for _, name in self.order]

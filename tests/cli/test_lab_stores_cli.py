@@ -7,7 +7,6 @@ import pytest
 
 from rollwise.cli import main
 from rollwise.lab.experiment import run_model
-from rollwise.lab.figures import StatusSample, terms_from_leaders
 from rollwise.lab.scenarios import SCENARIOS, STRATEGIES, model_scenario, set_manifest, strategies_for
 from rollwise.lab.stores import LAB_STORES
 
@@ -54,8 +53,3 @@ def test_the_model_with_zookeeper_s_parameters_pays_an_election_for_the_leader_w
     assert etcd_fig.outage_seconds == 0
     assert (zk_fig.elections, zk_fig.leader_moves) == (1, 1)
 
-
-def test_terms_from_leaders_counts_a_new_term_whenever_another_member_is_named_leader() -> None:
-    samples = [StatusSample(t=t, member=m, leader=leader, term=0) for t, m, leader in [
-        (0.0, "1", 2), (0.1, "2", 2), (0.2, "3", 0), (0.3, "1", 3), (0.4, "2", 3), (0.5, "3", 3), (0.6, "1", 2)]]
-    assert [s.term for s in terms_from_leaders(samples)] == [1, 1, 1, 2, 2, 2, 3]

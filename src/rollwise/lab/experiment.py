@@ -29,7 +29,6 @@ from rollwise.lab.figures import (
     elections,
     leader_moves,
     no_commit_gaps,
-    terms_from_leaders,
 )
 from rollwise.lab.meter import StatusPoller, WriteMeter
 from rollwise.lab.plane import LabPlane
@@ -197,7 +196,6 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
             await plane.run_until(lambda: plane.clock() >= t1 + 0.5, timeout=1.0)
             writes, samples = await asyncio.to_thread(meter.stop), await asyncio.to_thread(poller.stop)
             meter = poller = None
-            samples = samples if store.reports_terms else terms_from_leaders(samples)
             gaps = no_commit_gaps(writes, since=t0, until=t1)
             summary = plane.recorder.summary(t1)
             final_set = plane.cluster.get("StatefulSet", "default", name)

@@ -8,11 +8,10 @@ deadline, unlike counting failed attempts, which under-reports each outage by up
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import pairwise
 
-__all__ = ["GAP_THRESHOLD_SECONDS", "StatusSample", "WriteRecord", "elections", "leader_moves", "no_commit_gaps",
-           "terms_from_leaders"]
+__all__ = ["GAP_THRESHOLD_SECONDS", "StatusSample", "WriteRecord", "elections", "leader_moves", "no_commit_gaps"]
 
 GAP_THRESHOLD_SECONDS = 0.2
 
@@ -77,14 +76,3 @@ def leader_moves(samples: Sequence[StatusSample], *, since: float, until: float)
             leader = s.leader
     return moves
 
-
-def terms_from_leaders(samples: Sequence[StatusSample]) -> list[StatusSample]:
-    """For a store whose members report no term (NATS 2.9's ``/jsz``): the samples in time order, each term counted
-    as the leaders seen so far, a new one whenever a member names a leader other than the last one named. A leader
-    re-elected after a gap no member saw is not counted: elections are then a lower bound."""
-    out, term, last = [], 0, 0
-    for s in sorted(samples, key=lambda s: s.t):
-        if s.leader not in (0, last):
-            term, last = term + 1, s.leader
-        out.append(replace(s, term=term))
-    return out

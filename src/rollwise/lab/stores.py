@@ -120,7 +120,6 @@ class LabStore:
     timings: LabTimings = field(default_factory=LabTimings)
     probe: Mapping[str, str] = field(default_factory=dict)  # the role probe's annotations on the real set
     prepare: Callable[[str, int, float], None] | None = None  # (endpoint, replicas, deadline) once members are up
-    reports_terms: bool = True  # its members say the term they answer in (NATS 2.9's do not)
     store: Store | None = None  # a store outside the process runtime's table (Patroni: its runtime starts it)
     runtime_class: Callable[..., ProcessRuntime] = ProcessRuntime
 
@@ -159,8 +158,7 @@ LAB_STORES: dict[str, LabStore] = {
         # process starts (its raft election timeout), and a crashed meta leader's successor takes as long, so the
         # settle time after the crash faults is longer than etcd's.
         timings=LabTimings(termination_seconds=0.05, election_seconds=4.5, join_election_seconds=4.6,
-                           shutdown_transfer=True, transfer_seconds=0.1, grace_seconds=30, settle_seconds=6.0),
-        reports_terms=False),
+                           shutdown_transfer=True, transfer_seconds=0.1, grace_seconds=30, settle_seconds=6.0)),
     "patroni": LabStore(
         key="patroni", title="real Patroni 3.0 + PostgreSQL 15", set_name="pg", container="postgres",
         images=("patroni:3.0", "patroni:3.0-r1"), data_marker="pgdata/PG_VERSION", write=_patroni_write,

@@ -12,7 +12,16 @@ from rollwise.api.errors import FieldError
 from rollwise.api.in_place import IN_PLACE_IF_POSSIBLE, POD_UPDATE_POLICIES
 from rollwise.api.intstr import PERCENT
 from rollwise.api.meta import Obj
-from rollwise.api.strategies import KINDS, NAMES, ON_DELETE, ROLLING_BLOCK, ROLLING_KINDS, ROLLING_UPDATE
+from rollwise.api.strategies import (
+    KINDS,
+    NAMES,
+    ON_DELETE,
+    QUORUM_AWARE_POLICY,
+    ROLLING_BLOCK,
+    ROLLING_KINDS,
+    ROLLING_UPDATE,
+    UPDATE_POLICY,
+)
 from rollwise.api.validation_rules import check_enum, check_int, check_max_unavailable
 
 __all__ = ["IN_PLACE", "QUORUM_AWARE_ANNOTATION", "STRATEGY_NAMES", "StrategyOverride", "parse_strategy"]
@@ -20,10 +29,10 @@ __all__ = ["IN_PLACE", "QUORUM_AWARE_ANNOTATION", "STRATEGY_NAMES", "StrategyOve
 IN_PLACE = "InPlace"
 """Shorthand for RollingUpdate with ``podUpdatePolicy: InPlaceIfPossible`` (api/in_place.py), as QuorumAware is for
 OnDelete plus its annotation: what ``compare`` sets beside a recreating rollout."""
-QUORUM_AWARE = "QuorumAware"
+QUORUM_AWARE = QUORUM_AWARE_POLICY
 STRATEGY_NAMES = (*NAMES, QUORUM_AWARE, IN_PLACE)
 """The strategy table's types (api/strategies.py), then the two shorthands."""
-QUORUM_AWARE_ANNOTATION = "rollwise.dev/update-policy"
+QUORUM_AWARE_ANNOTATION = UPDATE_POLICY  # api/strategies.handed_to_quorum reads it
 LEADER_TRANSFER_ANNOTATION = "rollwise.dev/leader-transfer"
 _KEYS = {**dict.fromkeys(ROLLING_KINDS, ("maxUnavailable", "partition", "podProgressTimeoutSeconds",
                                            "podUpdatePolicy")),

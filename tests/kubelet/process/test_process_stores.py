@@ -14,7 +14,7 @@ import pytest
 
 from rollwise.kubelet.process import ClusterLayout, PortAllocator
 from rollwise.kubelet.process.stores import MemberTimings, StoreError, ZooKeeperStore, store_for
-from rollwise.kubelet.process.stores.nats import NatsStore
+from rollwise.kubelet.process.stores.nats import NatsStore, meta_term
 from rollwise.kubelet.process.stores.nats_wire import request
 from rollwise.kubelet.process.stores.zk_wire import set_data
 
@@ -107,3 +107,12 @@ def test_a_write_to_a_closed_port_fails_as_a_store_error() -> None:
         set_data(port, "/meter", b"1", timeout=0.5)
     with pytest.raises(StoreError):
         request(port, "lab.meter", {}, timeout=0.5)
+
+
+def test_a_nats_member_s_meta_term_is_read_from_the_term_and_vote_its_raft_code_persists(tmp_path: Path) -> None:
+    """nats-server 2.9 serves no raft term; its meta group's ``tav.idx`` holds it (little-endian, then the vote)."""
+    assert meta_term(tmp_path) == 0  # no term persisted yet
+    meta = tmp_path / "js" / "jetstream" / "SYS" / "_js_" / "_meta_"
+    meta.mkdir(parents=True)
+    (meta / "tav.idx").write_bytes((7).to_bytes(8, "little") + b"yrzKKRBu")
+    assert meta_term(tmp_path) == 7

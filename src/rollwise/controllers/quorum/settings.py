@@ -16,6 +16,7 @@ from rollwise.api.errors import FieldError
 from rollwise.api.handover import leaves_pods_alone
 from rollwise.api.meta import annotations_of
 from rollwise.api.role_probe import RoleProbe, check_role_probe, probe_of
+from rollwise.api.strategies import QUORUM_AWARE_POLICY, UPDATE_POLICY, handed_to_quorum
 from rollwise.api.validation_rules import check_labels
 from rollwise.controllers.view import SetView
 
@@ -40,8 +41,6 @@ __all__ = [
     "read_settings",
 ]
 
-UPDATE_POLICY = "rollwise.dev/update-policy"
-QUORUM_AWARE_POLICY = "QuorumAware"
 MEMBER_CONTAINER = "rollwise.dev/member-container"
 LEASE_TEMPLATE = "rollwise.dev/member-lease-template"
 MAX_UNAVAILABLE_MEMBERS = "rollwise.dev/max-unavailable-members"
@@ -89,14 +88,6 @@ class Settings:
     def lease_name(self, pod: str) -> str:
         """The member Lease of ``pod``: the template with ``{pod}`` replaced (default: the pod's own name)."""
         return self.lease_template.replace(_PLACEHOLDER, pod)
-
-
-def handed_to_quorum(sts: Mapping[str, Any]) -> bool:
-    """Is this set quorum-aware: ``updateStrategy.type: OnDelete`` and the annotation
-    ``rollwise.dev/update-policy: QuorumAware``, on either StatefulSet kind. The one rule: the controllers, ``get``,
-    ``rollout status`` and the explorer all ask it here."""
-    strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
-    return strategy.get("type") == "OnDelete" and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
 
 
 def engaged(view: SetView) -> bool:

@@ -13,8 +13,9 @@ The monitoring port answers ``GET /jsz`` with ``meta_cluster.leader``, the meta 
 probe, docs/stores/nats.md) and ``GET /healthz`` with 200 once JetStream is current with the meta leader (the
 readiness check, as the Helm chart's probe). The hand-over is the meta leader's step-down; NATS 2.9 then elects
 whichever member's timer fires first (a preferred successor came in later releases), so the target is not chosen.
-nats-server 2.9 reports no raft term over HTTP: a role sample's term is 0, and the lab counts elections from the
-leaders it sees instead.
+nats-server 2.9 reports no raft term over HTTP; each member keeps its meta group's term and vote in its store
+directory (``<system account>/_js_/_meta_/tav.idx``: the term as a little-endian 64-bit number, then the vote, as
+its raft code writes it), and the lab reads the term there, beside the member's answer to ``/jsz``.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from rollwise.kubelet.process.stores.base import MemberTimings, RoleSample, Stor
 from rollwise.kubelet.process.stores.http import get_json
 from rollwise.kubelet.process.stores.nats_wire import request
 
-__all__ = ["SYSTEM_USER", "NatsStore", "meta_leader"]
+__all__ = ["SYSTEM_USER", "NatsStore", "meta_leader", "meta_term"]
 
-SYSTEM_USER = ("sys", "sys")
+SYSTEM_ACCOUNT, SYSTEM_USER = "SYS", ("sys", "sys")
 STEPDOWN = "$JS.API.META.LEADER.STEPDOWN"
 
 
@@ -44,12 +45,24 @@ def meta_leader(member: MemberAddress, timeout: float) -> str:
     return str(meta.get("leader") or "") if isinstance(meta, dict) else ""
 
 
+def meta_term(member_dir: Path) -> int:
+    """The meta group's raft term the member last persisted (0 before it has one)."""
+    try:
+        data = (member_dir / "js" / "jetstream" / SYSTEM_ACCOUNT / "_js_" / "_meta_" / "tav.idx").read_bytes()
+    except OSError:
+        return 0
+    return int.from_bytes(data[:8], "little") if len(data) >= 8 else 0
+
+
 class NatsStore(Store):
     name = "nats"
     image = "nats:*"
     extra_ports = 1  # monitoring
     container_ports: ClassVar[dict[int, int]] = {4222: 0, 6222: 1, 8222: 2}
     can_transfer = True
+
+    def __init__(self) -> None:
+        self._dirs: dict[int, Path] = {}  # client port -> the member's directory, for its persisted term
 
     def binary(self) -> str | None:
         return shutil.which("nats-server") or next(
@@ -65,13 +78,14 @@ http: "127.0.0.1:{me.extra[0]}"
 jetstream {{ store_dir: "{member_dir / 'js'}", max_memory_store: 64MB, max_file_store: 1GB }}
 cluster {{ name: "{layout.set_name}", listen: "127.0.0.1:{me.peer_port}", routes: [{routes}] }}
 accounts {{
-  SYS {{ users: [{{user: {SYSTEM_USER[0]}, password: {SYSTEM_USER[1]}}}] }}
+  {SYSTEM_ACCOUNT} {{ users: [{{user: {SYSTEM_USER[0]}, password: {SYSTEM_USER[1]}}}] }}
   APP {{ jetstream: enabled, users: [{{user: app, password: app}}] }}
 }}
-system_account: SYS
+system_account: {SYSTEM_ACCOUNT}
 no_auth_user: app
 """
         member_dir.mkdir(parents=True, exist_ok=True)
+        self._dirs[me.client_port] = member_dir
         path = member_dir / "nats.conf"
         path.write_text(config, encoding="utf-8")
         return [binary, "-c", str(path)]
@@ -83,8 +97,11 @@ no_auth_user: app
             return False
 
     def role(self, member: MemberAddress, timeout: float) -> RoleSample:
+        # The term first: a leader named after it is of that term or a later one, never of an earlier one.
+        where = self._dirs.get(member.client_port)
+        term = meta_term(where) if where is not None else 0
         ordinal = parent_and_ordinal(meta_leader(member, timeout))[1]
-        return RoleSample(member=member.ordinal + 1, leader=ordinal + 1 if ordinal >= 0 else 0, term=0)
+        return RoleSample(member=member.ordinal + 1, leader=ordinal + 1 if ordinal >= 0 else 0, term=term)
 
     def move_leader(self, layout: ClusterLayout, leader: int, target: int, *, timeout: float) -> None:
         """The meta leader steps down; NATS 2.9 picks the successor (``target`` is only where the request goes
