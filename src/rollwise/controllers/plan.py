@@ -17,6 +17,7 @@ __all__ = [
     "AnnotatePod",
     "Blocked",
     "ClearPreparingDelete",
+    "CreateAnalysisRun",
     "CreateClaim",
     "CreatePod",
     "CreateRevision",
@@ -59,6 +60,16 @@ class CreateClaim(Action):
 
     def what(self) -> str:
         return f"create claim {name_of(self.claim)}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateAnalysisRun(Action):
+    """Create the AnalysisRun of a canary's analysis step (controllers/statefulset/analysis.py)."""
+
+    run: Obj
+
+    def what(self) -> str:
+        return f"create analysis run {name_of(self.run)}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

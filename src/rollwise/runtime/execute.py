@@ -34,6 +34,7 @@ from rollwise.controllers.plan import (
     Action,
     AnnotatePod,
     ClearPreparingDelete,
+    CreateAnalysisRun,
     CreateClaim,
     CreatePod,
     CreateRevision,
@@ -292,6 +293,13 @@ def _run(action: Action, *, sts: Obj, actor: str, set_name: str, event: Callable
             return
     elif isinstance(action, CreateRevision):
         yield _call("create", action.revision, actor=actor, handed_over=True)
+    elif isinstance(action, CreateAnalysisRun):
+        try:
+            yield _call("create", action.run, actor=actor, handed_over=True)
+        except AlreadyExists:
+            return  # a view that predates it: the next reconcile reads the run that is there
+        event("Normal", "AnalysisRunCreated", f"create AnalysisRun {name_of(action.run)} in StatefulSet {set_name} "
+                                              "successful")
     elif isinstance(action, UpdateRevision):
         yield _call("update", action.revision, actor=actor)
     elif isinstance(action, DeleteRevision):
@@ -363,6 +371,9 @@ def _report(action: Action, err: ApiStatusError, *, set_name: str, event: Callab
     elif isinstance(action, CreatePod) and not isinstance(err, AlreadyExists):
         event("Warning", "FailedCreate",
               f"create Pod {name_of(action.pod)} in StatefulSet {set_name} failed error: {err}")
+    elif isinstance(action, CreateAnalysisRun):
+        event("Warning", "FailedCreate",
+              f"create AnalysisRun {name_of(action.run)} in StatefulSet {set_name} failed error: {err}")
     elif isinstance(action, UpdatePod):
         event("Warning", "FailedUpdate",
               f"update Pod {name_of(action.pod)} in StatefulSet {set_name} failed error: {err}")

@@ -7,11 +7,17 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.api.steps import steps_of
+from rollwise.api.strategies import strategy_block
 from rollwise.cluster.protocol import Cluster
+from rollwise.cluster.resources import GroupKind, group_of
+from rollwise.controllers.statefulset.analysis import RUN_API_VERSION, RUN_KIND, SET_LABEL
 from rollwise.controllers.view import SetView
 from rollwise.runtime.setkeys import all_sets
 
-__all__ = ["IndexedReads", "budget_reads", "set_view"]
+__all__ = ["IndexedReads", "analysis_reads", "budget_reads", "set_view"]
+
+_RUNS = GroupKind(group_of(RUN_API_VERSION), RUN_KIND)
 
 
 @runtime_checkable
@@ -55,7 +61,17 @@ def set_view(cluster: Cluster, sts: Obj, *, now: float, gates: FeatureGates) -> 
     claims = {name_of(c): c for c in cluster.list("PersistentVolumeClaim", ns)}
     leases = {name_of(x): x for x in cluster.list("Lease", ns)}
     return SetView(set=sts, pods=pods, claims=claims, revisions=set_revisions(cluster, sts), leases=leases, now=now,
-                   gates=gates, **budget_reads(cluster, ns))
+                   gates=gates, **budget_reads(cluster, ns), **analysis_reads(cluster, sts))
+
+
+def analysis_reads(cluster: Cluster, sts: Obj) -> dict[str, Any]:
+    """The view's AnalysisRuns, read only for a set with an analysis step: those labelled with the set's name (the
+    controller reads only the ones it controls)."""
+    steps = steps_of(strategy_block(sts["spec"].get("updateStrategy") or {}))
+    if not any(step.kind == "analysis" for step in steps):
+        return {}
+    runs = cluster.list(_RUNS, namespace_of(sts), selector={"matchLabels": {SET_LABEL: name_of(sts)}})
+    return {"analysis_runs": {name_of(run): run for run in runs}}
 
 
 def budget_reads(cluster: Cluster, ns: str) -> dict[str, Any]:
