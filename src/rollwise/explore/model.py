@@ -24,6 +24,7 @@ from rollwise.api.strategies import ROLLING_KINDS, declared_type
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
 from rollwise.controllers.quorum.settings import handed_to_quorum
+from rollwise.controllers.statefulset.analysis import ANALYSIS_RUNS
 from rollwise.explore.pods import stage_of
 from rollwise.invariants.stages import image_of
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
@@ -312,4 +313,6 @@ def store_key(cluster: MemoryCluster | None, facts: SetFacts) -> tuple[Any, ...]
     leases = tuple(_memo(x, "lease", lambda o: (name_of(o), str(lease_role(o))))
                    for x in cluster.list("Lease", NAMESPACE))
     budgets = tuple(freeze(b.get("spec")) for b in cluster.list("PodDisruptionBudget", NAMESPACE))
-    return _memo(sts, "set", _set_part), pods, claims, revisions, leases, budgets
+    runs = tuple(_memo(r, "run", lambda o: (name_of(o), str((o.get("status") or {}).get("phase") or "")))
+                 for r in cluster.list(ANALYSIS_RUNS, NAMESPACE))
+    return _memo(sts, "set", _set_part), pods, claims, revisions, leases, budgets, runs

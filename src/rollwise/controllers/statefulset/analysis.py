@@ -32,6 +32,8 @@ from rollwise.api.steps import Step
 __all__ = [
     "ANALYSIS_INCONCLUSIVE",
     "ANALYSIS_RUNNING",
+    "ANALYSIS_RUNS",
+    "OUTCOMES",
     "RUN_API_VERSION",
     "RUN_KIND",
     "RUN_LABELS",
@@ -39,6 +41,7 @@ __all__ = [
     "Verdict",
     "new_run",
     "run_name",
+    "still_running",
     "verdict_of",
 ]
 
@@ -53,6 +56,10 @@ ANALYSIS_INCONCLUSIVE = "AnalysisInconclusive"
 SUCCESSFUL = "Successful"
 FAILED_PHASES = ("Failed", "Error")
 INCONCLUSIVE = "Inconclusive"
+OUTCOMES = (SUCCESSFUL, "Failed", INCONCLUSIVE)
+"""The verdicts a run that is still running may come to (the explorer plays each; Error reads as Failed)."""
+ANALYSIS_RUNS = "AnalysisRun.apps.rollwise.dev"
+"""How a store names the AnalysisRun resource."""
 
 
 def run_name(update_revision: str, index: int, attempt: int = 0) -> str:
@@ -79,6 +86,11 @@ def new_run(sts: Obj, update_revision: str, index: int, step: Step, attempt: int
             "args": [{"name": k, "value": v} for k, v in step.args],
         },
     }
+
+
+def still_running(run: Obj) -> bool:
+    """Whether a run has no verdict yet (no phase, ``Pending`` or ``Running``)."""
+    return (run.get("status") or {}).get("phase") in (None, "", "Pending", "Running")
 
 
 def owned_run(runs: Mapping[str, Obj], sts: Obj, name: str) -> Obj | None:
