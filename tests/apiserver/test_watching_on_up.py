@@ -128,3 +128,37 @@ def test_get_into_a_pipe_pads_no_line_and_spells_each_revision_one_way(up: Up) -
     bare = re.findall(rf"(?<![\w-]){digest}", shown.stdout)
     assert bare == [], f"{digest} also shown without its set's name: {shown.stdout}"
     assert shown.stdout.count(revision) >= 4, "the header, the condition and each pod's line"
+
+
+def test_get_and_watch_show_a_canary_step_its_stable_revision_and_its_abort(up: Up, tmp_path: Path) -> None:
+    up.apply(statefulset("web", replicas=3, claims=False,
+                         strategy="{type: RollingUpdate, rollingUpdate: {steps: [{replicas: 1}, {pause: {}}]}}"))
+    assert _rollwise(up, "status", "sts/web", "--timeout", "60s").returncode == 0
+    stable = up.read("sts", "web")["status"]["currentRevision"]
+    shown = _rollwise(up, "get", "sts/web").stdout
+    assert "Steps:       2 steps; no rollout under way" in shown and f"Stable:      {stable}" in shown
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    tmux = Tmux(tmp_path)
+    command = " ".join(shlex.quote(a) for a in ["env", f"KUBECONFIG={up.env['KUBECONFIG']}",
+                                                 f"HOME={up.env['HOME']}", sys.executable, "-m", "rollwise",
+                                                 "get", "sts/web", "--watch"])
+    try:
+        tmux.run("new-session", "-d", "-s", "watch", "-x", "120", "-y", "40", command)
+        up.until(lambda: "no rollout under way" in tmux.screen(), "the watch shows the steps", on_fail=tmux.screen)
+        _set_image(up, "nginx:1.27")
+        up.until(lambda: "Steps:       step 2/2 pause until promoted" in tmux.screen(),
+                 "the watch shows the canary held at its pause", on_fail=tmux.screen)
+        assert f"Stable:      {stable}" in tmux.screen()
+        aborted = _rollwise(up, "rollout", "abort", "sts/web")
+        assert aborted.returncode == 0, aborted.stderr
+        up.until(lambda: "Aborted:     aborted by rollwise rollout abort" in tmux.screen(),
+                 "the watch shows the abort and why", on_fail=tmux.screen)
+        up.until(lambda: "Steps:       aborted" in tmux.screen() and "Degraded" in tmux.screen(),
+                 "the watch shows the rollout aborted", on_fail=tmux.screen)
+        assert tmux.screen().count("Name:") == 1  # redrawn in place
+    finally:
+        tmux.kill()
+    status = _rollwise(up, "status", "sts/web", "--timeout", "5s")
+    assert status.returncode == 1 and "RolloutAborted" in status.stdout.splitlines()[-1]
