@@ -1,5 +1,5 @@
 """Which CEL runtime from PyPI evaluates Kubernetes rules correctly, and how fast (the choice in
-``src/rollwise/apiserver/cel_rules.py``).
+``src/rollwise/apiserver/admission/cel_rules.py``).
 
 Run: `.venv/bin/python bench/cel_runtimes.py`. The project depends on ``cel-expr-python`` only; to measure the
 others, install them beside it first (`pip install cel-python==0.5.0 common-expression-language==0.10.0`); a

@@ -11,7 +11,7 @@ import copy
 import time
 from typing import Any
 
-from rollwise.apiserver.store import ApiStore
+from rollwise.apiserver.storage.store import ApiStore
 
 
 def _body(name: str, api_version: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rollwise.apiserver.tls import read_endpoint
+from rollwise.apiserver.auth.tls import read_endpoint
 
 __all__ = ["PodEvents", "PodRecord", "event_to_action"]
 

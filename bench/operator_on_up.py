@@ -44,7 +44,7 @@ import aiohttp
 import yaml
 
 from operator_events import PodEvents, event_to_action
-from rollwise.apiserver.tls import read_endpoint
+from rollwise.apiserver.auth.tls import read_endpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 KUBECTL = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32"

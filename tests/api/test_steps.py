@@ -16,7 +16,7 @@ from rollwise.api.defaults import apply_defaults
 from rollwise.api.features import FeatureGates
 from rollwise.api.steps import NothingToPromote, parse_duration, promoted_status, target_replicas
 from rollwise.api.validation import structural_errors, validate_statefulset
-from rollwise.apiserver.schema import admit_custom
+from rollwise.apiserver.admission.schema import admit_custom
 from rollwise.cluster.crd import crd
 
 SET: dict[str, Any] = {

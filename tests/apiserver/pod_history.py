@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
-from rollwise.apiserver.tls import read_endpoint
+from rollwise.apiserver.auth.tls import read_endpoint
 
 __all__ = ["PodEvent", "PodHistory", "unavailable_counts"]
 

@@ -12,8 +12,8 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
 from rollwise.apiserver.app import make_app
-from rollwise.apiserver.config import ServerConfig
-from rollwise.apiserver.store import ApiStore
+from rollwise.apiserver.serving.config import ServerConfig
+from rollwise.apiserver.storage.store import ApiStore
 
 TOKEN = "test-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

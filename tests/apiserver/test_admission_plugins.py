@@ -1,5 +1,5 @@
-"""The default admission plugins that change what a pod or a claim looks like (apiserver/plugins.py), through ``up``'s
-store as any write reaches it: DefaultTolerationSeconds, ServiceAccount, Priority and DefaultStorageClass."""
+"""The default admission plugins that change what a pod or a claim looks like (apiserver/admission/plugins.py), through
+``up``'s store as any write reaches it: DefaultTolerationSeconds, ServiceAccount, Priority and DefaultStorageClass."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from rollwise.api.errors import Forbidden
-from rollwise.apiserver.store import ApiStore
+from rollwise.apiserver.storage.store import ApiStore
 from rollwise.cluster.resources import POD, PVC
 
 NOT_READY = {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",

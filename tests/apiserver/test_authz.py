@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from rollwise.apiserver.authz import RbacAuthorizer, Request, forbidden_message, verb_of
+from rollwise.apiserver.auth.authz import RbacAuthorizer, Request, forbidden_message, verb_of
 from rollwise.cli.manifests import rbac
 
 SA = "system:serviceaccount:rollwise-system:rollwise"

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rollwise.api.meta import LAST_APPLIED, annotations_of
-from rollwise.apiserver.bootstrap import kubernetes_service
-from rollwise.apiserver.store import ApiStore
+from rollwise.apiserver.storage.bootstrap import kubernetes_service
+from rollwise.apiserver.storage.store import ApiStore
 from rollwise.cluster.crd import crd
 from rollwise.cluster.resources import GroupKind
 

@@ -1,12 +1,12 @@
-"""Kubernetes' CEL quantity library in up's CEL engine (apiserver/cel_quantity.py): the examples of kube-apiserver's
-own documentation of the library evaluate as documented, errors are errors, and a Quantity is a type of its own to
-the checker."""
+"""Kubernetes' CEL quantity library in up's CEL engine (apiserver/admission/cel_quantity.py): the examples of
+kube-apiserver's own documentation of the library evaluate as documented, errors are errors, and a Quantity is a type of
+its own to the checker."""
 
 from __future__ import annotations
 
 import pytest
 
-from rollwise.apiserver.cel_rules import evaluate
+from rollwise.apiserver.admission.cel_rules import evaluate
 
 
 @pytest.mark.parametrize(("expression", "expected"), [

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rollwise.apiserver.cel_rules import evaluate, rule_errors
+from rollwise.apiserver.admission.cel_rules import evaluate, rule_errors
 
 
 @pytest.mark.parametrize(("expression", "expected"), [

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rollwise.api.errors import FieldError
-from rollwise.apiserver import cel_rules
-from rollwise.apiserver.cel_rules import rule_errors
+from rollwise.apiserver.admission import cel_rules
+from rollwise.apiserver.admission.cel_rules import rule_errors
 
 STR = {"type": "string"}
 NOT_X = [{"rule": "!has(self.a) || self.a != 'x'"}]

@@ -1,6 +1,6 @@
 """The custom kind refuses a shrunk claim template on `rollwise up` through its CRD alone (the transition rule on
-volumeClaimTemplates, which needs Kubernetes' CEL quantity library: apiserver/cel_quantity.py), driven by the real
-kubectl: the error names the field and the template; a grown template, or one written in other units, is
+volumeClaimTemplates, which needs Kubernetes' CEL quantity library: apiserver/admission/cel_quantity.py), driven by the
+real kubectl: the error names the field and the template; a grown template, or one written in other units, is
 accepted."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from server_support import AUTH, api, body, run
 
-from rollwise.apiserver.schema import prune_and_check
+from rollwise.apiserver.admission.schema import prune_and_check
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 WIDGETS = "/apis/example.dev/v1/namespaces/default/widgets"

@@ -15,7 +15,7 @@ from lightkube.generic_resource import create_namespaced_resource
 from lightkube.types import PatchType
 from server_support import DEADLINE, TOKEN, api, pod, run, sts
 
-from rollwise.apiserver.store import ApiStore
+from rollwise.apiserver.storage.store import ApiStore
 
 Pod = create_namespaced_resource("", "v1", "Pod", "pods")
 StatefulSet = create_namespaced_resource("apps", "v1", "StatefulSet", "statefulsets")

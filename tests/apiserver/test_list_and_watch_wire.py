@@ -11,8 +11,8 @@ import aiohttp
 import pytest
 from server_support import AUTH, api, body, next_event, pod, run
 
-from rollwise.apiserver import watching
-from rollwise.apiserver.http import ListBody
+from rollwise.apiserver.serving import watching
+from rollwise.apiserver.serving.http import ListBody
 
 PODS = "/api/v1/namespaces/default/pods"
 

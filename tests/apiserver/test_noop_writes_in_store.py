@@ -14,8 +14,8 @@ import yaml
 
 from rollwise.api.meta import Obj
 from rollwise.api.values import clone
-from rollwise.apiserver.resources import Resource
-from rollwise.apiserver.store import ApiStore
+from rollwise.apiserver.kinds.resources import Resource
+from rollwise.apiserver.storage.store import ApiStore
 
 STS = """apiVersion: apps/v1
 kind: StatefulSet

@@ -1,6 +1,7 @@
 """The OpenAPI documents ``rollwise up`` serves describe every field of the built-in kinds
-(apiserver/openapi_models.py), so ``kubectl explain`` answers as on a cluster; and ``kubectl diff`` after an unchanged
-apply shows nothing. Driven in-process over HTTP, with the real kubectl, and with the official Python client."""
+(apiserver/kinds/openapi_models.py), so ``kubectl explain`` answers as on a cluster; and ``kubectl diff`` after an
+unchanged apply shows nothing. Driven in-process over HTTP, with the real kubectl, and with the official Python
+client."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from server_support import TOKEN, api, body, run
 
-from rollwise.apiserver.store import ApiStore
+from rollwise.apiserver.storage.store import ApiStore
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 STS = statefulset("web", image="nginx:1.27", replicas=1, claims=False)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from rollwise.api.errors import BadRequest
-from rollwise.apiserver.requests import pod_log
+from rollwise.apiserver.serving.requests import pod_log
 
 
 def _pod(*containers: str, node: str = "rollwise-node", inits: tuple[str, ...] = (),

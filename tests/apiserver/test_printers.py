@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from rollwise.apiserver.printers import columns_for, human_duration, pod_status
-from rollwise.apiserver.resources import Registry
+from rollwise.apiserver.kinds.printers import columns_for, human_duration, pod_status
+from rollwise.apiserver.kinds.resources import Registry
 
 
 def _pod(*statuses: dict[str, Any], phase: str = "Running", deleting: bool = False,

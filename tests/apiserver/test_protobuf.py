@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rollwise.apiserver.protobuf import MAGIC, ProtobufError, decode_object
+from rollwise.apiserver.serving.protobuf import MAGIC, ProtobufError, decode_object
 
 
 def _key(number: int, wire: int) -> bytes:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rollwise.apiserver import reviews
-from rollwise.apiserver.authz import RbacAuthorizer
-from rollwise.apiserver.config import ServerConfig
-from rollwise.apiserver.resources import BUILTINS
+from rollwise.apiserver.auth import reviews
+from rollwise.apiserver.auth.authz import RbacAuthorizer
+from rollwise.apiserver.kinds.resources import BUILTINS
+from rollwise.apiserver.serving.config import ServerConfig
 
 SA = "system:serviceaccount:ops:reader"
 ROLES: dict[str, list[dict[str, Any]]] = {

@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rollwise.apiserver import schema as schema_module
-from rollwise.apiserver.schema import admit_custom, prune_and_check, pruned_fields
+from rollwise.apiserver.admission import schema as schema_module
+from rollwise.apiserver.admission.schema import admit_custom, prune_and_check, pruned_fields
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {
     "spec": {"type": "object", "required": ["size"], "properties": {

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rollwise.apiserver.smp import PatchError, strategic_merge
+from rollwise.apiserver.storage.smp import PatchError, strategic_merge
 
 POD = {"spec": {"containers": [{"name": "a", "image": "a:1", "env": [{"name": "X", "value": "1"}]},
                                {"name": "b", "image": "b:1"}],

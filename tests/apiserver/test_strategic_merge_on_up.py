@@ -1,6 +1,6 @@
-"""A strategic merge patch on ``rollwise up`` orders lists as kube-apiserver does (apiserver/smp.py): a container only
-the patch has goes before the live ones, and ``$setElementOrder`` (what ``kubectl apply`` sends) puts it where the
-manifest has it. Driven with the real kubectl and lightkube."""
+"""A strategic merge patch on ``rollwise up`` orders lists as kube-apiserver does (apiserver/storage/smp.py): a
+container only the patch has goes before the live ones, and ``$setElementOrder`` (what ``kubectl apply`` sends) puts it
+where the manifest has it. Driven with the real kubectl and lightkube."""
 
 from __future__ import annotations
 

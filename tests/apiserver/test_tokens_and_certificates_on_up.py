@@ -25,7 +25,7 @@ from kubernetes.client.rest import ApiException
 from lightkube import ApiError, Client, KubeConfig
 from lightkube.resources.core_v1 import Pod
 
-from rollwise.apiserver.tls import load_or_create, sign_client_certificate
+from rollwise.apiserver.auth.tls import load_or_create, sign_client_certificate
 
 pytestmark = pytest.mark.kubectl
 

@@ -9,8 +9,8 @@ import pytest
 import yaml
 from server_support import AUTH, api, body, next_event, pod, run
 
-from rollwise.apiserver.config import Faults
-from rollwise.apiserver.tls import load_or_create, merge_kubeconfig
+from rollwise.apiserver.auth.tls import load_or_create, merge_kubeconfig
+from rollwise.apiserver.serving.config import Faults
 from rollwise.cli import main
 from rollwise.cli.up import parse_controllers, parse_faults
 from rollwise.kubelet.profiles import ImageBehaviour, KubeletProfile

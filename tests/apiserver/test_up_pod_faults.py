@@ -16,9 +16,9 @@ from server_support import AUTH, TOKEN, body, run, sts
 
 from rollwise.api.errors import Invalid
 from rollwise.apiserver.app import make_app
-from rollwise.apiserver.authz import RbacAuthorizer
-from rollwise.apiserver.config import ServerConfig
-from rollwise.apiserver.store import ApiStore
+from rollwise.apiserver.auth.authz import RbacAuthorizer
+from rollwise.apiserver.serving.config import ServerConfig
+from rollwise.apiserver.storage.store import ApiStore
 from rollwise.kubelet.process import ProcessRuntime
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum_probe import QuorumParams

@@ -11,7 +11,7 @@ import pytest
 from rollwise.api.errors import Invalid
 from rollwise.api.validation import SPEC_UPDATE_FORBIDDEN
 from rollwise.api.versions import parse_kube_version
-from rollwise.apiserver.versioning import Versioning
+from rollwise.apiserver.admission.versioning import Versioning
 from rollwise.cluster.resources import STATEFULSET
 
 

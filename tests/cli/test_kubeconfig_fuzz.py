@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from mutations import REPLACEMENTS, paths_in, set_at
 from tiers import examples
 
-from rollwise.apiserver.tls import load_or_create
+from rollwise.apiserver.auth.tls import load_or_create
 from rollwise.cli.kubeconfig import ConfigProblem, client_config
 from rollwise.cluster.rest import RestClient
 

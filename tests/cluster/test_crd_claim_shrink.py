@@ -11,7 +11,7 @@ import pytest
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.validation import validate_statefulset
-from rollwise.apiserver.schema import admit_custom
+from rollwise.apiserver.admission.schema import admit_custom
 from rollwise.cluster.crd import crd
 
 SCHEMA = crd()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]

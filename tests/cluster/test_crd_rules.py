@@ -15,8 +15,8 @@ from rollwise.api.errors import Invalid
 from rollwise.api.features import FeatureGates
 from rollwise.api.validation import validate_statefulset
 from rollwise.api.validation_cel import TWINS
-from rollwise.apiserver.policies import PolicyRequest, policy_verdict
-from rollwise.apiserver.schema import admit_custom
+from rollwise.apiserver.admission.policies import PolicyRequest, policy_verdict
+from rollwise.apiserver.admission.schema import admit_custom
 from rollwise.cluster.crd import crd
 from rollwise.cluster.crd_policy import policy
 

@@ -105,7 +105,7 @@ def claim_storage_shrink_rule() -> CelRule:
     with the stored one, may not shrink. A transition rule on the list, since the items of a list that is not a
     ``map`` have no old self (templates are keyed by ``metadata.name``, which a list-map key cannot be); the message
     names each shrunk template's field. It needs Kubernetes' CEL quantity library (kube-apiserver's, and
-    ``rollwise up``'s: apiserver/cel_quantity.py)."""
+    ``rollwise up``'s: apiserver/admission/cel_quantity.py)."""
     new, old = _storage("t"), _storage("o")
     shrunk = (f"oldSelf.exists(o, o.metadata.name == t.metadata.name && isQuantity({old}) && isQuantity({new})"
               f" && quantity({new}).isLessThan(quantity({old})))")

@@ -25,14 +25,16 @@ from rollwise.api.errors import (
     NotFound,
     ServerTimeout,
 )
-from rollwise.apiserver import authz, reviews
-from rollwise.apiserver import discovery as disc
-from rollwise.apiserver.config import ServerConfig
-from rollwise.apiserver.connect import CONNECT_SUBRESOURCES, connect
-from rollwise.apiserver.debug import add_debug_routes
-from rollwise.apiserver.eviction import add_eviction_route
-from rollwise.apiserver.field_validation import fields_checked, warning_header
-from rollwise.apiserver.http import (
+from rollwise.apiserver.admission.field_validation import fields_checked, warning_header
+from rollwise.apiserver.auth import authz, reviews
+from rollwise.apiserver.auth.tokens import add_token_route
+from rollwise.apiserver.kinds.resources import Resource
+from rollwise.apiserver.serving import discovery as disc
+from rollwise.apiserver.serving.config import ServerConfig
+from rollwise.apiserver.serving.connect import CONNECT_SUBRESOURCES, connect
+from rollwise.apiserver.serving.debug import add_debug_routes
+from rollwise.apiserver.serving.eviction import add_eviction_route
+from rollwise.apiserver.serving.http import (
     bool_flag,
     json_reply,
     list_reply,
@@ -43,15 +45,13 @@ from rollwise.apiserver.http import (
     wants_table,
     wire_bytes,
 )
-from rollwise.apiserver.list_options import list_options
-from rollwise.apiserver.middleware import GROUPS, USER, auth_middleware, errors_middleware
-from rollwise.apiserver.ownership import default_manager
-from rollwise.apiserver.requests import decoded, delete_options, dry_run_of, patch_plain, pod_log, scale_wire
-from rollwise.apiserver.resources import Resource
-from rollwise.apiserver.status import resource_error_status, success_status
-from rollwise.apiserver.store import PATCH_TYPES, ApiStore
-from rollwise.apiserver.tokens import add_token_route
-from rollwise.apiserver.watching import stream_watch
+from rollwise.apiserver.serving.list_options import list_options
+from rollwise.apiserver.serving.middleware import GROUPS, USER, auth_middleware, errors_middleware
+from rollwise.apiserver.serving.requests import decoded, delete_options, dry_run_of, patch_plain, pod_log, scale_wire
+from rollwise.apiserver.serving.status import resource_error_status, success_status
+from rollwise.apiserver.serving.watching import stream_watch
+from rollwise.apiserver.storage.ownership import default_manager
+from rollwise.apiserver.storage.store import PATCH_TYPES, ApiStore
 
 __all__ = ["USER", "VERSION_INFO", "make_app"]
 
@@ -175,7 +175,7 @@ class _Api:
             raise NotFound("the server could not find the requested resource")
         return json_reply(doc)
 
-    # -- the guard of a write outside the resource paths (apiserver/debug.py) ---------------------------------
+    # -- the guard of a write outside the resource paths (apiserver/serving/debug.py) ---------------------------------
 
     def authorize_write(self, request: web.Request, resource: Resource, namespace: str, name: str,
                         sub: str) -> None:

@@ -33,7 +33,7 @@ import sys
 from typing import Any
 
 from rollwise.api.meta import LAST_APPLIED, Obj, name_of
-from rollwise.apiserver.schema import pruned_fields
+from rollwise.apiserver.admission.schema import pruned_fields
 from rollwise.cli.handover import (
     hand_over,
     owned,

@@ -25,15 +25,15 @@ from aiohttp import web
 from rollwise.api.errors import FieldError, InvalidObject
 from rollwise.api.features import MAX_UNAVAILABLE, RECREATE, parse_gate_flags_any
 from rollwise.api.versions import DEFAULT_KUBE_VERSION, parse_kube_version
+from rollwise.apiserver.admission.versioning import Versioning
 from rollwise.apiserver.app import make_app
-from rollwise.apiserver.authz import RbacAuthorizer
-from rollwise.apiserver.bootstrap import kubernetes_service
-from rollwise.apiserver.config import Faults, ServerConfig
-from rollwise.apiserver.connect import process_connect
-from rollwise.apiserver.store import ApiStore
-from rollwise.apiserver.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
-from rollwise.apiserver.tokens import Signer
-from rollwise.apiserver.versioning import Versioning
+from rollwise.apiserver.auth.authz import RbacAuthorizer
+from rollwise.apiserver.auth.tls import load_or_create, merge_kubeconfig, server_ssl_context, write_kubeconfig
+from rollwise.apiserver.auth.tokens import Signer
+from rollwise.apiserver.serving.config import Faults, ServerConfig
+from rollwise.apiserver.serving.connect import process_connect
+from rollwise.apiserver.storage.bootstrap import kubernetes_service
+from rollwise.apiserver.storage.store import ApiStore
 from rollwise.cli.logfiles import append_problem
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents

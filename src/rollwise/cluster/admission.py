@@ -53,7 +53,7 @@ class Admission:
                  statefulset_kinds: tuple[GroupKind, ...] = STATEFULSET_KINDS) -> None:
         """``statefulset_kinds``: the StatefulSet resources defaulted and validated here. A world with no API server
         (the simulator) has both; ``rollwise up`` only apps/v1, since there the custom kind is a CRD's, defaulted
-        and validated by its schema and rules as on a cluster (``apiserver/schema.py``)."""
+        and validated by its schema and rules as on a cluster (``apiserver/admission/schema.py``)."""
         self.gates = gates
         self.strict_fields = strict_fields
         self.statefulset_kinds = statefulset_kinds

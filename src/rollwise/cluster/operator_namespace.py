@@ -1,6 +1,7 @@
 """The operator's namespace as ``rollwise manifests`` writes it into ``deploy/operator.yaml``: also where
-``rollwise run`` takes its leader-election Lease by default, so ``rollwise up`` starts with it (apiserver/bootstrap.py),
-and ``up``'s controllers read that Lease to stand down while the operator leads (local/standdown.py)."""
+``rollwise run`` takes its leader-election Lease by default, so ``rollwise up`` starts with it
+(apiserver/storage/bootstrap.py), and ``up``'s controllers read that Lease to stand down while the operator leads
+(local/standdown.py)."""
 
 from __future__ import annotations
 

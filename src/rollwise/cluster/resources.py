@@ -197,7 +197,7 @@ BUILTIN_RESOURCES: tuple[Resource, ...] = (
     _r("flowcontrol.apiserver.k8s.io", "v1", "FlowSchema", "flowschemas", namespaced=False, status=True),
     _r("flowcontrol.apiserver.k8s.io", "v1", "PriorityLevelConfiguration", "prioritylevelconfigurations",
        namespaced=False, status=True),
-    # Reviews: created and answered, never stored (apiserver/reviews.py answers them).
+    # Reviews: created and answered, never stored (apiserver/auth/reviews.py answers them).
     _r("authentication.k8s.io", "v1", "SelfSubjectReview", "selfsubjectreviews", namespaced=False,
        verbs=_CREATE_ONLY),
     _r("authentication.k8s.io", "v1", "TokenReview", "tokenreviews", namespaced=False, verbs=_CREATE_ONLY),

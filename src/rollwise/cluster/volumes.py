@@ -2,7 +2,7 @@
 
 A claim whose storage request grows is refused unless the StorageClass that provisioned it allows expansion
 (``allowVolumeExpansion: true``); the refusal is a 403 with the plugin's words. What this store assumes for a claim
-that names no class: its stand-in provisioner (``apiserver/admission.py`` binds every claim at creation) is the
+that names no class: its stand-in provisioner (``apiserver/admission/chain.py`` binds every claim at creation) is the
 default class and allows expansion, as the default classes of the big clouds do. A claim that names a class the
 store does not hold, or one whose ``allowVolumeExpansion`` is not true, is refused, as on a cluster.
 

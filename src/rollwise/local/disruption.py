@@ -5,7 +5,7 @@ status (``kubectl drain`` prints it) sees what the eviction subresource decides.
 A change to a pod or a budget marks its namespace dirty; on the next loop turn every budget of a dirty namespace
 gets its status recomputed (``api/disruption.budget_state``, the rule the StatefulSet controller and
 ``pods/eviction`` apply) and written, as ``disruption-controller``, when it changed. The eviction subresource does not
-wait for this status: it computes the allowance afresh (apiserver/eviction.py), so there is nothing to go stale.
+wait for this status: it computes the allowance afresh (apiserver/serving/eviction.py), so there is nothing to go stale.
 """
 
 from __future__ import annotations

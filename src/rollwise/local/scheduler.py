@@ -1,11 +1,11 @@
 """The scheduler loop of `rollwise up`: it binds the pods no node could take at creation once one can (a node
 uncordoned, a taint removed, a label added), as kube-scheduler retries its unschedulable queue when nodes change.
 
-Admission makes the first attempt (apiserver/plugins.py ``schedule``), so a pod that fits is bound at creation and
-this loop has nothing to do for it. A pod left Pending (PodScheduled False, Unschedulable) is tried again on the next
-loop turn after any change to a node or to the pod; when a node takes it the pod gets ``spec.nodeName`` (the binding)
-and PodScheduled True as ``default-scheduler``, and the kubelet starts it from then. While none does, its message is
-rewritten only when it changes. The rules are ``api/scheduling.py``'s.
+Admission makes the first attempt (apiserver/admission/plugins.py ``schedule``), so a pod that fits is bound at creation
+and this loop has nothing to do for it. A pod left Pending (PodScheduled False, Unschedulable) is tried again on the
+next loop turn after any change to a node or to the pod; when a node takes it the pod gets ``spec.nodeName`` (the
+binding) and PodScheduled True as ``default-scheduler``, and the kubelet starts it from then. While none does, its
+message is rewritten only when it changes. The rules are ``api/scheduling.py``'s.
 """
 
 from __future__ import annotations
