@@ -313,6 +313,7 @@ def store_key(cluster: MemoryCluster | None, facts: SetFacts) -> tuple[Any, ...]
     leases = tuple(_memo(x, "lease", lambda o: (name_of(o), str(lease_role(o))))
                    for x in cluster.list("Lease", NAMESPACE))
     budgets = tuple(freeze(b.get("spec")) for b in cluster.list("PodDisruptionBudget", NAMESPACE))
-    runs = tuple(_memo(r, "run", lambda o: (name_of(o), str((o.get("status") or {}).get("phase") or "")))
+    runs = tuple(_memo(r, "run", lambda o: (name_of(o), str((o.get("status") or {}).get("phase") or ""),
+                                            bool((o.get("spec") or {}).get("terminate"))))
                  for r in cluster.list(ANALYSIS_RUNS, NAMESPACE))
     return _memo(sts, "set", _set_part), pods, claims, revisions, leases, budgets, runs

@@ -11,10 +11,10 @@ from builders import make_set
 from harness import Harness
 from test_canary_steps import _at_update, _judged_settle
 
-from rollwise.api.abort import retried_status
+from rollwise.api.abort import aborted_status, retried_status
 from rollwise.api.reasons import failing_reason
 from rollwise.api.steps import promoted_status
-from rollwise.controllers.plan import CreateAnalysisRun, DeletePod, EmitEvent, WriteStatus
+from rollwise.controllers.plan import CreateAnalysisRun, DeletePod, EmitEvent, TerminateAnalysisRun, WriteStatus
 from rollwise.controllers.statefulset import reconcile
 from rollwise.invariants.decision import Decision
 from rollwise.invariants.steps import canary_step
@@ -202,3 +202,37 @@ def test_the_canary_step_rule_flags_a_step_passed_on_a_run_that_is_not_successfu
     _finish(h, "Successful")
     view = set_view(h.cluster, h.sts, now=h.now, gates=h.gates)
     assert canary_step(Decision(view=view, actions=reconcile(view).actions)) == []
+
+
+def test_an_abort_while_the_run_measures_terminates_it_once() -> None:
+    h = _at_analysis()
+    _finish(h, "Running")
+    h.sync()
+    h.cluster.update_status({**h.sts, "status": aborted_status(h.sts)})  # the CLI's abort
+    plan = h.sync()
+    (terminate,) = [a for a in plan.actions if isinstance(a, TerminateAnalysisRun)]
+    assert terminate.name == _run(h)["metadata"]["name"] and _run(h)["spec"]["terminate"] is True
+    assert not any(isinstance(a, TerminateAnalysisRun) for a in h.sync().actions)  # the flag is there: once
+    h.settle()
+    assert h.plan().actions == ()
+
+
+def test_a_promote_past_a_running_analysis_terminates_its_run_and_a_new_template_the_old_one() -> None:
+    h = _at_analysis([{"replicas": 1}, ANALYSIS, {"pause": {}}])
+    _finish(h, "Running")
+    h.sync()
+    h.cluster.update_status({**h.sts, "status": promoted_status(h.sts, full=False)})
+    plan = h.sync()
+    assert [a.name for a in plan.actions if isinstance(a, TerminateAnalysisRun)] == [_run(h)["metadata"]["name"]]
+    h2 = _at_analysis()
+    old = _run(h2)["metadata"]["name"]
+    h2.set_image("nginx:3")
+    plan = h2.sync()
+    assert [a.name for a in plan.actions if isinstance(a, TerminateAnalysisRun)] == [old]
+
+
+def test_the_run_of_the_step_in_force_is_never_terminated() -> None:
+    h = _at_analysis()
+    _finish(h, "Running")
+    h.patch_set({"spec": {"paused": True}})
+    assert not any(isinstance(a, TerminateAnalysisRun) for a in h.sync().actions)

@@ -28,6 +28,7 @@ from typing import Any
 
 from rollwise.api.meta import Obj, name_of, namespace_of, owner_reference, uid_of
 from rollwise.api.steps import Step
+from rollwise.controllers.plan import TerminateAnalysisRun
 
 __all__ = [
     "ANALYSIS_INCONCLUSIVE",
@@ -41,6 +42,7 @@ __all__ = [
     "Verdict",
     "new_run",
     "run_name",
+    "runs_to_terminate",
     "still_running",
     "verdict_of",
 ]
@@ -91,6 +93,21 @@ def new_run(sts: Obj, update_revision: str, index: int, step: Step, attempt: int
 def still_running(run: Obj) -> bool:
     """Whether a run has no verdict yet (no phase, ``Pending`` or ``Running``)."""
     return (run.get("status") or {}).get("phase") in (None, "", "Pending", "Running")
+
+
+def runs_to_terminate(runs: Mapping[str, Obj], sts: Obj, keep: str | None) -> list[TerminateAnalysisRun]:
+    """The set's runs still measuring that the rollout no longer waits on (a promote moved past the step, an abort,
+    a new template): Argo's ``cancelAnalysisRuns`` sets ``spec.terminate`` on them, so a metrics source is not
+    queried for a verdict nobody reads. ``keep``: the run of the analysis step in force. Once set, the flag is
+    there, and an unchanged world plans nothing."""
+    out = []
+    for name in sorted(runs):
+        run = owned_run(runs, sts, name)
+        if name == keep or run is None or not still_running(run) or (run.get("spec") or {}).get("terminate"):
+            continue
+        out.append(TerminateAnalysisRun(name=name, namespace=namespace_of(run), uid=uid_of(run),
+                                        reason="the rollout no longer waits on it"))
+    return out
 
 
 def owned_run(runs: Mapping[str, Obj], sts: Obj, name: str) -> Obj | None:
