@@ -6,13 +6,14 @@ accepted."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from kubectl_support import Up, running_up, statefulset
+from kubectl_support import Up, statefulset
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(crd=True),
+]
 
 
 def _custom(name: str) -> str:
@@ -22,13 +23,6 @@ def _custom(name: str) -> str:
 def _storage(size: str) -> str:
     return json.dumps({"spec": {"volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
         "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}}]}})
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path) as server:
-        server.install_crd()
-        yield server
 
 
 def test_a_shrunk_claim_template_of_a_custom_set_is_refused_by_the_crd_with_the_field_path(up: Up) -> None:

@@ -6,15 +6,17 @@ refused with the field path."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import Up, running_up, statefulset
+from kubectl_support import Up, statefulset
 from operator_support import audit_entries, last_audit_time, leading_operator, pod_writes_since, running_up_for_operator
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(crd=True),
+]
 
 FIXED_CLASS = """apiVersion: storage.k8s.io/v1
 kind: StorageClass
@@ -44,13 +46,6 @@ def _grow(storage: str, storage_class: str = "") -> str:
 def _pods(up: Up, app: str) -> dict[str, str]:
     items = up.read("pods", "-l", f"app={app}")["items"]
     return {p["metadata"]["name"]: p["metadata"]["uid"] for p in items}
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path) as server:
-        server.install_crd()
-        yield server
 
 
 def test_a_grown_template_expands_every_claim_and_replaces_no_pod(up: Up) -> None:

@@ -5,29 +5,25 @@ default admission plugins on a new pod. Driven with the real kubectl and lightku
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import pytest
-from kubectl_support import Up, running_up
+from kubectl_support import Up
 from lightkube import ApiError, Client, KubeConfig
 from lightkube.models.core_v1 import Container, PodSpec
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Pod, Service
 from lightkube.resources.discovery_v1 import EndpointSlice
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(shared=True),
+]
 
 
 @pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    with running_up(tmp_path_factory.mktemp("cluster-objects")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def lk(up: Up) -> Client:
-    return Client(KubeConfig.from_file(up.kubeconfig), field_manager="cluster-objects-test", trust_env=False)
+def lk(shared_up: Up) -> Client:
+    return Client(KubeConfig.from_file(shared_up.kubeconfig), field_manager="cluster-objects-test", trust_env=False)
 
 
 def test_the_kubernetes_service_and_its_endpoints_point_at_the_api_server(up: Up, lk: Client) -> None:

@@ -4,21 +4,14 @@ server's certificate) says so in one line, as kubectl does: no server answered, 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 import zygote
-from kubectl_support import DEADLINE, Up, running_up
+from kubectl_support import DEADLINE, Up
 
 pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path) as server:
-        yield server
 
 
 def _without_ca(up: Up, tmp_path: Path) -> Path:

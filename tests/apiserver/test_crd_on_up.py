@@ -4,18 +4,13 @@ with the rule's message."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from kubectl_support import Up, running_up, statefulset
+from kubectl_support import Up, statefulset
 
-pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    with running_up(tmp_path_factory.mktemp("crd")) as server:
-        yield server
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(shared=True),
+]
 
 
 def _custom(name: str) -> str:

@@ -19,19 +19,14 @@ from pathlib import Path
 import pytest
 import zygote
 from chromium import Page, chromium, find_chromium
-from kubectl_support import DEADLINE, Up, running_up, statefulset
+from kubectl_support import DEADLINE, Up, statefulset
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.skipif(find_chromium() is None, reason="chromium is not installed (apt-get install chromium)"),
+]
 
 PULL = re.compile("rollout waits here: container app is (ErrImagePull|ImagePullBackOff)")
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    if find_chromium() is None:
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    with running_up(tmp_path) as server:
-        yield server
 
 
 @pytest.fixture

@@ -5,20 +5,13 @@ cause when a budget refuses, 201 Success and the pod deleted when it allows)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import Up, running_up, statefulset
+from kubectl_support import Up, statefulset
 
 pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path) as server:
-        yield server
 
 
 def _evict(up: Up, tmp: Path, pod: str) -> Any:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from kubectl_support import DEADLINE, ROOT, Up, running_up, running_up_with_plugin, statefulset
+from kubectl_support import DEADLINE, ROOT, Up, running_up_with_plugin, statefulset
 
 from rollwise.cli import main
 
@@ -43,12 +42,6 @@ def _walkthrough() -> tuple[str, str]:
     [block] = [b for b in _blocks() if any(line.startswith(RELEASE) for line in b)]
     at = next(i for i, line in enumerate(block) if line.startswith(RELEASE))
     return "\n".join(block[:at]) + "\n", block[at] + "\n"
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path) as server:
-        yield server
 
 
 def _paste(up: Up, script: str) -> None:

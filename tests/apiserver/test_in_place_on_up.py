@@ -6,11 +6,10 @@ pod and the field. Every process is started here and ended by its pid; every wai
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, running_up
+from kubectl_support import Up
 from operator_support import (
     audit_entries,
     get_json,
@@ -52,12 +51,6 @@ spec:
 IMAGE = '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28"}]}}}}'
 MIXED = ('{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28",'
          '"env":[{"name":"MODE","value":"fast"}]}]}}}}')
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path) as server:
-        yield server
 
 
 def _pods(up: Up, app: str) -> dict[str, dict[str, object]]:

@@ -4,27 +4,19 @@ seeds' strategies as a user sees them."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from kubectl_support import ROOT, Up, find_kubectl, namespace, start_up, statefulset, stop_up
 
 KUBECTL = find_kubectl()
-pytestmark = [pytest.mark.kubectl,
-              pytest.mark.skipif(KUBECTL is None, reason="no kubectl binary installed (kubectl.1.32 or kubectl)")]
-
-
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    assert KUBECTL is not None
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.skipif(KUBECTL is None, reason="no kubectl binary installed (kubectl.1.32 or kubectl)"),
     # The one server of the suite's kubectl tests is a real `python -m rollwise up` process, not a zygote's fork:
     # its entry point, start-up output and exit on SIGTERM are what the first test checks.
-    server = start_up(tmp_path_factory.mktemp("up"), KUBECTL, real_process=True)
-    try:
-        yield server
-    finally:
-        assert stop_up(server.proc) == 0
+    pytest.mark.up(shared=True, real_process=True),
+]
 
 
 def _images(up: Up, ns: str, app: str) -> list[str]:

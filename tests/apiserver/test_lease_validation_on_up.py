@@ -6,17 +6,12 @@ is refused with a ``Status`` naming the field, never stored, and never reaches `
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, running_up
+from kubectl_support import Up
 
-
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    with running_up(tmp_path_factory.mktemp("lease-validation")) as server:
-        yield server
+pytestmark = pytest.mark.up(shared=True)
 
 
 def _lease(name: str, **spec: object) -> str:

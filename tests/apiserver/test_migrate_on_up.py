@@ -4,21 +4,17 @@ the plain set's pods move under the custom set without a restart, and the next c
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubectl_support import Up, statefulset
-from operator_support import get_json, leading_operator, migrate, running_up_for_operator
+from operator_support import get_json, leading_operator, migrate
 
-pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        yield server
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True),
+]
 
 
 def _pods(up: Up) -> list[dict[str, Any]]:

@@ -6,12 +6,11 @@ client."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
-from kubectl_support import Up, running_up, statefulset
+from kubectl_support import Up, statefulset
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from server_support import TOKEN, api, body, run
@@ -56,10 +55,7 @@ def test_the_v3_documents_describe_each_field_of_a_built_in_kind_and_the_v2_one_
     run(t)
 
 
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    with running_up(tmp_path_factory.mktemp("openapi")) as server:
-        yield server
+pytestmark = pytest.mark.up(shared=True)
 
 
 @pytest.mark.kubectl

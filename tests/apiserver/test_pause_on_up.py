@@ -4,22 +4,17 @@ kind and, as a lab proposal (`--proposals on`, with its warning), on apps/v1."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import zygote
-from kubectl_support import DEADLINE, Up, running_up_with_plugin, statefulset
+from kubectl_support import DEADLINE, Up, statefulset
 from operator_support import WEB
 
-pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_with_plugin(tmp_path) as server:
-        yield server
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(plugin=True),
+]
 
 
 def _images(up: Up, app: str) -> list[str]:

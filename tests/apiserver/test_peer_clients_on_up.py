@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kubectl_support import Up, start_up, stop_up
+from kubectl_support import Up
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
@@ -23,26 +22,19 @@ from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import ConfigMap, Node
 from server_support import DEADLINE
 
-
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    server = start_up(tmp_path_factory.mktemp("peers"), "kubectl")
-    try:
-        yield server
-    finally:
-        stop_up(server.proc)
+pytestmark = pytest.mark.up(shared=True)
 
 
 @pytest.fixture(scope="module")
-def api(up: Up) -> k8s.ApiClient:
-    return k8s_config.new_client_from_config(config_file=str(up.kubeconfig))
+def api(shared_up: Up) -> k8s.ApiClient:
+    return k8s_config.new_client_from_config(config_file=str(shared_up.kubeconfig))
 
 
 @pytest.fixture(scope="module")
-def lk(up: Up) -> Client:
+def lk(shared_up: Up) -> Client:
     from lightkube import KubeConfig
 
-    return Client(KubeConfig.from_file(up.kubeconfig), field_manager="peer-test", trust_env=False)
+    return Client(KubeConfig.from_file(shared_up.kubeconfig), field_manager="peer-test", trust_env=False)
 
 
 def _until(predicate: object, what: str) -> None:

@@ -6,24 +6,19 @@ reaches a rollout as FailedCreate."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import zygote
-from kubectl_support import DEADLINE, Up, running_up, statefulset
+from kubectl_support import DEADLINE, Up, statefulset
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(shared=True, crd=True),
+]
 
 PULL = "spec.template.spec.containers[0].imagePullPolicy"
 SUPPORTED = 'Unsupported value: "Alwayz": supported values: "Always", "IfNotPresent", "Never"'
-
-
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    with running_up(tmp_path_factory.mktemp("pods")) as server:
-        server.install_crd()
-        yield server
 
 
 def _typo(kind: str, name: str) -> str:

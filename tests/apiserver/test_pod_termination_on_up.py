@@ -5,22 +5,18 @@ Driven with the real kubectl and with lightkube."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import Up, running_up
+from kubectl_support import Up
 from lightkube import Client, KubeConfig
 from lightkube.resources.core_v1 import Pod
 
-pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    with running_up(tmp_path_factory.mktemp("termination")) as server:
-        yield server
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(shared=True),
+]
 
 
 def _pod(name: str, *finalizers: str) -> str:

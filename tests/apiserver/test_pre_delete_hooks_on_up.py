@@ -6,21 +6,13 @@ a lab proposal kept with a warning."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import HOOK, Up, hooked_set, running_up, statefulset
+from kubectl_support import HOOK, Up, hooked_set, statefulset
 
 STATE = "rollwise.dev/lifecycle-state"
 pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path) as server:
-        yield server
 
 
 def _pods(up: Up, app: str) -> dict[str, dict[str, Any]]:

@@ -7,14 +7,15 @@ stayed at its old revision."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 from kubectl_support import Up
-from operator_support import Operator, audit_entries, get_json, leading_operator, running_up_for_operator
+from operator_support import Operator, audit_entries, get_json
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True),
+    pytest.mark.operator("--controllers", "statefulset"),
+]
 
 ETCD = """\
 apiVersion: apps.rollwise.dev/v1alpha1
@@ -32,19 +33,6 @@ spec:
     metadata: {labels: {app: etcd}}
     spec: {containers: [{name: etcd, image: "nginx:1.26"}]}
 """
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        yield server
-
-
-@pytest.fixture
-def operator(up: Up, tmp_path: Path) -> Iterator[Operator]:
-    up.install_rollwise()
-    with leading_operator(up, tmp_path, "op-a", "--controllers", "statefulset") as op:
-        yield op
 
 
 def _members(up: Up) -> dict[str, dict]:

@@ -6,12 +6,10 @@ per reason (runtime/recorder.py)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import HOOK, Up, running_up
+from kubectl_support import HOOK, Up
 
 pytestmark = pytest.mark.kubectl
 
@@ -28,12 +26,6 @@ spec:
     metadata: {{labels: {{app: web}}}}
     spec: {{terminationGracePeriodSeconds: 0, containers: [{{name: app, image: "nginx:1.27"}}]}}
 """
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path) as server:
-        yield server
 
 
 def _events(up: Up, *selector: str) -> list[dict[str, Any]]:

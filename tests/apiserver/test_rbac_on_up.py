@@ -4,12 +4,11 @@ under each strategy with zero 403s; a role without `pods delete` gives the expec
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from kubectl_support import Up
-from operator_support import Operator, audit_entries, get_json, running_up_for_operator
+from operator_support import Operator, audit_entries, get_json
 
 SA = "system:serviceaccount:rollwise-system:rollwise"
 STRATEGIES = {
@@ -19,7 +18,10 @@ STRATEGIES = {
     "ondelete": "{type: OnDelete}",  # the operator recreates what a person deletes
 }
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up("--authz", "rbac", for_operator=True),
+]
 
 
 def _set(name: str, strategy: str, image: str) -> str:
@@ -35,12 +37,6 @@ spec:
     metadata: {{labels: {{app: {name}}}}}
     spec: {{containers: [{{name: app, image: "{image}"}}]}}
 """
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path, "--authz", "rbac") as server:
-        yield server
 
 
 def _forbidden(up: Up) -> list[dict[str, object]]:

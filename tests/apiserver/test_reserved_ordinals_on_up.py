@@ -5,14 +5,16 @@ with its field path; on apps/v1 it is a lab proposal (a warning under --proposal
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from kubectl_support import Up, running_up, statefulset
 from operator_support import audit_entries, leading_operator, running_up_for_operator
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(crd=True),
+]
 
 IMAGE = '{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.27"}]}}}}'
 
@@ -44,13 +46,6 @@ def _created(up: Up, name: str) -> list[int]:
     """Every ordinal a pod of the set was created at, in order, by the audit log."""
     return [int(e["name"].rsplit("-", 1)[1]) for e in audit_entries(up)
             if e["resource"] == "pods" and e["verb"] == "create" and e.get("name", "").startswith(f"{name}-")]
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path) as server:
-        server.install_crd()
-        yield server
 
 
 def test_reserved_ordinals_hold_across_scale_out_an_update_and_scale_in_and_a_list_change_moves_pods(up: Up) -> None:

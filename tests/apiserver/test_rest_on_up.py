@@ -5,7 +5,6 @@ server words them, and a 503 once the server is gone."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +12,20 @@ import pytest
 import yaml
 from kubectl_support import Up, stop_up
 from lightkube.config.kubeconfig import KubeConfig
-from operator_support import audit_entries, running_up_for_operator
+from operator_support import audit_entries
 
 from rollwise.api import errors
 from rollwise.cluster.kube import KubeCluster
 from rollwise.cluster.rest import RestClient
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True),
+]
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "rest-0", "namespace": "default",
                                                         "labels": {"app": "rest"}},
        "spec": {"terminationGracePeriodSeconds": 30, "containers": [{"name": "app", "image": "nginx:1.27"}]}}
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        yield server
 
 
 def _client(up: Up, tmp_path: Path, observed: list[tuple[str, int]]) -> RestClient:

@@ -4,21 +4,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from kubectl_support import Up, running_up_with_plugin
+from kubectl_support import Up
 from operator_support import WEB
 
-pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_with_plugin(tmp_path) as server:
-        yield server
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(plugin=True),
+]
 
 
 def _pods(up: Up) -> list[dict[str, Any]]:

@@ -6,24 +6,20 @@ it is bound and runs. Driven with the real kubectl and lightkube."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubectl_support import Up, running_up, statefulset
+from kubectl_support import Up, statefulset
 from lightkube import Client, KubeConfig
 from lightkube.resources.core_v1 import Pod
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(shared=True),
+]
 
 NODE = "rollwise-node"
 PREEMPTION = " preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
-
-
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    with running_up(tmp_path_factory.mktemp("scheduling")) as server:
-        yield server
 
 
 def _pod(name: str, **spec: Any) -> str:

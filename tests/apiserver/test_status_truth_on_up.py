@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import zygote
-from kubectl_support import DEADLINE, Up, hooked_set, running_up, statefulset, stop_up
+from kubectl_support import DEADLINE, Up, hooked_set, statefulset, stop_up
 
 from rollwise.api.reasons import FAILING_REASONS
 
@@ -32,12 +31,6 @@ spec:
 """
 MIXED = ('{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:1.28",'
          '"env":[{"name":"MODE","value":"fast"}]}]}}}}')
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path) as server:
-        yield server
 
 
 def _rollwise(up: Up, *args: str) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import datetime
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from kubectl_support import Up, running_up
+from kubectl_support import Up
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
@@ -26,8 +25,6 @@ from lightkube import ApiError, Client, KubeConfig
 from lightkube.resources.core_v1 import Pod
 
 from rollwise.apiserver.auth.tls import load_or_create, sign_client_certificate
-
-pytestmark = pytest.mark.kubectl
 
 READER = """apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
@@ -44,12 +41,10 @@ subjects:
 """
 
 
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    tmp = tmp_path_factory.mktemp("identities")
-    with running_up(tmp, "--authz", "rbac", "--data-dir", str(tmp / "data")) as server:
-        server.apply(READER)
-        yield server
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up("--authz", "rbac", "--data-dir", "{tmp}/data", shared=True, setup=lambda up: up.apply(READER)),
+]
 
 
 def _kubeconfig(up: Up, path: Path, **user: str) -> Path:

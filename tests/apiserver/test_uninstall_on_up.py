@@ -6,24 +6,20 @@ controller without replacing one (docs/install.md)."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import zygote
 from kubectl_support import DEADLINE, ROOT, Up
-from operator_support import WEB, Operator, get_json, rolled_out, running_up_for_operator
+from operator_support import WEB, Operator, get_json, rolled_out
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True),
+]
 
 CRD = "statefulsets.apps.rollwise.dev"
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        yield server
 
 
 def _pods(up: Up) -> dict[str, str]:

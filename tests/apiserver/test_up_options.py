@@ -20,10 +20,11 @@ PODS = "/api/v1/namespaces/default/pods"
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("*", {"statefulset", "apps.rollwise.dev", "quorum", "kubelet", "deployment", "replicaset"}),
-    ("-apps.rollwise.dev", {"statefulset", "quorum", "kubelet", "deployment", "replicaset"}),
-    ("-apps.rollwise.dev,-quorum", {"statefulset", "kubelet", "deployment", "replicaset"}),
-    ("*,-kubelet", {"statefulset", "apps.rollwise.dev", "quorum", "deployment", "replicaset"}),
+    ("*", {"statefulset", "apps.rollwise.dev", "quorum", "analysis", "kubelet", "deployment", "replicaset"}),
+    ("-apps.rollwise.dev", {"statefulset", "quorum", "analysis", "kubelet", "deployment", "replicaset"}),
+    ("-apps.rollwise.dev,-quorum", {"statefulset", "analysis", "kubelet", "deployment", "replicaset"}),
+    ("*,-kubelet", {"statefulset", "apps.rollwise.dev", "quorum", "analysis", "deployment", "replicaset"}),
+    ("*,-analysis", {"statefulset", "apps.rollwise.dev", "quorum", "kubelet", "deployment", "replicaset"}),
     ("statefulset", {"statefulset"}),
     ("", set()),
 ])

@@ -11,22 +11,15 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import zygote
-from kubectl_support import DEADLINE, Up, running_up, statefulset
+from kubectl_support import DEADLINE, Up, statefulset
 
 pytestmark = pytest.mark.kubectl
 
 PULL = "(ErrImagePull|ImagePullBackOff)"  # the kubelet alternates between the two
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up(tmp_path) as server:
-        yield server
 
 
 def _rollwise(up: Up, *args: str) -> subprocess.CompletedProcess[str]:

@@ -156,8 +156,10 @@ def test_kubectl_kustomize_renders_the_same_documents_as_manifests_all() -> None
                              check=True, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
         rendered.append(list(yaml.safe_load_all(out.stdout)))
     crds, operator = rendered
-    assert [d["kind"] for d in crds] == ["CustomResourceDefinition", "ValidatingAdmissionPolicy",
-                                         "ValidatingAdmissionPolicyBinding"]
+    assert [d["kind"] for d in crds] == ["CustomResourceDefinition"] * 3 + ["ValidatingAdmissionPolicy",
+                                                                          "ValidatingAdmissionPolicyBinding"]
+    assert sorted(d["metadata"]["name"] for d in crds[:3]) == [
+        "analysisruns.apps.rollwise.dev", "analysistemplates.apps.rollwise.dev", "statefulsets.apps.rollwise.dev"]
     assert "CustomResourceDefinition" not in [d["kind"] for d in operator]
     assert sorted(crds + operator, key=_key) == sorted(documents("all"), key=_key)
 

@@ -106,3 +106,10 @@ def with_image(sts: Obj, image: str) -> Obj:
     out["spec"]["template"]["spec"]["containers"][0]["image"] = image
     out["metadata"]["generation"] += 1
     return out
+
+
+def pdb(name: str = "foo-pdb", **spec: Any) -> dict[str, Any]:
+    """A PodDisruptionBudget over :func:`make_set`'s pods (``foo: bar``), with ``spec`` as given."""
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"foo": "bar"}}, **spec}}

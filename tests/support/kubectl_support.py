@@ -28,9 +28,6 @@ ROOT = Path(__file__).resolve().parents[2]
 KUBECTL_132 = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32"
 DEADLINE = 60.0
 POLL_FIRST, POLL_MOST = 0.05, 0.4
-"""``until`` polls at once, then backs off to POLL_MOST: a predicate that runs kubectl costs ~0.1 CPU s with the
-server's share, and polling one every 50 ms for a rollout's duration kept a core busy waiting."""
-POLL_FIRST, POLL_MOST = 0.05, 0.4
 """``until`` polls at once, then backs off to POLL_MOST: a predicate is often a kubectl run (~0.1 CPU s with the
 server's share), and polling one every 50 ms for a rollout's duration kept a core busy waiting."""
 
@@ -196,14 +193,23 @@ def running_up(tmp: Path, *extra: str) -> Iterator[Up]:
 PLUGIN_DIR = Path(sys.executable).parent
 
 
-@contextlib.contextmanager
-def running_up_with_plugin(tmp: Path, *extra: str) -> Iterator[Up]:
-    """:func:`running_up` with this venv's ``kubectl-rollwise`` first on kubectl's PATH, as ``make install-plugin``
-    puts it (skipped, saying why, where the entry point is not installed)."""
+def require_plugin() -> None:
+    """Skip the test, saying why, where this venv's ``kubectl-rollwise`` entry point is not installed."""
     if not (PLUGIN_DIR / "kubectl-rollwise").exists():
         pytest.skip("the kubectl-rollwise entry point is not installed (run `make setup`)")
+
+
+def put_plugin_on_path(server: Up) -> None:
+    """This venv's ``kubectl-rollwise`` first on the PATH kubectl searches, as ``make install-plugin`` puts it."""
+    server.env = {**server.env, "PATH": f"{PLUGIN_DIR}{os.pathsep}{server.env.get('PATH', os.environ['PATH'])}"}
+
+
+@contextlib.contextmanager
+def running_up_with_plugin(tmp: Path, *extra: str) -> Iterator[Up]:
+    """:func:`running_up` with :func:`put_plugin_on_path` (skipped, saying why, where the plugin is missing)."""
+    require_plugin()
     with running_up(tmp, *extra) as server:
-        server.env = {**server.env, "PATH": f"{PLUGIN_DIR}{os.pathsep}{server.env.get('PATH', os.environ['PATH'])}"}
+        put_plugin_on_path(server)
         yield server
 
 

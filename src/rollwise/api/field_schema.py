@@ -2,7 +2,8 @@
 ``--validate=strict`` (the API server's ``fieldValidation=Strict``) does, instead of being dropped silently.
 
 The schemas cover the kinds rollwise creates or reads: StatefulSet (``apps/v1`` and ``apps.rollwise.dev/v1alpha1``),
-Pod, PersistentVolumeClaim, Service, Lease and ControllerRevision. Their fields follow the Kubernetes 1.32 API
+Pod, PersistentVolumeClaim, Service, Lease, ControllerRevision and the analysis kinds (whose specs
+``api/analysis_validation.py`` checks field by field). Their fields follow the Kubernetes 1.32 API
 reference; sub-objects rollwise never reads (affinity, probes, volumes' sources, security contexts, status) are
 open (``ANY``): their inner fields are not checked. Other kinds are not known here (``KNOWN_KINDS``).
 """
@@ -114,6 +115,9 @@ KNOWN_KINDS: Mapping[str, Schema] = {
     "Service": _object(spec=SERVICE_SPEC, status=ANY),
     "Lease": _object(spec=LEASE_SPEC),
     "ControllerRevision": _object("revision", data=ANY),
+    # the analysis kinds' specs are checked field by field in api/analysis_validation.py
+    "AnalysisTemplate": _object(spec=ANY),
+    "AnalysisRun": _object(spec=ANY, status=ANY),
 }
 
 

@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from rollwise.api.analysis import ANALYSIS_API_VERSION, ANALYSIS_KINDS
+from rollwise.api.analysis_validation import check_analysis_spec
 from rollwise.api.errors import FieldError
 from rollwise.api.validation_pods import check_containers
 from rollwise.api.validation_rules import (
@@ -31,6 +33,7 @@ OBJECT_API_VERSIONS = {
     "Service": "v1",
     "Lease": "coordination.k8s.io/v1",
     "ControllerRevision": "apps/v1",
+    **dict.fromkeys(ANALYSIS_KINDS, ANALYSIS_API_VERSION),
 }
 # Services and Pods' hostnames are DNS labels; the others are DNS-1123 subdomains (upstream NameIsDNSSubdomain).
 _LABEL_NAMED = ("Service",)
@@ -112,6 +115,8 @@ def validate_object(obj: Mapping[str, Any]) -> list[FieldError]:
     spec = obj.get("spec")
     if kind == "Pod":
         return errors + validate_pod_spec(spec, "spec")
+    if kind in ANALYSIS_KINDS:
+        return errors + check_analysis_spec(kind, spec)
     if kind == "ControllerRevision":
         if obj.get("revision") is not None:
             errors += check_int(obj["revision"], "revision", minimum=0)

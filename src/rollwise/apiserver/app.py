@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,12 +53,10 @@ from rollwise.apiserver.serving.watching import stream_watch
 from rollwise.apiserver.storage.ownership import default_manager
 from rollwise.apiserver.storage.store import PATCH_TYPES, ApiStore
 
-__all__ = ["USER", "VERSION_INFO", "make_app"]
+__all__ = ["USER", "make_app"]
 
 log = logging.getLogger("rollwise.apiserver")
 
-VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "gitCommit": "", "gitTreeState": "clean",
-                "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc", "platform": "linux/amd64"}
 _BODY_NAME = web.RequestKey("body-name", str)
 _WARNINGS = web.RequestKey("warnings", list[str])
 _WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
@@ -73,12 +71,18 @@ class _Target:
 
 
 def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Application:
+    """The API server over ``store`` as aiohttp serves it (``rollwise up``, and tests on aiohttp's TestServer).
+
+    ``config`` (``serving/config.py``) says how requests authenticate and what is on: RBAC, the token endpoint,
+    bookmarks, the audit sink, injected faults, the debug endpoints. The routes are kube-apiserver's: version and
+    health, discovery and OpenAPI, the eviction and token subresources, then every resource path (module docstring);
+    the middlewares authenticate each request and turn every failure into a ``Status`` body."""
     cfg = config or ServerConfig()
     app = web.Application(middlewares=[errors_middleware, auth_middleware(cfg)], client_max_size=64 * 2**20)
     api = _Api(store, cfg)
     r = app.router
     for path in ("/version", "/version/"):
-        r.add_get(path, _version_handler(store))
+        r.add_get(path, disc.version_handler(store.versioning.release))
     for path in ("/healthz", "/readyz", "/livez"):
         r.add_get(path, ok_reply)
     for path in ("/api", "/api/"):
@@ -101,18 +105,6 @@ def make_app(store: ApiStore, config: ServerConfig | None = None) -> web.Applica
     if cfg.debug_endpoints:
         add_debug_routes(r, store, cfg, api)
     return app
-
-
-def _version_handler(store: ApiStore) -> Callable[[web.Request], Awaitable[web.Response]]:
-    """``/version`` names the release the server is judging apps/v1 by (``up --kube-version``)."""
-    release = store.versioning.release
-    info = {**VERSION_INFO, "major": str(release.major), "minor": str(release.minor),
-            "gitVersion": f"v{release.name}-rollwise"}
-
-    async def version(_request: web.Request) -> web.Response:
-        return json_reply(info)
-
-    return version
 
 
 def _manager(request: web.Request) -> str:

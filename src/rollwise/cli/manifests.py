@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from rollwise.cli.crd import CR_GROUP, CRD_FILE, crd
+from rollwise.cluster.crd_analysis import analysis_crds
 from rollwise.cluster.crd_policy import POLICY_NAME, policy
 from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE, LABELS, NAME, namespace_manifest
 
@@ -54,6 +55,10 @@ def rbac(namespace: str) -> list[dict[str, Any]]:
         _rule([CR_GROUP], ["statefulsets"], [*READ, "patch", "update"]),
         _rule([CR_GROUP], ["statefulsets/status"], ["get", "update", "patch"]),
         _rule([CR_GROUP], ["statefulsets/finalizers"], ["update"]),
+        # Canary analyses: the StatefulSet controller creates runs, the AnalysisRun controller resolves and measures.
+        _rule([CR_GROUP], ["analysistemplates"], READ),
+        _rule([CR_GROUP], ["analysisruns"], [*READ, *WRITE]),
+        _rule([CR_GROUP], ["analysisruns/status"], ["get", "update", "patch"]),
         _rule([""], ["pods"], [*READ, *WRITE]),
         _rule([""], ["persistentvolumeclaims"], [*READ, *WRITE]),  # the claim retention policy deletes claims
         _rule([""], ["events"], ["create", "patch", "update"]),
@@ -140,7 +145,7 @@ def documents(part: str, *, namespace: str = DEFAULT_NAMESPACE, image: str = DEF
         # The Namespace first, so `kubectl apply -f -` creates it before the objects that live in it.
         return sorted(docs, key=lambda d: d["kind"] != "Namespace")
     if part == "crd":
-        return [crd()]
+        return [crd(), *analysis_crds()]
     if part == "policy":
         return policy()
     if part == "rbac":
@@ -159,9 +164,10 @@ def chart_files() -> dict[str, str]:
     Helm installs what is under crds/ before the templates and never deletes (nor upgrades) it, so uninstalling the
     chart keeps every custom set. The other templates are written by hand, Helm's way (values, release-prefixed
     names); tests/cli/test_chart.py renders them."""
-    crd_doc = crd()
-    crd_doc["metadata"]["annotations"] = {"helm.sh/resource-policy": "keep"}
-    return {f"crds/{CRD_FILE}": render([crd_doc]), "templates/policy.yaml": _policy_template()}
+    crd_docs = documents("crd")
+    for doc in crd_docs:
+        doc["metadata"]["annotations"] = {"helm.sh/resource-policy": "keep"}
+    return {f"crds/{CRD_FILE}": render(crd_docs), "templates/policy.yaml": _policy_template()}
 
 
 def _policy_template() -> str:
@@ -224,9 +230,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def add_manifests(sub: Any) -> None:
     p = sub.add_parser("manifests", help="print the CRD, RBAC and operator Deployment for a real cluster",
-                       description="Print what `kubectl apply -f -` needs to run rollwise on a cluster: the CRD "
-                                   "(statefulsets.apps.rollwise.dev), least-privilege RBAC, the operator "
-                                   "Deployment (two replicas, leader election) and its metrics Service.")
+                       description="Print what `kubectl apply -f -` needs to run rollwise on a cluster: the CRDs "
+                                   "(statefulsets, analysistemplates and analysisruns.apps.rollwise.dev), "
+                                   "least-privilege RBAC, the operator Deployment (two replicas, leader election) "
+                                   "and its metrics Service.")
     p.add_argument("part", nargs="?", default="all", choices=[*PARTS, "all"])
     p.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=f"where the operator runs ({DEFAULT_NAMESPACE})")
     p.add_argument("--image", default=DEFAULT_IMAGE, help=f"the operator image ({DEFAULT_IMAGE})")

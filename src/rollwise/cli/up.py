@@ -37,7 +37,7 @@ from rollwise.apiserver.storage.store import ApiStore
 from rollwise.cli.logfiles import append_problem
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
-from rollwise.cluster.resources import STATEFULSET
+from rollwise.cluster.resources import ANALYSIS_RUN, STATEFULSET
 from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
@@ -46,16 +46,17 @@ from rollwise.local.driver import WallDriver, scaled_profile
 from rollwise.local.processes import ProcessKubelet
 from rollwise.local.scheduler import Scheduler
 from rollwise.local.workloads import DEPLOYMENT, REPLICASET, REPLICATION_CONTROLLER, WorkloadControllers
-from rollwise.runtime.registrations import QUORUM, SET_CONTROLLERS, STATEFULSET_ROW
+from rollwise.runtime.registrations import ANALYSIS, QUORUM, SET_CONTROLLERS, STATEFULSET_ROW
 from rollwise.runtime.trace import DecisionLog
 from rollwise.scenario.scenario import parse_apps
 
 __all__ = ["add_up", "parse_controllers", "parse_faults"]
 
 DEFAULT_DATA_DIR = Path("~/.local/state/rollwise/up").expanduser()
-# The StatefulSet kinds' controllers by the names the registration table gives them, then up's own.
-CONTROLLERS = (*dict.fromkeys(n for row in SET_CONTROLLERS for n in row.up_names.values()), "kubelet", "deployment",
-               "replicaset")
+# The StatefulSet kinds' controllers by the names the registration table gives them, the AnalysisRun controller,
+# then up's own.
+CONTROLLERS = (*dict.fromkeys(n for row in SET_CONTROLLERS for n in row.up_names.values()),
+               *ANALYSIS.up_names.values(), "kubelet", "deployment", "replicaset")
 _FAULT_KEYS = ("compact-every", "drop-watches-every", "watch-delay", "conflict-rate", "error-rate", "timeout-rate",
                "seed")
 
@@ -246,6 +247,7 @@ async def _serve(args: argparse.Namespace, data_dir: Path, controllers: set[str]
                         profile=profile, apps=apps, processes=processes, audit=audit if audit_file else None,
                         trace=trace, gates=store.gates, kubelet="kubelet" in controllers,
                         quorum=QUORUM.up_names[STATEFULSET] in controllers,
+                        analysis=ANALYSIS.up_names[ANALYSIS_RUN] in controllers,
                         statefulset_kinds=tuple(gk for gk, name in STATEFULSET_ROW.up_names.items()
                                                 if name in controllers),
                         announce=lambda line: print(f"rollwise up: {line}", file=sys.stderr, flush=True))

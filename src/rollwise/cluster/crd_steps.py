@@ -8,9 +8,10 @@ from typing import Any
 from rollwise.api.steps import DURATION_RULE, MAX_STEPS, ONE_OF_RULE, STEP_KINDS
 from rollwise.api.validation_cel import CelRule
 
-__all__ = ["steps_schema"]
+__all__ = ["DURATION_CEL", "steps_schema"]
 
-_DURATION_RULE = "type(self) == int ? self >= 0 : self.matches('^[0-9]+(s|m|h)?$')"
+DURATION_CEL = "type(self) == int ? self >= 0 : self.matches('^[0-9]+(s|m|h)?$')"
+"""The CEL twin of ``api.steps.parse_duration`` (the analysis CRDs use it too, cluster/crd_analysis.py)."""
 _SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 _PERCENT_RULE = ("type(self) == int ? self >= 0 : "
                  "(self.matches('^[0-9]+%$') && int(self.substring(0, self.size() - 1)) <= 100)")
@@ -33,7 +34,7 @@ def steps_schema() -> dict[str, Any]:
              "properties": {"duration": {"description": "Seconds, or a number with the unit s, m or h.",
                                          "x-kubernetes-int-or-string": True, "maxLength": 16,
                                          "anyOf": [{"type": "integer"}, {"type": "string"}]}
-                            | _rules(CelRule(rule=_DURATION_RULE, message=DURATION_RULE))}}
+                            | _rules(CelRule(rule=DURATION_CEL, message=DURATION_RULE))}}
     template = {"description": "A reference to an AnalysisTemplate.", "type": "object", "required": ["templateName"],
                 "properties": {"templateName": {"description": "An AnalysisTemplate in the set's namespace.",
                                                 "type": "string", "minLength": 1, "maxLength": 253,

@@ -65,6 +65,8 @@ RESOURCES: dict[tuple[str, str], Resource] = {
         Resource("coordination.k8s.io", "v1", "Lease", "leases"),
         Resource("policy", "v1", "PodDisruptionBudget", "poddisruptionbudgets"),
         Resource(CR_GROUP, "v1alpha1", "StatefulSet", "statefulsets"),
+        Resource(CR_GROUP, "v1alpha1", "AnalysisTemplate", "analysistemplates"),
+        Resource(CR_GROUP, "v1alpha1", "AnalysisRun", "analysisruns"),
     )
 }
 

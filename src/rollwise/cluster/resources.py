@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 __all__ = [
+    "ANALYSIS_RUN",
+    "ANALYSIS_TEMPLATE",
     "BUILTIN_RESOURCES",
     "CONTROLLER_REVISION",
     "EVENT",
@@ -24,6 +26,7 @@ __all__ = [
     "LEASE",
     "NODE",
     "POD",
+    "PROJECT_GROUP",
     "PVC",
     "ROLLWISE_PRINTER_COLUMNS",
     "ROLLWISE_STATEFULSET",
@@ -155,6 +158,10 @@ BUILTIN_RESOURCES: tuple[Resource, ...] = (
     _r("apps", "v1", "DaemonSet", "daemonsets", short="ds", status=True, categories=_ALL),
     _r("apps.rollwise.dev", "v1alpha1", "StatefulSet", "statefulsets", short="rsts", status=True, scale=True,
        categories=("all", "rollwise")),
+    _r("apps.rollwise.dev", "v1alpha1", "AnalysisTemplate", "analysistemplates", short="at",
+       categories=("rollwise",)),
+    _r("apps.rollwise.dev", "v1alpha1", "AnalysisRun", "analysisruns", short="ar", status=True,
+       categories=("rollwise",)),
     _r("batch", "v1", "Job", "jobs", status=True, categories=_ALL),
     _r("batch", "v1", "CronJob", "cronjobs", short="cj", status=True, categories=_ALL),
     _r("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", short="hpa", status=True,
@@ -216,6 +223,10 @@ LEASE = GroupKind("coordination.k8s.io", "Lease")
 STATEFULSET = GroupKind("apps", "StatefulSet")
 ROLLWISE_STATEFULSET = GroupKind("apps.rollwise.dev", "StatefulSet")
 CONTROLLER_REVISION = GroupKind("apps", "ControllerRevision")
+ANALYSIS_TEMPLATE = GroupKind("apps.rollwise.dev", "AnalysisTemplate")
+ANALYSIS_RUN = GroupKind("apps.rollwise.dev", "AnalysisRun")
+PROJECT_GROUP = "apps.rollwise.dev"
+"""The project's own group: its kinds are served by their CRDs (cluster/crd.py, cluster/crd_analysis.py)."""
 STATEFULSET_KINDS = (STATEFULSET, ROLLWISE_STATEFULSET)
 """The resources rollwise's StatefulSet controller runs: the built-in kind and the project's CRD."""
 

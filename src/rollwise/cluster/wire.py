@@ -13,7 +13,8 @@ reads from a real cluster sees whole seconds and must tolerate them.
 
 The paths (reference operator-plan.md §1.4): ``metadata.{creation,deletion}Timestamp``; conditions'
 ``lastTransitionTime`` (and ``lastUpdateTime``, ``lastProbeTime``); ``status.startTime``; container
-``state``/``lastState`` ``startedAt``/``finishedAt``; Lease ``spec.{acquire,renew}Time`` (MicroTime); Event times.
+``state``/``lastState`` ``startedAt``/``finishedAt``; Lease ``spec.{acquire,renew}Time`` (MicroTime); Event times;
+an AnalysisRun's ``status.startedAt`` and its measurements' ``startedAt``/``finishedAt``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,15 @@ from typing import Any
 
 from rollwise.api.errors import FieldError, Invalid
 from rollwise.api.meta import Obj, format_time
-from rollwise.cluster.resources import EVENT, EVENT_V1, LEASE, STATEFULSET_KINDS, GroupKind, ResourceTable
+from rollwise.cluster.resources import (
+    ANALYSIS_RUN,
+    EVENT,
+    EVENT_V1,
+    LEASE,
+    STATEFULSET_KINDS,
+    GroupKind,
+    ResourceTable,
+)
 
 __all__ = ["decode", "encode", "format_micro_time", "format_time", "parse_time", "time_paths"]
 
@@ -59,6 +68,10 @@ _BY_KIND: dict[GroupKind, tuple[tuple[Path, str], ...]] = {
             (("series", "lastObservedTime"), MICRO)),
     # a canary pause's start (controllers/statefulset/steps.py), on both kinds
     **dict.fromkeys(STATEFULSET_KINDS, ((("status", "pauseStartTime"), TIME),)),
+    # an analysis's start and each measurement's (controllers/analysis/)
+    ANALYSIS_RUN: ((("status", "startedAt"), TIME),
+                   *((("status", "metricResults", "[]", "measurements", "[]", f), TIME)
+                     for f in ("startedAt", "finishedAt"))),
 }
 
 _TABLE = ResourceTable.builtin()

@@ -44,11 +44,12 @@ from rollwise.api.meta import (
 )
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
-from rollwise.cluster.resources import LEASE, POD, PVC, STATEFULSET_KINDS, GroupKind
+from rollwise.cluster.resources import ANALYSIS_RUN, LEASE, POD, PVC, STATEFULSET_KINDS, GroupKind
 from rollwise.kubelet.agent import FAULTS
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
 from rollwise.kubelet.quorum_probe import QuorumParams
+from rollwise.local.analysis import LocalAnalysis
 from rollwise.local.audited import AuditedCluster
 from rollwise.local.events import KubeletEvents, quorum_event
 from rollwise.local.processes import ProcessKubelet
@@ -59,7 +60,7 @@ from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder, StoreEventSink
-from rollwise.runtime.registrations import QUORUM, Registration, up_kinds
+from rollwise.runtime.registrations import ANALYSIS, QUORUM, Registration, up_kinds
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.setkeys import SetKey, set_key
 from rollwise.runtime.trace import DecisionLog
@@ -108,7 +109,7 @@ class WallDriver:
                  pump: Callable[[], None], profile: KubeletProfile | None = None, speed: float = 1.0,
                  gates: FeatureGates | None = None, clock: Callable[[], float] = time.time,
                  statefulset_kinds: tuple[GroupKind, ...] = STATEFULSET_KINDS, kubelet: bool = True,
-                 quorum: bool = True, processes: ProcessKubelet | None = None,
+                 quorum: bool = True, analysis: bool = True, processes: ProcessKubelet | None = None,
                  audit: Callable[[dict[str, Any]], None] | None = None,
                  apps: Mapping[str, QuorumParams] | None = None, trace: DecisionLog | None = None,
                  announce: Callable[[str], None] = log.info) -> None:
@@ -122,6 +123,9 @@ class WallDriver:
         self.clock = clock
         self._statefulset_kinds = statefulset_kinds
         self.quorum_on = quorum
+        self.analysis_on = analysis
+        self.analysis: LocalAnalysis | None = None
+        """The AnalysisRun controller (local/analysis.py), unless ``up --controllers=-analysis``."""
         self.kinds = up_kinds(self._runs)
         """The kinds whose sets ``up`` reconciles: those some controller of its runs for (registrations.py)."""
         self.kubelet_on = kubelet
@@ -168,6 +172,10 @@ class WallDriver:
         if self.trace is not None:
             self._controller.observers.append(self.trace.observer(STATEFULSET_CONTROLLER))
             self._controller.quorum_observers.append(self.trace.observer(QUORUM_CONTROLLER))
+        if self.analysis_on:
+            self.analysis = LocalAnalysis(
+                writes, loop=self._loop, clock=self.clock, recorder=self._recorder, pump=self.pump,
+                stands_down=lambda key: self.leases.stands_down(ANALYSIS, (ANALYSIS_RUN, *key)))
         self._wake_all()
         if self._apps:
             self.models = QuorumModels(self.cluster, self._apps, clock=self._scheduler, poke_pod=self._kubelet_poke,
@@ -196,6 +204,8 @@ class WallDriver:
         self._orphaning.clear()
         if self._controller is not None:
             self._controller.queue.shutdown()
+        if self.analysis is not None:
+            self.analysis.stop()
         if self._scheduler is not None:
             self._scheduler.cancel_all()
         if self.kubelet is not None:
@@ -214,6 +224,8 @@ class WallDriver:
             return
         if ch.kind == "Lease":
             self._lease_seen(ch.obj, deleted=ch.type == "DELETED")
+        if self.analysis is not None:
+            self.analysis.on_change(ch)
         if ch.kind == "PersistentVolumeClaim" and self.processes is not None:
             self.processes.on_change(ch)
         if ch.kind == "PersistentVolumeClaim" and self.volumes is not None:
@@ -312,6 +324,8 @@ class WallDriver:
         for kind in self.kinds:
             for sts in self.cluster.list(kind):
                 self._mark_dirty(set_key(sts))
+        if self.analysis is not None:
+            self.analysis.wake_all()
 
     def _mark_dirty(self, key: SetKey) -> None:
         if self._controller is not None and not self._stopped:

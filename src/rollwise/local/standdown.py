@@ -25,7 +25,14 @@ from typing import Any
 
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.api.validation_rules import is_int
-from rollwise.runtime.registrations import SET_CONTROLLERS, OperatorMarks, Registration, read_operator_marks
+from rollwise.runtime.registrations import (
+    OBJECT_CONTROLLERS,
+    SET_CONTROLLERS,
+    KindController,
+    OperatorMarks,
+    Registration,
+    read_operator_marks,
+)
 from rollwise.runtime.setkeys import SetKey
 
 __all__ = ["OperatorLeases"]
@@ -36,7 +43,8 @@ log = logging.getLogger("rollwise.wall")
 def _up_names(marks: OperatorMarks) -> list[str]:
     """What stands down, as ``up --controllers`` names it: the operator's ``statefulset`` is ``up``'s
     ``apps.rollwise.dev`` (its ``statefulset``, of apps/v1 sets, never stands down); unknown marks name nothing."""
-    return sorted({row.up_names[kind] for row in SET_CONTROLLERS for kind in row.kinds
+    rows: tuple[Registration | KindController, ...] = (*SET_CONTROLLERS, *OBJECT_CONTROLLERS)
+    return sorted({row.up_names[kind] for row in rows for kind in row.kinds
                    if row.operator_names.get(kind) in marks.controllers})
 
 
@@ -95,8 +103,8 @@ class OperatorLeases:
         """The earliest time a holder stops leading unless its Lease changes again; None: no operator leads."""
         return min((h.until for h in self._held.values()), default=None)
 
-    def stands_down(self, row: Registration, key: SetKey) -> bool:
-        """Whether ``up``'s ``row`` leaves the set ``key`` to a leading operator now."""
+    def stands_down(self, row: Registration | KindController, key: SetKey) -> bool:
+        """Whether ``up``'s ``row`` leaves the set (or run) ``key`` to a leading operator now."""
         kind, namespace, _ = key
         now = self._now()
         return any(h.until > now and h.marks.runs(row, kind, namespace) for h in self._held.values())

@@ -25,14 +25,15 @@ from rollwise.cluster.listwatch import ListWatchSource
 from rollwise.cluster.namespaces import MultiNamespaceListWatch
 from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
 from rollwise.cluster.protocol import Cluster
-from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
+from rollwise.cluster.resources import ANALYSIS_RUN, ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
 from rollwise.cluster.scope import Selector, informer_selectors
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
+from rollwise.operator.analysis import AnalysisRunController
 from rollwise.operator.companion import reconcile_companion
 from rollwise.operator.election import LeaderElector, LeaseClient, LeaseTimings
 from rollwise.operator.sets import SetController, Stage
-from rollwise.operator.world import AsyncCluster
+from rollwise.operator.world import AsyncCluster, LoopCluster
 from rollwise.runtime.cache import Store
 from rollwise.runtime.clock import AsyncClock, WallClock
 from rollwise.runtime.consistency import ConsistencyStore
@@ -40,7 +41,14 @@ from rollwise.runtime.informer import Informer
 from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder, AsyncEventSink
-from rollwise.runtime.registrations import QUORUM, STATEFULSET_ROW, Registration, operator_kinds, operator_marks
+from rollwise.runtime.registrations import (
+    ANALYSIS,
+    QUORUM,
+    STATEFULSET_ROW,
+    Registration,
+    operator_kinds,
+    operator_marks,
+)
 from rollwise.runtime.role_probes import RoleProbes
 from rollwise.runtime.trace import DecisionLog
 from rollwise.runtime.workers import Controller
@@ -50,9 +58,10 @@ __all__ = ["CONTROLLERS", "Operator", "OperatorConfig"]
 log = logging.getLogger("rollwise.runtime.operator")
 
 CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
-CONTROLLERS = ("statefulset", "quorum")
-"""``--controllers``: the StatefulSet controller of the custom kind, and the quorum-aware controller of both kinds
-(which controller runs for which kind: ``runtime/registrations.py``)."""
+CONTROLLERS = ("statefulset", "quorum", "analysis")
+"""``--controllers``: the StatefulSet controller of the custom kind, the quorum-aware controller of both kinds
+(which controller runs for which kind: ``runtime/registrations.py``), and the AnalysisRun controller
+(``operator/analysis.py``)."""
 # The operator's set controller of each kind (its informer, work queue and metrics name; the world ``worlds`` gives
 # for it): the kind's chain of controllers runs in it.
 KIND_CONTROLLERS = {ROLLWISE_STATEFULSET: ("statefulset", CR_API_VERSION), STATEFULSET: ("quorum", "apps/v1")}
@@ -61,6 +70,11 @@ SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease", "
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OperatorConfig:
+    """How one ``rollwise run`` process runs, from its flags (``cli/run.py``): who it is in the Lease and the audit
+    log (``identity``), which namespaces it watches, which controllers it hosts (``CONTROLLERS``), whether and how it
+    takes part in leader election, how many workers reconcile at once, the feature gates its decisions read, and
+    how long a shutdown waits for reconciles in flight. An unknown controller name is refused at construction."""
+
     identity: str
     namespaces: tuple[str, ...] = ()
     """Watch only these namespaces (empty: the whole cluster)."""
@@ -119,12 +133,13 @@ class Operator:
         self.rng = rng or random.Random()
         chains = operator_kinds(config.controllers)
         names = [KIND_CONTROLLERS[kind][0] for kind in chains]
-        shared_world = worlds[names[0]]
+        shared_world = worlds[names[0]] if names else next(iter(worlds.values()))
         # Only what rollwise owns (cluster.scope): pods and claims by label, member Leases by label.
         selectors = informer_selectors(config.controllers)
         self.informers = {kind: Informer(_source(shared_world, kind, config.namespaces, selectors[kind]), self.clock,
                                          rng=self.rng) for kind in SHARED_KINDS}
         self.set_informers: dict[str, Informer] = {}
+        self.analysis_informers: list[Informer] = []
         self.elector = LeaderElector(leases, namespace=config.lease_namespace, name=config.lease_name,
                                      identity=config.identity, clock=self.clock, timings=config.timings,
                                      rng=self.rng, wall_time=wall_time, on_change=self._on_leading,
@@ -161,7 +176,24 @@ class Operator:
             self.informers["PersistentVolumeClaim"].add_handler(set_ctl.on_claim)
             self.controllers.append(ctl)
             self.sets.append(set_ctl)
+        if ANALYSIS.operator_names[ANALYSIS_RUN] in config.controllers:
+            self._host_analysis(worlds.get("analysis", shared_world))
         self.metrics.leader.labels(name=config.lease_name).set(0 if config.leader_elect else 1)
+
+    def _host_analysis(self, world: AsyncCluster) -> None:
+        """The AnalysisRun controller: its own informers (runs, templates), queue and workers."""
+        name = ANALYSIS.operator_names[ANALYSIS_RUN]
+        runs, templates = (Informer(_source(world, kind, self.config.namespaces, None), self.clock, rng=self.rng)
+                           for kind in ("AnalysisRun", "AnalysisTemplate"))
+        self.analysis_informers = [runs, templates]
+        queue: WorkQueue[Hashable] = WorkQueue(self.clock, metrics=self.metrics.queue_hooks(name))
+        runner = AnalysisRunController(world=LoopCluster(world), runs=runs.store, templates=templates.store,
+                                       queue=queue, recorder=self.recorder, wall_time=self.wall_time,
+                                       is_leader=self.is_leader, component=ANALYSIS.actor)
+        runs.add_handler(runner.on_run)
+        templates.add_handler(runner.on_template)
+        self.controllers.append(Controller(name, runner.reconcile, clock=self.clock, queue=queue,
+                                           metrics=self.metrics, workers=self.config.workers))
 
     def _on_leading(self, leading: bool) -> None:
         if leading:
@@ -173,7 +205,7 @@ class Operator:
         return self.elector is None or self.elector.is_leader()
 
     def all_informers(self) -> list[Informer]:
-        return [*self.informers.values(), *self.set_informers.values()]
+        return [*self.informers.values(), *self.set_informers.values(), *self.analysis_informers]
 
     def not_ready(self) -> list[str]:
         return [f"{i.kind} informer" for i in self.all_informers() if not i.has_synced()]

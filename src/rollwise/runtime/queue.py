@@ -43,6 +43,12 @@ class QueueMetrics(Protocol):
 
 
 class WorkQueue(Generic[K]):
+    """Keys of objects to reconcile, each held once however often it is added, never handed to two workers at once,
+    with delayed adds (``add_after``/``add_at``: the earliest time wins) and per-key back-off (``add_rate_limited``,
+    ``forget``), on the injected ``Clock`` (the module docstring maps each to client-go). A worker takes a key with
+    ``take()`` (on the clock's timers) or ``await get()`` (asyncio), reconciles it, and calls ``done(key)``; a key
+    added meanwhile is queued again then."""
+
     def __init__(self, clock: Clock, *, limiter: RateLimiter | None = None,
                  metrics: QueueMetrics | None = None) -> None:
         self.clock = clock

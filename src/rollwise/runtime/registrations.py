@@ -8,6 +8,10 @@ and the operator), so a controller cannot run for one kind in one driver and not
 |                         |                    | apps.rollwise.dev           | apps.rollwise.dev | statefulset       |
 | quorum-aware-controller | reconcile_quorum   | both, where handed_to_quorum| quorum            | quorum            |
 
+The AnalysisRun controller (``runtime/analysis.py``) decides on runs, not sets: it is a row of its own table
+(``OBJECT_CONTROLLERS``), named ``analysis`` in both ``up --controllers`` and ``run --controllers``, and stands
+down in ``up`` for the runs of the namespaces a leading operator runs it for, as the set controllers do.
+
 Rows are chained in table order on one set: the quorum-aware controller (DEP-07) decides on what the StatefulSet
 controller left, as controller-runtime chains reconcilers of one object by the order they are registered.
 
@@ -23,15 +27,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.meta import Obj, annotations_of
-from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET, STATEFULSET_KINDS, GroupKind
+from rollwise.cluster.resources import ANALYSIS_RUN, ROLLWISE_STATEFULSET, STATEFULSET, STATEFULSET_KINDS, GroupKind
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.quorum import handed_to_quorum, reconcile_quorum
 from rollwise.controllers.statefulset import reconcile
 from rollwise.controllers.view import SetView
-from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
+from rollwise.runtime.actors import ANALYSIS_CONTROLLER, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 
-__all__ = ["CONTROLLERS_MARK", "NAMESPACES_MARK", "QUORUM", "SET_CONTROLLERS", "STATEFULSET_ROW", "OperatorMarks",
-           "Registration", "chain_for", "operator_kinds", "operator_marks", "read_operator_marks", "up_kinds"]
+__all__ = ["ANALYSIS", "CONTROLLERS_MARK", "NAMESPACES_MARK", "OBJECT_CONTROLLERS", "QUORUM", "SET_CONTROLLERS",
+           "STATEFULSET_ROW", "KindController", "OperatorMarks", "Registration", "chain_for", "operator_kinds",
+           "operator_marks", "read_operator_marks", "up_kinds"]
 
 CONTROLLERS_MARK = "rollwise.dev/controllers"
 """On the operator's leader-election Lease: the ``run --controllers`` the holder runs, comma-separated."""
@@ -68,6 +73,21 @@ SET_CONTROLLERS: tuple[Registration, ...] = (STATEFULSET_ROW, QUORUM)
 """Chain order: each decides on what the ones before it left."""
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KindController:
+    """A controller of objects other than sets: the names it runs by in each driver, as a ``Registration`` has."""
+
+    actor: str
+    kinds: tuple[GroupKind, ...]
+    up_names: Mapping[GroupKind, str]
+    operator_names: Mapping[GroupKind, str]
+
+
+ANALYSIS = KindController(actor=ANALYSIS_CONTROLLER, kinds=(ANALYSIS_RUN,), up_names={ANALYSIS_RUN: "analysis"},
+                          operator_names={ANALYSIS_RUN: "analysis"})
+OBJECT_CONTROLLERS: tuple[KindController, ...] = (ANALYSIS,)
+
+
 def chain_for(kind: GroupKind, *, runs: Callable[[Registration], bool] = lambda _: True) -> tuple[Registration, ...]:
     """The controllers of ``kind``'s sets, in chain order, those ``runs`` turns off left out."""
     return tuple(r for r in SET_CONTROLLERS if kind in r.kinds and runs(r))
@@ -97,7 +117,7 @@ class OperatorMarks:
     controllers: frozenset[str]
     namespaces: frozenset[str]
 
-    def runs(self, row: Registration, kind: GroupKind, namespace: str) -> bool:
+    def runs(self, row: Registration | KindController, kind: GroupKind, namespace: str) -> bool:
         """Does the holder run ``row`` for sets of ``kind`` in ``namespace``."""
         name = row.operator_names.get(kind)
         return name is not None and name in self.controllers and (not self.namespaces or namespace in self.namespaces)

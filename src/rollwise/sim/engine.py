@@ -45,6 +45,10 @@ class VirtualClock:
 
 @dataclass(slots=True)
 class Engine:
+    """The simulator's calendar and its clock: ``at(t, phase, fn, *args)`` books work, ``run_instant`` moves
+    ``clock`` to the next booked instant and runs what is due then in ``(phase, seq)`` order, ``cancel`` drops a
+    booking. Nothing else moves virtual time, so the same bookings run the same way every time (module docstring)."""
+
     clock: VirtualClock = field(default_factory=VirtualClock)
     _times: list[float] = field(default_factory=list)
     """A heap of the instants ``_due`` holds."""

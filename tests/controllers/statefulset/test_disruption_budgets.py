@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from builders import make_set
+from builders import make_set, pdb
 from harness import Harness
 
 from rollwise.api.disruption import budget_state, eviction_verdict
@@ -14,12 +14,6 @@ from rollwise.api.predicates import is_running_and_ready
 from rollwise.controllers.plan import DeletePod
 
 POLICIES = ["OrderedReady", "Parallel"]
-
-
-def pdb(name: str = "foo-pdb", **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
-            "metadata": {"name": name, "namespace": "default"},
-            "spec": {"selector": {"matchLabels": {"foo": "bar"}}, **spec}}
 
 
 def _settled(policy: str = "OrderedReady", replicas: int = 3, **kw: Any) -> Harness:

@@ -15,6 +15,7 @@ from rollwise.cluster.resources import (
     BUILTIN_RESOURCES,
     EVENT,
     EVENT_V1,
+    PROJECT_GROUP,
     ROLLWISE_PRINTER_COLUMNS,
     ROLLWISE_STATEFULSET,
     GroupKind,
@@ -101,11 +102,10 @@ def _served(row: WorldResource) -> Resource:
                     stored_as=EVENT_V1 if row.group_kind == EVENT else None)
 
 
-# The one table (rollwise.cluster.resources) seen as REST. The project's own kind is not built in: ApiStore installs
-# its CRD (cluster/crd.py), so it is served, defaulted and validated as a cluster serves it, by its schema and CEL
-# rules.
-BUILTINS: tuple[Resource, ...] = tuple(_served(row) for row in BUILTIN_RESOURCES
-                                       if row.group_kind != ROLLWISE_STATEFULSET)
+# The one table (rollwise.cluster.resources) seen as REST. The project's own kinds are not built in: ApiStore installs
+# their CRDs (cluster/crd.py, cluster/crd_analysis.py), so each is served, defaulted and validated as a cluster
+# serves it, by its schema and CEL rules.
+BUILTINS: tuple[Resource, ...] = tuple(_served(row) for row in BUILTIN_RESOURCES if row.group != PROJECT_GROUP)
 
 
 def crd_resources(crd: Mapping[str, Any]) -> list[Resource]:

@@ -18,12 +18,14 @@ from typing import Any
 
 from aiohttp import web
 
+from rollwise.api.versions import KubeRelease
 from rollwise.apiserver.kinds.openapi_models import kind_schemas, model_for
 from rollwise.apiserver.kinds.resources import Registry, Resource
 from rollwise.apiserver.serving.http import json_reply, status_reply
 
 __all__ = [
     "AGGREGATED_CONTENT_TYPE",
+    "VERSION_INFO",
     "aggregated",
     "api_group",
     "api_group_list",
@@ -31,10 +33,13 @@ __all__ = [
     "api_versions",
     "openapi_group_version",
     "openapi_root",
+    "version_handler",
     "wants_aggregated",
 ]
 
 AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+VERSION_INFO = {"major": "1", "minor": "32", "gitVersion": "v1.32.0-rollwise", "gitCommit": "", "gitTreeState": "clean",
+                "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.23", "compiler": "gc", "platform": "linux/amd64"}
 _SUB_VERBS = ["get", "patch", "update"]
 _CONNECT_VERBS = {"log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
                   "portforward": ["create", "get"]}
@@ -236,3 +241,14 @@ def openapi_v2_handler(registry: Registry) -> Callable[[web.Request], Awaitable[
         return json_reply(openapi_v2(registry))
 
     return handler
+
+
+def version_handler(release: KubeRelease) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """``/version`` names the release the server is judging apps/v1 by (``up --kube-version``)."""
+    info = {**VERSION_INFO, "major": str(release.major), "minor": str(release.minor),
+            "gitVersion": f"v{release.name}-rollwise"}
+
+    async def version(_request: web.Request) -> web.Response:
+        return json_reply(info)
+
+    return version

@@ -10,6 +10,7 @@ from rollwise.apiserver.admission.chain import NAMESPACE, NODE_NAME
 from rollwise.apiserver.admission.plugins import PRIORITY_CLASS, SYSTEM_PRIORITY_CLASSES
 from rollwise.apiserver.kinds.node import node_object
 from rollwise.cluster.crd import crd as rollwise_crd
+from rollwise.cluster.crd_analysis import analysis_crds
 from rollwise.cluster.crd_policy import policy as rollwise_policy
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.operator_namespace import namespace_manifest
@@ -38,12 +39,13 @@ def _exists(cluster: MemoryCluster, gk: GroupKind, namespace: str, name: str) ->
 
 
 def install_rollwise_crd(cluster: MemoryCluster) -> None:
-    """The project's CRD and its ValidatingAdmissionPolicy, as ``kubectl apply -k deploy/crds/`` would leave them:
+    """The project's CRDs (the custom StatefulSet, AnalysisTemplate and AnalysisRun) and its
+    ValidatingAdmissionPolicy, as ``kubectl apply -k deploy/crds/`` would leave them:
     created when missing, brought up to this version's schema and rules when older ones are stored (a data
     directory kept across upgrades), and with kubectl's record of what it applied, so that the user's own
     ``kubectl apply`` of the same files (docs/install.md) finds them unchanged instead of warning that the record is
     missing."""
-    for manifest in (rollwise_crd(), *rollwise_policy()):
+    for manifest in (rollwise_crd(), *analysis_crds(), *rollwise_policy()):
         gk = GroupKind(manifest["apiVersion"].rpartition("/")[0], manifest["kind"])
         record = last_applied_configuration(manifest)
         try:

@@ -34,6 +34,10 @@ __all__ = ["Sync"]
 
 @dataclass(slots=True, kw_only=True)
 class Sync:
+    """One ``reconcile`` call's working state, dropped after it (upstream's ``replicas``/``condemned`` in
+    ``stateful_set_control.go`` ``updateStatefulSet``): phases read the slots and append actions, waits and events,
+    which ``reconcile`` turns into one ``Plan``; ``floor``, ``budget`` etc. are resolved once (``__post_init__``)."""
+
     sts: Obj
     now: float
     gates: FeatureGates

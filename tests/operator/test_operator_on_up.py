@@ -29,13 +29,10 @@ from tiers import sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        yield server
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True),
+]
 
 
 def _rolled_out(up: Up, image: str) -> bool:

@@ -6,20 +6,16 @@ from __future__ import annotations
 import json
 import re
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from kubectl_support import Up
-from operator_support import WEB, Operator, rolled_out, running_up_for_operator
+from operator_support import WEB, Operator, rolled_out
 
-pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        yield server
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True),
+]
 
 
 def test_json_logs_and_client_and_process_metrics(up: Up, tmp_path: Path) -> None:

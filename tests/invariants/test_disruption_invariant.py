@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import json
 
-from builders import make_set
+from builders import make_set, pdb
 from harness import Harness
-from test_disruption_budgets import pdb
 
 from rollwise.controllers.statefulset import reconcile
 from rollwise.invariants.decision import Decision, delete_of

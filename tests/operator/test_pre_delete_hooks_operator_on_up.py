@@ -5,21 +5,17 @@ with kubectl, and only then deletes the pod; the rollout completes one drained p
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubectl_support import HOOK, Up, hooked_set
-from operator_support import get_json, leading_operator, rolled_out, running_up_for_operator
+from operator_support import get_json, leading_operator, rolled_out
 
-pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        yield server
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True),
+]
 
 
 def _pods(up: Up) -> dict[str, dict[str, Any]]:

@@ -4,21 +4,17 @@ only (each watched on its own and merged), and a matching unlabelled orphan is s
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubectl_support import Up, namespace
-from operator_support import WEB, get_json, leading_operator, running_up_for_operator
+from operator_support import WEB, get_json, leading_operator
 
-pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        yield server
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True),
+]
 
 
 def _ready(up: Up, ns: str) -> bool:

@@ -4,21 +4,17 @@ it still scales, and finishes the rollout once resumed, as far as the budget all
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubectl_support import Up
-from operator_support import WEB, get_json, leading_operator, rolled_out, running_up_for_operator
+from operator_support import WEB, get_json, leading_operator, rolled_out
 
-pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        yield server
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True),
+]
 
 
 def _progressing(up: Up) -> dict[str, Any]:

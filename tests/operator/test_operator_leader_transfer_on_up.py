@@ -7,30 +7,20 @@ Roles come from a pod label here; the test plays the agent."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import zygote
 from kubectl_support import DEADLINE, Up, running_up, statefulset
-from operator_support import Operator, audit_entries, get_json, leading_operator, running_up_for_operator
+from operator_support import Operator, audit_entries, get_json, leading_operator
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True, companion=False),
+    pytest.mark.operator("--trace", "{tmp}/decisions.jsonl"),
+]
 
 TRANSFER_TO = "rollwise.dev/transfer-leadership-to"
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path, companion=False) as server:
-        yield server
-
-
-@pytest.fixture
-def operator(up: Up, tmp_path: Path) -> Iterator[Operator]:
-    up.install_rollwise()
-    with leading_operator(up, tmp_path, "op-a", "--trace", str(tmp_path / "decisions.jsonl")) as op:
-        yield op
 
 
 def _pods(up: Up) -> dict[str, dict]:

@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from kubectl_support import DEADLINE, Up
-from operator_support import Operator, audit_entries, get_json, rolled_out, running_up_for_operator
+from operator_support import Operator, audit_entries, get_json, rolled_out
 from pod_history import PodHistory, unavailable_counts
 
 REPLICAS, BUDGET = 6, 2
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True),
+]
 
 DB = f"""\
 apiVersion: apps.rollwise.dev/v1alpha1
@@ -38,12 +40,6 @@ spec:
   - metadata: {{name: data}}
     spec: {{accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 1Gi}}}}}}
 """
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        yield server
 
 
 def _rolled_out(up: Up, image: str) -> bool:

@@ -23,24 +23,13 @@ from operator_support import (
     audit_entries,
     get_json,
     last_audit_time,
-    leading_operator,
     running_up_for_operator,
 )
 
-pytestmark = pytest.mark.kubectl
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path, companion=False) as server:
-        yield server
-
-
-@pytest.fixture
-def operator(up: Up, tmp_path: Path) -> Iterator[Operator]:
-    up.install_rollwise()
-    with leading_operator(up, tmp_path) as op:
-        yield op
+pytestmark = [
+    pytest.mark.kubectl,
+    pytest.mark.up(for_operator=True, companion=False),
+]
 
 
 def _images(up: Up, app: str) -> list[str]:
