@@ -49,6 +49,18 @@ class Tmux:
                        timeout=DEADLINE)
 
 
+def _watch(up: Up, tmp: Path, *, width: int) -> Tmux:
+    """``rollwise get sts/web --watch`` in a tmux session of its own, ``width`` columns wide (skips without tmux)."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    tmux = Tmux(tmp)
+    command = " ".join(shlex.quote(a) for a in ["env", f"KUBECONFIG={up.env['KUBECONFIG']}",
+                                                 f"HOME={up.env['HOME']}", sys.executable, "-m", "rollwise",
+                                                 "get", "sts/web", "--watch"])
+    tmux.run("new-session", "-d", "-s", "watch", "-x", str(width), "-y", "40", command)
+    return tmux
+
+
 def test_get_status_and_watch_follow_a_broken_image_and_its_fix(up: Up, tmp_path: Path) -> None:
     up.apply(statefulset("web", replicas=3, claims=False))
     ready = _rollwise(up, "status", "sts/web", "--timeout", "60s")
@@ -71,14 +83,8 @@ def test_get_status_and_watch_follow_a_broken_image_and_its_fix(up: Up, tmp_path
                         stuck.stdout.splitlines()[-1]), stuck.stdout
     assert stuck.stderr.startswith("error: timed out after 2s waiting for statefulset.apps/web at pod web-2: ")
 
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed")
-    tmux = Tmux(tmp_path)
-    command = " ".join(shlex.quote(a) for a in ["env", f"KUBECONFIG={up.env['KUBECONFIG']}",
-                                                 f"HOME={up.env['HOME']}", sys.executable, "-m", "rollwise",
-                                                 "get", "sts/web", "--watch"])
+    tmux = _watch(up, tmp_path, width=100)  # a plain, narrow terminal
     try:
-        tmux.run("new-session", "-d", "-s", "watch", "-x", "100", "-y", "40", command)  # a plain, narrow terminal
         up.until(lambda: re.search(f"rollout waits here: container app is {PULL}", tmux.screen()) is not None,
                  "the watch shows the stuck pod", on_fail=tmux.screen)
         _set_image(up, "nginx:1.27")
@@ -131,14 +137,8 @@ def test_get_and_watch_show_a_canary_step_its_stable_revision_and_its_abort(up: 
     shown = _rollwise(up, "get", "sts/web").stdout
     assert "Steps:       2 steps; no rollout under way" in shown and f"Stable:      {stable}" in shown
 
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed")
-    tmux = Tmux(tmp_path)
-    command = " ".join(shlex.quote(a) for a in ["env", f"KUBECONFIG={up.env['KUBECONFIG']}",
-                                                 f"HOME={up.env['HOME']}", sys.executable, "-m", "rollwise",
-                                                 "get", "sts/web", "--watch"])
+    tmux = _watch(up, tmp_path, width=120)
     try:
-        tmux.run("new-session", "-d", "-s", "watch", "-x", "120", "-y", "40", command)
         up.until(lambda: "no rollout under way" in tmux.screen(), "the watch shows the steps", on_fail=tmux.screen)
         _set_image(up, "nginx:1.27")
         up.until(lambda: "Steps:       step 2/2 pause until promoted" in tmux.screen(),

@@ -19,7 +19,8 @@ from rollwise.api.lifecycle import hook_held, is_preparing_delete, pre_delete_ho
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.steps import NothingToPromote, promoted_status, steps_of
 from rollwise.api.strategies import KINDS, strategy_block
-from rollwise.controllers.statefulset.analysis import ANALYSIS_RUNS, OUTCOMES, still_running
+from rollwise.cluster.resources import ANALYSIS_RUN
+from rollwise.controllers.statefulset.analysis import OUTCOMES, still_running
 from rollwise.explore.model import HOOK_LABEL, HOOK_VALUE, NAMESPACE, Bounds, Move, Node, Used
 from rollwise.explore.pods import stage_of, status_for
 from rollwise.explore.world import Transition, spend, successor
@@ -34,14 +35,13 @@ from rollwise.invariants.stages import (
     RUNNING,
     image_of,
 )
+from rollwise.runtime.actors import ANALYSIS_CONTROLLER
 from rollwise.runtime.hook_agent import release_hook
 
 __all__ = ["environment_moves"]
 
 KUBELET = "kubelet"
 USER = "user"
-ANALYSIS = "analysis-controller"
-"""The AnalysisRun controller (controllers/analysis/), whose verdicts the explorer plays as the world's moves."""
 APP = "app"
 """The application's own agent: it releases a pod's pre-delete hook once the controller marks it (issue 28)."""
 ADDS_HOOK, REMOVES_HOOK = "adds a pre-delete hook", "removes the pre-delete hook"
@@ -203,15 +203,15 @@ def _analysis_verdicts(node: Node, bounds: Bounds) -> Iterator[Transition]:
     """The AnalysisRun controller's verdict on each run that is still running: Successful, Failed or Inconclusive,
     each a nondeterministic choice at any state (the metrics are the world's). Spends no budget: a run comes to one
     verdict, and the runs are bounded by the rollouts and steps."""
-    for run in node.cluster.list(ANALYSIS_RUNS, NAMESPACE):
+    for run in node.cluster.list(ANALYSIS_RUN, NAMESPACE):
         if not still_running(run):
             continue
         for phase in OUTCOMES:
             cluster = node.cluster.fork()
             message = "" if phase == "Successful" else f"metric m {phase.lower()}: result 0.5"
             cluster.update_status({**run, "status": {"phase": phase, **({"message": message} if message else {})}},
-                                  actor=ANALYSIS)
-            move = Move(actor=ANALYSIS, kind="judges the analysis", target=name_of(run), detail=phase,
+                                  actor=ANALYSIS_CONTROLLER)
+            move = Move(actor=ANALYSIS_CONTROLLER, kind="judges the analysis", target=name_of(run), detail=phase,
                         healthy=phase == "Successful")
             yield Transition(move=move, before=node, after=successor(node, cluster, move, bounds=bounds))
 

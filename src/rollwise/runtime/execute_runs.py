@@ -7,19 +7,18 @@ from collections.abc import Callable
 
 from rollwise.api.errors import AlreadyExists, NotFound
 from rollwise.api.meta import name_of
+from rollwise.cluster.resources import ANALYSIS_RUN
 from rollwise.controllers.plan import CreateAnalysisRun, TerminateAnalysisRun
 from rollwise.runtime.calls import Steps, call
 
 __all__ = ["run_steps"]
-
-_RUNS = "AnalysisRun.apps.rollwise.dev"
 
 
 def run_steps(action: CreateAnalysisRun | TerminateAnalysisRun, *, actor: str, set_name: str,
               event: Callable[[str, str, str], None]) -> Steps:
     if isinstance(action, TerminateAnalysisRun):
         try:  # the uid is a precondition: a run made again under the name is not touched
-            yield call("patch", _RUNS, action.namespace, action.name,
+            yield call("patch", ANALYSIS_RUN, action.namespace, action.name,
                        {"metadata": {"uid": action.uid}, "spec": {"terminate": True}}, actor=actor)
         except NotFound:
             return  # gone meanwhile: nothing left to stop

@@ -10,14 +10,12 @@ from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of,
 from rollwise.api.steps import steps_of
 from rollwise.api.strategies import strategy_block
 from rollwise.cluster.protocol import Cluster
-from rollwise.cluster.resources import GroupKind, group_of
-from rollwise.controllers.statefulset.analysis import RUN_API_VERSION, RUN_KIND, SET_LABEL
+from rollwise.cluster.resources import ANALYSIS_RUN
+from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView
 from rollwise.runtime.setkeys import all_sets
 
 __all__ = ["IndexedReads", "analysis_reads", "budget_reads", "set_view"]
-
-_RUNS = GroupKind(group_of(RUN_API_VERSION), RUN_KIND)
 
 
 @runtime_checkable
@@ -70,7 +68,7 @@ def analysis_reads(cluster: Cluster, sts: Obj) -> dict[str, Any]:
     steps = steps_of(strategy_block(sts["spec"].get("updateStrategy") or {}))
     if not any(step.kind == "analysis" for step in steps):
         return {}
-    runs = cluster.list(_RUNS, namespace_of(sts), selector={"matchLabels": {SET_LABEL: name_of(sts)}})
+    runs = cluster.list(ANALYSIS_RUN, namespace_of(sts), selector={"matchLabels": {SET_LABEL: name_of(sts)}})
     return {"analysis_runs": {name_of(run): run for run in runs}}
 
 

@@ -26,6 +26,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from rollwise.api.analysis import (
+    ANALYSIS_API_VERSION,
+    ANALYSIS_RUN,
+    ERROR,
+    FAILED,
+    INCONCLUSIVE,
+    PENDING,
+    RUNNING,
+    SUCCESSFUL,
+)
 from rollwise.api.meta import Obj, name_of, namespace_of, owner_reference, uid_of
 from rollwise.api.steps import Step
 from rollwise.controllers.plan import TerminateAnalysisRun
@@ -33,11 +43,9 @@ from rollwise.controllers.plan import TerminateAnalysisRun
 __all__ = [
     "ANALYSIS_INCONCLUSIVE",
     "ANALYSIS_RUNNING",
-    "ANALYSIS_RUNS",
     "OUTCOMES",
-    "RUN_API_VERSION",
-    "RUN_KIND",
     "RUN_LABELS",
+    "RUN_REVISION_LABEL",
     "SET_LABEL",
     "Verdict",
     "new_run",
@@ -47,21 +55,15 @@ __all__ = [
     "verdict_of",
 ]
 
-RUN_API_VERSION = "apps.rollwise.dev/v1alpha1"
-RUN_KIND = "AnalysisRun"
 SET_LABEL = "rollwise.dev/set"
-REVISION_LABEL = "rollwise.dev/revision"
+RUN_REVISION_LABEL = "rollwise.dev/revision"
 STEP_LABEL = "rollwise.dev/step"
-RUN_LABELS = (SET_LABEL, REVISION_LABEL, STEP_LABEL)
+RUN_LABELS = (SET_LABEL, RUN_REVISION_LABEL, STEP_LABEL)
 ANALYSIS_RUNNING = "AnalysisRunning"
 ANALYSIS_INCONCLUSIVE = "AnalysisInconclusive"
-SUCCESSFUL = "Successful"
-FAILED_PHASES = ("Failed", "Error")
-INCONCLUSIVE = "Inconclusive"
-OUTCOMES = (SUCCESSFUL, "Failed", INCONCLUSIVE)
+FAILED_PHASES = (FAILED, ERROR)
+OUTCOMES = (SUCCESSFUL, FAILED, INCONCLUSIVE)
 """The verdicts a run that is still running may come to (the explorer plays each; Error reads as Failed)."""
-ANALYSIS_RUNS = "AnalysisRun.apps.rollwise.dev"
-"""How a store names the AnalysisRun resource."""
 
 
 def run_name(update_revision: str, index: int, attempt: int = 0) -> str:
@@ -75,12 +77,12 @@ def new_run(sts: Obj, update_revision: str, index: int, step: Step, attempt: int
     """The AnalysisRun an analysis step creates: the step's templates and args, owned by the set (the garbage
     collector deletes it with the set), labelled so ``kubectl get ar -l rollwise.dev/set=web`` finds it."""
     return {
-        "apiVersion": RUN_API_VERSION,
-        "kind": RUN_KIND,
+        "apiVersion": ANALYSIS_API_VERSION,
+        "kind": ANALYSIS_RUN,
         "metadata": {
             "name": run_name(update_revision, index, attempt),
             "namespace": namespace_of(sts),
-            "labels": {SET_LABEL: name_of(sts), REVISION_LABEL: update_revision, STEP_LABEL: str(index)},
+            "labels": {SET_LABEL: name_of(sts), RUN_REVISION_LABEL: update_revision, STEP_LABEL: str(index)},
             "ownerReferences": [owner_reference(sts)],
         },
         "spec": {
@@ -92,7 +94,7 @@ def new_run(sts: Obj, update_revision: str, index: int, step: Step, attempt: int
 
 def still_running(run: Obj) -> bool:
     """Whether a run has no verdict yet (no phase, ``Pending`` or ``Running``)."""
-    return (run.get("status") or {}).get("phase") in (None, "", "Pending", "Running")
+    return (run.get("status") or {}).get("phase") in (None, "", PENDING, RUNNING)
 
 
 def runs_to_terminate(runs: Mapping[str, Obj], sts: Obj, keep: str | None) -> list[TerminateAnalysisRun]:
@@ -168,9 +170,9 @@ def verdict_of(runs: Mapping[str, Obj], sts: Obj, name: str) -> Verdict:
     """The verdict of the set's run of that name; ``Pending`` for one not there (yet)."""
     run = owned_run(runs, sts, name)
     if run is None:
-        return Verdict(name, "Pending", "", exists=False)
+        return Verdict(name, PENDING, "", exists=False)
     status = run.get("status") or {}
     phase = status.get("phase")
     message = status.get("message")
-    return Verdict(name, phase if isinstance(phase, str) and phase else "Pending",
+    return Verdict(name, phase if isinstance(phase, str) and phase else PENDING,
                    message if isinstance(message, str) else "", exists=True)
