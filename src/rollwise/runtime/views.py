@@ -10,7 +10,6 @@ from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of,
 from rollwise.api.steps import steps_of
 from rollwise.api.strategies import strategy_block
 from rollwise.cluster.protocol import Cluster
-from rollwise.cluster.resources import ANALYSIS_RUN
 from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView
 from rollwise.runtime.setkeys import all_sets
@@ -68,7 +67,8 @@ def analysis_reads(cluster: Cluster, sts: Obj) -> dict[str, Any]:
     steps = steps_of(strategy_block(sts["spec"].get("updateStrategy") or {}))
     if not any(step.kind == "analysis" for step in steps):
         return {}
-    runs = cluster.list(ANALYSIS_RUN, namespace_of(sts), selector={"matchLabels": {SET_LABEL: name_of(sts)}})
+    # The bare kind: a store resolves it to apps.rollwise.dev's, and an operator's cache keys its informer so.
+    runs = cluster.list("AnalysisRun", namespace_of(sts), selector={"matchLabels": {SET_LABEL: name_of(sts)}})
     return {"analysis_runs": {name_of(run): run for run in runs}}
 
 
