@@ -14,6 +14,7 @@ import yaml
 
 from rollwise.api.analysis import MissingArgument, metric_of, resolved_args, substitute_args, substituted_provider
 from rollwise.api.analysis_cel import evaluate_condition
+from rollwise.api.analysis_validation import check_analysis_spec
 from rollwise.api.errors import FieldError
 from rollwise.api.validation_objects import validate_object
 
@@ -139,3 +140,10 @@ def test_rollwise_validate_refuses_a_bad_template_with_exit_2_and_nothing_on_std
                           check=False)
     assert (done.returncode, done.stderr) == (0, "")
     assert "valid manifest" in done.stdout
+
+
+def test_a_provider_field_of_the_wrong_type_is_refused_as_a_type_not_as_missing() -> None:
+    template = {"metrics": [{"name": "x", "provider": {"web": {"url": 3}}}, {"name": "y", "provider": {}}]}
+    errors = {str(e) for e in check_analysis_spec("AnalysisTemplate", template)}
+    assert 'spec.metrics[0].provider.web.url: Invalid value: 3: must be a string' in errors
+    assert any(e.startswith("spec.metrics[1].provider: Invalid value: {}:") for e in errors)

@@ -5,12 +5,15 @@ template refused with a Status naming the field."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
-from kubectl_support import Up, running_up
+from kubectl_support import Up
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [
+    pytest.mark.kubectl,
+    # the kinds alone: up's AnalysisRun controller off, so the status the test writes stays as written
+    pytest.mark.up("--controllers=*,-analysis", shared=True),
+]
 
 TEMPLATE = """\
 apiVersion: apps.rollwise.dev/v1alpha1
@@ -35,13 +38,6 @@ spec:
   templates: [{templateName: error-rate}]
   args: [{name: host, value: "127.0.0.1:1"}]
 """
-
-
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    # the kinds alone: up's AnalysisRun controller off, so the status the test writes stays as written
-    with running_up(tmp_path_factory.mktemp("analysis-crds"), "--controllers=*,-analysis") as server:
-        yield server
 
 
 def test_kubectl_applies_a_template_and_gets_templates_and_runs_by_short_name(up: Up) -> None:

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from kubectl_support import Up
 from metric_server import Answer, MetricServer, metric_server
-from operator_support import audit_entries, get_json, leading_operator, running_up_for_operator
+from operator_support import audit_entries, get_json, leading_operator
 
-pytestmark = pytest.mark.kubectl
+pytestmark = [pytest.mark.kubectl, pytest.mark.up(for_operator=True, rollwise=True)]
 
 TEMPLATE = """\
 apiVersion: apps.rollwise.dev/v1alpha1
@@ -42,13 +42,6 @@ spec:
   templates: [{{templateName: error-rate}}]
   args: [{{name: base, value: "{base}"}}]
 """
-
-
-@pytest.fixture
-def up(tmp_path: Path) -> Iterator[Up]:
-    with running_up_for_operator(tmp_path) as server:
-        server.install_rollwise()
-        yield server
 
 
 @pytest.fixture
@@ -127,3 +120,24 @@ def test_up_s_own_analysis_controller_runs_a_run_when_no_operator_leads(up: Up, 
     writers = {e["user"] for e in audit_entries(up) if e["resource"].startswith("analysisruns.")
                and e["verb"] == "update" and e.get("name") == "local-run"}
     assert writers and "admin" not in writers
+
+
+def test_an_operator_running_only_analysis_runs_a_run_with_its_metrics_inline(up: Up, tmp_path: Path,
+                                                                             metrics: MetricServer) -> None:
+    metrics.answers["/ok"] = Answer({"ok": True})
+    inline = f"""\
+apiVersion: apps.rollwise.dev/v1alpha1
+kind: AnalysisRun
+metadata: {{name: inline, namespace: default}}
+spec:
+  metrics:
+  - name: ok
+    successCondition: result == true
+    provider: {{web: {{url: "{metrics.url('/ok')}", jsonPath: "{{$.ok}}"}}}}
+"""
+    with leading_operator(up, tmp_path, "op-a", "--controllers", "analysis"):
+        up.kubectl("create", "-f", "-", stdin=inline)
+        up.until(lambda: _finished(up, "inline").get("phase") == "Successful", "the inline run ends",
+                 on_fail=lambda: str(_finished(up, "inline")))
+    (result,) = _finished(up, "inline")["metricResults"]
+    assert [(m["phase"], m["value"]) for m in result["measurements"]] == [("Successful", "true")]

@@ -4,10 +4,8 @@ Driven with the real kubectl and the official Python client."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from kubectl_support import running_up
+from kubectl_support import Up
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
 from kubernetes.client.rest import ApiException
@@ -26,25 +24,24 @@ spec: {containers: [{name: app, image: "nginx:1.27"}]}
 """
 
 
-def test_field_selectors_with_empty_terms_negation_and_escapes_list_as_on_a_cluster(tmp_path: Path) -> None:
-    with running_up(tmp_path) as up:
-        up.apply(PODS)
+def test_field_selectors_with_empty_terms_negation_and_escapes_list_as_on_a_cluster(up: Up) -> None:
+    up.apply(PODS)
 
-        def names(selector: str) -> list[str]:
-            return up.kubectl("get", "pods", "--field-selector", selector, "-o", "name").stdout.split()
+    def names(selector: str) -> list[str]:
+        return up.kubectl("get", "pods", "--field-selector", selector, "-o", "name").stdout.split()
 
-        assert names("metadata.name=a,") == ["pod/a"]
-        assert names(",metadata.name==b,,") == ["pod/b"]
-        assert names("metadata.name!=a") == ["pod/b"]
-        assert names(r"metadata.name=a\,b") == []
-        refused = up.kubectl("get", "pods", "--field-selector", "metadata.name=a\\", check=False)
-        assert refused.returncode == 1 and refused.stdout == ""
-        assert "invalid field selector: invalid escape sequence" in refused.stderr, refused.stderr
+    assert names("metadata.name=a,") == ["pod/a"]
+    assert names(",metadata.name==b,,") == ["pod/b"]
+    assert names("metadata.name!=a") == ["pod/b"]
+    assert names(r"metadata.name=a\,b") == []
+    refused = up.kubectl("get", "pods", "--field-selector", "metadata.name=a\\", check=False)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "invalid field selector: invalid escape sequence" in refused.stderr, refused.stderr
 
-        core = k8s.CoreV1Api(k8s_config.new_client_from_config(config_file=str(up.kubeconfig)))
-        listed = core.list_namespaced_pod("default", field_selector="metadata.name=b,")
-        assert [p.metadata.name for p in listed.items] == ["b"]
-        with pytest.raises(ApiException) as err:
-            core.list_namespaced_pod("default", field_selector="metadata.name=a=b")
-        assert err.value.status == 400
-        assert "unescaped character in value" in str(err.value.body)
+    core = k8s.CoreV1Api(k8s_config.new_client_from_config(config_file=str(up.kubeconfig)))
+    listed = core.list_namespaced_pod("default", field_selector="metadata.name=b,")
+    assert [p.metadata.name for p in listed.items] == ["b"]
+    with pytest.raises(ApiException) as err:
+        core.list_namespaced_pod("default", field_selector="metadata.name=a=b")
+    assert err.value.status == 400
+    assert "unescaped character in value" in str(err.value.body)

@@ -342,6 +342,8 @@ def test_applying_the_crd_as_the_install_guide_says_finds_it_unchanged_and_warns
     applied = up.kubectl("apply", "-k", str(ROOT / "deploy" / "crds"))
     assert applied.stderr == ""
     assert applied.stdout.splitlines() == [
+        "customresourcedefinition.apiextensions.k8s.io/analysisruns.apps.rollwise.dev unchanged",
+        "customresourcedefinition.apiextensions.k8s.io/analysistemplates.apps.rollwise.dev unchanged",
         "customresourcedefinition.apiextensions.k8s.io/statefulsets.apps.rollwise.dev unchanged",
         "validatingadmissionpolicy.admissionregistration.k8s.io/rollwise-statefulset-keys unchanged",
         "validatingadmissionpolicybinding.admissionregistration.k8s.io/rollwise-statefulset-keys unchanged"]

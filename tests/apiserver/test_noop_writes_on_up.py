@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import json
 import threading
-from pathlib import Path
 from queue import Queue
 from typing import Any
 
 import httpx2
 import pytest
-from kubectl_support import DEADLINE, Up, running_up
+from kubectl_support import DEADLINE, Up
 from lightkube import Client, KubeConfig
 from lightkube.resources.core_v1 import ConfigMap
 
@@ -55,21 +54,20 @@ def _watch_from(up: Up, version: str) -> Queue[tuple[str, str, dict[str, str]]]:
     return events
 
 
-def test_an_unchanged_apply_or_patch_keeps_the_resource_version_and_wakes_no_watcher(tmp_path: Path) -> None:
-    with running_up(tmp_path) as up:
-        up.apply(SETTINGS, "--server-side")
-        before = _version(up)
-        events = _watch_from(up, before)
+def test_an_unchanged_apply_or_patch_keeps_the_resource_version_and_wakes_no_watcher(up: Up) -> None:
+    up.apply(SETTINGS, "--server-side")
+    before = _version(up)
+    events = _watch_from(up, before)
 
-        assert "serverside-applied" in up.apply(SETTINGS, "--server-side")
-        merge = up.kubectl("patch", "configmap", "settings", "--type=merge", "-p", '{"data":{"mode":"fast"}}')
-        strategic = up.kubectl("patch", "configmap", "settings", "-p", '{"metadata":{"labels":{"app":"web"}}}')
-        assert "(no change)" in merge.stdout and "(no change)" in strategic.stdout
-        assert _version(up) == before
+    assert "serverside-applied" in up.apply(SETTINGS, "--server-side")
+    merge = up.kubectl("patch", "configmap", "settings", "--type=merge", "-p", '{"data":{"mode":"fast"}}')
+    strategic = up.kubectl("patch", "configmap", "settings", "-p", '{"metadata":{"labels":{"app":"web"}}}')
+    assert "(no change)" in merge.stdout and "(no change)" in strategic.stdout
+    assert _version(up) == before
 
-        changed = up.kubectl("patch", "configmap", "settings", "--type=merge", "-p", '{"data":{"mode":"slow"}}')
-        assert "(no change)" not in changed.stdout
-        after = _version(up)
-        assert int(after) > int(before)
-        # The watch's first event is the real change: none came for the applies and patches before it.
-        assert events.get(timeout=DEADLINE) == ("MODIFIED", after, {"mode": "slow", "level": "3"})
+    changed = up.kubectl("patch", "configmap", "settings", "--type=merge", "-p", '{"data":{"mode":"slow"}}')
+    assert "(no change)" not in changed.stdout
+    after = _version(up)
+    assert int(after) > int(before)
+    # The watch's first event is the real change: none came for the applies and patches before it.
+    assert events.get(timeout=DEADLINE) == ("MODIFIED", after, {"mode": "slow", "level": "3"})

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from kubectl_support import running_up
+from kubectl_support import Up
 
 pytestmark = pytest.mark.kubectl
 
@@ -28,18 +26,17 @@ CASES = [
 ]
 
 
-def test_a_pod_status_of_the_wrong_shape_is_422_with_the_field_path(tmp_path: Path) -> None:
-    with running_up(tmp_path) as up:
-        up.apply(POD)
-        before = up.read("pod", "p")
-        for patch, words in CASES:
-            done = up.kubectl("patch", "pod", "p", "--subresource=status", "--type=merge", "-p", patch, check=False)
-            assert done.returncode == 1, (patch, done.stdout)
-            assert "is invalid" in done.stderr and words in done.stderr, (patch, done.stderr)
-            assert done.stdout == ""
-        after = up.read("pod", "p")
-        assert not isinstance((after.get("status") or {}).get("conditions"), str), "nothing refused was stored"
-        assert before["metadata"]["uid"] == after["metadata"]["uid"]
-        good = up.kubectl("patch", "pod", "p", "--subresource=status", "--type=merge", "-p",
-                          '{"status": {"conditions": [{"type": "Example", "status": "True"}]}}', check=False)
-        assert good.returncode == 0, good.stderr
+def test_a_pod_status_of_the_wrong_shape_is_422_with_the_field_path(up: Up) -> None:
+    up.apply(POD)
+    before = up.read("pod", "p")
+    for patch, words in CASES:
+        done = up.kubectl("patch", "pod", "p", "--subresource=status", "--type=merge", "-p", patch, check=False)
+        assert done.returncode == 1, (patch, done.stdout)
+        assert "is invalid" in done.stderr and words in done.stderr, (patch, done.stderr)
+        assert done.stdout == ""
+    after = up.read("pod", "p")
+    assert not isinstance((after.get("status") or {}).get("conditions"), str), "nothing refused was stored"
+    assert before["metadata"]["uid"] == after["metadata"]["uid"]
+    good = up.kubectl("patch", "pod", "p", "--subresource=status", "--type=merge", "-p",
+                      '{"status": {"conditions": [{"type": "Example", "status": "True"}]}}', check=False)
+    assert good.returncode == 0, good.stderr

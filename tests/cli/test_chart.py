@@ -186,7 +186,7 @@ def test_the_charts_kube_version_floor_serves_every_kind_it_installs() -> None:
     floor = meta["kubeVersion"]
     assert floor.startswith(">=") and floor.endswith(".0-0"), "a floor that admits pre-releases (EKS's, GKE's)"
     major, minor = (int(x) for x in floor[2:].split(".")[:2])
-    crds = [yaml.safe_load(p.read_text()) for p in (CHART / "crds").glob("*.yaml")]
+    crds = [doc for p in (CHART / "crds").glob("*.yaml") for doc in yaml.safe_load_all(p.read_text())]
     for doc in _render(EVERYTHING) + crds:
         since = SERVED_SINCE[(doc["apiVersion"], doc["kind"])]
         assert (major, minor) >= since, f"{doc['apiVersion']} {doc['kind']} is served from 1.{since[1]}, not {floor}"

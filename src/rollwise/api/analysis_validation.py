@@ -187,7 +187,7 @@ def _check_provider(value: object, path: str) -> list[FieldError]:
     errors = _unknown(value, PROVIDERS, path)
     chosen = [key for key in PROVIDERS if key in value]
     if len(chosen) != 1:
-        return [*errors, FieldError(path=path, value=sorted(value), rule=PROVIDER_RULE)]
+        return [*errors, FieldError(path=path, value=dict(value), rule=PROVIDER_RULE)]
     key = chosen[0]
     block = value[key]
     at = f"{path}.{key}"
@@ -195,7 +195,9 @@ def _check_provider(value: object, path: str) -> list[FieldError]:
         return [*errors, type_error(at, block, "a mapping")]
     errors += _unknown(block, _PROVIDER_FIELDS[key], at)
     for required in _REQUIRED[key]:
-        if not isinstance(block.get(required), str) or not block[required]:
+        if block.get(required) not in (None, "") and not isinstance(block[required], str):
+            errors.append(type_error(f"{at}.{required}", block[required], "a string"))
+        elif not block.get(required):
             errors.append(FieldError(path=f"{at}.{required}", kind="Required value", rule=f"{required} is required"))
     for text in ("jsonPath",) if key == "web" else ():
         if block.get(text) is not None and not isinstance(block[text], str):

@@ -41,10 +41,6 @@ class FeatureGates:
         return RECREATE in self.enabled
 
     @property
-    def enforced_rolling_update(self) -> bool:
-        return ENFORCED_ROLLING_UPDATE in self.enabled
-
-    @property
     def quorum_aware(self) -> bool:
         return QUORUM_AWARE in self.enabled
 

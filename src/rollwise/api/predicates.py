@@ -17,7 +17,6 @@ __all__ = [
     "CONTAINER_DEAD",
     "CONTAINER_TRANSIENT",
     "DEAD_WAITING_REASONS",
-    "TRANSIENT_WAITING_REASONS",
     "available_at",
     "classify_container",
     "condition",
@@ -182,7 +181,6 @@ CONTAINER_ALIVE = "Alive"
 DEAD_WAITING_REASONS = frozenset(
     {"CrashLoopBackOff", "RunContainerError", "ImagePullBackOff", "ErrImagePull", "CreateContainerConfigError"}
 )
-TRANSIENT_WAITING_REASONS = frozenset({"ContainerCreating", "PodInitializing"})
 
 
 def classify_container(pod: Mapping[str, Any], container: str | None = None) -> str | None:

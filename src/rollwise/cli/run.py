@@ -157,8 +157,9 @@ async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: C
     runtime_metrics = RuntimeMetrics()
     register_process_collectors(runtime_metrics.registry)
     client = _client(kube_config, runtime_metrics.registry, args.http_transport)
-    worlds: dict[str, Any] = {"statefulset": KubeCluster(client, set_group=CR_GROUP),
-                              "quorum": KubeCluster(client, set_group="apps")}
+    custom = KubeCluster(client, set_group=CR_GROUP)
+    worlds: dict[str, Any] = {"statefulset": custom, "quorum": KubeCluster(client, set_group="apps"),
+                              "analysis": custom}
     config = OperatorConfig(identity=args.identity, namespaces=args.namespaces, controllers=args.controllers,
                             leader_elect=args.leader_elect, lease_namespace=args.lease_namespace,
                             lease_name=args.lease_name, timings=timings, workers=args.workers)

@@ -18,13 +18,11 @@ from rollwise.api.meta import Obj
 from rollwise.api.records import dataclass
 from rollwise.cluster.resources import STATEFULSET_KINDS, GroupKind, ResourceRef
 
-__all__ = ["BACKGROUND", "FOREGROUND", "ORPHAN", "Change", "ChangeType", "Cluster", "Propagation"]
+__all__ = ["ORPHAN", "Change", "ChangeType", "Cluster", "Propagation"]
 
 ChangeType = Literal["ADDED", "MODIFIED", "DELETED"]
 Propagation = Literal["Background", "Foreground", "Orphan"]
 
-BACKGROUND: Propagation = "Background"
-FOREGROUND: Propagation = "Foreground"
 ORPHAN: Propagation = "Orphan"
 
 _SET_KINDS = frozenset(gk.kind for gk in STATEFULSET_KINDS)

@@ -145,10 +145,6 @@ class WorkQueue(Generic[K]):
             if not waiter.done():
                 waiter.set_result(None)
 
-    @property
-    def shutting_down(self) -> bool:
-        return self._shutting_down
-
     def _wake_one(self) -> None:
         while self._waiters:
             waiter = self._waiters.popleft()

@@ -160,12 +160,6 @@ class Registry:
                 return r
         return None
 
-    def by_kind(self, api_version: str, kind: str) -> Resource | None:
-        for r in self:
-            if r.api_version == api_version and r.kind == kind:
-                return r
-        return None
-
     def register_in(self, table: ResourceTable, crd: Mapping[str, Any]) -> None:
         """Serve a CRD's resources and make the store key and scope them (its first served version)."""
         self.add_crd(crd)

@@ -25,7 +25,6 @@ PROTECTED_NAMESPACES = INITIAL_NAMESPACES[:3]
 SERVICE_ACCOUNT = GroupKind("", "ServiceAccount")
 SERVICE = GroupKind("", "Service")
 ENDPOINTS = GroupKind("", "Endpoints")
-ENDPOINT_SLICE = GroupKind("discovery.k8s.io", "EndpointSlice")
 KUBERNETES_SERVICE_IP = "10.96.0.1"
 """The first address of the service range, which kube-apiserver keeps for its own Service."""
 

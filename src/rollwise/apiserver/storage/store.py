@@ -44,13 +44,13 @@ from rollwise.apiserver.storage.bootstrap import (
     install_rollwise_crd,
     seed_cluster,
 )
-from rollwise.apiserver.storage.feed import FeedPump
 from rollwise.apiserver.storage.fieldsets import ListTypes
 from rollwise.apiserver.storage.ownership import apply, record_write
 from rollwise.apiserver.storage.patch_apply import patched
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
+from rollwise.cluster.pump import FeedPump
 from rollwise.cluster.resources import POD, GroupKind
 from rollwise.cluster.wire import format_time
 
