@@ -72,6 +72,8 @@ RU = f"{SU}.rollingUpdate"
 ERU = f"{SU}.enforcedRollingUpdate"
 POD = "spec.template.spec"
 C0 = f"{POD}.containers[0]"
+QA = {"metadata.annotations": {"rollwise.dev/update-policy": "QuorumAware"}}
+QA_STEPS = [{"replicas": 1}, {"pause": {}}]
 INVALID, REQUIRED, UNSUPPORTED, FORBIDDEN, DUPLICATE = (
     "Invalid value", "Required value", "Unsupported value", "Forbidden", "Duplicate value",
 )
@@ -120,6 +122,18 @@ CREATE_CASES: list[tuple[str, dict[str, Any], list[tuple[str, str, str]]]] = [
     ("enforced", {SU: {"type": "EnforcedRollingUpdate", "enforcedRollingUpdate": {"partition": 0}}}, []),
     ("blockless-rolling-update", {SU: {"type": "RollingUpdate"}}, []),
     ("on-delete-with-rolling-update", {f"{SU}.type": "OnDelete"},
+     [(RU, FORBIDDEN, "only allowed for updateStrategy 'RollingUpdate'")]),
+    # A quorum-aware set (OnDelete and the annotation) keeps its canary steps in rollingUpdate, and only them.
+    ("quorum-aware-with-steps", {**QA, SU: {"type": "OnDelete", "rollingUpdate": {"steps": QA_STEPS}}}, []),
+    ("quorum-aware-with-steps-and-crd-defaults", {**QA, SU: {"type": "OnDelete", "rollingUpdate": {
+        "steps": QA_STEPS, "partition": 0, "maxUnavailable": 1, "podUpdatePolicy": "ReCreate"}}}, []),
+    ("quorum-aware-with-a-partition", {**QA, SU: {"type": "OnDelete", "rollingUpdate": {
+        "steps": QA_STEPS, "partition": 2}}}, [(f"{RU}.partition", FORBIDDEN, "for its steps alone")]),
+    ("quorum-aware-with-a-budget", {**QA, SU: {"type": "OnDelete", "rollingUpdate": {"maxUnavailable": 2}}},
+     [(f"{RU}.maxUnavailable", FORBIDDEN, "rollwise.dev/max-unavailable-members")]),
+    ("quorum-aware-with-a-bad-step", {**QA, SU: {"type": "OnDelete", "rollingUpdate": {"steps": [{"replicas": -1}]}}},
+     [(f"{RU}.steps[0].replicas", INVALID, "at least 0")]),
+    ("on-delete-with-steps-not-quorum-aware", {SU: {"type": "OnDelete", "rollingUpdate": {"steps": QA_STEPS}}},
      [(RU, FORBIDDEN, "only allowed for updateStrategy 'RollingUpdate'")]),
     ("recreate-with-rolling-update", {f"{SU}.type": "Recreate"},
      [(RU, FORBIDDEN, "only allowed for updateStrategy 'RollingUpdate'")]),

@@ -76,9 +76,9 @@ def test_the_operator_and_the_simulator_run_without_either_extra(argv: list[str]
 
 def test_lab_etcd_without_the_etcd_extra_names_it(monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from rollwise.cli import lab
+    from rollwise.lab.stores import LAB_STORES
 
-    monkeypatch.setattr(lab, "etcd_binary", lambda: None)
+    monkeypatch.setattr(LAB_STORES["etcd"].runtime, "binary", lambda: None)
     monkeypatch.setattr(extras, "find_spec", lambda name, *a: None)
     assert main(["lab", "etcd"]) == 2
     out, err = capsys.readouterr()

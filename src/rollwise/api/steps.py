@@ -23,21 +23,28 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollwise.api.errors import FieldError
-from rollwise.api.strategies import strategy_block
+from rollwise.api.in_place import RECREATE_POLICY
+from rollwise.api.strategies import ROLLING_BLOCK, handed_to_quorum, strategy_block
 from rollwise.api.validation_rules import is_int, type_error
 
 __all__ = [
     "MAX_STEPS",
+    "QUORUM_BLOCK_DEFAULTS",
+    "QUORUM_BLOCK_RULE",
     "STEP_KINDS",
     "NothingToPromote",
     "Step",
+    "canary_limit",
+    "check_quorum_block",
     "check_steps",
     "floor_at_step",
     "parse_duration",
     "promoted_status",
     "recorded_floor",
+    "set_steps",
     "steps_of",
     "target_replicas",
+    "wanted_at_step",
 ]
 
 STEP_KINDS = ("replicas", "pause", "analysis")
@@ -95,14 +102,52 @@ def target_replicas(value: int | str | None, replicas: int) -> int:
     return max(0, min(count, replicas))
 
 
+def wanted_at_step(steps: Sequence[Step], index: int, replicas: int) -> int:
+    """The pods step ``index`` (before the last is done) has at the update revision: the largest replicas step so
+    far (a later, smaller one takes none back; that is an abort)."""
+    return max((target_replicas(s.replicas, replicas) for s in steps[:index + 1] if s.kind == "replicas"),
+               default=0)
+
+
 def floor_at_step(steps: Sequence[Step], index: int, replicas: int, spec_floor: int) -> int:
     """The effective partition at step ``index``: the spec's once past the last step, else what the largest
     replicas step so far leaves below it (a partition only moves down), never below the spec's."""
     if index >= len(steps):
         return spec_floor
-    wanted = max((target_replicas(s.replicas, replicas) for s in steps[:index + 1] if s.kind == "replicas"),
-                 default=0)
-    return max(spec_floor, replicas - wanted)
+    return max(spec_floor, replicas - wanted_at_step(steps, index, replicas))
+
+
+def set_steps(sts: Mapping[str, Any], update_type: str | None = None) -> tuple[Step, ...]:
+    """The set's canary steps: those of the strategy block in effect (``update_type``, the declared one when not
+    given); a quorum-aware set (``type: OnDelete``, which has no block of its own) keeps them in
+    ``rollingUpdate.steps``, which validation allows there for that alone."""
+    strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
+    if handed_to_quorum(sts):
+        block = strategy.get(ROLLING_BLOCK)
+        return steps_of(block if isinstance(block, Mapping) else None)
+    return steps_of(strategy_block(strategy, update_type))
+
+
+def _recorded_index(status: Mapping[str, Any]) -> int:
+    recorded = status.get("currentStepIndex")
+    return recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded >= 0 else 0
+
+
+def canary_limit(sts: Mapping[str, Any]) -> int | None:
+    """How many members a quorum-aware set may have at the update revision at the step its status records, or
+    None when its steps cap nothing: no steps, no rollout under way, past the last step, ``promote --full``, an
+    abort (its status makes the stable revision the update revision). The quorum-aware controller picks which
+    members (followers first, the leader last), so a step caps a count where a rolling update's moves a partition."""
+    steps = set_steps(sts)
+    status = sts.get("status") or {}
+    if not steps or status.get("currentRevision") == status.get("updateRevision") or status.get("promoteFull") \
+            or status.get("abort") is True:
+        return None
+    index = _recorded_index(status)
+    if index >= len(steps):
+        return None
+    replicas = (sts.get("spec") or {}).get("replicas", 1)
+    return wanted_at_step(steps, index, replicas if is_int(replicas) else 1)
 
 
 def recorded_floor(sts: Mapping[str, Any], block: Mapping[str, Any] | None, spec_floor: int) -> int:
@@ -112,8 +157,7 @@ def recorded_floor(sts: Mapping[str, Any], block: Mapping[str, Any] | None, spec
     status = sts.get("status") or {}
     if not steps or status.get("currentRevision") == status.get("updateRevision") or status.get("promoteFull"):
         return spec_floor
-    recorded = status.get("currentStepIndex")
-    index = recorded if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded >= 0 else 0
+    index = _recorded_index(status)
     replicas = (sts.get("spec") or {}).get("replicas", 1)
     return floor_at_step(steps, index, replicas if is_int(replicas) else 1, spec_floor)
 
@@ -214,6 +258,28 @@ def _check_args(args: object, path: str) -> list[FieldError]:
 
 _CHECKS = {"replicas": _check_replicas, "pause": _check_pause, "analysis": _check_analysis}
 
+QUORUM_BLOCK_DEFAULTS: Mapping[str, object] = {"partition": 0, "maxUnavailable": 1, "podUpdatePolicy": RECREATE_POLICY}
+"""What a ``rollingUpdate`` block holds besides its steps once the CRD's schema has defaulted it: the only values of
+RollingUpdate's own fields a quorum-aware set's block may carry."""
+QUORUM_BLOCK_RULE = ("a quorum-aware set (type OnDelete) carries rollingUpdate for its steps alone: the quorum-aware "
+                     "controller picks the members (followers first, the leader last; the batch is the annotation "
+                     "rollwise.dev/max-unavailable-members)")
+
+
+def check_quorum_block(block: object, path: str) -> list[FieldError]:
+    """A quorum-aware set's ``rollingUpdate`` (it is ``type: OnDelete``): its ``steps``, and nothing of
+    RollingUpdate's own, whose partition and budget mean nothing where the quorum-aware controller picks which
+    member goes (seed 001); the defaults the CRD fills in pass."""
+    if not isinstance(block, Mapping):
+        return [type_error(path, block, "a mapping")]
+    errors: list[FieldError] = []
+    for key, value in block.items():
+        if key == "steps":
+            errors += check_steps(value, f"{path}.steps")
+        elif key not in QUORUM_BLOCK_DEFAULTS or value != QUORUM_BLOCK_DEFAULTS[key]:
+            errors.append(FieldError(path=f"{path}.{key}", kind="Forbidden", rule=QUORUM_BLOCK_RULE))
+    return errors
+
 
 class NothingToPromote(ValueError):
     """``promote`` on a set whose rollout has no step left to skip (kubectl-argo-rollouts refuses the same way)."""
@@ -224,9 +290,8 @@ def promoted_status(sts: Mapping[str, Any], *, full: bool) -> dict[str, Any]:
     ``status.currentStepIndex`` (past the step it stands at) or ``status.promoteFull``
     (``pkg/kubectl-argo-rollouts/cmd/promote``). The controller reads both (controllers/statefulset/steps.py); the
     write carries the resourceVersion it read, so a step the controller moved past meanwhile is not skipped too."""
-    spec = sts.get("spec") or {}
     status = dict(sts.get("status") or {})
-    steps = steps_of(strategy_block(spec.get("updateStrategy") or {}))  # rollingUpdate or enforcedRollingUpdate
+    steps = set_steps(sts)  # rollingUpdate or enforcedRollingUpdate (a quorum-aware set: rollingUpdate)
     name = (sts.get("metadata") or {}).get("name", "")
     if not steps:
         raise NothingToPromote(f"{name} has no canary steps (spec.updateStrategy.rollingUpdate.steps)")

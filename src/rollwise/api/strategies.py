@@ -16,6 +16,7 @@ from typing import Any
 from rollwise.api.features import ENFORCED_ROLLING_UPDATE as ENFORCED_GATE
 from rollwise.api.features import RECREATE as RECREATE_GATE
 from rollwise.api.features import FeatureGates
+from rollwise.api.meta import annotations_of
 
 __all__ = [
     "BLOCK_KEYS",
@@ -25,13 +26,16 @@ __all__ = [
     "KINDS",
     "NAMES",
     "ON_DELETE",
+    "QUORUM_AWARE_POLICY",
     "RECREATE",
     "ROLLING_BLOCK",
     "ROLLING_KINDS",
     "ROLLING_UPDATE",
+    "UPDATE_POLICY",
     "StrategyKind",
     "declared_type",
     "effective_type",
+    "handed_to_quorum",
     "partition_floor",
     "strategy_block",
 ]
@@ -43,6 +47,11 @@ ENFORCED_ROLLING_UPDATE = "EnforcedRollingUpdate"
 
 ROLLING_BLOCK = "rollingUpdate"
 ENFORCED_BLOCK = "enforcedRollingUpdate"
+
+UPDATE_POLICY = "rollwise.dev/update-policy"
+QUORUM_AWARE_POLICY = "QuorumAware"
+"""seed 001 (DEP-07) hands a set to the quorum-aware controller through ``type: OnDelete``; rollwise adds this
+annotation so that a plain OnDelete set stays under manual control (controllers/quorum)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +81,19 @@ BLOCK_OWNERS = tuple((kind.block, kind.name) for kind in KINDS.values() if kind.
 """Each parameter block and the one type it is allowed with (seed 003: enforcedRollingUpdate reuses the
 rollingUpdate shape)."""
 BLOCK_KEYS = tuple(block for block, _ in BLOCK_OWNERS)
+
+
+def handed_to_quorum(sts: Mapping[str, Any]) -> bool:
+    """Is this set quorum-aware: ``updateStrategy.type: OnDelete`` and the annotation
+    ``rollwise.dev/update-policy: QuorumAware``, on either StatefulSet kind. The one rule: validation, the
+    controllers, ``get``, ``rollout status`` and the explorer all ask it here. False for any malformed shape (it
+    is asked before validation has said what is wrong)."""
+    spec = sts.get("spec")
+    strategy = spec.get("updateStrategy") if isinstance(spec, Mapping) else None
+    if not isinstance(strategy, Mapping) or strategy.get("type") != ON_DELETE:
+        return False
+    notes = annotations_of(sts) if isinstance(sts.get("metadata"), Mapping) else {}
+    return isinstance(notes, Mapping) and notes.get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
 
 
 def declared_type(strategy: Mapping[str, Any]) -> str:

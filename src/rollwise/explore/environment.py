@@ -17,8 +17,8 @@ from rollwise.api.abort import NothingToAbort, aborted_status
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.lifecycle import hook_held, is_preparing_delete, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
-from rollwise.api.steps import NothingToPromote, promoted_status, steps_of
-from rollwise.api.strategies import KINDS, strategy_block
+from rollwise.api.steps import NothingToPromote, promoted_status, set_steps
+from rollwise.api.strategies import KINDS
 from rollwise.cluster.resources import ANALYSIS_RUN
 from rollwise.controllers.statefulset.analysis import OUTCOMES, still_running
 from rollwise.explore.model import HOOK_LABEL, HOOK_VALUE, NAMESPACE, Bounds, Move, Node, Used
@@ -189,7 +189,7 @@ def _abort(node: Node, bounds: Bounds) -> Iterator[Transition]:
     """``rollwise rollout abort`` at any state where a canary's rollout is under way (and not aborted already): the
     status write the CLI makes (api/abort.py), spending a user action. Offered for sets with canary steps, as
     promote is, so an exploration without steps keeps its state space."""
-    if not steps_of(strategy_block(node.sts["spec"].get("updateStrategy") or {})):
+    if not set_steps(node.sts):
         return
     try:
         status = aborted_status(node.sts)

@@ -15,10 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollwise.api.identity import ordinal_of
+from rollwise.api.identity import ordinal_of, revision_of
 from rollwise.api.ordinals import position_in
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
-from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, ON_DELETE, RECREATE, ROLLING_UPDATE
+from rollwise.api.steps import canary_limit
+from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, ON_DELETE, RECREATE, ROLLING_UPDATE, handed_to_quorum
 from rollwise.controllers.statefulset.limits import limits_of
 from rollwise.explore.controller import Decide, controller_moves
 from rollwise.explore.environment import environment_moves
@@ -76,10 +77,16 @@ def rollout_complete(node: Node) -> bool:
         return False  # an aborted rollout ends with every pod at the stable revision (invariants/abort.py)
     span = node.in_range()
     pods = {ordinal_of(pod): pod for pod in node.pods()}
-    held = node.facts.strategy == ON_DELETE or sts["spec"].get("paused") is True
+    # A quorum-aware canary holds a count of members, whichever they are (api/steps.canary_limit), where a rolling
+    # update's holds a partition: its step is reached with that many at the update revision, all available.
+    canary = canary_limit(sts) if handed_to_quorum(sts) else None
+    held = node.facts.strategy == ON_DELETE or sts["spec"].get("paused") is True or canary is not None
     floor = len(span) if held else limits_of(sts, node.facts.gates).partition
+    update = str(status.get("updateRevision") or "")
+    if canary is not None and sum(1 for pod in pods.values() if revision_of(pod) == update) < canary:
+        return False
     return is_rollout_complete([pods.get(o) for o in span], outside_range=sum(1 for o in pods if o not in span),
-                               floor=floor, update_revision=str(status.get("updateRevision") or ""),
+                               floor=floor, update_revision=update,
                                min_ready_seconds=node.facts.min_ready_seconds, now=NOW)
 
 

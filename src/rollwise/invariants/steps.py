@@ -11,7 +11,7 @@ reads the partition of the step the decision records (``Decision.limits``).
 
 from __future__ import annotations
 
-from rollwise.api.steps import steps_of
+from rollwise.api.steps import set_steps
 from rollwise.controllers.statefulset.analysis import run_name, verdict_of
 from rollwise.invariants.decision import Decision
 
@@ -27,7 +27,7 @@ def canary_step(d: Decision) -> list[str]:
         return []  # a new rollout starts at step 0 wherever it went
     if written.get("currentRevision") == written.get("updateRevision"):
         return []  # every replica updated and available (a scale-in can finish a held canary): nothing is held
-    steps = steps_of(d.limits.block)
+    steps = set_steps(d.state.set, d.limits.update_type)
     start, end = int(old["currentStepIndex"]), int(written["currentStepIndex"])
     problems = []
     paused_at = old.get("pauseStartTime")

@@ -1,4 +1,5 @@
-"""One lab run: a scenario under a strategy against real etcd members, and the same in the quorum model.
+"""One lab run: a scenario under a strategy against real members of a store (etcd, ZooKeeper, NATS: the lab's store
+table, ``lab/stores.py``), and the same in the quorum model with that store's parameters.
 
 Real run (reference §3): boot the set, crash the members that are to be down, let the cluster settle, start the
 write meter and the status poller, change the template, wait for the rollout to complete; the figures are counted
@@ -16,13 +17,23 @@ from pathlib import Path
 from typing import Any
 
 from rollwise.api.features import FeatureGates
+from rollwise.api.meta import name_of
+from rollwise.api.predicates import is_ready
 from rollwise.kubelet.process.member import ProbeSettings
 from rollwise.kubelet.process.runtime import ProcessRuntime
+from rollwise.kubelet.process.stores import StoreError
 from rollwise.kubelet.quorum import QuorumParams
-from rollwise.lab.figures import StatusSample, WriteRecord, elections, leader_moves, no_commit_gaps
+from rollwise.lab.figures import (
+    StatusSample,
+    WriteRecord,
+    elections,
+    leader_moves,
+    no_commit_gaps,
+)
 from rollwise.lab.meter import StatusPoller, WriteMeter
 from rollwise.lab.plane import LabPlane
 from rollwise.lab.scenarios import (
+    ETCD,
     LabScenario,
     LabStrategy,
     LabTimings,
@@ -31,6 +42,7 @@ from rollwise.lab.scenarios import (
     template_patch,
 )
 from rollwise.lab.shadow import ShadowFigures, ShadowRecorder, replay
+from rollwise.lab.stores import LabStore
 from rollwise.sim import run_scenario
 from rollwise.sim.record import rollout_complete
 
@@ -92,9 +104,10 @@ def _leaderless_spans(events: list[dict[str, Any]], since: float, until: float) 
     return spans
 
 
-def run_model(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings) -> tuple[Figures, dict[str, Any]]:
-    result = run_scenario(model_scenario(scenario, strategy, timings))
-    fig = result["summary"]["etcd"]
+def run_model(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings,
+              store: LabStore = ETCD) -> tuple[Figures, dict[str, Any]]:
+    result = run_scenario(model_scenario(scenario, strategy, timings, store))
+    fig = result["summary"][store.set_name]
     start = next((e["t"] for e in result["events"] if e["type"] == "Step" and e.get("action") == "patch"), 0.0)
     end = start + float(fig["rolloutSeconds"]) if fig["rolloutSeconds"] is not None else float(result["endedAt"])
     spans = _leaderless_spans(result["events"], start, end)
@@ -106,80 +119,108 @@ def run_model(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings)
                    quorum_loss_seconds=float(fig["quorumLossSeconds"] or 0.0)), result
 
 
-def _complete(plane: LabPlane) -> bool:
-    sts = plane.cluster.get("StatefulSet", "default", "etcd")
+def _complete(plane: LabPlane, name: str) -> bool:
+    sts = plane.cluster.get("StatefulSet", "default", name)
     return rollout_complete(sts, plane.pods_of(sts), plane.clock())
 
 
 def run_real(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, *, root: Path | None = None,
-             rate: float = 20.0, timeout: float = 180.0) -> RealRun:
+             rate: float = 20.0, timeout: float = 180.0, store: LabStore = ETCD) -> RealRun:
     root = Path(tempfile.mkdtemp(prefix="rollwise-lab-")) if root is None else root
     probe = ProbeSettings(initial_delay_seconds=timings.probe_initial_delay_seconds,
                           period_seconds=timings.probe_period_seconds, timeout_seconds=timings.probe_timeout_seconds,
                           failure_threshold=timings.probe_failure_threshold,
                           heartbeat_seconds=timings.heartbeat_seconds)
-    runtime = ProcessRuntime(root, probe=probe, start_seconds=timings.start_seconds)
+    runtime = store.runtime_class(root, probe=probe, start_seconds=timings.start_seconds, pattern=store.runtime.image)
     plane = LabPlane(runtime, gates=FeatureGates().with_overrides(strategy.gates))
-    return asyncio.run(_run_real(plane, scenario, strategy, timings, rate=rate, timeout=timeout))
+    return asyncio.run(_run_real(plane, scenario, strategy, timings, rate=rate, timeout=timeout, store=store))
+
+
+async def _prepared(plane: LabPlane, store: LabStore, endpoints: list[str], replicas: int) -> None:
+    """The store's own preparation for the writer (NATS: its stream), retried while the members settle."""
+    if store.prepare is None:
+        return
+    end, last = plane.clock() + 30, ""
+    while plane.clock() < end:
+        try:
+            await asyncio.to_thread(store.prepare, endpoints[0], replicas, 5.0)
+            return
+        except StoreError as err:
+            last = str(err)
+        await plane.run_until(lambda: False, timeout=0.5)
+    raise RuntimeError(f"the {store.key} members could not be prepared for the writer: {last}")
 
 
 async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, *,
-                    rate: float, timeout: float) -> RealRun:
-    runtime, root = plane.runtime, plane.runtime.root
+                    rate: float, timeout: float, store: LabStore) -> RealRun:
+    runtime, root, name = plane.runtime, plane.runtime.root, store.set_name
     meter: WriteMeter | None = None
     poller: StatusPoller | None = None
     try:
         async with plane:
-            plane.create(set_manifest(scenario, strategy, timings))
-            members = ShadowRecorder(pods=lambda: plane.pods_of(plane.cluster.get("StatefulSet", "default", "etcd")),
+            plane.create(set_manifest(scenario, strategy, timings, store))
+            members = ShadowRecorder(pods=lambda: plane.pods_of(plane.cluster.get("StatefulSet", "default", name)),
                                      replicas=scenario.replicas)
             plane.feed.listen(lambda ch: members.observe(ch.at) if ch.kind == "Pod" else None)
-            if not await plane.run_until(lambda: _complete(plane), timeout=60):
-                raise RuntimeError(f"the etcd members did not all become ready within 60 s; logs in {root / 'logs'}")
-            endpoints = runtime.layout(plane.cluster.get("StatefulSet", "default", "etcd")).endpoints()
+            if not await plane.run_until(lambda: _complete(plane, name), timeout=90):
+                raise RuntimeError(f"the {store.key} members did not all become ready within 90 s; logs in "
+                                   f"{root / 'logs'}")
+            layout = runtime.layout(plane.cluster.get("StatefulSet", "default", name))
+            endpoints = layout.endpoints()
+            await _prepared(plane, store, endpoints, scenario.replicas)
             for ordinal in scenario.down:
-                plane.pod_fault(f"etcd-{ordinal}", "crash")
+                plane.pod_fault(f"{name}-{ordinal}", "crash")
             settle_end = plane.clock() + timings.settle_seconds
-            meter = WriteMeter(endpoints, clock=plane.clock, rate=rate).start()
-            poller = StatusPoller(endpoints, clock=plane.clock).start()
+            meter = WriteMeter(endpoints, clock=plane.clock, rate=rate, write=store.write).start()
+            poller = StatusPoller([layout.member(i) for i in layout.ordinals()], clock=plane.clock,
+                                  role=store.runtime.role).start()
             # reference §4 item 6: a crashed leader costs an election before the rollout; start only once writes
-            # commit again, so the figures are the rollout's own.
-            settled = await plane.run_until(
-                lambda: plane.clock() >= settle_end and meter is not None and meter.committing(),
-                timeout=timings.settle_seconds + 30)
+            # commit again and every member left running is Ready, so the figures are the rollout's own. (A NATS
+            # stream's leader serves writes before the meta group has elected, and its members report unhealthy
+            # until it has: a template change then would find no member participating.)
+            survivors = {f"{name}-{o}" for o in range(scenario.replicas) if o not in scenario.down}
+
+            def settled_now() -> bool:
+                ready = {name_of(p) for p in plane.pods_of(plane.cluster.get("StatefulSet", "default", name))
+                         if is_ready(p)}
+                return plane.clock() >= settle_end and meter is not None and meter.committing() and survivors <= ready
+
+            settled = await plane.run_until(settled_now, timeout=timings.settle_seconds + 30)
             if not settled:
                 raise RuntimeError(f"writes did not resume within 30 s after the crash faults; logs in {root}")
             t0 = plane.clock()
             plane.recorder.emit(t0, "Step", index=0, action="patch")
-            plane.patch_set("etcd", template_patch())
-            completed = await plane.run_until(lambda: _complete(plane), timeout=timeout)
+            plane.patch_set(name, template_patch(store))
+            completed = await plane.run_until(lambda: _complete(plane, name), timeout=timeout)
             t1 = plane.clock()
             await plane.run_until(lambda: plane.clock() >= t1 + 0.5, timeout=1.0)
             writes, samples = await asyncio.to_thread(meter.stop), await asyncio.to_thread(poller.stop)
             meter = poller = None
             gaps = no_commit_gaps(writes, since=t0, until=t1)
             summary = plane.recorder.summary(t1)
-            final_set = plane.cluster.get("StatefulSet", "default", "etcd")
+            final_set = plane.cluster.get("StatefulSet", "default", name)
             final_pods = plane.pods_of(final_set)
-            ids = _member_pods(plane, runtime)
-            _annotate(plane, gaps, samples, ids)
+            ids = _member_pods(plane, runtime) if store.key == "etcd" else {
+                o + 1: store.pod(o + 1) for o in range(scenario.replicas)}
+            _annotate(plane, gaps, samples, ids, name)
     finally:
         if meter is not None:
             meter.stop()
         if poller is not None:
             poller.stop()
-    claims_kept = all((runtime.data_dir("default", f"data-etcd-{o}") / "etcd" / "member").is_dir()
+    claims_kept = all((runtime.data_dir("default", f"data-{name}-{o}") / store.data_marker).exists()
                       for o in range(scenario.replicas))
     result = {"scenario": f"lab-{scenario.name}", "description": scenario.description, "strategy": strategy.label,
               "endedAt": round(t1 + 0.5, 3), "events": sorted(plane.recorder.events, key=lambda e: e["t"]),
               "summary": summary, "apiWrites": {}, "metrics": {}, "final": {}}
-    fig = summary["etcd"]
+    fig = summary[name]
     outage, terms = round(sum(b - a for a, b in gaps), 3), elections(samples, since=t0, until=t1)
     # The measured counterparts of the model's figures, so a plot's panel title shows them too.
     fig.update(quorumLossSeconds=outage, leaderElections=terms)
     longest = max((b - a for a, b in no_commit_gaps(writes, since=t0, until=t1, threshold=0.0)), default=0.0)
     shadow = replay(members.snapshots, samples, ids, QuorumParams(
-        election_seconds=timings.election_seconds, join_election_seconds=timings.join_election_seconds),
+        election_seconds=timings.election_seconds, join_election_seconds=timings.join_election_seconds,
+        shutdown_transfer=timings.shutdown_transfer, transfer_seconds=timings.transfer_seconds),
         replicas=scenario.replicas, since=t0, until=t1)
     return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,
                                    longest_gap_seconds=round(longest, 3),
@@ -191,11 +232,11 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
 
 
 def _annotate(plane: LabPlane, gaps: list[tuple[float, float]], samples: list[StatusSample],
-              pods: dict[int, str]) -> None:
+              pods: dict[int, str], name: str) -> None:
     """Measured outages and leaders as the quorum model's event types, for ``cli/plot.py``."""
     for a, b in gaps:
-        plane.recorder.emit(a, "QuorumLost", statefulSet="etcd", measured="no-commit gap")
-        plane.recorder.emit(b, "QuorumRestored", statefulSet="etcd", measured="no-commit gap")
+        plane.recorder.emit(a, "QuorumLost", statefulSet=name, measured="no-commit gap")
+        plane.recorder.emit(b, "QuorumRestored", statefulSet=name, measured="no-commit gap")
     best, leader = -1, 0
     for s in samples:
         if s.leader == 0 or s.term < best:
@@ -203,7 +244,7 @@ def _annotate(plane: LabPlane, gaps: list[tuple[float, float]], samples: list[St
         best = s.term
         if s.leader != leader:
             leader = s.leader
-            plane.recorder.emit(s.t, "LeaderChanged", statefulSet="etcd", pod=pods.get(leader))
+            plane.recorder.emit(s.t, "LeaderChanged", statefulSet=name, pod=pods.get(leader))
 
 
 def _member_pods(plane: LabPlane, runtime: ProcessRuntime) -> dict[int, str]:

@@ -75,3 +75,4 @@ def leader_moves(samples: Sequence[StatusSample], *, since: float, until: float)
                 moves += 1
             leader = s.leader
     return moves
+

@@ -1,31 +1,38 @@
-"""A write meter and a member status poller against real etcd members (reference §3 "Write meter").
+"""A write meter and a member status poller against real store members (reference §3 "Write meter").
 
-``WriteMeter``: one put every ``1/rate`` seconds, each on its own thread with a total deadline, failing over to the
-next endpoint when one refuses or resets (as a multi-endpoint client does). A member that is up without quorum
-makes the request hang until the deadline (reference §2). Every request is recorded as (start, end, ok).
+``WriteMeter``: one write every ``1/rate`` seconds (etcd: a put; the lab's store table has each store's), each on
+its own thread with a total deadline, failing over to the next endpoint when one refuses or resets (as a
+multi-endpoint client does). A member that is up without quorum makes the request hang until the deadline
+(reference §2). Every request is recorded as (start, end, ok).
 
-``StatusPoller``: every ``period`` seconds, each member's ``/v3/maintenance/status`` (leader, raft term), from which
-``figures`` counts elections and leader moves.
+``StatusPoller``: every ``period`` seconds, each member's view of who leads and in which term (etcd:
+``/v3/maintenance/status``; the store's ``role``), from which ``figures`` counts elections and leader moves.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from rollwise.kubelet.process.gateway import GatewayError, member_status, put
+from rollwise.kubelet.process.identity import MemberAddress
+from rollwise.kubelet.process.stores import RoleSample, StoreError
+from rollwise.kubelet.process.stores.etcd import EtcdStore
 from rollwise.lab.figures import StatusSample, WriteRecord
+from rollwise.lab.stores import LAB_STORES, WriteFailed
 
 __all__ = ["StatusPoller", "WriteMeter"]
+
+_ETCD = EtcdStore()
 
 
 class WriteMeter:
     def __init__(self, endpoints: Sequence[str], *, clock: Callable[[], float], rate: float = 20.0,
-                 deadline: float = 1.0) -> None:
+                 deadline: float = 1.0, write: Callable[[str, int, float], None] = LAB_STORES["etcd"].write) -> None:
         if rate <= 0 or deadline <= 0:
             raise ValueError("rate and deadline must be > 0")
         self.endpoints = list(endpoints)
-        self.clock, self.rate, self.deadline = clock, rate, deadline
+        self.clock, self.rate, self.deadline, self.write = clock, rate, deadline, write
         self.records: list[WriteRecord] = []
         self._preferred = 0
         self._lock = threading.Lock()
@@ -77,8 +84,8 @@ class WriteMeter:
                 break
             endpoint = self.endpoints[(index + step) % len(self.endpoints)]
             try:
-                put(endpoint, "rollwise-meter", str(seq), timeout=remaining)
-            except GatewayError:
+                self.write(endpoint, seq, remaining)
+            except WriteFailed:
                 continue  # refused, reset, no leader, or out of time: the next endpoint, if time remains
             ok = True
             with self._lock:
@@ -89,14 +96,17 @@ class WriteMeter:
 
 
 class StatusPoller:
-    def __init__(self, endpoints: Sequence[str], *, clock: Callable[[], float], period: float = 0.1,
-                 timeout: float = 0.3) -> None:
-        self.endpoints = list(endpoints)
-        self.clock, self.period, self.timeout = clock, period, timeout
+    def __init__(self, endpoints: Sequence[Any], *, clock: Callable[[], float], period: float = 0.1,
+                 timeout: float = 0.3,
+                 role: Callable[[MemberAddress, float], RoleSample] = _ETCD.role) -> None:
+        """``endpoints``: the members' addresses (``MemberAddress``), or etcd client endpoints as text."""
+        self.endpoints = [e if isinstance(e, MemberAddress) else MemberAddress(
+            name=str(e), ordinal=-1, client_port=int(str(e).rpartition(":")[2]), peer_port=0) for e in endpoints]
+        self.clock, self.period, self.timeout, self.role = clock, period, timeout, role
         self.samples: list[StatusSample] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._poll, args=(e,), daemon=True, name=f"status-{e}")
+        self._threads = [threading.Thread(target=self._poll, args=(e,), daemon=True, name=f"status-{e.name}")
                          for e in self.endpoints]
 
     def start(self) -> StatusPoller:
@@ -111,15 +121,15 @@ class StatusPoller:
         with self._lock:
             return sorted(self.samples, key=lambda s: s.t)
 
-    def _poll(self, endpoint: str) -> None:
+    def _poll(self, endpoint: MemberAddress) -> None:
         while not self._stop.is_set():
             began = self.clock()
             try:
-                st = member_status(endpoint, timeout=self.timeout)
-            except GatewayError:
+                st: RoleSample | None = self.role(endpoint, self.timeout)
+            except StoreError:
                 st = None
             if st is not None:
                 with self._lock:
-                    self.samples.append(StatusSample(t=self.clock(), member=format(st.member_id, "x"),
-                                                     leader=st.leader, term=st.raft_term))
+                    self.samples.append(StatusSample(t=self.clock(), member=format(st.member, "x"),
+                                                     leader=st.leader, term=st.term))
             self._stop.wait(max(0.0, began + self.period - self.clock()))

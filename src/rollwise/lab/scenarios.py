@@ -19,12 +19,14 @@ from typing import Any
 
 from rollwise.api.meta import Obj
 from rollwise.controllers.quorum import MAX_UNAVAILABLE_MEMBERS
+from rollwise.lab.stores import LAB_STORES, LabStore, LabTimings
 from rollwise.scenario.scenario import Scenario, parse_scenario
 from rollwise.scenario.strategy_override import parse_strategy
 
-__all__ = ["SCENARIOS", "STRATEGIES", "LabScenario", "LabStrategy", "LabTimings", "model_scenario", "set_manifest"]
+__all__ = ["SCENARIOS", "STRATEGIES", "LabScenario", "LabStrategy", "LabTimings", "model_scenario", "set_manifest",
+           "strategies_for"]
 
-OLD_IMAGE, NEW_IMAGE = "etcd:3.5.1", "etcd:3.5.1-r1"
+ETCD = LAB_STORES["etcd"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,25 +43,6 @@ class LabStrategy:
     strategy: str  # as for ``rollwise simulate --strategy``
     gates: Mapping[str, bool] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LabTimings:
-    start_seconds: float = 2.0  # ContainerCreating: the reference's 2 s "pod down" per restart
-    probe_initial_delay_seconds: float = 0.0
-    probe_period_seconds: float = 0.5
-    probe_timeout_seconds: float = 0.5
-    probe_failure_threshold: int = 1
-    # The model's deletion-to-gone time. Measured here: etcd 3.5.1 leaves raft within ms of SIGTERM, then waits
-    # ~1.0 s closing its peer listener before it exits (3.4.23 exited after 0.13-0.15 s, reference §0).
-    termination_seconds: float = 1.0
-    election_seconds: float = 1.0  # the model's election after a leader is lost (reference §0: 0.96-1.58 s)
-    # The model's election once a restarted member restores quorum: measured here 0.48-1.35 s after its process
-    # starts, 0.85 s on average (its boot, then etcd's randomised election timer, advanced for a booting member).
-    join_election_seconds: float = 0.85
-    heartbeat_seconds: float = 0.5  # member Lease renewal (druid: 10 s); the model lags the role by half of it
-    settle_seconds: float = 3.0  # after the crash faults, before the template change
-    grace_seconds: int = 10  # terminationGracePeriodSeconds of the member pods
 
 
 SCENARIOS = {
@@ -82,21 +65,29 @@ STRATEGIES = {
 }
 
 
-def set_manifest(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings) -> Obj:
-    """The member StatefulSet: Parallel as etcd-druid runs it, one ``data`` claim per member."""
+def strategies_for(store: LabStore) -> dict[str, LabStrategy]:
+    """The strategies a store's lab offers: leader transfer only where the store can hand over."""
+    return {k: v for k, v in STRATEGIES.items() if k != "quorum-transfer" or store.runtime.can_transfer}
+
+
+def set_manifest(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings, store: LabStore = ETCD, *,
+                 probe: bool = True) -> Obj:
+    """The member StatefulSet: Parallel as etcd-druid runs it, one ``data`` claim per member; with ``probe``, the
+    store's role probe (the model's members write Leases instead, so its set carries none)."""
+    name = store.set_name
     base: Obj = {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
-        "metadata": {"name": "etcd", "namespace": "default"},
+        "metadata": {"name": name, "namespace": "default"},
         "spec": {
             "replicas": scenario.replicas,
-            "serviceName": "etcd-peer",
+            "serviceName": f"{name}-peer",
             "podManagementPolicy": "Parallel",
-            "selector": {"matchLabels": {"app": "etcd"}},
+            "selector": {"matchLabels": {"app": name}},
             "template": {
-                "metadata": {"labels": {"app": "etcd"}},
+                "metadata": {"labels": {"app": name}},
                 "spec": {"terminationGracePeriodSeconds": timings.grace_seconds,
-                         "containers": [{"name": "etcd", "image": OLD_IMAGE}]},
+                         "containers": [{"name": store.container, "image": store.images[0]}]},
             },
             "volumeClaimTemplates": [{"metadata": {"name": "data"},
                                       "spec": {"accessModes": ["ReadWriteOnce"],
@@ -107,22 +98,25 @@ def set_manifest(scenario: LabScenario, strategy: LabStrategy, timings: LabTimin
     if override is None:
         raise ValueError(f"bad lab strategy {strategy.strategy!r}: {errors}")
     out = override.apply(base)
-    if strategy.annotations:
-        out["metadata"]["annotations"] = {**(out["metadata"].get("annotations") or {}), **strategy.annotations}
+    notes = {**strategy.annotations, **(store.probe if probe else {})}
+    if notes:
+        out["metadata"]["annotations"] = {**(out["metadata"].get("annotations") or {}), **notes}
     return out
 
 
-def template_patch() -> Obj:
-    return {"spec": {"template": {"spec": {"containers": [{"name": "etcd", "image": NEW_IMAGE}]}}}}
+def template_patch(store: LabStore = ETCD) -> Obj:
+    return {"spec": {"template": {"spec": {"containers": [{"name": store.container, "image": store.images[1]}]}}}}
 
 
-def model_scenario(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings) -> Scenario:
-    """The same run in the simulator's quorum model, with the lab's timings."""
-    steps: list[Any] = [{"waitFor": {"ready": "etcd", "timeout": 120}}]
-    steps += [{"podFault": {"pod": f"etcd-{o}", "fault": "crash"}} for o in scenario.down]
-    steps += [{"after": timings.settle_seconds}, {"patch": {"kind": "StatefulSet", "name": "etcd",
-                                                         "merge": template_patch()}},
-              {"waitFor": {"rolloutComplete": "etcd", "timeout": 600}}]
+def model_scenario(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings,
+                   store: LabStore = ETCD) -> Scenario:
+    """The same run in the simulator's quorum model, with the lab's timings and the store's parameters."""
+    name = store.set_name
+    steps: list[Any] = [{"waitFor": {"ready": name, "timeout": 120}}]
+    steps += [{"podFault": {"pod": f"{name}-{o}", "fault": "crash"}} for o in scenario.down]
+    steps += [{"after": timings.settle_seconds}, {"patch": {"kind": "StatefulSet", "name": name,
+                                                         "merge": template_patch(store)}},
+              {"waitFor": {"rolloutComplete": name, "timeout": 600}}]
     raw = {
         "name": f"lab-{scenario.name}",
         "description": scenario.description,
@@ -130,14 +124,16 @@ def model_scenario(scenario: LabScenario, strategy: LabStrategy, timings: LabTim
             "startSeconds": timings.start_seconds,
             "readySeconds": timings.probe_initial_delay_seconds,
             "terminationSeconds": timings.termination_seconds,
-            "apps": {"etcd": {"model": "quorum", "electionSeconds": timings.election_seconds,
-                              "joinElectionSeconds": timings.join_election_seconds,
-                              "leaseLagSeconds": timings.heartbeat_seconds / 2,
-                              "probeInitialDelaySeconds": timings.probe_initial_delay_seconds,
-                              "probePeriodSeconds": timings.probe_period_seconds,
-                              "probeFailureThreshold": timings.probe_failure_threshold}},
+            "apps": {name: {"model": "quorum", "electionSeconds": timings.election_seconds,
+                            "joinElectionSeconds": timings.join_election_seconds,
+                            "leaseLagSeconds": timings.heartbeat_seconds / 2,
+                            "probeInitialDelaySeconds": timings.probe_initial_delay_seconds,
+                            "probePeriodSeconds": timings.probe_period_seconds,
+                            "probeFailureThreshold": timings.probe_failure_threshold,
+                            "shutdownTransfer": timings.shutdown_transfer,
+                            "transferSeconds": timings.transfer_seconds}},
         },
-        "objects": [set_manifest(scenario, strategy, timings)],
+        "objects": [set_manifest(scenario, strategy, timings, store, probe=False)],
         "steps": steps,
     }
     parsed = parse_scenario(raw, source=f"lab {scenario.name}")

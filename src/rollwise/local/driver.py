@@ -56,11 +56,13 @@ from rollwise.local.processes import ProcessKubelet
 from rollwise.local.standdown import OperatorLeases
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.clock import EpochClock, TimerHandle
+from rollwise.runtime.hand_overs import HandOvers
 from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder, StoreEventSink
 from rollwise.runtime.registrations import ANALYSIS, QUORUM, Registration, up_kinds
+from rollwise.runtime.role_probes import RoleProbes
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 from rollwise.runtime.setkeys import SetKey, set_key
 from rollwise.runtime.trace import DecisionLog
@@ -167,11 +169,16 @@ class WallDriver:
                                          quorum=self.quorum_on, backoff_max=_BACKOFF_MAX, settle_guard=False,
                                          after_each=self.pump)
         self._controller.stands_down = self._skips
+        if self.processes is not None:
+            # Role-probed sets whose members run here are asked at the member's own port (role_probes.py).
+            self._controller.role_probes = RoleProbes(self.clock, address=self.processes.runtime.probe_address)
         for lease in self.cluster.list(LEASE):
             self._lease_seen(lease, deleted=False)
         if self.trace is not None:
             self._controller.observers.append(self.trace.observer(STATEFULSET_CONTROLLER))
             self._controller.quorum_observers.append(self.trace.observer(QUORUM_CONTROLLER))
+        # A Patroni set's hand-over is sent by whoever runs its quorum-aware controller (runtime/hand_overs.py).
+        self._controller.hand_overs = HandOvers()
         if self.analysis_on:
             self.analysis = LocalAnalysis(
                 writes, loop=self._loop, clock=self.clock, recorder=self._recorder, pump=self.pump,

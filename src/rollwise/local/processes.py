@@ -8,11 +8,14 @@ every claim deletion. The adapter is the kubelet's loop around ``ProcessRuntime`
   terminating pod whose process stopped (SIGTERM, the grace period, SIGKILL) is removed with grace 0, as the
   kubelet confirms a deletion;
 - a claim's deletion reaches ``claim_deleted``: the member's data directory goes with its claim and only then;
-- member Leases are written from each member's ``/v3/maintenance/status`` (holderIdentity in etcd-druid's format,
-  reference §1.4), labelled ``rollwise.dev/member-of: <set>`` (the label the driver watches) and owned by the set;
-- the leader-transfer hook (``rollwise.api.leader_transfer``) is answered as an etcd member's agent would: when a
-  member pod newly names a member to hand leadership to, etcd's MoveLeader is sent to it (``etcdctl move-leader``),
-  once per request, off the event loop;
+- member Leases are written from each etcd member's ``/v3/maintenance/status`` (holderIdentity in etcd-druid's
+  format, reference §1.4), labelled ``rollwise.dev/member-of: <set>`` (the label the driver watches) and owned by
+  the set; ZooKeeper, NATS and Patroni members have no such agent (a role probe asks them);
+- the leader-transfer hook (``rollwise.api.leader_transfer``) is answered as a member's agent would: when a member
+  pod newly names a member to hand leadership to, the store's hand-over is sent (etcd's MoveLeader, ``etcdctl
+  move-leader``; NATS' meta-leader step-down; Patroni's switchover; ZooKeeper has none, so the controller's timeout
+  ends the wait), once per request, off the event loop; a set whose hand-over is the controller's driver's own
+  (``rollwise.dev/leader-transfer: patroni``) is left to it (runtime/hand_overs.py);
 - ``stop()`` stops every process: nothing outlives the driver's owner.
 
 Which pods: a pod is run here when a container image matches the pattern and a StatefulSet controls it (the
@@ -43,10 +46,12 @@ from rollwise.api.meta import (
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD
-from rollwise.controllers.quorum.settings import DEFAULT_LEASE_TEMPLATE, LEASE_TEMPLATE
+from rollwise.controllers.quorum.settings import DEFAULT_LEASE_TEMPLATE, LEASE_TEMPLATE, read_settings
 from rollwise.kubelet.process.gateway import GatewayError
 from rollwise.kubelet.process.runtime import FAULTS as RUNTIME_FAULTS
 from rollwise.kubelet.process.runtime import MemberLease, ProcessRuntime
+from rollwise.kubelet.process.runtimes import Runtimes
+from rollwise.kubelet.process.stores import StoreError
 from rollwise.kubelet.status import Note, status_notes
 from rollwise.runtime.setkeys import set_resource
 
@@ -68,7 +73,7 @@ class ProcessKubelet:
     """Runs on the driver's event loop: ``start()`` once the loop runs, ``on_change`` for every change the driver
     routes here, ``stop()`` last."""
 
-    def __init__(self, runtime: ProcessRuntime, cluster: MemoryCluster, *, pump: Callable[[], None],
+    def __init__(self, runtime: ProcessRuntime | Runtimes, cluster: MemoryCluster, *, pump: Callable[[], None],
                  clock: Callable[[], float], tick_seconds: float = 0.05) -> None:
         self.runtime = runtime
         self.cluster = cluster
@@ -183,7 +188,8 @@ class ProcessKubelet:
         if pod is None or uid_of(pod) != uid:  # removed, or replaced under its name: the feed says DELETED soon
             return
         entry.sts = self._set_of(pod) or entry.sts
-        self._answer_transfer(pod)
+        if read_settings(entry.sts)[0].hand_over is None:  # else the controller's driver sends it (hand_overs.py)
+            self._answer_transfer(pod)
         try:
             result = self.runtime.sync(pod, entry.sts, self.clock())
         except (OSError, ValueError) as err:  # cannot start (no binary, no disk): the pod stays as it is
@@ -223,7 +229,7 @@ class ProcessKubelet:
             return  # the driver stopped first
         if err is None:
             log.info("member %s/%s handed leadership to %s", *where, target)
-        elif isinstance(err, GatewayError | KeyError):
+        elif isinstance(err, GatewayError | StoreError | KeyError):
             # Not the leader any more, the target not ready: the controller's timeout bounds the wait.
             log.warning("member %s/%s could not hand leadership to %s: %s", *where, target, err)
         else:

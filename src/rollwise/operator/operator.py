@@ -38,6 +38,7 @@ from rollwise.operator.world import AsyncCluster, LoopCluster
 from rollwise.runtime.cache import Store
 from rollwise.runtime.clock import AsyncClock, WallClock
 from rollwise.runtime.consistency import ConsistencyStore
+from rollwise.runtime.hand_overs import HandOvers
 from rollwise.runtime.informer import Informer
 from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.queue import WorkQueue
@@ -171,6 +172,7 @@ class Operator:
                                     is_leader=self.is_leader, actor=config.actor,
                                     samples=self.metrics.plan_samples, inline=(inline or {}).get(name))
             set_ctl.role_probes = RoleProbes(wall_time)
+            set_ctl.hand_overs = HandOvers()
             ctl = Controller(name, set_ctl.reconcile, clock=self.clock, queue=queue, metrics=self.metrics,
                              workers=config.workers)
             informer.add_handler(set_ctl.on_set)

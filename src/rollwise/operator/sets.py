@@ -36,6 +36,7 @@ from rollwise.operator.world import AsyncCluster, LoopCluster
 from rollwise.runtime.cache import CacheReader, Delta, Store
 from rollwise.runtime.consistency import ConsistencyStore
 from rollwise.runtime.execute import execute, execute_async
+from rollwise.runtime.hand_overs import HandOvers
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder
 from rollwise.runtime.recording import WriteNotes
@@ -89,6 +90,8 @@ class SetController:
         self.samples = samples
         self.role_probes: RoleProbes | None = None
         """Asks role-probed sets' members who leads, off the loop, for stages with ``probes`` (role_probes.py)."""
+        self.hand_overs: HandOvers | None = None
+        """Answers a Patroni set's hand-over requests with a switchover, on threads of its own (hand_overs.py)."""
         self.inline = inline
         """An in-process store to execute plans against directly, on the loop (tests, the simulator); None: the
         API, through ``LoopCluster``."""
@@ -159,6 +162,8 @@ class SetController:
             if stage.probes and self.role_probes is not None:
                 # The GETs block (each bounded by the probe's timeoutSeconds): a thread, not the loop.
                 view = dataclasses.replace(view, probes=await asyncio.to_thread(self.role_probes.answers, view))
+            if stage.probes and self.hand_overs is not None:
+                self.hand_overs.answer(view)
             plan = stage.decide(view)
             if self.samples is not None:
                 self.samples.record(plan.metrics)

@@ -10,8 +10,7 @@ from typing import Any
 
 from rollwise.api.abort import is_aborted
 from rollwise.api.meta import format_time
-from rollwise.api.steps import Step, steps_of
-from rollwise.api.strategies import strategy_block
+from rollwise.api.steps import Step, set_steps
 from rollwise.projection.model import CanaryRow
 
 __all__ = ["canary_of"]
@@ -19,7 +18,7 @@ __all__ = ["canary_of"]
 
 def canary_of(sts: Mapping[str, Any]) -> CanaryRow | None:
     """The canary row of a set with ``rollingUpdate.steps``; None without steps."""
-    steps = steps_of(strategy_block((sts.get("spec") or {}).get("updateStrategy") or {}))
+    steps = set_steps(sts)
     if not steps:
         return None
     status = sts.get("status") or {}

@@ -23,6 +23,7 @@ from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.census import CensusIndex
 from rollwise.runtime.clock import Clock
 from rollwise.runtime.execute import ControllerEvent, execute
+from rollwise.runtime.hand_overs import HandOvers
 from rollwise.runtime.inline import InlineWorker
 from rollwise.runtime.limiter import ItemExponentialRateLimiter
 from rollwise.runtime.queue import WorkQueue
@@ -75,6 +76,8 @@ class SetController:
         self.role_probes: RoleProbes | None = None
         """Asks the members of role-probed sets who leads, for the quorum-aware controller's view (role_probes.py);
         None: no member is asked (the simulator, whose members are models: a probed set's roles stay unknown)."""
+        self.hand_overs: HandOvers | None = None
+        """Answers a Patroni set's hand-over requests with a switchover, on threads of its own (hand_overs.py)."""
         self.stands_down: Callable[[Registration, SetKey], bool] | None = None
         """Whether a controller leaves a set to someone else now (``up``: the operator leads, local/standdown.py)."""
 
@@ -136,6 +139,8 @@ class SetController:
                 else self.view(sts)
             if row is QUORUM and self.role_probes is not None:
                 view = dataclasses.replace(view, probes=self.role_probes.answers(view))
+            if row is QUORUM and self.hand_overs is not None:
+                self.hand_overs.answer(view)
             plan = row.decide(view)
             for observe in self._observers[row.actor]:
                 observe(view, plan)

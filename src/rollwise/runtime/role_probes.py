@@ -27,7 +27,7 @@ from rollwise.api.role_probe import ProbeAnswer, RoleProbe
 from rollwise.controllers.quorum.settings import handed_to_quorum, read_settings
 from rollwise.controllers.view import SetView
 
-__all__ = ["MAX_BODY", "Address", "RoleProbes", "http_get", "pod_ip_address"]
+__all__ = ["MAX_BODY", "Address", "RoleProbes", "http_call", "http_get", "pod_ip_address"]
 
 MAX_BODY = 1 << 20
 """Bytes of an answer read at most: a role is in the first kilobytes; a larger body is cut (and is then garbage)."""
@@ -45,17 +45,25 @@ def pod_ip_address(pod: Obj, port: int) -> tuple[str, int] | None:
 def http_get(host: str, port: int, probe: RoleProbe) -> tuple[int | None, bytes, str | None]:
     """One GET: (status, body, None) for an HTTP answer, (None, b"", why) for none. HTTPS skips verification, as a
     kubelet's probe does (members present self-signed certificates)."""
-    timeout = probe.timeout_seconds
+    return http_call(host, port, probe.scheme, "GET", probe.path, timeout=probe.timeout_seconds)
+
+
+def http_call(host: str, port: int, scheme: str, method: str, path: str, *, timeout: float,
+              body: bytes | None = None) -> tuple[int | None, bytes, str | None]:
+    """One request to a member's port, as ``http_get`` sends it (a JSON ``body`` for a POST)."""
     conn: http.client.HTTPConnection
-    if probe.scheme == "HTTPS":
+    if scheme == "HTTPS":
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
         conn = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
     else:
         conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    headers = {"Accept": "application/json", "User-Agent": "rollwise-role-probe"}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
     try:
-        conn.request("GET", probe.path, headers={"Accept": "application/json", "User-Agent": "rollwise-role-probe"})
+        conn.request(method, path, body=body, headers=headers)
         response = conn.getresponse()
         return response.status, response.read(MAX_BODY), None
     except TimeoutError:

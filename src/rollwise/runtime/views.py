@@ -7,8 +7,7 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
-from rollwise.api.steps import steps_of
-from rollwise.api.strategies import strategy_block
+from rollwise.api.steps import set_steps
 from rollwise.cluster.protocol import Cluster
 from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView
@@ -64,7 +63,7 @@ def set_view(cluster: Cluster, sts: Obj, *, now: float, gates: FeatureGates) -> 
 def analysis_reads(cluster: Cluster, sts: Obj) -> dict[str, Any]:
     """The view's AnalysisRuns, read only for a set with an analysis step: those labelled with the set's name (the
     controller reads only the ones it controls)."""
-    steps = steps_of(strategy_block(sts["spec"].get("updateStrategy") or {}))
+    steps = set_steps(sts)
     if not any(step.kind == "analysis" for step in steps):
         return {}
     # The bare kind: a store resolves it to apps.rollwise.dev's, and an operator's cache keys its informer so.

@@ -17,9 +17,11 @@ from rollwise.api.strategies import (
     KINDS,
     NAMES,
     ON_DELETE,
+    QUORUM_AWARE_POLICY,
     ROLLING_BLOCK,
     ROLLING_KINDS,
     ROLLING_UPDATE,
+    UPDATE_POLICY,
 )
 from rollwise.api.validation_rules import check_enum, check_int, check_max_unavailable
 
@@ -28,13 +30,13 @@ __all__ = ["CANARY", "IN_PLACE", "QUORUM_AWARE_ANNOTATION", "STRATEGY_NAMES", "S
 IN_PLACE = "InPlace"
 """Shorthand for RollingUpdate with ``podUpdatePolicy: InPlaceIfPossible`` (api/in_place.py), as QuorumAware is for
 OnDelete plus its annotation: what ``compare`` sets beside a recreating rollout."""
-QUORUM_AWARE = "QuorumAware"
+QUORUM_AWARE = QUORUM_AWARE_POLICY
 CANARY = "Canary"
 """Shorthand for RollingUpdate keeping the canary ``steps`` the file gives the set (docs/canary.md): what
 ``compare`` sets beside a plain rolling update, which drops them."""
 STRATEGY_NAMES = (*NAMES, QUORUM_AWARE, IN_PLACE, CANARY)
 """The strategy table's types (api/strategies.py), then the shorthands."""
-QUORUM_AWARE_ANNOTATION = "rollwise.dev/update-policy"
+QUORUM_AWARE_ANNOTATION = UPDATE_POLICY  # api/strategies.handed_to_quorum reads it
 LEADER_TRANSFER_ANNOTATION = "rollwise.dev/leader-transfer"
 _KEYS = {**dict.fromkeys(ROLLING_KINDS, ("maxUnavailable", "partition", "podProgressTimeoutSeconds",
                                            "podUpdatePolicy")),

@@ -88,7 +88,7 @@ def test_invalid_transfer_annotations_are_reported_with_their_field_path() -> No
     _, errors = read_settings(quorum_set(3, notes={LEADER_TRANSFER: "yes", LEADER_TRANSFER_TIMEOUT: "0"}))
     assert [e.path for e in errors] == [f"metadata.annotations[{LEADER_TRANSFER}]",
                                         f"metadata.annotations[{LEADER_TRANSFER_TIMEOUT}]"]
-    assert 'must be "true" or "false"' in str(errors[0])
+    assert 'must be "true", "false" or "patroni"' in str(errors[0])
 
 
 def test_a_leader_that_stepped_down_is_not_deleted_until_a_lease_names_the_new_leader() -> None:

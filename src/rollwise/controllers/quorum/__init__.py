@@ -7,6 +7,7 @@ OnDelete need no handover (seed 001 "The OnDelete Controller", "Transitioning Be
 
 from __future__ import annotations
 
+from rollwise.api.steps import canary_limit
 from rollwise.controllers.plan import Blocked, Plan
 from rollwise.controllers.quorum.members import Member, Roster, roster_of
 from rollwise.controllers.quorum.report import (
@@ -32,7 +33,7 @@ from rollwise.controllers.quorum.settings import (
     handed_to_quorum,
     read_settings,
 )
-from rollwise.controllers.quorum.steps import Decision, Deletion, TransferRequest, decide
+from rollwise.controllers.quorum.steps import Decision, Deletion, TransferRequest, decide, within_canary
 from rollwise.controllers.view import SetView
 
 __all__ = [
@@ -73,7 +74,7 @@ def reconcile_quorum(view: SetView) -> Plan:
     roster = roster_of(view, settings)
     if errors and roster.outdated:
         return invalid_plan(view, errors)
-    decision = decide(roster, settings)
+    decision = within_canary(decide(roster, settings), roster, canary_limit(view.set))
     if (decision.deletions or decision.requests) and (view.set.get("spec") or {}).get("paused") is True:
         # spec.paused (controllers/statefulset/pause.py): no new member is deleted; one already terminating goes on.
         decision = Decision(waits=(Blocked(pod="", cause=f"rollout paused: {len(roster.outdated)} members stay at "

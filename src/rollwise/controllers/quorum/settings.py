@@ -16,6 +16,7 @@ from rollwise.api.errors import FieldError
 from rollwise.api.handover import leaves_pods_alone
 from rollwise.api.meta import annotations_of
 from rollwise.api.role_probe import RoleProbe, check_role_probe, probe_of
+from rollwise.api.strategies import QUORUM_AWARE_POLICY, UPDATE_POLICY, handed_to_quorum
 from rollwise.api.validation_rules import check_labels
 from rollwise.controllers.view import SetView
 
@@ -30,6 +31,7 @@ __all__ = [
     "LEASE_TEMPLATE",
     "MAX_UNAVAILABLE_MEMBERS",
     "MEMBER_CONTAINER",
+    "PATRONI",
     "QUORUM_AWARE_POLICY",
     "ROLE_LABEL",
     "UPDATE_POLICY",
@@ -39,8 +41,6 @@ __all__ = [
     "read_settings",
 ]
 
-UPDATE_POLICY = "rollwise.dev/update-policy"
-QUORUM_AWARE_POLICY = "QuorumAware"
 MEMBER_CONTAINER = "rollwise.dev/member-container"
 LEASE_TEMPLATE = "rollwise.dev/member-lease-template"
 MAX_UNAVAILABLE_MEMBERS = "rollwise.dev/max-unavailable-members"
@@ -49,6 +49,9 @@ LEADER_VALUE = "rollwise.dev/leader-value"
 LEADER_TRANSFER = "rollwise.dev/leader-transfer"
 LEADER_TRANSFER_TIMEOUT = "rollwise.dev/leader-transfer-timeout-seconds"
 DEFAULT_TRANSFER_TIMEOUT = 30.0
+PATRONI = "patroni"
+"""``rollwise.dev/leader-transfer: patroni``: rollwise answers its own hand-over request with Patroni's
+``POST /switchover``, sent to the leader's pod at the role probe's port (runtime/hand_overs.py); no agent needed."""
 """How long the controller waits for a requested hand-over before it deletes the leader anyway."""
 
 AUTO = "auto"
@@ -76,6 +79,8 @@ class Settings:
     leader_value: str = DEFAULT_LEADER_VALUE
     leader_transfer: bool = False
     """Ask the leader to hand over (``rollwise.api.leader_transfer``) before deleting it."""
+    hand_over: str | None = None
+    """Who answers that request: None, the member's agent; ``patroni``, rollwise's driver through Patroni's API."""
     transfer_timeout: float = DEFAULT_TRANSFER_TIMEOUT
     probe: RoleProbe | None = None
     """Roles from asking each member over HTTP (``api/role_probe.py``) instead of Leases or a label."""
@@ -83,14 +88,6 @@ class Settings:
     def lease_name(self, pod: str) -> str:
         """The member Lease of ``pod``: the template with ``{pod}`` replaced (default: the pod's own name)."""
         return self.lease_template.replace(_PLACEHOLDER, pod)
-
-
-def handed_to_quorum(sts: Mapping[str, Any]) -> bool:
-    """Is this set quorum-aware: ``updateStrategy.type: OnDelete`` and the annotation
-    ``rollwise.dev/update-policy: QuorumAware``, on either StatefulSet kind. The one rule: the controllers, ``get``,
-    ``rollout status`` and the explorer all ask it here."""
-    strategy = (sts.get("spec") or {}).get("updateStrategy") or {}
-    return strategy.get("type") == "OnDelete" and annotations_of(sts).get(UPDATE_POLICY) == QUORUM_AWARE_POLICY
 
 
 def engaged(view: SetView) -> bool:
@@ -169,9 +166,9 @@ def read_settings(sts: Mapping[str, Any]) -> tuple[Settings, list[FieldError]]:
         leader_value = DEFAULT_LEADER_VALUE
 
     leader_transfer = notes.get(LEADER_TRANSFER, "false")
-    if leader_transfer not in ("true", "false"):
+    if leader_transfer not in ("true", "false", PATRONI):
         errors.append(FieldError(path=_path(LEADER_TRANSFER), value=leader_transfer, kind="Unsupported value",
-                                 rule='must be "true" or "false"'))
+                                 rule=f'must be "true", "false" or "{PATRONI}"'))
     timeout = DEFAULT_TRANSFER_TIMEOUT
     if LEADER_TRANSFER_TIMEOUT in notes:
         raw = notes[LEADER_TRANSFER_TIMEOUT]
@@ -191,7 +188,14 @@ def read_settings(sts: Mapping[str, Any]) -> tuple[Settings, list[FieldError]]:
             errors.append(FieldError(path=_path(ROLE_LABEL), value=role_label, kind="Forbidden",
                                      rule=f"roles come from the role probe ({probe_path('')}); use one of the two"))
 
+    if leader_transfer == PATRONI and raw_probe is None:
+        # The switchover goes to Patroni's REST API, which is where the role probe asks.
+        errors.append(FieldError(path=_path(LEADER_TRANSFER), value=leader_transfer, kind="Invalid value",
+                                 rule="needs a role probe on Patroni's REST API (spec.roleProbe, or the "
+                                      "rollwise.dev/role-probe-* annotations on apps/v1)"))
     settings = Settings(container=container, lease_template=template, max_unavailable=max_unavailable,
-                        role_label=role_label, leader_value=leader_value, leader_transfer=leader_transfer == "true",
+                        role_label=role_label, leader_value=leader_value,
+                        leader_transfer=leader_transfer in ("true", PATRONI),
+                        hand_over=PATRONI if leader_transfer == PATRONI and probe is not None else None,
                         transfer_timeout=timeout, probe=probe)
     return settings, errors

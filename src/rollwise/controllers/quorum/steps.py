@@ -22,7 +22,7 @@ from rollwise.controllers.plan import Blocked
 from rollwise.controllers.quorum.members import Member, Roster
 from rollwise.controllers.quorum.settings import AUTO, Settings
 
-__all__ = ["Decision", "Deletion", "TransferRequest", "batch_size", "decide", "quorum_floor"]
+__all__ = ["Decision", "Deletion", "TransferRequest", "batch_size", "decide", "quorum_floor", "within_canary"]
 
 # seed 001 step 2 table: the most broken first; a live process is kept longest to help restore quorum.
 _STEP2_RANK = {CONTAINER_DEAD: 0, CONTAINER_TRANSIENT: 1, CONTAINER_ALIVE: 2}
@@ -156,6 +156,24 @@ def decide(roster: Roster, settings: Settings) -> Decision:
                  message=f"step 4: {m.name} is a participating follower ({m.role}){batch}")
         for m in followers[:n]
     ))
+
+
+def within_canary(decision: Decision, roster: Roster, limit: int | None) -> Decision:
+    """The decision, held to a canary step's count (``api/steps.canary_limit``: None caps nothing): no deletion nor
+    hand-over request once ``limit`` members are at the update revision, and a batch cut to the room left. The
+    order stays DEP-07's, so the canary is followers, the leader last: a canary of one is never the leader while a
+    follower is outdated. Members not yet recreated count as updated (the StatefulSet controller creates them at
+    the update revision)."""
+    if limit is None or not (decision.deletions or decision.requests):
+        return decision
+    at_update = len(roster.updated) + len(roster.missing)
+    room = limit - at_update
+    if room <= 0:
+        return Decision(waits=(Blocked(pod="", cause=(
+            f"canary step: {at_update} of {roster.replicas} members at the update revision, as many as the step "
+            "allows, until `rollwise rollout promote` or the next step")),))
+    return Decision(deletions=decision.deletions[:room], requests=decision.requests, waits=decision.waits,
+                    wake_at=decision.wake_at)
 
 
 def _hand_over(roster: Roster, settings: Settings, leader: Member) -> Decision:

@@ -33,8 +33,8 @@ from typing import Any
 
 from rollwise.api.abort import Abort
 from rollwise.api.meta import Obj, format_time
-from rollwise.api.steps import Step, floor_at_step, steps_of
-from rollwise.api.strategies import ROLLING_KINDS, partition_floor, strategy_block
+from rollwise.api.steps import Step, floor_at_step, set_steps, wanted_at_step
+from rollwise.api.strategies import handed_to_quorum, partition_floor
 from rollwise.controllers.census import REQUEUE_EPSILON
 from rollwise.controllers.plan import CreateAnalysisRun
 from rollwise.controllers.statefulset.analysis import Verdict, new_run, run_name, verdict_of
@@ -107,7 +107,7 @@ def failed_analysis(sts: Obj, update_name: str, current_name: str, runs: Mapping
     from this reconcile on, so the pods go back at once (the reconcile reads it before it picks the revision every
     pod should run)."""
     status = sts.get("status") or {}
-    steps = steps_of(strategy_block((sts.get("spec") or {}).get("updateStrategy") or {}))
+    steps = set_steps(sts)
     if not steps or update_name == current_name:
         return None
     index, _, full, attempt = _recorded(status, update_name, len(steps))
@@ -121,13 +121,23 @@ def _floor_at(sync: Sync, steps: tuple[Step, ...], index: int, spec_floor: int) 
     return floor_at_step(steps, index, len(sync.span), spec_floor)
 
 
+def _members_done(sync: Sync, steps: tuple[Step, ...], index: int) -> bool:
+    """A quorum-aware set's ``replicas`` step: as many members updated and available as it asks, whichever they
+    are (the quorum-aware controller picks them: followers first, the leader last; controllers/quorum)."""
+    updated = sum(1 for pod in sync.replicas if pod is not None and not sync.outdated(pod) and sync.available(pod))
+    return updated >= wanted_at_step(steps, index, len(sync.span))
+
+
 def advance_steps(sync: Sync, runs: Mapping[str, Obj], *, moving: bool) -> StepReport | None:
     """Resolve the step in force, moving past each that is done when ``moving`` (not paused, not being deleted),
-    and set ``sync.floor`` to its partition. ``runs``: the AnalysisRuns of the view, by name. None for a set
-    without steps, or whose strategy has no partition."""
-    steps = steps_of(sync.strategy_block)
-    if not steps or sync.update_type not in ROLLING_KINDS:
+    and set ``sync.floor`` to its partition (a quorum-aware set has none). ``runs``: the AnalysisRuns of the view,
+    by name. None for a set without steps."""
+    steps = set_steps(sync.sts, sync.update_type)
+    if not steps:
         return None
+    # A quorum-aware set (OnDelete) has no partition: its steps cap how many members the quorum-aware controller
+    # updates (api/steps.canary_limit), and a replicas step is done by that count.
+    quorum = handed_to_quorum(sync.sts)
     # The spec's partition: Sync.floor holds the recorded step's already (limits.py), which this reconcile may move.
     spec_floor = partition_floor(sync.spec.get("updateStrategy") or {}, sync.update_type)
     if sync.update_name == sync.current_name:
@@ -137,9 +147,10 @@ def advance_steps(sync: Sync, runs: Mapping[str, Obj], *, moving: bool) -> StepR
         return StepReport(steps, index, full=True, attempt=attempt)
     while index < len(steps):
         step = steps[index]
-        sync.floor = _floor_at(sync, steps, index, spec_floor)
+        if not quorum:
+            sync.floor = _floor_at(sync, steps, index, spec_floor)
         if step.kind == "replicas":
-            if not moving or not rollout_complete(sync):
+            if not moving or not (_members_done(sync, steps, index) if quorum else rollout_complete(sync)):
                 return StepReport(steps, index, attempt=attempt)
         elif step.kind == "analysis":
             verdict = verdict_of(runs, sync.sts, run_name(sync.update_name, index, attempt))

@@ -29,18 +29,24 @@ class MemberAddress:
     ordinal: int
     client_port: int
     peer_port: int
+    extra: tuple[int, ...] = ()  # a store's further ports (ZooKeeper's election and admin ports, NATS' monitoring)
+    host: str = "127.0.0.1"  # a Patroni member listens on a loopback address of its own (its pod IP)
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        return (self.client_port, self.peer_port, *self.extra)
 
     @property
     def client_url(self) -> str:
-        return f"http://127.0.0.1:{self.client_port}"
+        return f"http://{self.host}:{self.client_port}"
 
     @property
     def peer_url(self) -> str:
-        return f"http://127.0.0.1:{self.peer_port}"
+        return f"http://{self.host}:{self.peer_port}"
 
     @property
     def endpoint(self) -> str:
-        return f"127.0.0.1:{self.client_port}"
+        return f"{self.host}:{self.client_port}"
 
 
 def stable_dns_name(sts: Mapping[str, Any], ordinal: int) -> str:
@@ -59,19 +65,22 @@ class ClusterLayout:
     """
 
     def __init__(self, sts: Mapping[str, Any], *, ports: PortAllocator, run_id: str,
-                 known: Mapping[int, tuple[int, int]] | None = None,
-                 on_new: Callable[[ClusterLayout], None] | None = None) -> None:
-        """``known``: ordinal -> (client, peer) ports the members had before (a restarted owner keeps them, so
-        members restarted on their data find each other); ``on_new`` is called after a member's ports are chosen."""
+                 known: Mapping[int, tuple[int, ...]] | None = None,
+                 on_new: Callable[[ClusterLayout], None] | None = None, extra_ports: int = 0) -> None:
+        """``known``: ordinal -> (client, peer, *extra) ports the members had before (a restarted owner keeps them,
+        so members restarted on their data find each other); ``on_new`` is called after a member's ports are chosen;
+        ``extra_ports``: how many ports each member takes beyond client and peer (the store's)."""
         self.set_name = name_of(sts)
         self.namespace = namespace_of(sts)
         self.token = f"{run_id}-{self.namespace}-{self.set_name}"
         self._ports = ports
         self._members: dict[int, MemberAddress] = {}
-        for ordinal, (client, peer) in (known or {}).items():
-            ports.reserve([client, peer])
-            self._members[ordinal] = MemberAddress(name=pod_name(self.set_name, ordinal), ordinal=ordinal,
-                                                   client_port=client, peer_port=peer)
+        self._count = 2 + extra_ports
+        for ordinal, given in (known or {}).items():
+            if len(given) != self._count:
+                continue  # another store's, or damaged: this member gets new ports
+            ports.reserve(list(given))
+            self._members[ordinal] = self._address(ordinal, list(given))
         self._on_new = on_new
         self._sts = sts
 
@@ -80,16 +89,18 @@ class ClusterLayout:
 
     def member(self, ordinal: int) -> MemberAddress:
         if ordinal not in self._members:
-            client, peer = self._ports.allocate(2)
-            self._members[ordinal] = MemberAddress(name=pod_name(self.set_name, ordinal), ordinal=ordinal,
-                                                   client_port=client, peer_port=peer)
+            self._members[ordinal] = self._address(ordinal, self._ports.allocate(self._count))
             if self._on_new is not None:
                 self._on_new(self)
         return self._members[ordinal]
 
-    def ports(self) -> dict[int, tuple[int, int]]:
-        """ordinal -> (client, peer) of every member given ports so far."""
-        return {o: (m.client_port, m.peer_port) for o, m in self._members.items()}
+    def _address(self, ordinal: int, ports: list[int]) -> MemberAddress:
+        return MemberAddress(name=pod_name(self.set_name, ordinal), ordinal=ordinal, client_port=ports[0],
+                             peer_port=ports[1], extra=tuple(ports[2:]))
+
+    def ports(self) -> dict[int, tuple[int, ...]]:
+        """ordinal -> (client, peer, *extra) of every member given ports so far."""
+        return {o: m.ports for o, m in self._members.items()}
 
     def ordinals(self) -> OrdinalSpan:
         return ordinal_range(self._sts)

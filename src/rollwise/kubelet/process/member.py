@@ -1,4 +1,4 @@
-"""One pod's etcd container as a real process: start, probe, exit, back-off, graceful stop.
+"""One pod's store container (etcd, ZooKeeper, NATS: ``stores/``) as a real process: start, probe, exit, stop.
 
 A ``MemberProcess`` is the kubelet's memory of one pod incarnation (one uid). ``advance(now)`` moves it through
 its modes and returns what the container looks like, in the simulated kubelet's vocabulary (``ContainerView``), so
@@ -8,10 +8,11 @@ Modes: ``creating`` (ContainerCreating for ``start_seconds``: image pull and ini
 ``running`` (a live pid), ``backoff`` (exited; restarted after the kubelet's back-off), ``failed`` (the ``fail``
 fault: never started again), ``stopped`` (deletion: SIGTERM sent, SIGKILL at the end of the grace period).
 
-Readiness is etcd-druid's probe (reference §1.7): a linearizable read with a short deadline, every
+Readiness is the store's check (etcd: etcd-druid's linearizable read, reference §1.7) with a short deadline, every
 ``probe_period_seconds`` after ``probe_initial_delay_seconds``; Ready after one success, unready after
-``probe_failure_threshold`` consecutive failures, and at once when the process stops. The same background loop reads
-``/v3/maintenance/status`` for the member Lease, as etcd-backup-restore's heartbeat does (reference §1.4).
+``probe_failure_threshold`` consecutive failures, and at once when the process stops. The same background loop asks
+the store for the member Lease's holder, as etcd-backup-restore's heartbeat does (reference §1.4; other stores have
+no such agent and write none).
 """
 
 from __future__ import annotations
@@ -23,15 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rollwise.kubelet.containers import CONTAINER_CREATING, KILLED_EXIT_CODE, ContainerView, Termination
-from rollwise.kubelet.process.gateway import GatewayError, MemberStatus, linearizable_get, member_status
-from rollwise.kubelet.process.identity import holder_identity
+from rollwise.kubelet.process.identity import MemberAddress
+from rollwise.kubelet.process.stores import Store
 from rollwise.kubelet.process.supervisor import Supervisor
 from rollwise.kubelet.profiles import CRASH_LOOP_BACK_OFF, KubeletProfile
 
 __all__ = ["MemberProcess", "ProbeSettings"]
-
-_PROBE_KEY = "rollwise-readiness-probe"
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProbeSettings:
@@ -57,7 +55,7 @@ class _Probe:
     ready: bool = False
     ready_since: float = 0.0
     failures: int = 0
-    status: MemberStatus | None = None
+    holder: str | None = None
     stop: threading.Event = field(default_factory=threading.Event)
 
 
@@ -71,10 +69,12 @@ def _exit_termination(code: int, started: float | None, at: float) -> Terminatio
 class MemberProcess:
     """One pod incarnation's container. Not thread-safe except for the prober it owns."""
 
-    def __init__(self, *, name: str, image: str, command: Callable[[], list[str]], endpoint: str, log: Path,
+    def __init__(self, *, name: str, image: str, command: Callable[[], list[str]], store: Store,
+                 address: MemberAddress, log: Path,
                  supervisor: Supervisor, profile: KubeletProfile, probe: ProbeSettings,
                  clock: Callable[[], float], created_at: float, start_seconds: float) -> None:
-        self.name, self.image, self.endpoint = name, image, endpoint
+        self.name, self.image, self.store, self.address = name, image, store, address
+        self.endpoint = address.endpoint
         self._command, self._log, self._sup = command, log, supervisor
         self._profile, self._probe_settings, self._clock = profile, probe, clock
         self.mode = "creating"
@@ -161,8 +161,7 @@ class MemberProcess:
 
     def holder(self) -> str | None:
         with self._lock:
-            status = self._probe.status if self.mode == "running" else None
-        return holder_identity(status) if status is not None else None
+            return self._probe.holder if self.mode == "running" else None
 
     def close(self) -> None:
         """Stop the process now (SIGKILL) and the prober; used when the owner shuts down."""
@@ -216,30 +215,23 @@ class MemberProcess:
                 self._probe.ready = False
 
     def _probe_loop(self, probe: _Probe, started: float) -> None:
-        """Readiness ticks at ``started + initial delay + k * period``; the status read for the Lease every
+        """Readiness ticks at ``started + initial delay + k * period``; the holder read for the Lease every
         ``heartbeat_seconds`` (backup-restore renews on its own period, reference §1.4)."""
         s = self._probe_settings
         next_probe, next_beat = started + s.initial_delay_seconds, started
         while not probe.stop.wait(max(0.0, min(next_probe, next_beat) - self._clock())):
             now = self._clock()
-            if now >= next_beat or (probe.status is None and now >= next_probe):
+            if now >= next_beat or (probe.holder is None and now >= next_probe):
                 # Until the first answer, retried at each probe tick: the first renewal follows the member's start.
                 next_beat = max(next_beat, now) + s.heartbeat_seconds
-                try:
-                    status: MemberStatus | None = member_status(self.endpoint, timeout=s.timeout_seconds)
-                except GatewayError:
-                    status = None
-                if status is not None:
+                holder = self.store.holder(self.address, s.timeout_seconds)
+                if holder is not None:
                     with self._lock:
-                        probe.status = status
+                        probe.holder = holder
             if now < next_probe:
                 continue
             next_probe += s.period_seconds * max(1, int((now - next_probe) // s.period_seconds) + 1)
-            try:
-                linearizable_get(self.endpoint, _PROBE_KEY, timeout=s.timeout_seconds)
-                ok = True
-            except GatewayError:
-                ok = False
+            ok = self.store.ready(self.address, s.timeout_seconds)
             now = self._clock()
             with self._lock:
                 if probe.stop.is_set():

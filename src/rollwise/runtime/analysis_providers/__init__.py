@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from rollwise.api.analysis import Measured
+from rollwise.runtime.analysis_providers.prometheus import measure_prometheus
 from rollwise.runtime.analysis_providers.web import measure_web
 
 __all__ = ["DEFAULT_TIMEOUT", "MEASURERS", "Measurer", "measure"]
@@ -26,6 +27,7 @@ DEFAULT_TIMEOUT = 10.0
 
 MEASURERS: dict[str, Measurer] = {
     "web": measure_web,
+    "prometheus": measure_prometheus,
 }
 """Provider key → its measuring function (a provider of ``api.analysis.PROVIDERS`` not here yet measures as an
 Error saying so)."""

@@ -1,0 +1,174 @@
+"""The lab's store table: what ``rollwise lab <store>`` needs to know of each store it measures.
+
+One row per store (etcd, ZooKeeper, NATS JetStream, PostgreSQL under Patroni): the member set's name, container and
+images; the role probe the real set carries (stores without member Leases: the quorum-aware controller asks the
+members); the writer that measures the outage (one write through a member's client port, failing over as a client
+does); how members' ids map to pods; where a member's data lives in its claim; and the quorum model's parameters
+for that store (``LabTimings``: election timeouts, whether it hands over on shutdown, the pod's termination time).
+
+How members are started and who leads as each sees it come from the process runtime's store
+(``kubelet/process/stores/``), which ``runtime`` names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from rollwise.kubelet.process import gateway
+from rollwise.kubelet.process.patroni import PATRONI, PatroniRuntime
+from rollwise.kubelet.process.runtime import ProcessRuntime
+from rollwise.kubelet.process.stores import STORES, Store, StoreError
+from rollwise.kubelet.process.stores.nats_wire import request
+from rollwise.kubelet.process.stores.pg_wire import simple_query
+from rollwise.kubelet.process.stores.zk_wire import set_data
+
+__all__ = ["LAB_STORES", "LabStore", "LabTimings", "WriteFailed"]
+
+WriteFailed = (gateway.GatewayError, StoreError)
+"""What a failed write raises, whatever the store."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabTimings:
+    start_seconds: float = 2.0  # ContainerCreating: the reference's 2 s "pod down" per restart
+    probe_initial_delay_seconds: float = 0.0
+    probe_period_seconds: float = 0.5
+    probe_timeout_seconds: float = 0.5
+    probe_failure_threshold: int = 1
+    # The model's deletion-to-gone time. Measured here: etcd 3.5.1 leaves raft within ms of SIGTERM, then waits
+    # ~1.0 s closing its peer listener before it exits (3.4.23 exited after 0.13-0.15 s, reference §0).
+    termination_seconds: float = 1.0
+    election_seconds: float = 1.0  # the model's election after a leader is lost (reference §0: 0.96-1.58 s)
+    # The model's election once a restarted member restores quorum: measured here 0.48-1.35 s after its process
+    # starts, 0.85 s on average (its boot, then etcd's randomised election timer, advanced for a booting member).
+    join_election_seconds: float = 0.85
+    heartbeat_seconds: float = 0.5  # member Lease renewal (druid: 10 s); the model lags the role by half of it
+    settle_seconds: float = 3.0  # after the crash faults, before the template change
+    grace_seconds: int = 10  # terminationGracePeriodSeconds of the member pods
+    shutdown_transfer: bool = True  # the store hands leadership over when its leader is asked to stop (etcd does)
+    transfer_seconds: float = 0.1  # a requested hand-over (etcd's move-leader: about one heartbeat)
+
+
+def _port(endpoint: str) -> int:
+    return int(endpoint.rpartition(":")[2])
+
+
+def _etcd_write(endpoint: str, seq: int, timeout: float) -> None:
+    gateway.put(endpoint, "rollwise-meter", str(seq), timeout=timeout)
+
+
+def _zookeeper_write(endpoint: str, seq: int, timeout: float) -> None:
+    set_data(_port(endpoint), "/rollwise-meter", str(seq).encode(), timeout=timeout)
+
+
+LAB_STREAM = "LAB"
+
+
+def _nats_write(endpoint: str, seq: int, timeout: float) -> None:
+    """Publish to the lab's stream and wait for JetStream's ack: stored on a majority of the stream's replicas."""
+    ack = request(_port(endpoint), "lab.meter", {"seq": seq}, timeout=timeout)
+    if "error" in ack or "seq" not in ack:
+        raise StoreError(f"{endpoint}: publish not acknowledged: {ack.get('error') or ack}")
+
+
+def _nats_prepare(endpoint: str, replicas: int, timeout: float) -> None:
+    """The stream the writer publishes to, replicated on every member (NATS allows five at most): its quorum is the
+    set's, so two members of five down leave it writable, as they leave the meta group."""
+    answer = request(_port(endpoint), f"$JS.API.STREAM.CREATE.{LAB_STREAM}",
+                     {"name": LAB_STREAM, "subjects": ["lab.meter"], "num_replicas": min(5, replicas),
+                      "storage": "file"}, timeout=timeout)
+    error = answer.get("error")
+    if error and "already in use" not in str(error):
+        raise StoreError(f"{endpoint}: stream not created: {error}")
+
+
+LAB_TABLE = "lab_meter"
+
+
+def _patroni_write(endpoint: str, seq: int, timeout: float) -> None:
+    """An INSERT on the member ``endpoint`` names, refused unless it is the primary (a replica is read-only): the
+    meter fails over to the next member as a client's host list does."""
+    host, _, port = endpoint.rpartition(":")
+    simple_query(host, int(port), f"INSERT INTO {LAB_TABLE} VALUES ({seq})", timeout=timeout)
+
+
+def _patroni_prepare(endpoint: str, replicas: int, timeout: float) -> None:
+    """The writer's table, created on the primary: every member's address is ordinal + 1 in the last octet
+    (kubelet/process/patroni.py), so each is tried until one takes the write."""
+    host, _, port = endpoint.rpartition(":")
+    prefix, last = host.rpartition(".")[0], ""
+    for ordinal in range(replicas):
+        try:
+            simple_query(f"{prefix}.{ordinal + 1}", int(port), f"CREATE TABLE IF NOT EXISTS {LAB_TABLE} (seq bigint)",
+                         timeout=timeout)
+            return
+        except StoreError as err:
+            last = str(err)
+    raise StoreError(f"no member took the writer's table: {last}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabStore:
+    key: str  # the process runtime's store name, and the lab's command: ``rollwise lab <key>``
+    title: str  # what the table's title calls the real members
+    set_name: str
+    container: str
+    images: tuple[str, str]  # before and after the template change
+    data_marker: str  # a path under the claim's directory that exists once the member has written its data
+    write: Callable[[str, int, float], None]  # (client endpoint, sequence number, deadline): WriteFailed if not
+    timings: LabTimings = field(default_factory=LabTimings)
+    probe: Mapping[str, str] = field(default_factory=dict)  # the role probe's annotations on the real set
+    prepare: Callable[[str, int, float], None] | None = None  # (endpoint, replicas, deadline) once members are up
+    store: Store | None = None  # a store outside the process runtime's table (Patroni: its runtime starts it)
+    runtime_class: Callable[..., ProcessRuntime] = ProcessRuntime
+
+    @property
+    def runtime(self) -> Store:
+        return self.store or STORES[self.key]
+
+    def pod(self, member: int) -> str:
+        """The pod of a member id, for stores whose ids are ordinal + 1 (ZooKeeper's myid, NATS' ordinals)."""
+        return f"{self.set_name}-{member - 1}"
+
+
+LAB_STORES: dict[str, LabStore] = {
+    "etcd": LabStore(key="etcd", title="real etcd 3.5", set_name="etcd", container="etcd",
+                     images=("etcd:3.5.1", "etcd:3.5.1-r1"), data_marker="etcd/member", write=_etcd_write),
+    "zookeeper": LabStore(
+        key="zookeeper", title="real ZooKeeper 3.8", set_name="zk", container="zookeeper",
+        images=("zookeeper:3.8", "zookeeper:3.8-r1"), data_marker="zookeeper/data/version-2",
+        write=_zookeeper_write,
+        probe={"rollwise.dev/role-probe-port": "8080", "rollwise.dev/role-probe-path": "/commands/srvr",
+               "rollwise.dev/role-probe-leader-json-path": ".server_stats.server_state",
+               "rollwise.dev/role-probe-leader-equals": "leader"},
+        # Measured here (ZooKeeper 3.8.0, tickTime 200 ms): the JVM exits 0.35-0.41 s after SIGTERM; a new leader
+        # 0.57 s after the old one's exit; a restarted member restores quorum 0.94-1.32 s after its process starts.
+        # No hand-over on shutdown.
+        timings=LabTimings(termination_seconds=0.4, election_seconds=0.6, join_election_seconds=1.1,
+                           shutdown_transfer=False, grace_seconds=30)),
+    "nats": LabStore(
+        key="nats", title="real NATS JetStream 2.9", set_name="nats", container="nats",
+        images=("nats:2.9", "nats:2.9-r1"), data_marker="nats/js", write=_nats_write, prepare=_nats_prepare,
+        probe={"rollwise.dev/role-probe-port": "8222", "rollwise.dev/role-probe-path": "/jsz",
+               "rollwise.dev/role-probe-leader-json-path": ".meta_cluster.leader",
+               "rollwise.dev/role-probe-leader-equals": "{pod}"},
+        # Measured here (nats-server 2.9.10): it exits 0.03-0.05 s after SIGTERM, its meta leader handing over on
+        # the way (a new leader 0.03 s after the deletion); a restarted member restores quorum 4.5-4.8 s after its
+        # process starts (its raft election timeout), and a crashed meta leader's successor takes as long, so the
+        # settle time after the crash faults is longer than etcd's.
+        timings=LabTimings(termination_seconds=0.05, election_seconds=4.5, join_election_seconds=4.6,
+                           shutdown_transfer=True, transfer_seconds=0.1, grace_seconds=30, settle_seconds=6.0)),
+    "patroni": LabStore(
+        key="patroni", title="real Patroni 3.0 + PostgreSQL 15", set_name="pg", container="postgres",
+        images=("patroni:3.0", "patroni:3.0-r1"), data_marker="pgdata/PG_VERSION", write=_patroni_write,
+        prepare=_patroni_prepare, store=PATRONI, runtime_class=PatroniRuntime,
+        probe={"rollwise.dev/role-probe-port": "8008", "rollwise.dev/role-probe-path": "/leader",
+               "rollwise.dev/role-probe-leader-status-code": "200"},
+        # Measured here (Patroni 3.0.2, ttl 10 s, loop_wait 1 s): a deleted primary stops PostgreSQL and releases
+        # the leader key; a replica takes it at its next loop and promotes, writes resuming 2.4 s after the deletion
+        # (no chosen successor: an election, not a hand-over). A SIGKILLed primary holds the key until its ttl runs
+        # out (10 s), hence the longer settle after the crash faults. A switchover: about 1.5 s without writes.
+        timings=LabTimings(termination_seconds=1.0, election_seconds=2.4, join_election_seconds=2.4,
+                           shutdown_transfer=False, transfer_seconds=1.5, grace_seconds=30, settle_seconds=12.0)),
+}
