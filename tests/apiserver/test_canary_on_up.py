@@ -3,7 +3,9 @@ custom set with steps ``[{replicas: 1}, {pause: {}}]`` holds exactly one pod at 
 ``kubectl rollwise rollout promote`` (the plugin, which is the CLI), then finishes; a timed pause proceeds by
 itself; ``kubectl rollwise rollout abort`` at a two-pod canary's pause takes the two updated pods back to the stable
 revision with their claims, touches neither of the other two, and ``rollwise status`` fails with RolloutAborted until
-``retry`` starts the steps again. Every process is started here and ended by its pid; every wait has a deadline."""
+``retry`` starts the steps again; ``[{replicas: 2}, {analysis}]`` with a web metric on a local server that fails
+aborts the same way by itself, its AnalysisRun showing the failed measurements, and with one that passes completes.
+Every process is started here and ended by its pid; every wait has a deadline."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Any
 import pytest
 import zygote
 from kubectl_support import DEADLINE, PLUGIN_DIR, Up, running_up
+from metric_server import Answer, metric_server
 from operator_support import (
     audit_entries,
     get_json,
@@ -260,3 +263,78 @@ def test_the_crd_refuses_an_invalid_step_with_its_field_path(up: Up) -> None:
     assert "spec.updateStrategy.rollingUpdate.steps[1].pause.duration" in refused.stderr
     both = up.kubectl("apply", "-f", "-", stdin=CANARY.format(steps="[{replicas: 1, pause: {}}]"), check=False)
     assert both.returncode != 0 and "must have exactly one of replicas, pause, analysis" in both.stderr
+
+
+ANALYSIS_TEMPLATE = """\
+apiVersion: apps.rollwise.dev/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: error-rate, namespace: default}
+spec:
+  args: [{name: url}]
+  metrics:
+  - name: error-rate
+    interval: 1s
+    count: 2
+    failureCondition: result > 0.05
+    provider:
+      web: {url: "{{args.url}}", jsonPath: "{$.rate}"}
+"""
+ANALYSIS_STEPS = ('[{{replicas: 2}}, {{analysis: {{templates: [{{templateName: error-rate}}], '
+                  'args: [{{name: url, value: "{url}"}}]}}}}]')
+
+
+def _runs(up: Up) -> list[dict[str, Any]]:
+    return list(get_json(up, "analysisruns", "-l", "rollwise.dev/set=web")["items"])
+
+
+def test_a_failing_metric_aborts_the_two_pod_canary_and_its_run_shows_why(up: Up, tmp_path: Path) -> None:
+    with metric_server() as metrics, leading_operator(up, tmp_path, "op-a"):
+        metrics.answers["/rate"] = Answer(body={"rate": 0.12})
+        up.apply(ANALYSIS_TEMPLATE)
+        up.apply(CANARY.format(steps=ANALYSIS_STEPS.format(url=metrics.url("/rate"))) + CLAIMS)
+        up.until(lambda: rolled_out(up, "web", 4, "nginx:1.27"), "the set comes up")
+        stable = _status(up)["currentRevision"]
+        claims = _claim_uids(up)
+        untouched = {n: p["metadata"]["uid"] for n, p in _pods(up).items() if n in ("web-0", "web-1")}
+        up.kubectl("patch", "rsts", "web", "--type=merge", "-p", IMAGE)
+        up.until(lambda: _status(up).get("abort") is True, "the failed analysis aborts the rollout",
+                 deadline=DEADLINE * 2, on_fail=lambda: str(_status(up)))
+        up.until(lambda: set(_revisions(up).values()) == {stable} and _ready(up) and len(_pods(up)) == 4,
+                 "every pod back at the stable revision", deadline=DEADLINE * 2, on_fail=lambda: str(_status(up)))
+        pods = _pods(up)
+        assert {n: pods[n]["metadata"]["uid"] for n in untouched} == untouched  # never touched
+        assert _claim_uids(up) == claims  # web-2 and web-3 came back with their claims
+        status = _status(up)
+        update = status["abortedRevision"]
+        (run,) = _runs(up)
+        assert run["metadata"]["name"] == f"{update}-1" and run["status"]["phase"] == "Failed"
+        (result,) = run["status"]["metricResults"]
+        assert result["failed"] >= 1 and result["measurements"][-1]["value"] == "0.12"
+        assert status["currentStepAnalysisRun"]["phase"] == "Failed"
+        progressing = next(c for c in status["conditions"] if c["type"] == "Progressing")
+        assert progressing["status"] == "False" and progressing["reason"] == "RolloutAborted"
+        assert 'metric error-rate failed: result 0.12 matches failureCondition "result > 0.05"' in \
+            progressing["message"]
+        shown = up.kubectl("get", "ar", "-l", "rollwise.dev/set=web").stdout
+        assert "Failed" in shown and f"{update}-1" in shown
+
+
+def test_a_passing_metric_lets_the_canary_complete(up: Up, tmp_path: Path) -> None:
+    with metric_server() as metrics, leading_operator(up, tmp_path, "op-a"):
+        metrics.answers["/rate"] = Answer(body={"rate": 0.01})
+        up.apply(ANALYSIS_TEMPLATE)
+        up.apply(CANARY.format(steps=ANALYSIS_STEPS.format(url=metrics.url("/rate"))))
+        up.until(lambda: rolled_out(up, "web", 4, "nginx:1.27"), "the set comes up")
+        since = last_audit_time(up)
+        up.kubectl("patch", "rsts", "web", "--type=merge", "-p", IMAGE)
+        up.until(lambda: rolled_out(up, "web", 4, "nginx:1.28"), "the analysis passes and the rollout completes",
+                 deadline=DEADLINE * 2, on_fail=lambda: str(_status(up)))
+        (run,) = _runs(up)
+        assert run["status"]["phase"] == "Successful"
+        assert [m["value"] for m in run["status"]["metricResults"][0]["measurements"]] == ["0.01", "0.01"]
+        deletes = _deletes(up, since)
+        assert [name for _, name in deletes] == ["web-3", "web-2", "web-1", "web-0"]
+        measured = [e["time"] for e in audit_entries(up) if e["resource"] == "analysisruns.apps.rollwise.dev/status"
+                    and e["time"] >= since]
+        assert measured and deletes[2][0] >= measured[-1], "web-1 waited for the verdict"
+        assert "abort" not in _status(up)

@@ -104,3 +104,30 @@ async def _assert_stuck(page: Page, text: str) -> None:
                      message), message
     assert await page.evaluate("Chart.getChart('timeline').data.labels.join(',')") == "web-0,web-1,web-2"
     assert "nginx:typo" in text
+
+
+def test_the_dashboard_shows_a_canary_step_and_follows_its_abort(up: Up, dashboard: str) -> None:
+    up.apply(statefulset("web", replicas=3, claims=False,
+                         strategy="{type: RollingUpdate, rollingUpdate: {steps: [{replicas: 1}, {pause: {}}]}}"))
+    ready = zygote.run(["status", "sts/web", "--timeout", "60s"], env=up.env, timeout=DEADLINE * 2)
+    assert ready.returncode == 0, ready.stderr
+    stable = up.read("sts", "web")["status"]["currentRevision"]
+    _set_image(up, "nginx:1.27")
+
+    async def go() -> None:
+        async with chromium(dashboard) as page:
+            await page.send("Page.navigate", url=dashboard + "sets/default/web")
+            await page.wait_for(lambda t: "step 2/2 pause until promoted" in t and "live · updated" in t,
+                                "the set page shows the canary held at its pause")
+            assert await page.text("#canary-stable") == stable
+            assert await page.evaluate("document.getElementById('canary-abort-row').hidden") is True
+            await page.evaluate("window.sameDocument = true")
+            aborted = zygote.run(["rollout", "abort", "sts/web"], env=up.env, timeout=DEADLINE * 2)
+            assert aborted.returncode == 0, aborted.stderr
+            await page.wait_for(lambda t: "aborted by rollwise rollout abort" in t, "the page shows the abort")
+            assert await page.evaluate("document.getElementById('canary-abort-row').hidden") is False
+            assert await page.text("#canary-abort") == "aborted by rollwise rollout abort"
+            assert await page.text("#canary-step") == "aborted"
+            assert await page.evaluate("window.sameDocument") is True  # updated in place, never reloaded
+
+    asyncio.run(go())

@@ -48,7 +48,9 @@ from rollwise.sim.record import rollout_complete
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "src" / "rollwise" / "examples"
-BUNDLED = sorted(p for p in EXAMPLES.glob("*.yaml") if "steps" in (yaml.safe_load(p.read_text()) or {}))
+# Recorded analyses (``analyses:``) replay in the simulator only: on up a metric is measured from its provider.
+BUNDLED = sorted(p for p in EXAMPLES.glob("*.yaml")
+                 if "steps" in (doc := yaml.safe_load(p.read_text()) or {}) and "analyses" not in doc)
 SCENARIOS = [*BUNDLED, ROOT / "tests" / "scenarios" / "scale-and-retention.yaml"]
 FAST = {("rolling-update",), ("image-typo-fixed",), ("etcd-member-down",)}
 """The scenarios ``make test`` replays (a rolling update, a fix that lands, the quorum-aware companion); ``make

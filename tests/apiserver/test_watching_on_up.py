@@ -49,6 +49,18 @@ class Tmux:
                        timeout=DEADLINE)
 
 
+def _watch(up: Up, tmp: Path, *, width: int) -> Tmux:
+    """``rollwise get sts/web --watch`` in a tmux session of its own, ``width`` columns wide (skips without tmux)."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    tmux = Tmux(tmp)
+    command = " ".join(shlex.quote(a) for a in ["env", f"KUBECONFIG={up.env['KUBECONFIG']}",
+                                                 f"HOME={up.env['HOME']}", sys.executable, "-m", "rollwise",
+                                                 "get", "sts/web", "--watch"])
+    tmux.run("new-session", "-d", "-s", "watch", "-x", str(width), "-y", "40", command)
+    return tmux
+
+
 def test_get_status_and_watch_follow_a_broken_image_and_its_fix(up: Up, tmp_path: Path) -> None:
     up.apply(statefulset("web", replicas=3, claims=False))
     ready = _rollwise(up, "status", "sts/web", "--timeout", "60s")
@@ -71,14 +83,8 @@ def test_get_status_and_watch_follow_a_broken_image_and_its_fix(up: Up, tmp_path
                         stuck.stdout.splitlines()[-1]), stuck.stdout
     assert stuck.stderr.startswith("error: timed out after 2s waiting for statefulset.apps/web at pod web-2: ")
 
-    if shutil.which("tmux") is None:
-        pytest.skip("tmux is not installed")
-    tmux = Tmux(tmp_path)
-    command = " ".join(shlex.quote(a) for a in ["env", f"KUBECONFIG={up.env['KUBECONFIG']}",
-                                                 f"HOME={up.env['HOME']}", sys.executable, "-m", "rollwise",
-                                                 "get", "sts/web", "--watch"])
+    tmux = _watch(up, tmp_path, width=100)  # a plain, narrow terminal
     try:
-        tmux.run("new-session", "-d", "-s", "watch", "-x", "100", "-y", "40", command)  # a plain, narrow terminal
         up.until(lambda: re.search(f"rollout waits here: container app is {PULL}", tmux.screen()) is not None,
                  "the watch shows the stuck pod", on_fail=tmux.screen)
         _set_image(up, "nginx:1.27")
@@ -121,3 +127,31 @@ def test_get_into_a_pipe_pads_no_line_and_spells_each_revision_one_way(up: Up) -
     bare = re.findall(rf"(?<![\w-]){digest}", shown.stdout)
     assert bare == [], f"{digest} also shown without its set's name: {shown.stdout}"
     assert shown.stdout.count(revision) >= 4, "the header, the condition and each pod's line"
+
+
+def test_get_and_watch_show_a_canary_step_its_stable_revision_and_its_abort(up: Up, tmp_path: Path) -> None:
+    up.apply(statefulset("web", replicas=3, claims=False,
+                         strategy="{type: RollingUpdate, rollingUpdate: {steps: [{replicas: 1}, {pause: {}}]}}"))
+    assert _rollwise(up, "status", "sts/web", "--timeout", "60s").returncode == 0
+    stable = up.read("sts", "web")["status"]["currentRevision"]
+    shown = _rollwise(up, "get", "sts/web").stdout
+    assert "Steps:       2 steps; no rollout under way" in shown and f"Stable:      {stable}" in shown
+
+    tmux = _watch(up, tmp_path, width=120)
+    try:
+        up.until(lambda: "no rollout under way" in tmux.screen(), "the watch shows the steps", on_fail=tmux.screen)
+        _set_image(up, "nginx:1.27")
+        up.until(lambda: "Steps:       step 2/2 pause until promoted" in tmux.screen(),
+                 "the watch shows the canary held at its pause", on_fail=tmux.screen)
+        assert f"Stable:      {stable}" in tmux.screen()
+        aborted = _rollwise(up, "rollout", "abort", "sts/web")
+        assert aborted.returncode == 0, aborted.stderr
+        up.until(lambda: "Aborted:     aborted by rollwise rollout abort" in tmux.screen(),
+                 "the watch shows the abort and why", on_fail=tmux.screen)
+        up.until(lambda: "Steps:       aborted" in tmux.screen() and "Degraded" in tmux.screen(),
+                 "the watch shows the rollout aborted", on_fail=tmux.screen)
+        assert tmux.screen().count("Name:") == 1  # redrawn in place
+    finally:
+        tmux.kill()
+    status = _rollwise(up, "status", "sts/web", "--timeout", "5s")
+    assert status.returncode == 1 and "RolloutAborted" in status.stdout.splitlines()[-1]

@@ -89,3 +89,40 @@ def test_a_controller_that_ignores_an_abort_is_caught() -> None:
     result = run(_canary([{"replicas": 1}, {"pause": {}}]), replicas=2, template_changes=1, faults=0,
                  user_actions=1, decide=_ignores_abort)
     assert "liveness" in found(result)
+
+
+def test_analysis_verdicts_as_moves_keep_every_invariant_through_the_abort_a_failed_run_makes() -> None:
+    verdicts: dict[str, list[str]] = {"aborts": [], "passes": []}
+
+    def decide(view: SetView) -> Plan:
+        plan = reconcile(view)
+        status = view.set.get("status") or {}
+        if status.get("abort") is True and "analysis run" in str(status.get("abortMessage")):
+            verdicts["aborts"].extend(a.name for a in plan.actions if isinstance(a, DeletePod))
+        if status.get("currentStepIndex") == 1 and any(
+                isinstance(a, DeletePod) and a.name == "web-0" for a in plan.actions):
+            verdicts["passes"].append("web-0")
+        return plan
+
+    result = run(_canary([{"replicas": 1}, {"analysis": {"templates": [{"templateName": "ok"}]}}]), replicas=2,
+                 template_changes=1, faults=0, user_actions=1, decide=decide)
+    assert result.complete, "the bounded state space must be exhausted"
+    assert found(result) == {}  # the budget, claims, canary-step, liveness (back at the stable revision) included
+    assert verdicts["aborts"], "a Failed run aborted a canary somewhere and the controller took its pod back"
+    assert verdicts["passes"], "a Successful run let the rest of the pods follow somewhere"
+
+
+def _no_wait_for_analysis(view: SetView) -> Plan:
+    """The real controller, reading every analysis step as a pause of no time (a canary that does not wait for its
+    analysis)."""
+    sts = copy.deepcopy(view.set)
+    steps = sts["spec"]["updateStrategy"]["rollingUpdate"]["steps"]
+    sts["spec"]["updateStrategy"]["rollingUpdate"]["steps"] = [
+        {"pause": {"duration": 0}} if "analysis" in step else step for step in steps]
+    return reconcile(dataclasses.replace(view, set=sts))
+
+
+def test_a_controller_that_does_not_wait_for_its_analysis_is_caught_by_the_canary_step_rule() -> None:
+    result = run(_canary([{"replicas": 1}, {"analysis": {"templates": [{"templateName": "ok"}]}}]), replicas=2,
+                 template_changes=1, faults=0, user_actions=0, decide=_no_wait_for_analysis)
+    assert "not Successful" in found(result).get("canary-step", "")

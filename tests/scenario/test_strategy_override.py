@@ -44,8 +44,19 @@ def test_the_shorthands_write_what_they_stand_for() -> None:
     assert "annotations" not in plain["metadata"]
 
 
+def test_canary_keeps_the_files_steps_where_a_plain_rolling_update_drops_them() -> None:
+    steps = [{"replicas": 1}, {"analysis": {"templates": [{"templateName": "error-rate"}]}}]
+    canary = {**_set(), "spec": {"replicas": 3, "updateStrategy": {
+        "type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2, "steps": steps}}}}
+    assert _applied("Canary:partition=1", canary)["spec"]["updateStrategy"] == {
+        "type": "RollingUpdate", "rollingUpdate": {"partition": 1, "steps": steps}}
+    assert _applied("RollingUpdate", canary)["spec"]["updateStrategy"] == {"type": "RollingUpdate",
+                                                                           "rollingUpdate": {}}
+    assert _applied("Canary", _set())["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {}}
+
+
 @pytest.mark.parametrize(("text", "message"), [
-    ("Canary", '--strategy: Unsupported value: "Canary": supported values: "RollingUpdate"'),
+    ("BlueGreen", '--strategy: Unsupported value: "BlueGreen": supported values: "RollingUpdate"'),
     ("OnDelete:partition=1", "--strategy: Invalid value: \"partition=1\": OnDelete takes no options"),
     ("RollingUpdate:surge=1", "options allowed for RollingUpdate: maxUnavailable, partition"),
     ("RollingUpdate:partition=-1", "partition must be an integer"),

@@ -99,12 +99,16 @@ def test_a_timed_pause_proceeds_by_itself_in_virtual_time() -> None:
     assert _set(sim)["status"]["currentRevision"] == _set(sim)["status"]["updateRevision"]
 
 
-def test_an_analysis_step_holds_and_says_analysis_is_not_run_yet() -> None:
-    sim, result, _ = _run(_scenario([{"after": 600}],
-                                    canary=[{"replicas": 1}, {"analysis": {"templates": [{"templateName": "ok"}]}}]))
-    assert [pod for _, pod in _deleted(result)] == ["web-3"]
-    progressing = next(c for c in _set(sim)["status"]["conditions"] if c["type"] == "Progressing")
-    assert progressing["reason"] == "AnalysisNotSupported" and "not run" in progressing["message"]
+def test_an_analysis_step_whose_template_is_missing_errors_and_aborts_naming_it() -> None:
+    missing = {"analysis": {"templates": [{"templateName": "ok"}]}}
+    sim, result, problems = _run(_scenario([{"after": 600}], canary=[{"replicas": 1}, missing]))
+    assert problems == []
+    assert [pod for _, pod in _deleted(result)] == ["web-3", "web-3"]  # to the canary revision, then back
+    status = _set(sim)["status"]
+    run = f"{status['abortedRevision']}-1"
+    (stored,) = sim.cluster.list("AnalysisRun.apps.rollwise.dev", "default")
+    assert stored["metadata"]["name"] == run and stored["status"]["phase"] == "Error"
+    assert status["abort"] is True and 'AnalysisTemplate "ok" not found' in status["abortMessage"]
 
 
 def test_a_new_template_mid_canary_starts_again_at_step_zero() -> None:

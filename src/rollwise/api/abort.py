@@ -8,7 +8,8 @@ the spec keeps the new template (a GitOps tool's spec stays as its owner wrote i
 
 The abort belongs to one update revision, ``status.abortedRevision``: a new template change is a new rollout and
 the abort no longer applies (Argo resets ``abort`` on a new pod template hash). ``status.abortMessage`` says why
-(the CLI's words; a failed analysis will name its metric). Pure: no I/O, no clock.
+(the CLI's words, or the failed analysis run and its message, which names the metric and its value).
+Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 __all__ = [
     "ABORTED_BY_CLI",
     "ABORT_FIELDS",
+    "KEPT_WHILE_ABORTED",
     "ROLLOUT_ABORTED",
     "Abort",
     "NothingToAbort",
@@ -34,6 +36,9 @@ ROLLOUT_ABORTED = "RolloutAborted"
 ABORTED_BY_CLI = "aborted by rollwise rollout abort"
 ABORT_FIELDS = ("abort", "abortedRevision", "abortMessage")
 """The status fields an abort writes and the controller keeps while the abort applies."""
+KEPT_WHILE_ABORTED = ("rolloutAttempt", "currentStepAnalysisRun")
+"""Step fields the controller keeps while the abort applies: the attempt ``retry`` counts up, and the analysis run
+that failed (``rollwise get`` shows it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,12 +93,21 @@ def aborted_status(sts: Mapping[str, Any], message: str = ABORTED_BY_CLI) -> dic
 
 
 def retried_status(sts: Mapping[str, Any]) -> dict[str, Any]:
-    """The status ``rollwise rollout retry`` writes: the abort cleared and the steps from the first again."""
+    """The status ``rollwise rollout retry`` writes: the abort cleared, the steps from the first again, and the
+    attempt counted up, so the analysis steps create fresh runs (their names carry it: a failed run of the aborted
+    attempt is kept as the record of why, and never read as the new attempt's verdict)."""
     status = dict(sts.get("status") or {})
     if not is_aborted(status):
         name = (sts.get("metadata") or {}).get("name", "")
         raise NothingToRetry(f"{name} has no aborted rollout to retry")
-    for key in (*ABORT_FIELDS, "pauseStartTime", "promoteFull"):
+    # While aborted the status names the stable revision as the update revision (every pod's target): the retried
+    # rollout is to the aborted one again, and its step index and attempt belong to it (controllers/statefulset/
+    # steps.py reads them only for the update revision the status names).
+    status["updateRevision"] = status.get("abortedRevision") or status.get("updateRevision")
+    for key in (*ABORT_FIELDS, "pauseStartTime", "promoteFull", "currentStepAnalysisRun"):
         status.pop(key, None)
+    attempt = status.get("rolloutAttempt")
+    status["rolloutAttempt"] = (attempt if isinstance(attempt, int) and not isinstance(attempt, bool)
+                                and attempt > 0 else 0) + 1
     status["currentStepIndex"] = 0
     return status

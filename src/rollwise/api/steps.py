@@ -8,8 +8,8 @@ OpenKruise Rollout's StatefulSet batches (``replicas: 1``, ``replicas: "50%"``),
   abort): the count in force is the largest so far, as a partition only moves down.
 - ``pause: {duration: D}``: D seconds (an integer, or ``"30s"``, ``"5m"``, ``"1h"``, as Argo's ``pause.duration``);
   ``pause: {}``: until ``rollwise rollout promote``.
-- ``analysis: {templates: [{templateName: NAME}], args: [...]}``: its shape is checked here; running analyses is
-  not in yet, and the controller holds at such a step saying so (controllers/statefulset/steps.py).
+- ``analysis: {templates: [{templateName: NAME}], args: [{name, value}]}``: run the templates as one AnalysisRun
+  and pass once it succeeds (controllers/statefulset/analysis.py creates it and reads its phase).
 
 After the last step, the rest of the pods are updated. Pure: no I/O, no clock.
 """
@@ -67,6 +67,10 @@ class Step:
     replicas: int | str | None = None
     duration: int | None = None
     """A timed pause's seconds; None for ``pause: {}`` (until promoted)."""
+    templates: tuple[str, ...] = ()
+    """An analysis step's AnalysisTemplate names, in order."""
+    args: tuple[tuple[str, str], ...] = ()
+    """An analysis step's arguments, (name, value), in order."""
 
     def describe(self) -> str:
         if self.kind == "replicas":
@@ -173,8 +177,17 @@ def steps_of(block: Mapping[str, Any] | None) -> tuple[Step, ...]:
             pause = item["pause"] if isinstance(item["pause"], Mapping) else {}
             out.append(Step("pause", duration=parse_duration(pause.get("duration"))))
         elif "analysis" in item:
-            out.append(Step("analysis"))
+            out.append(_analysis_step(item["analysis"]))
     return tuple(out)
+
+
+def _analysis_step(raw: object) -> Step:
+    body = raw if isinstance(raw, Mapping) else {}
+    templates = tuple(str(ref["templateName"]) for ref in body.get("templates") or ()
+                      if isinstance(ref, Mapping) and ref.get("templateName"))
+    args = tuple((str(arg["name"]), str(arg.get("value", ""))) for arg in body.get("args") or ()
+                 if isinstance(arg, Mapping) and arg.get("name"))
+    return Step("analysis", templates=templates, args=args)
 
 
 def check_steps(value: object, path: str) -> list[FieldError]:

@@ -140,10 +140,13 @@ def compare_table(runs: Sequence[Mapping[str, Any]]) -> Table:
     if quorum:
         columns += ["quorum loss s", "leaderless s", "elections", "leader moves"]
     in_place = any(fig.get("podInPlaceUpdates") for r in runs for fig in r["summary"].values())
-    columns += ["deletes", *(["in place"] if in_place else []), "writes"]
+    ends = [_ends_at(r) for r in runs]
+    aborts = any("aborted" in e.values() for e in ends)  # a canary's analysis or a person stopped a rollout
+    columns += ["deletes", *(["in place"] if in_place else []), *(["ends at"] if aborts else []), "writes"]
     for col in columns:
-        table.add_column(col, justify="left" if col in ("strategy", "set", "done") else "right", no_wrap=True)
-    for result in runs:
+        left = col in ("strategy", "set", "done", "ends at")
+        table.add_column(col, justify="left" if left else "right", no_wrap=True)
+    for result, end in zip(runs, ends, strict=True):
         for name, fig in result["summary"].items():
             row = [escape(str(result["strategy"])), escape(name), "yes" if fig["completed"] else "[red]no[/red]",
                    figure(fig["rolloutSeconds"]), str(fig["maxUnavailableObserved"]),
@@ -153,9 +156,23 @@ def compare_table(runs: Sequence[Mapping[str, Any]]) -> Table:
                         figure(fig["leaderElections"]),
                         str(fig.get("leaderChanges", "-"))]
             row += [str(fig["podDeletions"]), *([str(fig.get("podInPlaceUpdates", 0))] if in_place else []),
-                    str(result["apiWrites"])]
+                    *([_ENDS_AT[end.get(name, "")]] if aborts else []), str(result["apiWrites"])]
             table.add_row(*row)
     return table
+
+
+_ENDS_AT = {"aborted": "stable (aborted)", "update": "update revision", "": "-"}
+
+
+def _ends_at(result: Mapping[str, Any]) -> dict[str, str]:
+    """Per set of a run: ``aborted`` when its rollout ended back at the stable revision (api/abort.py), ``update``
+    when every pod runs the update revision, "" otherwise."""
+    out = {}
+    for sts in (result.get("final") or {}).get("statefulSets") or ():
+        status = sts.get("status") or {}
+        done = status.get("currentRevision") == status.get("updateRevision")
+        out[str(sts.get("name"))] = "aborted" if status.get("abort") is True else "update" if done else ""
+    return out
 
 
 def stuck_lines(runs: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -25,7 +25,8 @@ def add_simulate(sub: Any) -> None:
     p.add_argument("--strategy", metavar="TYPE",
                    help="override every StatefulSet's update strategy: RollingUpdate[:maxUnavailable=N,partition=N], "
                         "OnDelete, Recreate, EnforcedRollingUpdate, QuorumAware, InPlace[:maxUnavailable=N,...] "
-                        "(RollingUpdate with podUpdatePolicy InPlaceIfPossible)")
+                        "(RollingUpdate with podUpdatePolicy InPlaceIfPossible), Canary[:maxUnavailable=N,...] "
+                        "(RollingUpdate keeping the file's canary steps)")
     p.add_argument("--feature-gates", metavar="NAME=BOOL,...", default="",
                    help="override the scenario's feature gates, e.g. MaxUnavailableStatefulSet=false")
     p.add_argument("--events", action="store_true", help="with the readable summary, list every event too")

@@ -103,6 +103,11 @@ def _header(view: RolloutView) -> Table:
         and view.current_revision.name == view.update_revision.name
     grid.add_row("Revisions:", _revision("current+update", view.update_revision) if same else
                  f"{_revision('current', view.current_revision)}   {_revision('update', view.update_revision)}")
+    if view.canary is not None:
+        grid.add_row("Steps:", view.canary.step)
+        grid.add_row("Stable:", view.canary.stable or "-")
+        if view.canary.abort:
+            grid.add_row("Aborted:", Text(view.canary.abort, style="red"))
     for i, c in enumerate(view.conditions):
         text = f"{c.type}={c.status} {c.reason}" + (f": {c.message}" if c.message else "")
         grid.add_row("Conditions:" if i == 0 else "", text)

@@ -39,8 +39,8 @@ def steps_schema() -> dict[str, Any]:
                 "properties": {"templateName": {"description": "An AnalysisTemplate in the set's namespace.",
                                                 "type": "string", "minLength": 1, "maxLength": 253,
                                                 "pattern": _SUBDOMAIN}}}
-    analysis = {"description": "Run AnalysisTemplates; the step passes when they succeed. Not run yet by this "
-                               "version: the rollout holds at the step (Progressing reason AnalysisNotSupported).",
+    analysis = {"description": "Run AnalysisTemplates as one AnalysisRun; the step passes when it succeeds, and a "
+                               "failed run aborts the rollout (the pods go back to the stable revision).",
                 "type": "object", "required": ["templates"],
                 "properties": {
                     "templates": {"description": "The AnalysisTemplates to run (at least one).", "type": "array",

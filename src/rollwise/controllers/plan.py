@@ -17,6 +17,7 @@ __all__ = [
     "AnnotatePod",
     "Blocked",
     "ClearPreparingDelete",
+    "CreateAnalysisRun",
     "CreateClaim",
     "CreatePod",
     "CreateRevision",
@@ -30,6 +31,7 @@ __all__ = [
     "PatchSet",
     "Plan",
     "ResizeClaim",
+    "TerminateAnalysisRun",
     "UpdateClaim",
     "UpdatePod",
     "UpdateRevision",
@@ -59,6 +61,30 @@ class CreateClaim(Action):
 
     def what(self) -> str:
         return f"create claim {name_of(self.claim)}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateAnalysisRun(Action):
+    """Create the AnalysisRun of a canary's analysis step (controllers/statefulset/analysis.py)."""
+
+    run: Obj
+
+    def what(self) -> str:
+        return f"create analysis run {name_of(self.run)}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TerminateAnalysisRun(Action):
+    """Set ``spec.terminate`` on a running AnalysisRun the rollout no longer waits on (Argo's
+    ``cancelAnalysisRuns``): it stops measuring and ends with what it has. ``uid``: a precondition, so a run made
+    again under the name is not touched."""
+
+    name: str
+    namespace: str
+    uid: str
+
+    def what(self) -> str:
+        return f"terminate analysis run {self.name}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

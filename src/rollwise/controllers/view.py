@@ -44,6 +44,9 @@ class SetView:
     probes: Mapping[str, ProbeAnswer] = field(default_factory=dict)
     """The last role-probe answer of each member pod, by pod name (a set with ``spec.roleProbe`` or the
     ``rollwise.dev/role-probe-*`` annotations; the driver probes, the controller reads, api/role_probe.py)."""
+    analysis_runs: Mapping[str, Obj] = field(default_factory=dict)
+    """AnalysisRuns by name: those of the set's canary analysis steps (labelled ``rollwise.dev/set``; the driver may
+    pass more, the controller reads only the ones it controls, controllers/statefulset/analysis.py)."""
     census: Census | None = None
     """Optional: which pods are quiet, kept up to date by a driver that follows the change feed. Used only when its
     context is the one the reconcile derives (controllers/statefulset/census.py); a census over ``pods`` otherwise."""

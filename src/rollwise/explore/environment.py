@@ -19,6 +19,8 @@ from rollwise.api.lifecycle import hook_held, is_preparing_delete, pre_delete_ho
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.steps import NothingToPromote, promoted_status, set_steps
 from rollwise.api.strategies import KINDS
+from rollwise.cluster.resources import ANALYSIS_RUN
+from rollwise.controllers.statefulset.analysis import OUTCOMES, still_running
 from rollwise.explore.model import HOOK_LABEL, HOOK_VALUE, NAMESPACE, Bounds, Move, Node, Used
 from rollwise.explore.pods import stage_of, status_for
 from rollwise.explore.world import Transition, spend, successor
@@ -33,6 +35,7 @@ from rollwise.invariants.stages import (
     RUNNING,
     image_of,
 )
+from rollwise.runtime.actors import ANALYSIS_CONTROLLER
 from rollwise.runtime.hook_agent import release_hook
 
 __all__ = ["environment_moves"]
@@ -52,6 +55,7 @@ def environment_moves(node: Node, bounds: Bounds, *, controllers_quiet: bool) ->
         return
     for pod in node.pods():
         yield from _pod_moves(node, pod, bounds)
+    yield from _analysis_verdicts(node, bounds)
     yield from _user_set_moves(node, bounds)
 
 
@@ -193,6 +197,23 @@ def _abort(node: Node, bounds: Bounds) -> Iterator[Transition]:
         return
     yield from _write_status(node, bounds, status, Move(actor=USER, kind="aborts", target=node.facts.name,
                                                         detail="the rollout", healthy=False))
+
+
+def _analysis_verdicts(node: Node, bounds: Bounds) -> Iterator[Transition]:
+    """The AnalysisRun controller's verdict on each run that is still running: Successful, Failed or Inconclusive,
+    each a nondeterministic choice at any state (the metrics are the world's). Spends no budget: a run comes to one
+    verdict, and the runs are bounded by the rollouts and steps."""
+    for run in node.cluster.list(ANALYSIS_RUN, NAMESPACE):
+        if not still_running(run):
+            continue
+        for phase in OUTCOMES:
+            cluster = node.cluster.fork()
+            message = "" if phase == "Successful" else f"metric m {phase.lower()}: result 0.5"
+            cluster.update_status({**run, "status": {"phase": phase, **({"message": message} if message else {})}},
+                                  actor=ANALYSIS_CONTROLLER)
+            move = Move(actor=ANALYSIS_CONTROLLER, kind="judges the analysis", target=name_of(run), detail=phase,
+                        healthy=phase == "Successful")
+            yield Transition(move=move, before=node, after=successor(node, cluster, move, bounds=bounds))
 
 
 def _write_status(node: Node, bounds: Bounds, status: Obj, move: Move) -> Iterator[Transition]:

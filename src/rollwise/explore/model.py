@@ -22,7 +22,7 @@ from rollwise.api.ordinals import OrdinalSpan
 from rollwise.api.predicates import is_terminating
 from rollwise.api.strategies import ROLLING_KINDS, declared_type
 from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.resources import GroupKind
+from rollwise.cluster.resources import ANALYSIS_RUN, GroupKind
 from rollwise.controllers.quorum.settings import handed_to_quorum
 from rollwise.explore.pods import stage_of
 from rollwise.invariants.stages import image_of
@@ -312,4 +312,7 @@ def store_key(cluster: MemoryCluster | None, facts: SetFacts) -> tuple[Any, ...]
     leases = tuple(_memo(x, "lease", lambda o: (name_of(o), str(lease_role(o))))
                    for x in cluster.list("Lease", NAMESPACE))
     budgets = tuple(freeze(b.get("spec")) for b in cluster.list("PodDisruptionBudget", NAMESPACE))
-    return _memo(sts, "set", _set_part), pods, claims, revisions, leases, budgets
+    runs = tuple(_memo(r, "run", lambda o: (name_of(o), str((o.get("status") or {}).get("phase") or ""),
+                                            bool((o.get("spec") or {}).get("terminate"))))
+                 for r in cluster.list(ANALYSIS_RUN, NAMESPACE))
+    return _memo(sts, "set", _set_part), pods, claims, revisions, leases, budgets, runs

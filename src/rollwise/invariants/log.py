@@ -68,6 +68,8 @@ def encode(view: SetView, actions: Sequence[Action], *, controller: str, quorum:
     if view.budgets:  # only where the namespace has PodDisruptionBudgets (the disruption-budget rule reads them)
         doc["view"].update(budgets=list(view.budgets), budgetPods=list(view.budget_pods),
                            budgetScales=dict(view.budget_scales))
+    if view.analysis_runs:  # only for a set with analysis steps (the canary-step rule reads the runs' phases)
+        doc["view"]["analysisRuns"] = dict(view.analysis_runs)
     return doc
 
 
@@ -152,7 +154,12 @@ def decode(doc: Any) -> tuple[str, Decision]:
     scales = view.get("budgetScales") or {}
     if not isinstance(scales, dict) or not all(isinstance(v, int) for v in scales.values()):
         raise TraceError("view.budgetScales", "want an object of integers")
+    runs = view.get("analysisRuns") or {}
+    if not isinstance(runs, dict):
+        raise TraceError("view.analysisRuns", "want an object of AnalysisRuns by name")
+    for name, run in runs.items():
+        _obj(run, f"view.analysisRuns.{name}")
     set_view = SetView(set=sts, pods=tuple(pods), claims=claims, revisions=tuple(revisions), leases=leases,
                        now=float(now), gates=FeatureGates(enabled=frozenset(gates)), budgets=tuple(budgets),
-                       budget_pods=tuple(budget_pods), budget_scales=scales)
+                       budget_pods=tuple(budget_pods), budget_scales=scales, analysis_runs=runs)
     return controller, Decision(view=set_view, actions=tuple(actions), quorum=quorum)

@@ -83,9 +83,9 @@ def before_requeue(first: float, requeue: float | None, second: float) -> bool:
 
 def left_as_it_was(first: Decision, later: SetView) -> bool:
     """``later`` is the world ``first`` left: ``first`` wrote at most the set's status (and events), every pod,
-    claim, revision, lease and disruption budget ``later`` reads is the one ``first`` read, the set is unchanged
-    but for its status, and its status is what ``first`` wrote (or read, if it wrote none), as the API server keeps
-    times (whole seconds)."""
+    claim, revision, lease, disruption budget and analysis run ``later`` reads is the one ``first`` read, the set is
+    unchanged but for its status, and its status is what ``first`` wrote (or read, if it wrote none), as the API
+    server keeps times (whole seconds)."""
     written: Obj | None = None
     for action in first.actions:
         if isinstance(action, WriteStatus):
@@ -102,8 +102,10 @@ def left_as_it_was(first: Decision, later: SetView) -> bool:
 
 
 def _reads(view: SetView) -> tuple[Any, ...]:
-    """What a controller reads besides its set: pods, claims, revisions, leases and disruption budgets."""
-    return view.pods, view.claims.values(), view.revisions, view.leases.values(), view.budgets
+    """What a controller reads besides its set: pods, claims, revisions, leases, disruption budgets and the runs of
+    its canary's analysis steps (a run's verdict moves a canary on, or aborts it)."""
+    return (view.pods, view.claims.values(), view.revisions, view.leases.values(), view.budgets,
+            view.analysis_runs.values())
 
 
 def _changes_nothing(action: Action, view: SetView) -> bool:

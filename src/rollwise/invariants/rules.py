@@ -154,7 +154,10 @@ def partition(d: Decision) -> list[str]:
 def no_churn(d: Decision) -> list[str]:
     if not d.births:
         return []
-    context = birth(d.state.set, d.limits)
+    # The abort the decision acts under: the one its own status write records (a failed analysis run aborts in the
+    # reconcile that reads it, controllers/statefulset/analysis.py), else the set's.
+    written = d.written_status()
+    context = birth(d.state.set if written is None else {**d.state.set, "status": written}, d.limits)
     span = d.span
     return [f"deleted {name_of(pod)}, which it created under this same template and partition, and which had not "
             f"failed (it was {stage_of(pod, d.min_ready_seconds, d.state.now)})"

@@ -28,6 +28,7 @@ from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.resources import ANALYSIS_RUN, ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
 from rollwise.cluster.scope import Selector, informer_selectors
 from rollwise.controllers.plan import Plan
+from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView
 from rollwise.operator.analysis import AnalysisRunController
 from rollwise.operator.companion import reconcile_companion
@@ -142,6 +143,9 @@ class Operator:
         selectors = informer_selectors(config.controllers)
         self.informers = {kind: Informer(_source(shared_world, kind, config.namespaces, selectors[kind]), self.clock,
                                          rng=self.rng) for kind in SHARED_KINDS}
+        if chains:  # the runs of canary analysis steps, labelled with their set (controllers/statefulset/analysis.py)
+            self.informers["AnalysisRun"] = Informer(_source(shared_world, "AnalysisRun", config.namespaces,
+                                                             {SET_LABEL: None}), self.clock, rng=self.rng)
         self.set_informers: dict[str, Informer] = {}
         self.analysis_informers: list[Informer] = []
         self.elector = LeaderElector(leases, namespace=config.lease_namespace, name=config.lease_name,
@@ -181,6 +185,7 @@ class Operator:
             self.informers["Lease"].add_handler(set_ctl.on_lease)
             self.informers["PodDisruptionBudget"].add_handler(set_ctl.on_budget)
             self.informers["PersistentVolumeClaim"].add_handler(set_ctl.on_claim)
+            self.informers["AnalysisRun"].add_handler(set_ctl.on_run)
             self.controllers.append(ctl)
             self.sets.append(set_ctl)
         if ANALYSIS.operator_names[ANALYSIS_RUN] in config.controllers:

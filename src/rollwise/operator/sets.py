@@ -123,6 +123,10 @@ class SetController:
         """A PodDisruptionBudget changed: wake every set of its namespace (a deletion may wait on it)."""
         self._wake("PodDisruptionBudget", delta)
 
+    def on_run(self, delta: Delta) -> None:
+        """An AnalysisRun changed: its verdict wakes the set whose canary step it is (runtime/routing.py)."""
+        self._wake("AnalysisRun", delta)
+
     def on_claim(self, delta: Delta) -> None:
         """A claim changed: an expansion moved on or was refused (KEP-4650) wakes the set whose claim it is."""
         if delta.type == "MODIFIED":

@@ -2,6 +2,7 @@
 ``simulate --live`` show (pure; no I/O, no clock)."""
 
 from rollwise.projection.model import (
+    CanaryRow,
     ConditionRow,
     EventRow,
     PodRow,
@@ -10,4 +11,4 @@ from rollwise.projection.model import (
 )
 from rollwise.projection.project import project
 
-__all__ = ["ConditionRow", "EventRow", "PodRow", "RevisionRow", "RolloutView", "project"]
+__all__ = ["CanaryRow", "ConditionRow", "EventRow", "PodRow", "RevisionRow", "RolloutView", "project"]

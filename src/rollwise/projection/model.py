@@ -23,6 +23,7 @@ __all__ = [
     "STATE_HEALTHY",
     "STATE_PAUSED",
     "STATE_PROGRESSING",
+    "CanaryRow",
     "ConditionRow",
     "EventRow",
     "PodRow",
@@ -93,6 +94,18 @@ class PodRow:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CanaryRow:
+    """A set with canary steps (projection/canary.py): where its rollout stands, in words."""
+
+    step: str
+    """``step 2/4 analysis web-7cf995dbdb-2 Running``, ``step 4/4 pause 30s, until 2026-11-28T09:42:12Z``..."""
+    stable: str
+    """The stable revision: what the set runs in full, what an abort goes back to."""
+    abort: str
+    """Why the rollout is aborted (``status.abortMessage``), or "" when it is not."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class EventRow:
     at: float | None
     type: str
@@ -134,6 +147,8 @@ class RolloutView:
     """The pod the rollout waits on, "" when none."""
     pods: tuple[PodRow, ...]
     events: tuple[EventRow, ...] = field(default=())
+    canary: CanaryRow | None = None
+    """Where a canary stands, for a set with ``rollingUpdate.steps``."""
 
     @property
     def title(self) -> str:

@@ -33,6 +33,7 @@ from rollwise.api.revisions import template_of
 from rollwise.api.rollout import rollout_complete
 from rollwise.api.strategies import BLOCK_KEYS, ON_DELETE, ROLLING_KINDS, declared_type
 from rollwise.controllers.quorum.settings import handed_to_quorum, read_settings
+from rollwise.projection.canary import canary_of
 from rollwise.projection.model import (
     ICON_BAD,
     ICON_OK,
@@ -151,6 +152,7 @@ def project(
                                                                         current_rev == update_rev else ())),
         conditions=conditions, state=state, icon=icon, message=message, done=complete, failed=failed,
         waiting_on=waiting_on, pods=rows, events=_events(events, name, {name_of(p) for p in members}),
+        canary=canary_of(sts),
     )
 
 

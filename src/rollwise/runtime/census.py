@@ -38,7 +38,7 @@ from rollwise.cluster.protocol import Change, Cluster
 from rollwise.cluster.resources import STATEFULSET_KINDS
 from rollwise.controllers.census import Census, QuietContext, is_quiet, quiet_context
 from rollwise.controllers.view import SetView
-from rollwise.runtime.views import IndexedReads, budget_reads, set_revisions, set_view
+from rollwise.runtime.views import IndexedReads, analysis_reads, budget_reads, set_revisions, set_view
 
 __all__ = ["CensusIndex", "PerSetFollower", "before_and_after", "controlled_pods"]
 
@@ -350,7 +350,7 @@ class CensusIndex(PerSetFollower[_SetPods]):
         return SetView(set=sts, pods=_ByName(pods, orphans),
                        claims=self._claims.get(ns, {}), revisions=self._set_revisions(sts),
                        leases=self._leases.get(ns, {}), now=now, gates=gates, census=census,
-                       **budget_reads(self._cluster, ns))
+                       **budget_reads(self._cluster, ns), **analysis_reads(self._cluster, sts))
 
     def _set_revisions(self, sts: Obj) -> tuple[Obj, ...]:
         """``set_revisions``, read once per set between revision changes (a set's candidates depend on its uid,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from rollwise.api.claim_templates import RESIZE_REFUSED_ANNOTATION
 from rollwise.api.errors import AlreadyExists, ApiStatusError, Conflict, Forbidden, Invalid, NotFound
@@ -34,6 +34,7 @@ from rollwise.controllers.plan import (
     Action,
     AnnotatePod,
     ClearPreparingDelete,
+    CreateAnalysisRun,
     CreateClaim,
     CreatePod,
     CreateRevision,
@@ -46,12 +47,15 @@ from rollwise.controllers.plan import (
     PatchSet,
     Plan,
     ResizeClaim,
+    TerminateAnalysisRun,
     UpdateClaim,
     UpdatePod,
     UpdateRevision,
     WriteStatus,
 )
 from rollwise.invariants.adoption import adoption_refusal
+from rollwise.runtime.calls import Call, Steps, call
+from rollwise.runtime.execute_runs import run_steps
 
 __all__ = ["AsyncVerbs", "Call", "CallHooks", "ControllerEvent", "Outcome", "execute", "execute_async", "steps"]
 
@@ -74,23 +78,7 @@ class Outcome:
     writes: int = 0
 
 
-Verb = Literal["get", "create", "update", "update_status", "patch", "delete"]
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One request of the executor: a verb of the ``Cluster`` protocol, with its arguments."""
-
-    verb: Verb
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-
-
-def _call(verb: Verb, *args: Any, **kwargs: Any) -> Call:
-    return Call(verb, args, kwargs)
-
-
-_Steps = Generator[Call, Any, None]
+_Steps = Steps
 
 
 class AsyncVerbs(Protocol):
@@ -208,7 +196,7 @@ def steps(plan: Plan, *, sts: Obj, actor: str,
         try:
             if isinstance(action, PatchSet):
                 # The status write that follows must carry the resourceVersion this patch produced.
-                current = yield _call("patch", ref_of(sts), namespace_of(sts), set_name, action.merge, actor=actor)
+                current = yield call("patch", ref_of(sts), namespace_of(sts), set_name, action.merge, actor=actor)
             else:
                 yield from _run(action, sts=current, actor=actor, set_name=set_name, event=event)
             out.writes += not isinstance(action, EmitEvent)
@@ -223,20 +211,20 @@ def _run(action: Action, *, sts: Obj, actor: str, set_name: str, event: Callable
     # A plan's objects are immutable: the store may keep their parts (handed_over) instead of copying them.
     # The commonest first: nearly every reconcile writes status.
     if isinstance(action, WriteStatus):
-        yield _call("update_status", {**sts, "status": action.status}, actor=actor, handed_over=True)
+        yield call("update_status", {**sts, "status": action.status}, actor=actor, handed_over=True)
     elif isinstance(action, CreateClaim):
-        yield _call("create", action.claim, actor=actor, handed_over=True)
+        yield call("create", action.claim, actor=actor, handed_over=True)
         event("Normal", "SuccessfulCreate",
               f"create Claim {name_of(action.claim)} Pod {action.pod_name} in StatefulSet {set_name} success")
     elif isinstance(action, CreatePod):
-        yield _call("create", action.pod, actor=actor, handed_over=True)
+        yield call("create", action.pod, actor=actor, handed_over=True)
         event("Normal", "SuccessfulCreate", f"create Pod {name_of(action.pod)} in StatefulSet {set_name} successful")
     elif isinstance(action, UpdatePod):
-        yield _call("update", action.pod, actor=actor)
+        yield call("update", action.pod, actor=actor)
         event("Normal", "SuccessfulUpdate", f"update Pod {name_of(action.pod)} in StatefulSet {set_name} successful")
     elif isinstance(action, InPlaceUpdatePod):
         # OpenKruise's event names; the images are patched through an update at the read resourceVersion.
-        yield _call("update", action.pod, actor=actor)
+        yield call("update", action.pod, actor=actor)
         images = ", ".join(f"{c}={i}" for c, i in action.images)
         event("Normal", "SuccessfulUpdatePodInPlace",
               f"successfully update pod {name_of(action.pod)} in-place ({images}) in StatefulSet {set_name}")
@@ -247,7 +235,7 @@ def _run(action: Action, *, sts: Obj, actor: str, set_name: str, event: Callable
         if action.uid:
             meta["uid"] = action.uid  # a precondition (cluster.protocol.patch)
         try:
-            yield _call("patch", "Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
+            yield call("patch", "Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
         except NotFound:
             return  # gone meanwhile: nothing left to prepare
         event("Normal", "PreparingDelete", f"pod {action.name} in StatefulSet {set_name} is PreparingDelete: "
@@ -257,13 +245,13 @@ def _run(action: Action, *, sts: Obj, actor: str, set_name: str, event: Callable
         if action.uid:
             meta["uid"] = action.uid
         try:
-            yield _call("patch", "Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
+            yield call("patch", "Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
         except NotFound:
             return
         event("Normal", "PreparingDeleteCleared", f"pod {action.name} in StatefulSet {set_name} is no longer to be "
                                                   "deleted: its PreparingDelete mark is cleared")
     elif isinstance(action, UpdateClaim):
-        yield _call("update", action.claim, actor=actor)
+        yield call("update", action.claim, actor=actor)
     elif isinstance(action, ResizeClaim):
         yield from _resize(action, actor=actor, set_name=set_name, event=event)
     elif isinstance(action, DeletePod):
@@ -273,7 +261,7 @@ def _run(action: Action, *, sts: Obj, actor: str, set_name: str, event: Callable
                   f"not deleting {action.name}: its member Lease {action.unless_leader} now says Leader")
             return
         try:
-            yield _call("delete", "Pod", action.namespace, action.name, actor=actor)
+            yield call("delete", "Pod", action.namespace, action.name, actor=actor)
         except NotFound:
             return  # already gone: the goal is met (upstream ignores NotFound here)
         event("Normal", "SuccessfulDelete", f"delete Pod {action.name} in StatefulSet {set_name} successful")
@@ -287,16 +275,18 @@ def _run(action: Action, *, sts: Obj, actor: str, set_name: str, event: Callable
         if action.resource_version:
             owners["resourceVersion"] = action.resource_version
         try:
-            yield _call("patch", action.kind, action.namespace, action.name, {"metadata": owners}, actor=actor)
+            yield call("patch", action.kind, action.namespace, action.name, {"metadata": owners}, actor=actor)
         except NotFound:
             return
     elif isinstance(action, CreateRevision):
-        yield _call("create", action.revision, actor=actor, handed_over=True)
+        yield call("create", action.revision, actor=actor, handed_over=True)
+    elif isinstance(action, (CreateAnalysisRun, TerminateAnalysisRun)):
+        yield from run_steps(action, actor=actor, set_name=set_name, event=event)
     elif isinstance(action, UpdateRevision):
-        yield _call("update", action.revision, actor=actor)
+        yield call("update", action.revision, actor=actor)
     elif isinstance(action, DeleteRevision):
         try:
-            yield _call("delete", "ControllerRevision", action.namespace, action.name, actor=actor)
+            yield call("delete", "ControllerRevision", action.namespace, action.name, actor=actor)
         except NotFound:
             return
     elif isinstance(action, EmitEvent):
@@ -311,13 +301,13 @@ def _resize(action: ResizeClaim, *, actor: str, set_name: str, event: Callable[[
     patch = {"spec": {"resources": {"requests": {"storage": action.storage}}},
              "metadata": {"annotations": {RESIZE_REFUSED_ANNOTATION: None}}}
     try:
-        yield _call("patch", "PersistentVolumeClaim", action.namespace, action.name, patch, actor=actor)
+        yield call("patch", "PersistentVolumeClaim", action.namespace, action.name, patch, actor=actor)
     except NotFound:
         return  # deleted meanwhile: a claim made again is made from the template, at its size
     except (Forbidden, Invalid) as err:
         note = {"metadata": {"annotations": {RESIZE_REFUSED_ANNOTATION: f"{action.storage}: {err}"}}}
         with contextlib.suppress(ApiStatusError):  # the refusal stops this plan all the same
-            yield _call("patch", "PersistentVolumeClaim", action.namespace, action.name, note, actor=actor)
+            yield call("patch", "PersistentVolumeClaim", action.namespace, action.name, note, actor=actor)
         raise
     event("Normal", "SuccessfulResize",
           f"expand Claim {action.name} to {action.storage} in StatefulSet {set_name} success")
@@ -330,7 +320,7 @@ def _annotate(action: AnnotatePod, *, actor: str) -> _Steps:
     if action.uid:
         meta["uid"] = action.uid
     try:
-        yield _call("patch", "Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
+        yield call("patch", "Pod", action.namespace, action.name, {"metadata": meta}, actor=actor)
     except (NotFound, Conflict):
         return
 
@@ -338,7 +328,7 @@ def _annotate(action: AnnotatePod, *, actor: str) -> _Steps:
 def _refuse_adoption(sts: Obj) -> Generator[Call, Any, ApiStatusError | None]:
     """The error that stops a round's adoptions, after an uncached read of the set; None when it may adopt."""
     try:
-        fresh = yield _call("get", ref_of(sts), namespace_of(sts), name_of(sts))
+        fresh = yield call("get", ref_of(sts), namespace_of(sts), name_of(sts))
     except NotFound:
         fresh = None
     except ApiStatusError as err:
@@ -349,7 +339,7 @@ def _refuse_adoption(sts: Obj) -> Generator[Call, Any, ApiStatusError | None]:
 
 def _leads_now(namespace: str, lease_name: str) -> Generator[Call, Any, bool]:
     try:
-        lease = yield _call("get", "Lease", namespace, lease_name)
+        lease = yield call("get", "Lease", namespace, lease_name)
     except NotFound:
         return False
     return lease_role(lease) == LEADER
@@ -363,6 +353,9 @@ def _report(action: Action, err: ApiStatusError, *, set_name: str, event: Callab
     elif isinstance(action, CreatePod) and not isinstance(err, AlreadyExists):
         event("Warning", "FailedCreate",
               f"create Pod {name_of(action.pod)} in StatefulSet {set_name} failed error: {err}")
+    elif isinstance(action, CreateAnalysisRun):
+        event("Warning", "FailedCreate",
+              f"create AnalysisRun {name_of(action.run)} in StatefulSet {set_name} failed error: {err}")
     elif isinstance(action, UpdatePod):
         event("Warning", "FailedUpdate",
               f"update Pod {name_of(action.pod)} in StatefulSet {set_name} failed error: {err}")

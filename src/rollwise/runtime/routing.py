@@ -15,6 +15,8 @@ operator) — upstream ``stateful_set.go``'s event handlers (reference upstream-
 |                | operator's Pod informer sees rollwise's own pods, which wake their set anyway)            |
 | a claim        | on a change of its status or of its resize-refused annotation (KEP-4650: an expansion moved  |
 |                | on or was refused), the sets whose claim templates name it                                 |
+| an AnalysisRun | on a change of its status (a phase, a measurement) or its going, the set that controls it   |
+|                | (a canary's analysis step reads its phase, controllers/statefulset/analysis.py)            |
 | a StatefulSet  | itself, except a controller's own status write: the controller wrote what it had just      |
 |                | decided, and reconciling on it decides nothing new                                         |
 | anything else  | nothing (upstream watches no ControllerRevision; the reconcile lists them)                 |
@@ -86,6 +88,10 @@ def sets_to_wake(sets: SetLookup, ch: Change) -> list[SetKey]:
         return _members_of(sets, ch.namespace, ch.obj)
     if ch.of_statefulset and not is_own_status_write(ch):
         return [(ch.resource, ch.namespace, ch.name)]
+    if ch.kind == "AnalysisRun" and (ch.type == "DELETED" or (ch.old or {}).get("status") != ch.obj.get("status")):
+        ref = controller_of(ch.obj)
+        return [(set_resource(ref), ch.namespace, str(ref["name"]))] if ref is not None \
+            and ref.get("kind") == "StatefulSet" else []
     if ch.kind == "PersistentVolumeClaim" and ch.type == "MODIFIED" and _resize_moved(ch):
         return sorted(set_key(s) for s in sets.sets_in(ch.namespace) if claim_ordinal(s, ch.name) is not None)
     return []

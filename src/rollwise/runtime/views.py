@@ -7,11 +7,13 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
+from rollwise.api.steps import set_steps
 from rollwise.cluster.protocol import Cluster
+from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView
 from rollwise.runtime.setkeys import all_sets
 
-__all__ = ["IndexedReads", "budget_reads", "set_view"]
+__all__ = ["IndexedReads", "analysis_reads", "budget_reads", "set_view"]
 
 
 @runtime_checkable
@@ -55,7 +57,18 @@ def set_view(cluster: Cluster, sts: Obj, *, now: float, gates: FeatureGates) -> 
     claims = {name_of(c): c for c in cluster.list("PersistentVolumeClaim", ns)}
     leases = {name_of(x): x for x in cluster.list("Lease", ns)}
     return SetView(set=sts, pods=pods, claims=claims, revisions=set_revisions(cluster, sts), leases=leases, now=now,
-                   gates=gates, **budget_reads(cluster, ns))
+                   gates=gates, **budget_reads(cluster, ns), **analysis_reads(cluster, sts))
+
+
+def analysis_reads(cluster: Cluster, sts: Obj) -> dict[str, Any]:
+    """The view's AnalysisRuns, read only for a set with an analysis step: those labelled with the set's name (the
+    controller reads only the ones it controls)."""
+    steps = set_steps(sts)
+    if not any(step.kind == "analysis" for step in steps):
+        return {}
+    # The bare kind: a store resolves it to apps.rollwise.dev's, and an operator's cache keys its informer so.
+    runs = cluster.list("AnalysisRun", namespace_of(sts), selector={"matchLabels": {SET_LABEL: name_of(sts)}})
+    return {"analysis_runs": {name_of(run): run for run in runs}}
 
 
 def budget_reads(cluster: Cluster, ns: str) -> dict[str, Any]:

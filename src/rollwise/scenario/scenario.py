@@ -19,6 +19,7 @@ from rollwise.api.numbers import MAX_SECONDS, check_number, describe_type
 from rollwise.cluster.documents import read_one_document
 from rollwise.kubelet.profiles import KubeletProfile, parse_kubelet
 from rollwise.kubelet.quorum_probe import QuorumParams, parse_quorum_params
+from rollwise.scenario.analyses import RecordedAnalyses, parse_analyses
 from rollwise.scenario.claim_patches import check_claim_patches
 from rollwise.scenario.expect import parse_expect
 from rollwise.scenario.manifests import check_manifest as check_one_manifest
@@ -27,7 +28,8 @@ from rollwise.scenario.strategy_override import StrategyOverride
 
 __all__ = ["STEP_KINDS", "AppModel", "Scenario", "Step", "load_scenario", "parse_apps", "parse_scenario", "set_label"]
 
-TOP_LEVEL = ("name", "description", "kubelet", "objects", "steps", "featureGates", "expect", "limitSeconds")
+TOP_LEVEL = ("name", "description", "kubelet", "objects", "steps", "featureGates", "expect", "limitSeconds",
+             "analyses")
 APP_MODELS = ("quorum",)
 
 
@@ -60,6 +62,8 @@ class Scenario:
     ambiguous_sets: frozenset[str] = frozenset()
     """StatefulSet names used in more than one namespace: the summary and ``expect:`` key those sets
     ``namespace/name``, every other set by its name alone."""
+    analyses: RecordedAnalyses = field(default_factory=RecordedAnalyses)
+    """What each AnalysisTemplate's metrics measure in the simulator (scenario/analyses.py)."""
 
     def checked(self) -> Scenario:
         """Re-check every manifest against the scenario's gates (after ``--feature-gates`` or ``--strategy``)."""
@@ -134,6 +138,8 @@ def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario"
     errors += expect_errors
     ambiguous = _check_set_names(indexed, steps, expect, apps, errors)
     check_claim_patches([obj for _, obj in indexed], steps, errors)  # KEP-4650: no shrunk claim template
+    analyses = parse_analyses(raw.get("analyses"), errors)
+    _check_templates(analyses, [obj for _, obj in indexed], steps, errors)
     limit = raw.get("limitSeconds", 86400)
     limit_errors = check_number(limit, "limitSeconds", minimum=0, exclusive_minimum=True, maximum=MAX_SECONDS,
                                 what="a number of seconds")
@@ -144,7 +150,7 @@ def parse_scenario(raw: Any, *, source: str = "", default_name: str = "scenario"
         raise InvalidObject(errors, source=source)
     return Scenario(name=name, description=description or "", kubelet=profile, apps=apps,
                     objects=tuple(obj for _, obj in indexed), steps=tuple(steps), gates=gates, expect=expect,
-                    limit_seconds=float(limit), source=source, ambiguous_sets=ambiguous)
+                    limit_seconds=float(limit), source=source, ambiguous_sets=ambiguous, analyses=analyses)
 
 
 def parse_apps(raw: Any, errors: list[FieldError]) -> dict[str, AppModel]:
@@ -234,3 +240,16 @@ def _check_set_names(objects: list[tuple[int, Obj]], steps: list[Step], expect: 
                 errors.append(FieldError(path=f"{section}.{key}", kind="Not found", value=key,
                                          rule=f"no StatefulSet of this name in objects or apply steps (sets: {known})"))
     return ambiguous
+
+
+def _check_templates(analyses: RecordedAnalyses, objects: list[Obj], steps: list[Step],
+                     errors: list[FieldError]) -> None:
+    """Each recorded template is an AnalysisTemplate the scenario creates: a typo would otherwise replay nothing."""
+    manifests = [*objects, *(s.args for s in steps if s.action == "apply" and s.args is not None)]
+    known = sorted({str((m.get("metadata") or {}).get("name")) for m in manifests
+                    if m.get("kind") == "AnalysisTemplate"})
+    for name in analyses.templates:
+        if name not in known:
+            errors.append(FieldError(path=f"analyses.{name}", kind="Not found", value=name,
+                                     rule="no AnalysisTemplate of this name in objects or apply steps (templates: "
+                                          f"{', '.join(known) or 'none'})"))

@@ -13,6 +13,7 @@ from rollwise.api.in_place import IN_PLACE_IF_POSSIBLE, POD_UPDATE_POLICIES
 from rollwise.api.intstr import PERCENT
 from rollwise.api.meta import Obj
 from rollwise.api.strategies import (
+    BLOCK_KEYS,
     KINDS,
     NAMES,
     ON_DELETE,
@@ -24,19 +25,23 @@ from rollwise.api.strategies import (
 )
 from rollwise.api.validation_rules import check_enum, check_int, check_max_unavailable
 
-__all__ = ["IN_PLACE", "QUORUM_AWARE_ANNOTATION", "STRATEGY_NAMES", "StrategyOverride", "parse_strategy"]
+__all__ = ["CANARY", "IN_PLACE", "QUORUM_AWARE_ANNOTATION", "STRATEGY_NAMES", "StrategyOverride", "parse_strategy"]
 
 IN_PLACE = "InPlace"
 """Shorthand for RollingUpdate with ``podUpdatePolicy: InPlaceIfPossible`` (api/in_place.py), as QuorumAware is for
 OnDelete plus its annotation: what ``compare`` sets beside a recreating rollout."""
 QUORUM_AWARE = QUORUM_AWARE_POLICY
-STRATEGY_NAMES = (*NAMES, QUORUM_AWARE, IN_PLACE)
-"""The strategy table's types (api/strategies.py), then the two shorthands."""
+CANARY = "Canary"
+"""Shorthand for RollingUpdate keeping the canary ``steps`` the file gives the set (docs/canary.md): what
+``compare`` sets beside a plain rolling update, which drops them."""
+STRATEGY_NAMES = (*NAMES, QUORUM_AWARE, IN_PLACE, CANARY)
+"""The strategy table's types (api/strategies.py), then the shorthands."""
 QUORUM_AWARE_ANNOTATION = UPDATE_POLICY  # api/strategies.handed_to_quorum reads it
 LEADER_TRANSFER_ANNOTATION = "rollwise.dev/leader-transfer"
 _KEYS = {**dict.fromkeys(ROLLING_KINDS, ("maxUnavailable", "partition", "podProgressTimeoutSeconds",
                                            "podUpdatePolicy")),
          IN_PLACE: ("maxUnavailable", "partition", "podProgressTimeoutSeconds"),
+         CANARY: ("maxUnavailable", "partition", "podProgressTimeoutSeconds"),
          QUORUM_AWARE: ("leaderTransfer",)}
 
 _DIGITS = re.compile(r"[0-9]{1,18}")
@@ -63,6 +68,11 @@ class StrategyOverride:
                 annotations[LEADER_TRANSFER_ANNOTATION] = str(self.options["leaderTransfer"])
         elif self.kind in ROLLING_KINDS:  # the options go in the type's own block
             spec["updateStrategy"] = {"type": self.kind, str(KINDS[self.kind].block): dict(self.options)}
+        elif self.kind == CANARY:
+            steps = next((block["steps"] for block in map((spec.get("updateStrategy") or {}).get, BLOCK_KEYS)
+                          if isinstance(block, Mapping) and block.get("steps")), None)
+            spec["updateStrategy"] = {"type": ROLLING_UPDATE,
+                                      ROLLING_BLOCK: {**self.options, **({"steps": steps} if steps else {})}}
         elif self.kind == IN_PLACE:
             spec["updateStrategy"] = {"type": ROLLING_UPDATE,
                                       ROLLING_BLOCK: {**self.options, "podUpdatePolicy": IN_PLACE_IF_POSSIBLE}}

@@ -43,6 +43,7 @@ from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import SetKey, all_sets
 from rollwise.runtime.volumes import VolumeExpander
 from rollwise.scenario.scenario import Scenario
+from rollwise.sim.analyses import AnalysisPlayer
 from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine, EngineClock
 from rollwise.sim.events import FeedEvents
 from rollwise.sim.quiet import QuietWrites
@@ -95,6 +96,9 @@ class Simulation:
                                         recorder=EventRecorder(self.events, now=self.clock, wall_time=self.clock,
                                                                correlate=False),
                                         metrics=self.metrics, census=True, after_each=quiet.ended)
+        self.analyses = AnalysisPlayer(self.cluster, EngineClock(self.engine, CONTROLLER), scenario.analyses,
+                                       self.recorder.emit)
+        """The AnalysisRun controller, measuring from the scenario's recorded values (sim/analyses.py)."""
         self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
@@ -176,6 +180,8 @@ class Simulation:
                 self.volumes.claim_changed(ch)
             elif ch.kind == "StatefulSet" and ch.type != "DELETED":
                 self.metrics.observe_set(ch.old, ch.obj, ch.at)
+            elif ch.kind == "AnalysisRun":
+                self.analyses.changed(ch)
             for key in sets_woken(sets, ch):
                 wake(key)
         for _, event in events[e:]:

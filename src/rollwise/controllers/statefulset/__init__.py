@@ -12,7 +12,7 @@ from collections import ChainMap
 from collections.abc import Sequence
 
 from rollwise.api import predicates as p
-from rollwise.api.abort import abort_of
+from rollwise.api.abort import Abort, abort_of
 from rollwise.api.conditions import merge_conditions
 from rollwise.api.errors import FieldError
 from rollwise.api.handover import HANDOVER_ANNOTATION, handed_over_to, leaves_pods_alone
@@ -32,6 +32,7 @@ from rollwise.controllers.census import (
 )
 from rollwise.controllers.plan import Action, EmitEvent, Plan, WriteStatus
 from rollwise.controllers.statefulset.abort import abort_fields, with_abort_condition
+from rollwise.controllers.statefulset.analysis import runs_to_terminate
 from rollwise.controllers.statefulset.claim_updates import ClaimReport, plan_claim_updates, with_claim_progress
 from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
@@ -52,7 +53,7 @@ from rollwise.controllers.statefulset.readiness import (
 from rollwise.controllers.statefulset.replicas import process_condemned, process_replicas
 from rollwise.controllers.statefulset.revisions import choose_revisions, prune_history
 from rollwise.controllers.statefulset.status import compute_status, status_changed
-from rollwise.controllers.statefulset.steps import advance_steps, with_step_condition
+from rollwise.controllers.statefulset.steps import advance_steps, failed_analysis, with_step_condition
 from rollwise.controllers.statefulset.strategies import strategy_for
 from rollwise.controllers.view import SetView
 
@@ -75,6 +76,10 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     old_status = sts.get("status") or {}
     # An aborted rollout's pods should run the stable revision: it is the target every phase reads (abort.py).
     abort = abort_of(old_status, name_of(update), name_of(current))
+    failed = None if abort is not None else failed_analysis(sts, name_of(update), name_of(current),
+                                                            view.analysis_runs)
+    if failed is not None:  # the analysis step's run failed: the rollout aborts now (steps.py)
+        abort = Abort(name_of(update), failed.abort_message())
     target = current if abort is not None else update
     ctx = quiet_context(sts, update_revision=name_of(target), current_revision=name_of(current))
     census = loud_census(ctx, view.pods) if walk_all else _census(view, ctx)
@@ -90,7 +95,8 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     claim_report: ClaimReport | None = None
     # Canary steps set the partition every later phase reads (steps.py), before any of them runs; an abort takes
     # every pod back, whatever step it stood at.
-    steps = None if abort is not None else advance_steps(sync, moving=not sync.paused and not leaves_pods_alone(sts))
+    steps = None if abort is not None else advance_steps(sync, view.analysis_runs,
+                                                         moving=not sync.paused and not leaves_pods_alone(sts))
     if abort is not None:
         sync.floor = 0
 
@@ -126,8 +132,16 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     if steps is not None:
         steps = steps.settled(status)
         status.update(steps.fields(str(status["currentRevision"])))
+        # A failed analysis aborts from here on; this reconcile acted at the step's partition, the next one takes
+        # the pods back (it reads the abort from the status written now).
+        abort = abort or steps.abort
     if abort is not None:
-        status.update(abort_fields(abort, status))
+        status.update(abort_fields(abort, status, old_status))
+    if view.analysis_runs and not leaves_pods_alone(sts):
+        keep = steps.run.name if steps is not None and steps.run is not None and abort is None else None
+        sync.actions.extend(runs_to_terminate(view.analysis_runs, sts, keep))
+    if failed is not None:
+        status["currentStepAnalysisRun"] = failed.status_field()
     wanted = with_claim_progress(progress_conditions(sync, status, old_status), claim_report)
     wanted = with_abort_condition(sync, abort, with_step_condition(steps, wanted, paused=sync.paused))
     if is_custom_kind(sts):

@@ -9,16 +9,21 @@ reconcile of the aborted, settled set computes the same status and writes nothin
 
 from __future__ import annotations
 
-from rollwise.api.abort import ROLLOUT_ABORTED, Abort
+from collections.abc import Mapping
+from typing import Any
+
+from rollwise.api.abort import KEPT_WHILE_ABORTED, ROLLOUT_ABORTED, Abort
 from rollwise.api.meta import Obj
 from rollwise.controllers.statefulset.context import Sync
 
 __all__ = ["abort_fields", "with_abort_condition"]
 
 
-def abort_fields(abort: Abort, status: Obj) -> Obj:
-    """The abort kept in the status the controller writes (it computes the rest afresh), and the stable revision."""
-    return {**abort.fields(), "stableRevision": status["currentRevision"]}
+def abort_fields(abort: Abort, status: Obj, old_status: Mapping[str, Any]) -> Obj:
+    """The abort kept in the status the controller writes (it computes the rest afresh), the stable revision, and
+    what ``retry`` and the display read of the rollout that was aborted (the attempt, the run that failed)."""
+    kept = {k: old_status[k] for k in KEPT_WHILE_ABORTED if k in old_status and k not in status}
+    return {**kept, **abort.fields(), "stableRevision": status["currentRevision"]}
 
 
 def with_abort_condition(sync: Sync, abort: Abort | None, wanted: list[Obj]) -> list[Obj]:

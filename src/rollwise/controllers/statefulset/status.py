@@ -26,6 +26,7 @@ _COMPARED = (
     "labelSelector",
     "volumeClaimTemplates",  # KEP-4650's per-template claim report (claim_updates.py)
     "currentStepIndex", "pauseStartTime", "stableRevision", "promoteFull",  # canary steps (steps.py)
+    "currentStepAnalysisRun", "rolloutAttempt",
     "abort", "abortedRevision", "abortMessage",  # an aborted rollout (api/abort.py)
 )
 

@@ -75,6 +75,12 @@
       if (pair[1]) { revs.push(pair[0] + " " + pair[1].name + " " + pair[1].images.join(", ")); }
     });
     setText("revisions", revs.join("   "));
+    var canary = v.canary;  // where a canary stands (projection/canary.py); null without steps
+    document.getElementById("canary").hidden = !canary;
+    setText("canary-step", canary ? canary.step : "");
+    setText("canary-stable", canary ? (canary.stable || "-") : "");
+    document.getElementById("canary-abort-row").hidden = !(canary && canary.abort);
+    setText("canary-abort", canary && canary.abort ? canary.abort : "");
     var body = document.getElementById("pods").tBodies[0];
     body.textContent = "";
     v.pods.forEach(function (p) {
