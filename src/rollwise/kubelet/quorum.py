@@ -27,6 +27,11 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
   leader steps down at once and that member leads ``transfer_seconds`` later (etcd's move-leader: proposals stop
   while it runs, and the new leader's term is a new term, so it counts as an election). A target that stops or
   stops voting meanwhile cancels it, and an election follows as after any loss.
+- Other stores (``QuorumParams``, set per store by ``lab/stores.py``): without ``majority_writes`` one voting
+  member is a quorum (Patroni: the DCS, not the members, decides who leads). With ``leader_stops_at_sigterm`` a
+  leader not handing over stops leading at its deletion request, and the election follows ``election_seconds``
+  after it exits (ZooKeeper). With ``rejoin_sync_seconds`` a member starting while quorum holds is synced by the
+  leader ``join_seconds`` later, if one leads then: no commits for that long (``QuorumState.pauses``).
 - Readiness: etcd-druid's probe (``quorum_probe``), a linearizable read (quorum and a leader); none once stopped.
 - Leases (one per member, named after the pod): ``<memberID>:<clusterID>:<Leader|Member>`` (``<memberID>:<role>``
   when no cluster id is given, the spec's older two-part form; ``rollwise.api.leases`` formats it and supplies the
@@ -106,6 +111,7 @@ class _Work:
         self.elections, self.outages = list(state.elections), list(state.outages)
         self.transfer, self.leaderless_since = state.transfer, state.leaderless_since
         self.leaderless = list(state.leaderless)
+        self.departing, self.syncs, self.pauses = state.departing, list(state.syncs), list(state.pauses)
         self.formed_at: float | None = None  # quorum formed (bootstrap or restore) at this instant of the call
         self.events: list[QuorumEvent] = []
 
@@ -140,8 +146,8 @@ class _Work:
         pending; every alive member's latest (pending or written) lease content is its current role."""
         if not self.quorum_up:
             self.transfer = None
-        if not self.quorum_up or self.leader is not None or self.transfer is not None:
-            self.election_at = None
+        if not self.quorum_up or self.leader is not None or self.transfer is not None or self.departing is not None:
+            self.election_at = None  # a leader that stopped at SIGTERM is waited for: its followers elect at its exit
         elif self.election_at is None and self._candidates():
             self.election_at = t + (self.p.join_seconds if self.formed_at == t else self.p.election_seconds)
         for m in sorted(self.members.values(), key=lambda m: (m.ordinal, m.pod)):
@@ -159,7 +165,7 @@ class _Work:
                 if m.alive and tick_matters(ready=m.ready, failures=m.failures, participating=self.serving())}
 
     def due_times(self) -> list[float]:
-        due = list(self._ticks().values()) + [w.due for w in self.pending]
+        due = list(self._ticks().values()) + [w.due for w in self.pending] + [at for _, at in self.syncs]
         if self.transfer is not None:
             due.append(self.transfer[1])
         return due if self.election_at is None else [self.election_at, *due]
@@ -186,6 +192,11 @@ class _Work:
                     self._set_leader(target.pod, t)
                     self.elections.append(t)  # a hand-over starts a new term (etcd's MoveLeader)
                 self._settle(t)  # cancelled: an election follows as after any loss
+                continue
+            if any(at == t for _, at in self.syncs):
+                if self.serving():  # a member joining a leaderless quorum is synced by the election's winner
+                    self.pauses.append((t, t + self.p.rejoin_sync_seconds))
+                self.syncs = [s for s in self.syncs if s[1] != t]
                 continue
             ticking = [pod for pod, at in self._ticks().items() if at == t]
             for pod in ticking:
@@ -228,16 +239,23 @@ class _Work:
                                    terminating=o.terminating, started_at=o.started_at)
             if prev is not None and prev.alive and not same:
                 stopped.add(o.pod)
+            if o.alive and not same and self.p.rejoin_sync_seconds > 0 and self.quorum_up:
+                # a member (re)joining a running quorum: the leader syncs it once it has booted (join_seconds)
+                self.syncs.append((o.pod, rec.anchor + self.p.join_seconds))
             members[o.pod] = rec
         stopped |= {pod for pod, m in old.items() if m.alive and pod not in members}
         self.members = members
         # reference §1.4: backup-restore writes only while etcd answers; a stopped member's pending write is lost.
         self.pending = [w for w in self.pending if w.lease not in stopped]
+        self.syncs = sorted((s for s in self.syncs if s[0] not in stopped), key=lambda s: s[1])
+        if self.departing is not None and (self.departing in stopped or self.departing not in members):
+            self.departing = None  # it exited: its followers' election timer starts now (``_settle``)
 
         # A terminating member has left raft already: etcd stops at SIGTERM even though its process (and the pod)
         # lingers until it exits, as measured with real etcd 3.5 (README, "Real etcd in the loop").
         voting = sum(1 for m in members.values() if m.alive and not m.terminating)
-        up = replicas > 0 and voting >= replicas // 2 + 1
+        needed = replicas // 2 + 1 if self.p.majority_writes else 1  # Patroni: any member can hold the leader key
+        up = replicas > 0 and voting >= needed
         was_up = self.quorum_up
         if self.quorum_up and not up and replicas > 0:
             self.lost_since = now
@@ -257,9 +275,13 @@ class _Work:
             # reference §2: SIGTERM makes the leader move leadership to a voting follower before it exits; its own
             # vote counts, so only the majority with it is needed.
             followers = self._candidates(exclude=leader.pod, quorum=False)
-            if followers and voting + 1 >= replicas // 2 + 1:
+            if followers and voting + 1 >= needed:
                 self._set_leader(self._pick([m.pod for m in followers]), now)
                 self.elections.append(now)
+        if (leader is not None and self.leader == leader.pod and leader.alive and leader.terminating
+                and self.p.leader_stops_at_sigterm and not old[leader.pod].terminating):
+            self.departing = leader.pod  # no hand-over happened: it stops serving now and leaves at its exit
+            self._set_leader(None, now)
         if self.leader is not None and (self.leader in stopped or not up):
             self._set_leader(None, now)
         self._requested_transfer(old, now)
@@ -286,7 +308,8 @@ class _Work:
                            election_at=self.election_at, leases=tuple(sorted(self.leases.items())),
                            pending=tuple(self.pending), elections=tuple(self.elections),
                            outages=tuple(self.outages), transfer=self.transfer,
-                           leaderless_since=self.leaderless_since, leaderless=tuple(self.leaderless))
+                           leaderless_since=self.leaderless_since, leaderless=tuple(self.leaderless),
+                           departing=self.departing, syncs=tuple(self.syncs), pauses=tuple(self.pauses))
 
 
 def step(observations: Sequence[MemberObservation], state: QuorumState, params: QuorumParams, *, replicas: int,

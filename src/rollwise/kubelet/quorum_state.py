@@ -80,6 +80,9 @@ class QuorumState:
     transfer: tuple[str, float] | None = None  # a requested hand-over under way: (target pod, when it leads)
     leaderless_since: float | None = None  # open leaderless span
     leaderless: tuple[tuple[float, float], ...] = ()  # closed (leader lost, next leader) intervals
+    departing: str | None = None  # a leader that stopped serving at SIGTERM and has not exited yet
+    syncs: tuple[tuple[str, float], ...] = ()  # rejoining members the leader will sync: (pod, when), in time order
+    pauses: tuple[tuple[float, float], ...] = ()  # commit pauses while the leader synced a rejoining member
 
     @classmethod
     def initial(cls) -> QuorumState:

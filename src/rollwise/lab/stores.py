@@ -48,6 +48,9 @@ class LabTimings:
     grace_seconds: int = 10  # terminationGracePeriodSeconds of the member pods
     shutdown_transfer: bool = True  # the store hands leadership over when its leader is asked to stop (etcd does)
     transfer_seconds: float = 0.1  # a requested hand-over (etcd's move-leader: about one heartbeat)
+    majority_writes: bool = True  # writes need a majority of members up (off: the primary alone writes)
+    leader_stops_at_sigterm: bool = False  # a leader not handing over stops serving at SIGTERM, not at its exit
+    rejoin_sync_seconds: float = 0.0  # no commits while the leader syncs a member that rejoins
 
 
 def _port(endpoint: str) -> int:
