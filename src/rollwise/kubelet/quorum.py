@@ -27,6 +27,11 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
   leader steps down at once and that member leads ``transfer_seconds`` later (etcd's move-leader: proposals stop
   while it runs, and the new leader's term is a new term, so it counts as an election). A target that stops or
   stops voting meanwhile cancels it, and an election follows as after any loss.
+- Other stores (``QuorumParams``, set per store by ``lab/stores.py``): without ``majority_writes`` one voting
+  member is a quorum (Patroni: the DCS, not the members, decides who leads). With ``leader_stops_at_sigterm`` a
+  leader not handing over stops leading at its deletion request, and the election follows ``election_seconds``
+  after it exits (ZooKeeper). With ``rejoin_sync_seconds`` a member starting while quorum holds is synced by the
+  leader ``join_seconds`` later, if one leads then: no commits for that long (``QuorumState.pauses``).
 - Readiness: etcd-druid's probe (``quorum_probe``), a linearizable read (quorum and a leader); none once stopped.
 - Leases (one per member, named after the pod): ``<memberID>:<clusterID>:<Leader|Member>`` (``<memberID>:<role>``
   when no cluster id is given, the spec's older two-part form; ``rollwise.api.leases`` formats it and supplies the
@@ -48,8 +53,8 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from rollwise.api import leases
 from rollwise.kubelet.quorum_observe import MemberObservation, observe_pod
@@ -60,6 +65,19 @@ from rollwise.kubelet.quorum_probe import (
     probe_tick,
     tick_at,
     tick_matters,
+)
+from rollwise.kubelet.quorum_state import (
+    LEADER_CHANGED,
+    QUORUM_LOST,
+    QUORUM_RESTORED,
+    Elect,
+    LeaseWrite,
+    MemberRecord,
+    QuorumEvent,
+    QuorumState,
+    QuorumStep,
+    figures,
+    leaderless_seconds,
 )
 
 __all__ = [
@@ -80,83 +98,6 @@ __all__ = [
     "step",
 ]
 
-QUORUM_LOST, QUORUM_RESTORED, LEADER_CHANGED = "QuorumLost", "QuorumRestored", "LeaderChanged"
-
-Elect = Callable[[int, Sequence[str]], str | None]  # (terms begun so far, candidates) -> the winner
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MemberRecord:
-    """The model's memory of one member incarnation: identity, liveness and its readiness probe."""
-
-    pod: str
-    ordinal: int
-    uid: str
-    member_id: str
-    alive: bool
-    terminating: bool
-    started_at: float | None  # as observed: with uid, the incarnation key
-    anchor: float = 0.0  # probe ticks at anchor + initial delay + k * period
-    ready: bool = False
-    failures: int = 0  # consecutive failed ticks while Ready
-    next_tick: int = 0  # index of the next tick not yet evaluated
-    transfer_to: str | None = None  # the request last seen on the pod (a new one is acted on once)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaseWrite:
-    """A holderIdentity the member's backup-restore sidecar will write at ``due``."""
-
-    due: float
-    lease: str
-    holder: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QuorumEvent:
-    """A run-record event: ``QuorumLost``, ``QuorumRestored`` or ``LeaderChanged`` (``pod`` None: no leader)."""
-
-    t: float
-    type: str
-    pod: str | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QuorumState:
-    """Everything the model remembers between calls; start from ``QuorumState.initial()``."""
-
-    at: float | None = None  # time of the last call
-    members: tuple[MemberRecord, ...] = ()  # by (ordinal, pod)
-    quorum_up: bool = False
-    lost_since: float | None = None  # open outage
-    leader: str | None = None
-    election_at: float | None = None
-    leases: tuple[tuple[str, str], ...] = ()  # lease name → holderIdentity as written, by name
-    pending: tuple[LeaseWrite, ...] = ()  # in due order
-    elections: tuple[float, ...] = ()
-    outages: tuple[tuple[float, float], ...] = ()  # closed (lost, restored) intervals
-    transfer: tuple[str, float] | None = None  # a requested hand-over under way: (target pod, when it leads)
-    leaderless_since: float | None = None  # open leaderless span
-    leaderless: tuple[tuple[float, float], ...] = ()  # closed (leader lost, next leader) intervals
-
-    @classmethod
-    def initial(cls) -> QuorumState:
-        """The state before any member was seen."""
-        return cls()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class QuorumStep:
-    """One call's answer: new ``state``, per-pod readiness now, the leader, Lease writes due (changes only), events
-    (in time order, possibly before ``now`` after a late call) and the next time to call (None: only on change)."""
-
-    state: QuorumState
-    ready: Mapping[str, bool]
-    leader: str | None
-    leases: Mapping[str, str]
-    events: tuple[QuorumEvent, ...]
-    wake_at: float | None
-
 
 class _Work:
     """The mutable scratch copy of a state for one ``step`` call (never escapes it)."""
@@ -170,6 +111,7 @@ class _Work:
         self.elections, self.outages = list(state.elections), list(state.outages)
         self.transfer, self.leaderless_since = state.transfer, state.leaderless_since
         self.leaderless = list(state.leaderless)
+        self.departing, self.syncs, self.pauses = state.departing, list(state.syncs), list(state.pauses)
         self.formed_at: float | None = None  # quorum formed (bootstrap or restore) at this instant of the call
         self.events: list[QuorumEvent] = []
 
@@ -204,8 +146,8 @@ class _Work:
         pending; every alive member's latest (pending or written) lease content is its current role."""
         if not self.quorum_up:
             self.transfer = None
-        if not self.quorum_up or self.leader is not None or self.transfer is not None:
-            self.election_at = None
+        if not self.quorum_up or self.leader is not None or self.transfer is not None or self.departing is not None:
+            self.election_at = None  # a leader that stopped at SIGTERM is waited for: its followers elect at its exit
         elif self.election_at is None and self._candidates():
             self.election_at = t + (self.p.join_seconds if self.formed_at == t else self.p.election_seconds)
         for m in sorted(self.members.values(), key=lambda m: (m.ordinal, m.pod)):
@@ -223,7 +165,7 @@ class _Work:
                 if m.alive and tick_matters(ready=m.ready, failures=m.failures, participating=self.serving())}
 
     def due_times(self) -> list[float]:
-        due = list(self._ticks().values()) + [w.due for w in self.pending]
+        due = list(self._ticks().values()) + [w.due for w in self.pending] + [at for _, at in self.syncs]
         if self.transfer is not None:
             due.append(self.transfer[1])
         return due if self.election_at is None else [self.election_at, *due]
@@ -250,6 +192,11 @@ class _Work:
                     self._set_leader(target.pod, t)
                     self.elections.append(t)  # a hand-over starts a new term (etcd's MoveLeader)
                 self._settle(t)  # cancelled: an election follows as after any loss
+                continue
+            if any(at == t for _, at in self.syncs):
+                if self.serving():  # a member joining a leaderless quorum is synced by the election's winner
+                    self.pauses.append((t, t + self.p.rejoin_sync_seconds))
+                self.syncs = [s for s in self.syncs if s[1] != t]
                 continue
             ticking = [pod for pod, at in self._ticks().items() if at == t]
             for pod in ticking:
@@ -292,16 +239,23 @@ class _Work:
                                    terminating=o.terminating, started_at=o.started_at)
             if prev is not None and prev.alive and not same:
                 stopped.add(o.pod)
+            if o.alive and not same and self.p.rejoin_sync_seconds > 0 and self.quorum_up:
+                # a member (re)joining a running quorum: the leader syncs it once it has booted (join_seconds)
+                self.syncs.append((o.pod, rec.anchor + self.p.join_seconds))
             members[o.pod] = rec
         stopped |= {pod for pod, m in old.items() if m.alive and pod not in members}
         self.members = members
         # reference §1.4: backup-restore writes only while etcd answers; a stopped member's pending write is lost.
         self.pending = [w for w in self.pending if w.lease not in stopped]
+        self.syncs = sorted((s for s in self.syncs if s[0] not in stopped), key=lambda s: s[1])
+        if self.departing is not None and (self.departing in stopped or self.departing not in members):
+            self.departing = None  # it exited: its followers' election timer starts now (``_settle``)
 
         # A terminating member has left raft already: etcd stops at SIGTERM even though its process (and the pod)
         # lingers until it exits, as measured with real etcd 3.5 (README, "Real etcd in the loop").
         voting = sum(1 for m in members.values() if m.alive and not m.terminating)
-        up = replicas > 0 and voting >= replicas // 2 + 1
+        needed = replicas // 2 + 1 if self.p.majority_writes else 1  # Patroni: any member can hold the leader key
+        up = replicas > 0 and voting >= needed
         was_up = self.quorum_up
         if self.quorum_up and not up and replicas > 0:
             self.lost_since = now
@@ -321,9 +275,13 @@ class _Work:
             # reference §2: SIGTERM makes the leader move leadership to a voting follower before it exits; its own
             # vote counts, so only the majority with it is needed.
             followers = self._candidates(exclude=leader.pod, quorum=False)
-            if followers and voting + 1 >= replicas // 2 + 1:
+            if followers and voting + 1 >= needed:
                 self._set_leader(self._pick([m.pod for m in followers]), now)
                 self.elections.append(now)
+        if (leader is not None and self.leader == leader.pod and leader.alive and leader.terminating
+                and self.p.leader_stops_at_sigterm and not old[leader.pod].terminating):
+            self.departing = leader.pod  # no hand-over happened: it stops serving now and leaves at its exit
+            self._set_leader(None, now)
         if self.leader is not None and (self.leader in stopped or not up):
             self._set_leader(None, now)
         self._requested_transfer(old, now)
@@ -350,7 +308,8 @@ class _Work:
                            election_at=self.election_at, leases=tuple(sorted(self.leases.items())),
                            pending=tuple(self.pending), elections=tuple(self.elections),
                            outages=tuple(self.outages), transfer=self.transfer,
-                           leaderless_since=self.leaderless_since, leaderless=tuple(self.leaderless))
+                           leaderless_since=self.leaderless_since, leaderless=tuple(self.leaderless),
+                           departing=self.departing, syncs=tuple(self.syncs), pauses=tuple(self.pauses))
 
 
 def step(observations: Sequence[MemberObservation], state: QuorumState, params: QuorumParams, *, replicas: int,
@@ -382,19 +341,3 @@ def step(observations: Sequence[MemberObservation], state: QuorumState, params: 
         events=tuple(work.events),
         wake_at=min(work.due_times(), default=None),
     )
-
-
-def figures(state: QuorumState, now: float, *, since: float = 0.0) -> tuple[float, int]:
-    """(quorum_loss_seconds, leader_elections) counted from ``since`` to ``now``; an open outage counts to ``now``."""
-    lost = _overlap([*state.outages, *([(state.lost_since, now)] if state.lost_since is not None else [])], since, now)
-    return lost, sum(1 for t in state.elections if since <= t <= now)
-
-
-def leaderless_seconds(state: QuorumState, now: float, *, since: float = 0.0) -> float:
-    """Seconds without a leader from ``since`` to ``now`` (an open span counts to ``now``): every write waits."""
-    return _overlap([*state.leaderless, *([(state.leaderless_since, now)] if state.leaderless_since is not None
-                                          else [])], since, now)
-
-
-def _overlap(spans: Sequence[tuple[float, float]], since: float, now: float) -> float:
-    return sum(max(0.0, min(end, now) - max(start, since)) for start, end in spans)

@@ -220,8 +220,9 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
     longest = max((b - a for a, b in no_commit_gaps(writes, since=t0, until=t1, threshold=0.0)), default=0.0)
     shadow = replay(members.snapshots, samples, ids, QuorumParams(
         election_seconds=timings.election_seconds, join_election_seconds=timings.join_election_seconds,
-        shutdown_transfer=timings.shutdown_transfer, transfer_seconds=timings.transfer_seconds),
-        replicas=scenario.replicas, since=t0, until=t1)
+        shutdown_transfer=timings.shutdown_transfer, transfer_seconds=timings.transfer_seconds,
+        majority_writes=timings.majority_writes, leader_stops_at_sigterm=timings.leader_stops_at_sigterm,
+        rejoin_sync_seconds=timings.rejoin_sync_seconds), replicas=scenario.replicas, since=t0, until=t1)
     return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,
                                    longest_gap_seconds=round(longest, 3),
                                    leader_moves=leader_moves(samples, since=t0, until=t1),

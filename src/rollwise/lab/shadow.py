@@ -98,17 +98,33 @@ def replay(snapshots: Sequence[Snapshot], samples: Sequence[StatusSample], pods:
         out = step(obs, state, params, replicas=replicas, now=t, elect=elect)
         state, last = out.state, obs
         changes += [(e.t, e.pod) for e in out.events if e.type == LEADER_CHANGED]
-    spans, lost_at, moves = [], None, 0
+    spans: list[tuple[float, float]] = []
+    lost_at: float | None = None
+    moves = 0
     for t, pod in changes:
         if pod is None:
             lost_at = t if lost_at is None else lost_at
             continue
         if lost_at is not None:
-            spans.append(t - lost_at)
+            spans.append((lost_at, t))
             lost_at = None
         moves += leader is not None and pod != leader
         leader = pod
     if lost_at is not None:
-        spans.append(until - lost_at)
-    return ShadowFigures(outage_seconds=round(sum(spans), 3), longest_gap_seconds=round(max(spans, default=0.0), 3),
+        spans.append((lost_at, until))
+    # A leader syncing a rejoining member commits nothing either (ZooKeeper): the same outage as a leaderless span.
+    gaps = _union([*spans, *((max(a, since), min(b, until)) for a, b in state.pauses if a < until and b > since)])
+    return ShadowFigures(outage_seconds=round(sum(b - a for a, b in gaps), 3),
+                         longest_gap_seconds=round(max((b - a for a, b in gaps), default=0.0), 3),
                          elections=sum(1 for t in state.elections[begun:] if since < t <= until), leader_moves=moves)
+
+
+def _union(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Overlapping or touching spans merged, in time order."""
+    merged: list[tuple[float, float]] = []
+    for a, b in sorted(spans):
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged

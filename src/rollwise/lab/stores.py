@@ -48,6 +48,9 @@ class LabTimings:
     grace_seconds: int = 10  # terminationGracePeriodSeconds of the member pods
     shutdown_transfer: bool = True  # the store hands leadership over when its leader is asked to stop (etcd does)
     transfer_seconds: float = 0.1  # a requested hand-over (etcd's move-leader: about one heartbeat)
+    majority_writes: bool = True  # writes need a majority of members up (off: the primary alone writes)
+    leader_stops_at_sigterm: bool = False  # a leader not handing over stops serving at SIGTERM, not at its exit
+    rejoin_sync_seconds: float = 0.0  # no commits while the leader syncs a member that rejoins
 
 
 def _port(endpoint: str) -> int:
@@ -144,9 +147,11 @@ LAB_STORES: dict[str, LabStore] = {
                "rollwise.dev/role-probe-leader-equals": "leader"},
         # Measured here (ZooKeeper 3.8.0, tickTime 200 ms): the JVM exits 0.35-0.41 s after SIGTERM; a new leader
         # 0.57 s after the old one's exit; a restarted member restores quorum 0.94-1.32 s after its process starts.
-        # No hand-over on shutdown.
+        # No hand-over on shutdown, and the leader stops serving at SIGTERM (its followers elect after its exit).
+        # While the leader syncs a member that rejoins, no commits: 0.2-0.4 s per rejoin (docs/stores/zookeeper.md).
         timings=LabTimings(termination_seconds=0.4, election_seconds=0.6, join_election_seconds=1.1,
-                           shutdown_transfer=False, grace_seconds=30)),
+                           shutdown_transfer=False, grace_seconds=30, leader_stops_at_sigterm=True,
+                           rejoin_sync_seconds=0.3)),
     "nats": LabStore(
         key="nats", title="real NATS JetStream 2.9", set_name="nats", container="nats",
         images=("nats:2.9", "nats:2.9-r1"), data_marker="nats/js", write=_nats_write, prepare=_nats_prepare,
@@ -169,6 +174,8 @@ LAB_STORES: dict[str, LabStore] = {
         # the leader key; a replica takes it at its next loop and promotes, writes resuming 2.4 s after the deletion
         # (no chosen successor: an election, not a hand-over). A SIGKILLed primary holds the key until its ttl runs
         # out (10 s), hence the longer settle after the crash faults. A switchover: about 1.5 s without writes.
+        # No quorum among the members (the DCS holds the leader key): a primary with its replicas down writes on.
         timings=LabTimings(termination_seconds=1.0, election_seconds=2.4, join_election_seconds=2.4,
-                           shutdown_transfer=False, transfer_seconds=1.5, grace_seconds=30, settle_seconds=12.0)),
+                           shutdown_transfer=False, transfer_seconds=1.5, grace_seconds=30, settle_seconds=12.0,
+                           majority_writes=False)),
 }

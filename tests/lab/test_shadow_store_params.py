@@ -1,0 +1,117 @@
+"""The quorum model's per-store switches (``QuorumParams``), each pinned by a replay fed a recorded timeline as
+``rollwise lab zookeeper|patroni`` records one (``rollwise.lab.shadow``), and read from a scenario's options."""
+
+from __future__ import annotations
+
+from rollwise.kubelet.quorum import MemberObservation, QuorumParams, parse_quorum_params
+from rollwise.lab.figures import StatusSample
+from rollwise.lab.shadow import ShadowFigures, Snapshot, replay
+
+IDS = {1: "m-0", 2: "m-1", 3: "m-2"}
+ALL = frozenset(IDS.values())
+
+
+def member(i: int, *, alive: bool = True, started: float | None = -10.0, terminating: bool = False,
+           gen: int = 1) -> MemberObservation:
+    return MemberObservation(pod=f"m-{i}", ordinal=i, alive=alive, started_at=started if alive else None,
+                             terminating=terminating, uid=f"u{i}-{gen}")
+
+
+def samples(*terms: tuple[float, int, int]) -> list[StatusSample]:
+    return [StatusSample(t=t, member="x", leader=leader, term=term) for t, leader, term in terms]
+
+
+def run(snaps: list[Snapshot], real: list[StatusSample], params: QuorumParams) -> ShadowFigures:
+    return replay(snaps, real, IDS, params, replicas=3, since=-0.5, until=8.0)
+
+
+def replica_deleted_while_another_is_down() -> list[Snapshot]:
+    """m-0 crash-looping, m-1 the primary; the replica m-2 deleted at 0, gone at 0.5, running again at 2.5."""
+    return [
+        (-10.0, (member(0, alive=False), member(1), member(2)), frozenset({"m-1", "m-2"})),
+        (0.0, (member(0, alive=False), member(1), member(2, terminating=True)), frozenset({"m-1"})),
+        (0.5, (member(0, alive=False), member(1), member(2, alive=False, gen=2)), frozenset({"m-1"})),
+        (2.5, (member(0, alive=False), member(1), member(2, started=2.5, gen=2)), frozenset({"m-1"})),
+    ]
+
+
+def test_without_majority_writes_a_primary_with_its_replicas_down_keeps_writing() -> None:
+    real = samples((-1.0, 2, 7))
+    snaps = replica_deleted_while_another_is_down()
+    raft = run(snaps, real, QuorumParams(election_seconds=2.4, shutdown_transfer=False))
+    assert raft.outage_seconds > 2.0  # a majority down: the quorum rule stops writes until m-2 is back
+    patroni = run(snaps, real, QuorumParams(election_seconds=2.4, shutdown_transfer=False, majority_writes=False))
+    assert (patroni.outage_seconds, patroni.elections, patroni.leader_moves) == (0.0, 0, 0)
+
+
+def leader_deleted() -> list[Snapshot]:
+    """Three healthy members, m-2 leading; m-2 deleted at 0, its process exits at 0.4, running again at 2.4."""
+    up = (member(0), member(1), member(2))
+    return [
+        (-10.0, up, ALL),
+        (0.0, (member(0), member(1), member(2, terminating=True)), ALL),
+        (0.4, (member(0), member(1), member(2, alive=False, gen=2)), frozenset({"m-0", "m-1"})),
+        (2.4, (member(0), member(1), member(2, started=2.4, gen=2)), frozenset({"m-0", "m-1"})),
+    ]
+
+
+def test_a_leader_that_stops_at_sigterm_is_without_writes_from_its_deletion_and_elected_after_its_exit() -> None:
+    real = samples((-1.0, 3, 4), (1.0, 1, 5))
+    zk = QuorumParams(election_seconds=0.6, shutdown_transfer=False)
+    at_exit = run(leader_deleted(), real, zk)
+    assert (at_exit.outage_seconds, at_exit.elections, at_exit.leader_moves) == (0.6, 1, 1)
+    at_sigterm = run(leader_deleted(), real, QuorumParams(election_seconds=0.6, shutdown_transfer=False,
+                                                         leader_stops_at_sigterm=True))
+    # no leader from the deletion (0) to the election 0.6 s after the exit (0.4): the same one term and move
+    assert (at_sigterm.outage_seconds, at_sigterm.elections, at_sigterm.leader_moves) == (1.0, 1, 1)
+
+
+def test_a_leader_that_hands_over_at_sigterm_is_not_held_by_stopping_at_sigterm() -> None:
+    real = samples((-1.0, 3, 4), (0.05, 1, 5))
+    fig = run(leader_deleted(), real, QuorumParams(leader_stops_at_sigterm=True))  # etcd's hand-over comes first
+    assert (fig.outage_seconds, fig.elections, fig.leader_moves) == (0.0, 1, 1)
+
+
+def follower_restarted() -> list[Snapshot]:
+    """Three healthy members, m-2 leading; the follower m-0 deleted at 0, gone at 0.4, running again at 2.4."""
+    up = (member(0), member(1), member(2))
+    return [
+        (-10.0, up, ALL),
+        (0.0, (member(0, terminating=True), member(1), member(2)), frozenset({"m-1", "m-2"})),
+        (0.4, (member(0, alive=False, gen=2), member(1), member(2)), frozenset({"m-1", "m-2"})),
+        (2.4, (member(0, started=2.4, gen=2), member(1), member(2)), frozenset({"m-1", "m-2"})),
+    ]
+
+
+def test_the_leader_syncing_a_rejoining_member_commits_nothing_for_the_sync_pause() -> None:
+    real = samples((-1.0, 3, 4))
+    assert run(follower_restarted(), real, QuorumParams(join_election_seconds=1.1)).outage_seconds == 0.0
+    fig = run(follower_restarted(), real, QuorumParams(join_election_seconds=1.1, rejoin_sync_seconds=0.3))
+    # synced once it has booted (2.4 + 1.1): no commits for 0.3 s, no new term, the leader stays
+    assert (fig.outage_seconds, fig.longest_gap_seconds, fig.elections, fig.leader_moves) == (0.3, 0.3, 0, 0)
+
+
+def test_a_member_whose_start_restores_quorum_is_synced_within_the_election_not_after_it() -> None:
+    # dep07's shape: m-0 down, the leader m-2 deleted (quorum lost), running again at 2.4: the election after
+    # quorum forms (join 1.1 s) is the whole outage; the sync pause is not added to it
+    snaps: list[Snapshot] = [
+        (-10.0, (member(0, alive=False), member(1), member(2)), frozenset({"m-1", "m-2"})),
+        (0.0, (member(0, alive=False), member(1), member(2, terminating=True)), frozenset({"m-1"})),
+        (0.4, (member(0, alive=False), member(1), member(2, alive=False, gen=2)), frozenset()),
+        (2.4, (member(0, alive=False), member(1), member(2, started=2.4, gen=2)), frozenset()),
+    ]
+    real = samples((-1.0, 3, 4), (3.5, 2, 5))
+    params = QuorumParams(election_seconds=0.6, join_election_seconds=1.1, shutdown_transfer=False,
+                          rejoin_sync_seconds=0.3)
+    # quorum lost at the deletion (a terminating member stops voting) until 3.5 (2.4 + 1.1), not 0.3 s more
+    assert run(snaps, real, params).outage_seconds == 3.5
+
+
+def test_the_store_switches_are_scenario_options_and_a_wrong_type_names_its_field() -> None:
+    raw = {"majorityWrites": False, "leaderStopsAtSigterm": True, "rejoinSyncSeconds": 0.3}
+    assert parse_quorum_params(raw, path="kubelet.apps.zk") == (
+        QuorumParams(majority_writes=False, leader_stops_at_sigterm=True, rejoin_sync_seconds=0.3), [])
+    _, errors = parse_quorum_params({"majorityWrites": "no", "rejoinSyncSeconds": -1}, path="kubelet.apps.zk")
+    assert [(e.path, e.rule) for e in errors] == [
+        ("kubelet.apps.zk.majorityWrites", "must be true or false"),
+        ("kubelet.apps.zk.rejoinSyncSeconds", "must be greater than or equal to 0")]
