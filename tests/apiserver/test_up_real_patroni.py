@@ -104,6 +104,7 @@ def test_patroni_members_restarted_by_a_new_up_on_the_same_data_dir_come_back_wi
         assert (result.returncode, result.stdout.strip()) == (0, "2"), result.stderr
 
 
+@pytest.mark.slow  # about a minute; the operator's roll (tests/operator) keeps the switchover in make test
 def test_up_alone_rolls_a_patroni_set_primary_last_after_its_own_switchover(tmp_path: Path,
                                                                              patroni_data: Path) -> None:
     """No operator: ``up``'s own quorum-aware controller asks each member at its pod IP who leads and, for

@@ -57,6 +57,7 @@ def test_a_controller_that_does_not_wait_for_promote_is_caught_by_the_canary_ste
     assert found(result).get("canary-step") == "moved past step 2 (pause until promoted) without a promote"
 
 
+@pytest.mark.slow  # over a minute of CPU; the analysis-verdict exploration below aborts within make test
 def test_abort_as_a_user_action_keeps_every_invariant_and_ends_with_every_pod_at_the_stable_revision() -> None:
     aborted_deletes: list[str] = []
 

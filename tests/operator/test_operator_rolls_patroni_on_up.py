@@ -34,7 +34,7 @@ def _timeline(ip: str) -> int:
 
 @pytest.mark.parametrize("transfer", [
     pytest.param("patroni", id="the operator sends the switchover"),
-    pytest.param("true", id="up's process kubelet answers as the member's agent"),
+    pytest.param("true", id="up's process kubelet answers as the member's agent", marks=pytest.mark.slow),
 ])
 def test_the_operator_rolls_a_patroni_set_primary_last_with_one_switchover_and_no_lost_write(
         tmp_path: Path, patroni_data: Path, transfer: str) -> None:
