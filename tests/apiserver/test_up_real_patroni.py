@@ -27,7 +27,10 @@ def patroni_data() -> Iterator[Path]:
 
 
 def test_a_three_member_patroni_set_elects_one_primary_and_a_deleted_replica_rejoins_on_its_data(
-        tmp_path: Path, patroni_data: Path) -> None:
+        tmp_path: Path, patroni_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # up starts in a directory only root may enter (pytest's own, mode 700, as a fresh clone in a mktemp directory
+    # is): PostgreSQL's tools, run as another user, must not need the directory they were started in.
+    monkeypatch.chdir(tmp_path)
     with running_up(tmp_path, "--data-dir", str(patroni_data)) as up:
         up.install_crd()
         up.apply(PG)

@@ -287,7 +287,10 @@ class PatroniRuntime(ProcessRuntime):
             if self.user is None:
                 return argv
             self._hand_over(data_dir)
-            return ["setpriv", f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}", "--init-groups", *argv]
+            # The member starts in its own directory: PostgreSQL's tools look up the directory they start in
+            # (initdb, pg_ctl: "could not identify current directory"), and up's may be one only root can enter.
+            return ["setpriv", f"--reuid={self.user.pw_uid}", f"--regid={self.user.pw_gid}", "--init-groups",
+                    "env", f"--chdir={data_dir}", *argv]
 
         return PatroniMember(pgdata=data_dir / "pgdata", name=str(container.get("name", "")),
                              image=str(container.get("image", "")), command=command, store=PATRONI, address=member,
