@@ -14,7 +14,13 @@ from test_canary_steps import _at_update, _judged_settle
 from rollwise.api.abort import aborted_status, retried_status
 from rollwise.api.reasons import failing_reason
 from rollwise.api.steps import promoted_status
-from rollwise.controllers.plan import CreateAnalysisRun, DeletePod, EmitEvent, TerminateAnalysisRun, WriteStatus
+from rollwise.controllers.plan import (
+    CreateAnalysisRun,
+    DeletePod,
+    EmitEvent,
+    TerminateAnalysisRun,
+    WriteStatus,
+)
 from rollwise.controllers.statefulset import reconcile
 from rollwise.invariants.decision import Decision
 from rollwise.invariants.steps import canary_step
@@ -235,4 +241,18 @@ def test_the_run_of_the_step_in_force_is_never_terminated() -> None:
     h = _at_analysis()
     _finish(h, "Running")
     h.patch_set({"spec": {"paused": True}})
+    assert not any(isinstance(a, TerminateAnalysisRun) for a in h.sync().actions)
+
+
+def test_a_running_run_of_a_set_whose_analysis_steps_were_edited_away_is_terminated() -> None:
+    h = _at_analysis()
+    _finish(h, "Running")
+    h.sync()
+    name = _run(h)["metadata"]["name"]
+    h.patch_set({"spec": {"updateStrategy": {"rollingUpdate": {"steps": [{"replicas": 2}]}}}})
+    plan = h.sync()
+    assert [a.name for a in plan.actions if isinstance(a, TerminateAnalysisRun)] == [name]
+    assert _run(h)["spec"]["terminate"] is True
+    assert not any(isinstance(a, TerminateAnalysisRun) for a in h.sync().actions)  # the flag is there: once
+    h.patch_set({"spec": {"updateStrategy": {"rollingUpdate": {"steps": None}}}})
     assert not any(isinstance(a, TerminateAnalysisRun) for a in h.sync().actions)
