@@ -122,3 +122,21 @@ def test_rollwise_simulate_refuses_a_bad_recording_with_exit_2_and_nothing_on_st
     shown = zygote.run(["simulate", str(path)], env={"NO_COLOR": "1"}, timeout=60)
     assert shown.returncode == 2 and shown.stdout == ""
     assert "analyses.error-rate.metrics.error-rate.values" in shown.stderr
+
+
+def test_seven_passed_canaries_leave_the_five_newest_runs_and_delete_each_older_one_once() -> None:
+    raw = _raw()
+    raw["steps"] = [{"waitFor": {"ready": "web", "timeout": 120}}]
+    for version in range(3, 10):  # seven good images, each rolled out through a passing analysis
+        image = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": f"app:v{version}"}]}}}}
+        raw["steps"] += [{"patch": {"kind": "StatefulSet", "name": "web", "merge": image}}, {"after": 400}]
+    sim, result, problems = _run(raw)
+    assert problems == []
+    assert [e["phase"] for e in result["events"] if e["type"] == "AnalysisCompleted"] == ["Successful"] * 7
+    created = [e["message"].split()[2] for e in result["events"] if e.get("reason") == "AnalysisRunCreated"]
+    deleted = [e["message"].split()[2] for e in result["events"] if e.get("reason") == "AnalysisRunDeleted"]
+    assert len(created) == 7 and deleted == created[:2]
+    kept = sim.cluster.list("AnalysisRun.apps.rollwise.dev", "default")
+    assert sorted(r["metadata"]["name"] for r in kept) == sorted(created[2:])
+    (status,) = [s["status"] for s in result["final"]["statefulSets"]]
+    assert status["currentRevision"] == status["updateRevision"] == f"{created[-1].rsplit('-', 1)[0]}"

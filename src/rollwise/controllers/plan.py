@@ -21,6 +21,7 @@ __all__ = [
     "CreateClaim",
     "CreatePod",
     "CreateRevision",
+    "DeleteAnalysisRun",
     "DeletePod",
     "DeleteRevision",
     "EmitEvent",
@@ -85,6 +86,17 @@ class TerminateAnalysisRun(Action):
 
     def what(self) -> str:
         return f"terminate analysis run {self.name}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteAnalysisRun(Action):
+    """Delete a completed AnalysisRun beyond the set's run history (Argo's ``deleteAnalysisRuns``)."""
+
+    name: str
+    namespace: str
+
+    def what(self) -> str:
+        return f"delete analysis run {self.name}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

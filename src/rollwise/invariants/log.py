@@ -68,7 +68,7 @@ def encode(view: SetView, actions: Sequence[Action], *, controller: str, quorum:
     if view.budgets:  # only where the namespace has PodDisruptionBudgets (the disruption-budget rule reads them)
         doc["view"].update(budgets=list(view.budgets), budgetPods=list(view.budget_pods),
                            budgetScales=dict(view.budget_scales))
-    if view.analysis_runs:  # only for a set with analysis steps (the canary-step rule reads the runs' phases)
+    if view.analysis_runs:  # only when the set has runs (the canary-step rule reads their phases)
         doc["view"]["analysisRuns"] = dict(view.analysis_runs)
     return doc
 

@@ -38,6 +38,7 @@ from rollwise.controllers.plan import (
     CreateClaim,
     CreatePod,
     CreateRevision,
+    DeleteAnalysisRun,
     DeletePod,
     DeleteRevision,
     EmitEvent,
@@ -280,7 +281,7 @@ def _run(action: Action, *, sts: Obj, actor: str, set_name: str, event: Callable
             return
     elif isinstance(action, CreateRevision):
         yield call("create", action.revision, actor=actor, handed_over=True)
-    elif isinstance(action, (CreateAnalysisRun, TerminateAnalysisRun)):
+    elif isinstance(action, (CreateAnalysisRun, TerminateAnalysisRun, DeleteAnalysisRun)):
         yield from run_steps(action, actor=actor, set_name=set_name, event=event)
     elif isinstance(action, UpdateRevision):
         yield call("update", action.revision, actor=actor)

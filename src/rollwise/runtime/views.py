@@ -7,7 +7,6 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, controller_of, labels, name_of, namespace_of, selector_matches, uid_of
-from rollwise.api.steps import set_steps
 from rollwise.cluster.protocol import Cluster
 from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView
@@ -61,11 +60,9 @@ def set_view(cluster: Cluster, sts: Obj, *, now: float, gates: FeatureGates) -> 
 
 
 def analysis_reads(cluster: Cluster, sts: Obj) -> dict[str, Any]:
-    """The view's AnalysisRuns, read only for a set with an analysis step: those labelled with the set's name (the
-    controller reads only the ones it controls)."""
-    steps = set_steps(sts)
-    if not any(step.kind == "analysis" for step in steps):
-        return {}
+    """The view's AnalysisRuns: those labelled with the set's name (the controller reads only the ones it
+    controls). Read for every set, not only one with an analysis step: steps edited mid-run leave a run measuring
+    that the controller terminates, and completed runs that the run history still trims."""
     # The bare kind: a store resolves it to apps.rollwise.dev's, and an operator's cache keys its informer so.
     runs = cluster.list("AnalysisRun", namespace_of(sts), selector={"matchLabels": {SET_LABEL: name_of(sts)}})
     return {"analysis_runs": {name_of(run): run for run in runs}}

@@ -12,9 +12,17 @@ from harness import Harness
 from test_canary_steps import _at_update, _judged_settle
 
 from rollwise.api.abort import aborted_status, retried_status
+from rollwise.api.meta import owner_reference
 from rollwise.api.reasons import failing_reason
 from rollwise.api.steps import promoted_status
-from rollwise.controllers.plan import CreateAnalysisRun, DeletePod, EmitEvent, TerminateAnalysisRun, WriteStatus
+from rollwise.controllers.plan import (
+    CreateAnalysisRun,
+    DeleteAnalysisRun,
+    DeletePod,
+    EmitEvent,
+    TerminateAnalysisRun,
+    WriteStatus,
+)
 from rollwise.controllers.statefulset import reconcile
 from rollwise.invariants.decision import Decision
 from rollwise.invariants.steps import canary_step
@@ -235,4 +243,73 @@ def test_the_run_of_the_step_in_force_is_never_terminated() -> None:
     h = _at_analysis()
     _finish(h, "Running")
     h.patch_set({"spec": {"paused": True}})
+    assert not any(isinstance(a, TerminateAnalysisRun) for a in h.sync().actions)
+
+
+def _past_run(h: Harness, name: str, phase: str) -> None:
+    """A run of an earlier rollout, as the set made it, completed with ``phase`` (the clock moves one second)."""
+    h.now += 1
+    h.cluster.create({"apiVersion": "apps.rollwise.dev/v1alpha1", "kind": "AnalysisRun",
+                      "metadata": {"name": name, "namespace": "default", "labels": {"rollwise.dev/set": "foo"},
+                                   "ownerReferences": [owner_reference(h.sts)]},
+                      "spec": {"templates": [{"templateName": "error-rate"}]}})
+    if phase:
+        run = h.cluster.get("AnalysisRun.apps.rollwise.dev", "default", name)
+        h.cluster.update_status({**run, "status": {"phase": phase}}, actor="analysis-controller")
+
+
+def _run_names(h: Harness) -> list[str]:
+    return sorted(r["metadata"]["name"] for r in h.cluster.list("AnalysisRun.apps.rollwise.dev", "default"))
+
+
+def test_the_set_keeps_its_five_newest_successful_and_five_newest_unsuccessful_runs_once() -> None:
+    h = Harness(make_set(replicas=2, strategy={"type": "RollingUpdate",
+                                                "rollingUpdate": {"steps": [{"replicas": 1}, ANALYSIS]}}))
+    h.settle()
+    for i in range(7):
+        _past_run(h, f"ok-{i}", "Successful")
+    for i, phase in enumerate(["Failed", "Error", "Inconclusive", "Failed", "Failed", "Error", "Failed"]):
+        _past_run(h, f"bad-{i}", phase)
+    _past_run(h, "measuring-0", "Running")  # the oldest of all, but still running
+    _past_run(h, "measuring-1", "")
+    plan = h.sync()
+    deleted = [a.name for a in plan.actions if isinstance(a, DeleteAnalysisRun)]
+    assert deleted == ["bad-0", "bad-1", "ok-0", "ok-1"]
+    assert _run_names(h) == sorted([*(f"ok-{i}" for i in range(2, 7)), *(f"bad-{i}" for i in range(2, 7)),
+                                    "measuring-0", "measuring-1"])
+    assert not any(isinstance(a, DeleteAnalysisRun) for a in h.sync().actions)  # an unchanged world: nothing
+
+
+def test_the_run_the_status_names_and_a_run_of_another_owner_are_never_deleted() -> None:
+    h = _at_analysis()
+    name = _run(h)["metadata"]["name"]
+    _finish(h, "Failed", FAILED_MESSAGE)
+    h.settle()  # aborted: the failed run stays named in status.currentStepAnalysisRun
+    assert h.status()["currentStepAnalysisRun"]["name"] == name
+    for i in range(6):
+        _past_run(h, f"bad-{i}", "Failed")
+    stranger = {"apiVersion": "apps.rollwise.dev/v1alpha1", "kind": "AnalysisRun",
+                "metadata": {"name": "theirs", "namespace": "default", "labels": {"rollwise.dev/set": "foo"}},
+                "spec": {"templates": [{"templateName": "error-rate"}]}}
+    h.now -= 100  # older than all of them
+    h.cluster.create(stranger)
+    h.cluster.update_status({**h.cluster.get("AnalysisRun.apps.rollwise.dev", "default", "theirs"),
+                             "status": {"phase": "Failed"}}, actor="someone")
+    h.now += 200
+    deleted = [a.name for a in h.sync().actions if isinstance(a, DeleteAnalysisRun)]
+    assert deleted == ["bad-0"]  # six of them and the named one: the named one is kept beside the newest five
+    assert name in _run_names(h) and "theirs" in _run_names(h)
+
+
+def test_a_running_run_of_a_set_whose_analysis_steps_were_edited_away_is_terminated() -> None:
+    h = _at_analysis()
+    _finish(h, "Running")
+    h.sync()
+    name = _run(h)["metadata"]["name"]
+    h.patch_set({"spec": {"updateStrategy": {"rollingUpdate": {"steps": [{"replicas": 2}]}}}})
+    plan = h.sync()
+    assert [a.name for a in plan.actions if isinstance(a, TerminateAnalysisRun)] == [name]
+    assert _run(h)["spec"]["terminate"] is True
+    assert not any(isinstance(a, TerminateAnalysisRun) for a in h.sync().actions)  # the flag is there: once
+    h.patch_set({"spec": {"updateStrategy": {"rollingUpdate": {"steps": None}}}})
     assert not any(isinstance(a, TerminateAnalysisRun) for a in h.sync().actions)

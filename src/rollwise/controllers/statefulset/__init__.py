@@ -32,7 +32,7 @@ from rollwise.controllers.census import (
 )
 from rollwise.controllers.plan import Action, EmitEvent, Plan, WriteStatus
 from rollwise.controllers.statefulset.abort import abort_fields, with_abort_condition
-from rollwise.controllers.statefulset.analysis import runs_to_terminate
+from rollwise.controllers.statefulset.analysis import runs_to_delete, runs_to_terminate
 from rollwise.controllers.statefulset.claim_updates import ClaimReport, plan_claim_updates, with_claim_progress
 from rollwise.controllers.statefulset.claims import keep_in_range_claims
 from rollwise.controllers.statefulset.context import Sync
@@ -140,6 +140,7 @@ def reconcile(view: SetView, *, walk_all: bool = False) -> Plan:
     if view.analysis_runs and not leaves_pods_alone(sts):
         keep = steps.run.name if steps is not None and steps.run is not None and abort is None else None
         sync.actions.extend(runs_to_terminate(view.analysis_runs, sts, keep))
+        sync.actions.extend(runs_to_delete(view.analysis_runs, sts, keep))
     if failed is not None:
         status["currentStepAnalysisRun"] = failed.status_field()
     wanted = with_claim_progress(progress_conditions(sync, status, old_status), claim_report)

@@ -17,6 +17,9 @@ starts fresh runs. ``rollwise rollout retry`` counts ``status.rolloutAttempt`` u
 take the suffix ``.<attempt>`` (Argo's own suffix for a name taken, ``utils/analysis/helpers.go``
 ``CreateWithCollisionCounter``): the failed run of the aborted attempt stays, with its measurements, for
 ``kubectl get analysisruns`` to show why the rollout was aborted, and is never read as the new attempt's verdict.
+The set keeps the newest ``RUN_HISTORY_LIMIT`` completed runs of each kind (successful; failed, errored or
+inconclusive) and deletes older ones, as Argo's ``successfulRunHistoryLimit`` / ``unsuccessfulRunHistoryLimit``
+(default 5 each; ``utils/analysis/filter.go`` ``FilterAnalysisRunsToDelete``) do.
 Pure: no I/O, no clock.
 """
 
@@ -38,18 +41,20 @@ from rollwise.api.analysis import (
 )
 from rollwise.api.meta import Obj, name_of, namespace_of, owner_reference, uid_of
 from rollwise.api.steps import Step
-from rollwise.controllers.plan import TerminateAnalysisRun
+from rollwise.controllers.plan import DeleteAnalysisRun, TerminateAnalysisRun
 
 __all__ = [
     "ANALYSIS_INCONCLUSIVE",
     "ANALYSIS_RUNNING",
     "OUTCOMES",
+    "RUN_HISTORY_LIMIT",
     "RUN_LABELS",
     "RUN_REVISION_LABEL",
     "SET_LABEL",
     "Verdict",
     "new_run",
     "run_name",
+    "runs_to_delete",
     "runs_to_terminate",
     "still_running",
     "verdict_of",
@@ -64,6 +69,10 @@ ANALYSIS_INCONCLUSIVE = "AnalysisInconclusive"
 FAILED_PHASES = (FAILED, ERROR)
 OUTCOMES = (SUCCESSFUL, FAILED, INCONCLUSIVE)
 """The verdicts a run that is still running may come to (the explorer plays each; Error reads as Failed)."""
+RUN_HISTORY_LIMIT = 5
+"""Completed runs kept per kind (successful, unsuccessful): Argo Rollouts' default for both history limits. Fixed,
+not a field: ``rollingUpdate`` carries upstream's fields and ``steps``, and a second list of knobs beside them
+would be a rollwise-only API for a number nobody has asked to change."""
 
 
 def run_name(update_revision: str, index: int, attempt: int = 0) -> str:
@@ -110,6 +119,34 @@ def runs_to_terminate(runs: Mapping[str, Obj], sts: Obj, keep: str | None) -> li
         out.append(TerminateAnalysisRun(name=name, namespace=namespace_of(run), uid=uid_of(run),
                                         reason="the rollout no longer waits on it"))
     return out
+
+
+def runs_to_delete(runs: Mapping[str, Obj], sts: Obj, keep: str | None) -> list[DeleteAnalysisRun]:
+    """The set's completed runs beyond the newest ``RUN_HISTORY_LIMIT`` of their kind (by creation, then name), in
+    name order. Never a run still measuring, nor ``keep`` (the run of the step in force), nor the one
+    ``status.currentStepAnalysisRun`` names (a failed run an abort shows). Once deleted, the runs are gone from the
+    view, so an unchanged world plans nothing."""
+    shown = (sts.get("status") or {}).get("currentStepAnalysisRun")
+    named = shown.get("name") if isinstance(shown, Mapping) else None
+    kinds: dict[bool, list[Obj]] = {True: [], False: []}
+    for name in runs:
+        run = owned_run(runs, sts, name)
+        if run is None or name in (keep, named) or still_running(run):
+            continue
+        kinds[(run.get("status") or {}).get("phase") == SUCCESSFUL].append(run)
+    out: list[DeleteAnalysisRun] = []
+    for successful, done in kinds.items():
+        done.sort(key=_created, reverse=True)
+        word = "successful" if successful else "unsuccessful"
+        out.extend(DeleteAnalysisRun(name=name_of(run), namespace=namespace_of(run),
+                                     reason=f"the set keeps its {RUN_HISTORY_LIMIT} newest {word} analysis runs")
+                   for run in done[RUN_HISTORY_LIMIT:])
+    return sorted(out, key=lambda action: action.name)
+
+
+def _created(run: Obj) -> tuple[float, str]:
+    created = (run.get("metadata") or {}).get("creationTimestamp")
+    return float(created) if isinstance(created, (int, float)) else 0.0, name_of(run)
 
 
 def owned_run(runs: Mapping[str, Obj], sts: Obj, name: str) -> Obj | None:
