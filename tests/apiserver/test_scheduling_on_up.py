@@ -127,6 +127,8 @@ def test_a_gated_pod_stays_pending_until_its_gates_are_removed_and_none_can_be_a
     assert _jsonpath(up, "gated", scheduled + '.message}') == "Scheduling is blocked due to non-empty scheduling gates"
     assert _jsonpath(up, "gated", "{.status.phase}") == "Pending"
     assert _jsonpath(up, "gated", "{.spec.nodeName}") == ""
+    shown = up.kubectl("get", "pod", "gated", "--no-headers").stdout.split()
+    assert shown[1:3] == ["0/1", "SchedulingGated"], shown
     # One gate left still holds it; the scheduler does not try a gated pod, so it writes no FailedScheduling.
     up.kubectl("patch", "pod", "gated", "--type", "json", "-p", '[{"op":"remove","path":"/spec/schedulingGates/0"}]')
     assert _jsonpath(up, "gated", scheduled + '.reason}') == "SchedulingGated"
