@@ -113,3 +113,41 @@ def _recreated_pending(up: Up, uid: str) -> bool:
         return False
     conditions = {c["type"]: c["status"] for c in pod["status"].get("conditions") or ()}
     return pod["metadata"]["uid"] != uid and conditions.get("PodScheduled") == "False"
+
+
+def _jsonpath(up: Up, name: str, path: str) -> str:
+    return up.kubectl("get", "pod", name, "-o", f"jsonpath={path}").stdout
+
+
+def test_a_gated_pod_stays_pending_until_its_gates_are_removed_and_none_can_be_added(up: Up) -> None:
+    up.apply(_pod("gated", schedulingGates=[{"name": "example.com/quota"}, {"name": "example.com/data"}]))
+    scheduled = '{.status.conditions[?(@.type=="PodScheduled")]'
+    assert _jsonpath(up, "gated", scheduled + '.status}') == "False"
+    assert _jsonpath(up, "gated", scheduled + '.reason}') == "SchedulingGated"
+    assert _jsonpath(up, "gated", scheduled + '.message}') == "Scheduling is blocked due to non-empty scheduling gates"
+    assert _jsonpath(up, "gated", "{.status.phase}") == "Pending"
+    assert _jsonpath(up, "gated", "{.spec.nodeName}") == ""
+    shown = up.kubectl("get", "pod", "gated", "--no-headers").stdout.split()
+    assert shown[1:3] == ["0/1", "SchedulingGated"], shown
+    # One gate left still holds it; the scheduler does not try a gated pod, so it writes no FailedScheduling.
+    up.kubectl("patch", "pod", "gated", "--type", "json", "-p", '[{"op":"remove","path":"/spec/schedulingGates/0"}]')
+    assert _jsonpath(up, "gated", scheduled + '.reason}') == "SchedulingGated"
+    assert _jsonpath(up, "gated", "{.spec.nodeName}") == ""
+    assert "FailedScheduling" not in _reasons(up, "gated")
+
+    up.kubectl("patch", "pod", "gated", "--type", "json", "-p", '[{"op":"remove","path":"/spec/schedulingGates"}]')
+    up.until(lambda: _jsonpath(up, "gated", '{.status.conditions[?(@.type=="Ready")].status}') == "True",
+             "the ungated pod Ready")
+    assert _jsonpath(up, "gated", "{.spec.nodeName}") == NODE
+    assert _jsonpath(up, "gated", scheduled + '.status}') == "True"
+
+    added = up.kubectl("patch", "pod", "gated", "--type", "merge", "-p",
+                       '{"spec":{"schedulingGates":[{"name":"example.com/late"}]}}', check=False)
+    assert added.returncode != 0
+    assert "spec.schedulingGates[0].name: Forbidden: only deletion is allowed, but found new scheduling gate " \
+           "'example.com/late'" in added.stderr, added.stderr
+    bound = up.kubectl("apply", "-f", "-", check=False, stdin=_pod(
+        "gated-on-node", nodeName=NODE, schedulingGates=[{"name": "example.com/quota"}]))
+    assert bound.returncode != 0
+    assert "spec.nodeName: Forbidden: cannot be set until all schedulingGates have been cleared" in bound.stderr, \
+        bound.stderr

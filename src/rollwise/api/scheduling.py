@@ -10,6 +10,9 @@
   ``requiredDuringSchedulingIgnoredDuringExecution`` (``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt``,
   ``Lt`` on labels).
 
+A pod with ``spec.schedulingGates`` is not tried at all (KEP-3521, GA in 1.30): it stays Pending with PodScheduled
+False, reason ``SchedulingGated``, until its gates are removed (only removal is allowed: ``validation_pods.py``).
+
 Among the nodes that pass, the one running the fewest pods is chosen (then by name): a stand-in for the scoring
 plugins. A pod no node takes gets upstream's message, e.g. ``0/1 nodes are available: 1 node(s) were
 unschedulable. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.``
@@ -23,11 +26,15 @@ from typing import Any
 
 from rollwise.api.meta import Obj, name_of
 
-__all__ = ["UNSCHEDULABLE_TAINT", "choose_node", "node_rejects", "scheduled_at", "tolerates",
-           "unschedulable_status", "unscheduled"]
+__all__ = ["GATED_MESSAGE", "GATED_REASON", "UNSCHEDULABLE_TAINT", "choose_node", "node_rejects", "placement",
+           "scheduled_at", "scheduling_gated", "tolerates", "unschedulable_status", "unscheduled"]
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 _FILTERED_EFFECTS = ("NoSchedule", "NoExecute")
+# pkg/apis/core/types.go PodReasonSchedulingGated, and the scheduler's message for it
+# (pkg/scheduler/schedule_one.go, KEP-3521).
+GATED_REASON = "SchedulingGated"
+GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"
 
 
 def tolerates(tolerations: Sequence[Any], taint: Mapping[str, Any]) -> bool:
@@ -117,6 +124,27 @@ def choose_node(pod: Mapping[str, Any], nodes: Sequence[Obj], running: Mapping[s
                  "scheduling."
 
 
+def scheduling_gated(pod: Mapping[str, Any]) -> bool:
+    """The pod has scheduling gates left (``spec.schedulingGates`` not empty): no scheduler may bind it."""
+    spec = pod.get("spec")
+    gates = spec.get("schedulingGates") if isinstance(spec, Mapping) else None
+    return isinstance(gates, list) and bool(gates)
+
+
+def placement(pod: Mapping[str, Any], nodes: Sequence[Obj], running: Mapping[str, int],
+              now: float) -> tuple[str | None, Obj]:
+    """One scheduling attempt: (the node to bind to, the status unchanged) or (None, the Pending status that says
+    why not: SchedulingGated while the pod has gates, else Unschedulable with upstream's message)."""
+    raw = pod.get("status")
+    status: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+    if scheduling_gated(pod):
+        return None, unschedulable_status(status, GATED_MESSAGE, now, reason=GATED_REASON)
+    node, message = choose_node(pod, nodes, running)
+    if node is not None:
+        return node, dict(status)
+    return None, unschedulable_status(status, message, now)
+
+
 def _scheduled_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
     status = pod.get("status")
     listed = status.get("conditions") if isinstance(status, Mapping) else None
@@ -137,14 +165,15 @@ def scheduled_at(pod: Mapping[str, Any]) -> float | None:
     return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else None
 
 
-def unschedulable_status(status: Mapping[str, Any], message: str, now: float) -> Obj:
-    """A pod's status once the scheduler found no node: Pending, PodScheduled False (Unschedulable) with the
-    message; the transition time kept while it stays unschedulable."""
+def unschedulable_status(status: Mapping[str, Any], message: str, now: float, *,
+                         reason: str = "Unschedulable") -> Obj:
+    """A pod's status once the scheduler found no node (or may not look for one: ``GATED_REASON``): Pending,
+    PodScheduled False with the reason and message; the transition time kept while it stays False."""
     conditions = [c for c in status.get("conditions") or () if isinstance(c, dict)]
     old = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
     since = old["lastTransitionTime"] if old and old.get("status") == "False" and old.get("lastTransitionTime") \
         else now
     condition = {"type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": since,
-                 "reason": "Unschedulable", "message": message}
+                 "reason": reason, "message": message}
     return {**status, "phase": "Pending",
             "conditions": [c for c in conditions if c.get("type") != "PodScheduled"] + [condition]}

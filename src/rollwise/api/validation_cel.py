@@ -80,7 +80,7 @@ class CelRule:
 
 
 def qualified_name_rule(var: str) -> str:
-    """A label or annotation key (``validation_rules._check_qualified_name``): an optional DNS-subdomain prefix of at
+    """A label or annotation key (``validation_rules.check_qualified_name``): an optional DNS-subdomain prefix of at
     most 253 characters and '/', then a name part of at most 63."""
     return (f"{var}.matches('{_QUALIFIED}') && {var}.lastIndexOf('/') <= 253"
             f" && {var}.substring({var}.lastIndexOf('/') + 1).size() <= 63")
@@ -176,7 +176,7 @@ KEY_MAPS = (("spec.template.metadata.labels", "object.spec.template.metadata", "
 
 def key_validations() -> list[dict[str, str]]:
     """The policy's ``validations``: every key of each map in ``KEY_MAPS`` a qualified name
-    (``validation_rules._check_qualified_name``)."""
+    (``validation_rules.check_qualified_name``)."""
     return [{"expression": f"{_outer(parent)}!has({parent}) || !has({parent}.{key}) || {parent}.{key}.all(k, "
                            f"{qualified_name_rule('k')})",
              "message": f"{path}: keys must be qualified names: an optional DNS subdomain prefix (at most 253 "

@@ -8,10 +8,10 @@ from typing import Any
 
 from rollwise.api.errors import FieldError
 from rollwise.api.validation_containers import check_container_fields
-from rollwise.api.validation_rules import check_dns_label, check_enum, check_int, type_error
+from rollwise.api.validation_rules import check_dns_label, check_enum, check_int, check_qualified_name, type_error
 
-__all__ = ["DNS_POLICIES", "check_container", "check_container_values", "check_containers", "check_pod_spec",
-           "check_unique_name"]
+__all__ = ["DNS_POLICIES", "check_container", "check_container_values", "check_containers", "check_gates_update",
+           "check_pod_spec", "check_scheduling_gates", "check_unique_name"]
 
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 
@@ -100,4 +100,54 @@ def check_container_values(pod_spec: object, path: str) -> list[FieldError]:
         for i, container in enumerate(containers if isinstance(containers, list) else ()):
             if isinstance(container, Mapping):
                 errors += check_container_fields(container, f"{path}.{key}[{i}]")
+    return errors
+
+
+def _gates(pod_spec: object) -> list[Any]:
+    gates = pod_spec.get("schedulingGates") if isinstance(pod_spec, Mapping) else None
+    return gates if isinstance(gates, list) else []
+
+
+def check_scheduling_gates(pod_spec: object, path: str) -> list[FieldError]:
+    """A pod's ``schedulingGates`` (KEP-3521; upstream ``validateSchedulingGates`` and ``ValidatePodCreate``): each
+    gate named by a unique qualified name, and no ``nodeName`` while any gate is left (a bound pod is past
+    scheduling)."""
+    if not isinstance(pod_spec, Mapping) or pod_spec.get("schedulingGates") is None:
+        return []
+    gates = pod_spec["schedulingGates"]
+    if not isinstance(gates, list):
+        return [type_error(f"{path}.schedulingGates", gates, "a list")]
+    errors: list[FieldError] = []
+    seen: set[str] = set()
+    for i, gate in enumerate(gates):
+        where = f"{path}.schedulingGates[{i}]"
+        if not isinstance(gate, Mapping):
+            errors.append(type_error(where, gate, "a mapping"))
+            continue
+        name = gate.get("name")
+        if name is None or name == "":
+            errors.append(FieldError(path=f"{where}.name", kind="Required value", rule="a gate name is required"))
+            continue
+        found = check_qualified_name(name, f"{where}.name")
+        if not found and name in seen:
+            found = [FieldError(path=f"{where}.name", kind="Duplicate value", value=name,
+                                rule="gate names must be unique")]
+        errors += found
+        seen.add(str(name))
+    if gates and pod_spec.get("nodeName"):
+        errors.append(FieldError(path=f"{path}.nodeName", kind="Forbidden",
+                                 rule="cannot be set until all schedulingGates have been cleared"))
+    return errors
+
+
+def check_gates_update(new_spec: object, old_spec: object, path: str) -> list[FieldError]:
+    """An update may only remove scheduling gates (upstream ``validateOnlyDeletedSchedulingGates``): a gate the old
+    pod did not have is refused, whether the pod was gated or already scheduled."""
+    before = {g.get("name") for g in _gates(old_spec) if isinstance(g, Mapping)}
+    errors = check_scheduling_gates(new_spec, path)
+    for i, gate in enumerate(_gates(new_spec)):
+        name = gate.get("name") if isinstance(gate, Mapping) else None
+        if isinstance(name, str) and name and name not in before:
+            errors.append(FieldError(path=f"{path}.schedulingGates[{i}].name", kind="Forbidden",
+                                     rule=f"only deletion is allowed, but found new scheduling gate '{name}'"))
     return errors

@@ -21,6 +21,7 @@ __all__ = [
     "check_label_selector",
     "check_labels",
     "check_max_unavailable",
+    "check_qualified_name",
     "is_int",
     "type_error",
 ]
@@ -115,7 +116,7 @@ def check_dns_subdomain(value: object, path: str) -> list[FieldError]:
     return []
 
 
-def _check_qualified_name(key: object, path: str) -> list[FieldError]:
+def check_qualified_name(key: object, path: str) -> list[FieldError]:
     """A label or annotation key: an optional DNS-subdomain prefix and '/', then a name part of at most 63."""
     if not isinstance(key, str):
         return [type_error(path, key, "a string key")]
@@ -147,7 +148,7 @@ def check_labels(labels: object, path: str) -> list[FieldError]:
         return [type_error(path, labels, "a mapping of string to string")]
     errors: list[FieldError] = []
     for key, value in labels.items():
-        errors += _check_qualified_name(key, path)
+        errors += check_qualified_name(key, path)
         errors += _check_label_value(value, path)
     return errors
 
@@ -158,7 +159,7 @@ def check_annotation_keys(annotations: object, path: str) -> list[FieldError]:
         return [type_error(path, annotations, "a mapping of string to string")]
     errors: list[FieldError] = []
     for key, value in annotations.items():
-        errors += _check_qualified_name(key, path)
+        errors += check_qualified_name(key, path)
         if not isinstance(value, str):
             errors.append(type_error(f"{path}[{key}]", value, "a string"))
     return errors
@@ -185,7 +186,7 @@ def check_label_selector(selector: object, path: str) -> list[FieldError]:
 def _check_requirement(expr: object, path: str) -> list[FieldError]:
     if not isinstance(expr, Mapping):
         return [type_error(path, expr, "a mapping")]
-    errors = _check_qualified_name(expr.get("key"), f"{path}.key")
+    errors = check_qualified_name(expr.get("key"), f"{path}.key")
     operator, values = expr.get("operator"), expr.get("values")
     errors += check_enum(operator, f"{path}.operator", _OPERATORS)
     if values is not None and not isinstance(values, list):

@@ -9,7 +9,8 @@ handlers — by giving ``Admission(...).hooks()`` to the store. Per resource, in
 4. a claim's storage request: expansion only where its StorageClass allows it (``volumes.py``);
 5. immutability of the other resources rollwise writes: a ControllerRevision's ``data``
    (upstream ``ValidateControllerRevisionUpdate``), and a pod's spec except its containers' images
-   (upstream ``ValidatePodUpdate``; the rest of ``spec`` is fixed once the pod exists);
+   (upstream ``ValidatePodUpdate``; the rest of ``spec`` is fixed once the pod exists) and the removal of its
+   scheduling gates (KEP-3521: a gate is never added once the pod exists);
 6. a created pod's container values kube-apiserver refuses (``imagePullPolicy``, ports, env, probes:
    ``api/validation_containers.py``, the rules a StatefulSet's template is held to);
 7. a Lease's spec: its types and ``ValidateLeaseSpec``'s ranges (``api/validation_objects.check_lease_spec``), since
@@ -32,7 +33,7 @@ from rollwise.api.revisions import stored_as_is
 from rollwise.api.scheduling import unscheduled
 from rollwise.api.validation import note_admitted, validate_statefulset
 from rollwise.api.validation_objects import check_lease_spec
-from rollwise.api.validation_pods import check_container_values
+from rollwise.api.validation_pods import check_container_values, check_gates_update, check_scheduling_gates
 from rollwise.cluster.memory import Admit
 from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.resources import CONTROLLER_REVISION, LEASE, POD, PVC, STATEFULSET_KINDS, GroupKind
@@ -92,7 +93,7 @@ class Admission:
         elif old is not None and gk == POD:
             errors = _pod_update(new, old)
         elif gk == POD:
-            errors = check_container_values(new.get("spec"), "spec")
+            errors = check_container_values(new.get("spec"), "spec") + check_scheduling_gates(new.get("spec"), "spec")
         elif gk == LEASE:
             errors = check_lease_spec(new.get("spec"), "spec")
         if errors:
@@ -121,11 +122,16 @@ def _without_images(spec: Any) -> Any:
 
 def _pod_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> list[FieldError]:
     after, before = new.get("spec"), old.get("spec")
-    if isinstance(after, Mapping) and isinstance(before, Mapping) and after.get("nodeName") \
-            and not before.get("nodeName") and unscheduled(old):
-        # The binding (pods/binding): the scheduler sets the node of a pod it could not place before.
-        after = {k: v for k, v in after.items() if k != "nodeName"}
+    gates = check_gates_update(after, before, "spec")  # gates may be removed, never added (KEP-3521)
+    if gates:
+        return gates
+    if isinstance(after, Mapping) and isinstance(before, Mapping):
+        after, before = ({k: v for k, v in s.items() if k != "schedulingGates"} for s in (after, before))
+        if after.get("nodeName") and not before.get("nodeName") and unscheduled(old):
+            # The binding (pods/binding): the scheduler sets the node of a pod it could not place before.
+            after = {k: v for k, v in after.items() if k != "nodeName"}
     if _without_images(after) == _without_images(before):
         return []
     return [FieldError(path="spec", kind=_FORBIDDEN,
-                       rule="pod updates may not change fields other than `spec.containers[*].image`")]
+                       rule="pod updates may not change fields other than `spec.containers[*].image` "
+                            "and the removal of `spec.schedulingGates`")]

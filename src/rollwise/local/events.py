@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
-from rollwise.api.scheduling import unscheduled
+from rollwise.api.scheduling import GATED_REASON, unscheduled
 from rollwise.kubelet.agent import Note
 from rollwise.kubelet.quorum import LEADER_CHANGED, QUORUM_LOST, QuorumEvent
 from rollwise.runtime.execute import ControllerEvent
@@ -62,9 +62,11 @@ class KubeletEvents:
         out: list[tuple[str, ControllerEvent]] = []
         if unscheduled(pod):
             # kube-scheduler's Warning, once per message; nothing is scheduled, pulled or started yet.
-            message = next(str(c.get("message") or "") for c in pod["status"]["conditions"]
-                           if isinstance(c, dict) and c.get("type") == "PodScheduled")
-            if message != told.unschedulable:
+            condition = next(c for c in pod["status"]["conditions"]
+                             if isinstance(c, dict) and c.get("type") == "PodScheduled")
+            message = str(condition.get("message") or "")
+            # A gated pod is never tried, so kube-scheduler says nothing of it (KEP-3521).
+            if message != told.unschedulable and condition.get("reason") != GATED_REASON:
                 told.unschedulable = message
                 self.record(pod, ControllerEvent(event_type="Warning", reason="FailedScheduling", message=message),
                             "default-scheduler")

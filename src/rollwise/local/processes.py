@@ -84,6 +84,9 @@ class ProcessKubelet:
         self._pods: dict[str, _Pod] = {}
         self._renewed: dict[tuple[str, str], tuple[str, float]] = {}
         self._transfers: set[tuple[str, str, float | None]] = set()  # leader-transfer requests acted on
+        # Per pod uid, why its process cannot start, as last logged: the tick retries every ``tick_seconds`` and
+        # a data directory PostgreSQL's user cannot enter (kubelet/process/patroni.py) stays so until someone acts.
+        self._cannot_start: dict[str, str] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._stopped = False
@@ -124,6 +127,7 @@ class ProcessKubelet:
         elif ch.kind == "Pod":
             uid = uid_of(ch.obj)
             if ch.type == "DELETED":
+                self._cannot_start.pop(uid, None)
                 if self._pods.pop(uid, None) is not None:
                     self.runtime.pod_removed(ch.obj)
             elif ch.actor != KUBELET and self.matches(ch.obj) and self._adopt(ch.obj) and self._loop is not None:
@@ -193,8 +197,9 @@ class ProcessKubelet:
         try:
             result = self.runtime.sync(pod, entry.sts, self.clock())
         except (OSError, ValueError) as err:  # cannot start (no binary, no disk): the pod stays as it is
-            log.warning("pod %s/%s: %s", *entry.where, err)
+            self._report_cannot_start(uid, entry, str(err))
             return
+        self._cannot_start.pop(uid, None)
         stopping = terminating(pod)
         if self.notes is not None and (result.status is not None or stopping):
             self.notes(pod, () if result.status is None
@@ -207,6 +212,15 @@ class ProcessKubelet:
         except ApiStatusError as err:  # someone wrote the pod meanwhile: the next tick syncs again
             log.debug("kubelet write for %s/%s failed: %s", *entry.where, err)
         self.pump()
+
+    def _report_cannot_start(self, uid: str, entry: _Pod, reason: str) -> None:
+        """Warn once per pod and reason: the same reason on the next ticks is logged at debug level only, a new
+        reason (or the same one after the process started meanwhile) is warned again."""
+        if self._cannot_start.get(uid) == reason:
+            log.debug("pod %s/%s still cannot start: %s", *entry.where, reason)
+            return
+        self._cannot_start[uid] = reason
+        log.warning("pod %s/%s: %s", *entry.where, reason)
 
     def _answer_transfer(self, pod: Obj) -> None:
         """The member's agent for the leader-transfer hook: MoveLeader to the named member, once per request (a

@@ -6,7 +6,9 @@ creation and the scheduler has nothing to do for it. A pod left Pending (PodSche
 again after any change to a node or to the pod: one key, the unschedulable queue, on the runtime's controller host
 (``runtime/host.py``), so changes coalesce into one pass and its own writes wake nothing. When a node takes it the
 pod gets ``spec.nodeName`` (the binding) and PodScheduled True as ``default-scheduler``, and the kubelet starts it
-from then. While none does, its message is rewritten only when it changes. The rules are ``api/scheduling.py``'s.
+from then. While none does, its message is rewritten only when it changes. A pod with scheduling gates is not tried
+(PodScheduled False, SchedulingGated); the update that removes its last gate wakes the queue, as upstream's
+SchedulingGates plugin moves the pod to the active queue once its gates are gone. The rules are ``api/scheduling.py``'s.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj, deletion_timestamp
-from rollwise.api.scheduling import choose_node, unschedulable_status, unscheduled
+from rollwise.api.scheduling import placement, unscheduled
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import NODE, POD
@@ -70,10 +72,9 @@ class Scheduler:
         nodes = self.cluster.list(NODE)
         running = Counter(str((p.get("spec") or {}).get("nodeName")) for p in self.cluster.list(POD))
         for pod in waiting:
-            node, message = choose_node(pod, nodes, running)
+            node, status = placement(pod, nodes, running, self.clock.now())
             try:
                 if node is None:
-                    status = unschedulable_status(pod.get("status") or {}, message, self.clock.now())
                     if status != pod.get("status"):
                         self.cluster.update_status({**pod, "status": status}, actor=ACTOR)
                     continue

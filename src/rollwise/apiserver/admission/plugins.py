@@ -24,7 +24,7 @@ from typing import Any
 
 from rollwise.api.errors import Forbidden
 from rollwise.api.meta import Obj, annotations_of, name_of
-from rollwise.api.scheduling import choose_node, unschedulable_status
+from rollwise.api.scheduling import placement
 from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.resources import NODE, POD, GroupKind
 
@@ -79,11 +79,11 @@ class Plugins:
         nodes = self._list(NODE)
         running = Counter(str((p.get("spec") or {}).get("nodeName")) for p in self._list(POD)) if len(nodes) > 1 \
             else Counter[str]()
-        node, message = choose_node(pod, nodes, running)
+        node, status = placement(pod, nodes, running, self._clock())
         if node is not None:
             pod["spec"]["nodeName"] = node
             return
-        pod["status"] = unschedulable_status(pod.get("status") or {}, message, self._clock())
+        pod["status"] = status
 
     def _list(self, gk: GroupKind) -> list[Obj]:
         return [] if self._cluster is None else list(self._cluster.list(gk))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rollwise.api.scheduling import GATED_REASON
 from rollwise.apiserver.kinds.resources import Resource
 
 __all__ = ["Column", "columns_for", "human_duration", "jsonpath_value", "pod_status"]
@@ -69,6 +70,10 @@ def pod_status(pod: Mapping[str, Any]) -> tuple[str, int, int, int, float | None
     status = pod.get("status") or {}
     spec = pod.get("spec") or {}
     reason = str(status.get("reason") or status.get("phase") or "")
+    # A pod held by its scheduling gates says so (upstream printers.go printPod, KEP-3521).
+    if any(isinstance(c, Mapping) and c.get("type") == "PodScheduled" and c.get("reason") == GATED_REASON
+           for c in status.get("conditions") or ()):
+        reason = GATED_REASON
     total = len(spec.get("containers") or ())
     ready = restarts = 0
     last_restart: float | None = None
