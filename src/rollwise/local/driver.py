@@ -166,9 +166,9 @@ class WallDriver:
         writes = self.cluster if self.audit is None else AuditedCluster(self.cluster, self.audit, clock=self.clock)
         # Wall-clock instants never repeat, so the per-instant settle guard does not apply; after each reconcile
         # its writes are delivered to the watchers.
-        self._controller = SetController(writes, clock=self._scheduler, gates=self.gates, recorder=self._recorder,
-                                         quorum=self.quorum_on, backoff_max=_BACKOFF_MAX, settle_guard=False,
-                                         after_each=self.pump)
+        self._controller = SetController.inline(writes, clock=self._scheduler, gates=self.gates,
+                                                recorder=self._recorder, quorum=self.quorum_on,
+                                                backoff_max=_BACKOFF_MAX, settle_guard=False, after_each=self.pump)
         self._controller.stands_down = self._skips
         if self.processes is not None:
             # Role-probed sets whose members run here are asked at the member's own port (role_probes.py).

@@ -92,10 +92,10 @@ class Simulation:
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
         quiet = QuietWrites(self.recorder, lambda: self.cluster.cursor)  # the summary's writesWithoutChange
-        self.controller = SetController(self.cluster, clock=EngineClock(self.engine, CONTROLLER), gates=scenario.gates,
-                                        recorder=EventRecorder(self.events, now=self.clock, wall_time=self.clock,
-                                                               correlate=False),
-                                        metrics=self.metrics, census=True, after_each=quiet.ended)
+        self.controller = SetController.inline(
+            self.cluster, clock=EngineClock(self.engine, CONTROLLER), gates=scenario.gates,
+            recorder=EventRecorder(self.events, now=self.clock, wall_time=self.clock, correlate=False),
+            metrics=self.metrics, census=True, after_each=quiet.ended)
         self.analyses = AnalysisPlayer(self.cluster, EngineClock(self.engine, CONTROLLER), scenario.analyses,
                                        self.recorder.emit)
         """The AnalysisRun controller, measuring from the scenario's recorded values (sim/analyses.py)."""
