@@ -31,7 +31,6 @@ from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView
 from rollwise.operator.analysis import AnalysisRunController
-from rollwise.operator.companion import reconcile_companion
 from rollwise.operator.election import LeaderElector, LeaseClient, LeaseTimings
 from rollwise.operator.sets import CacheConsistency, OperatorWrites, SetWakes
 from rollwise.operator.world import AsyncCluster, LoopCluster
@@ -48,9 +47,8 @@ from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import AsyncEventRecorder, AsyncEventSink
 from rollwise.runtime.registrations import (
     ANALYSIS,
-    QUORUM,
-    STATEFULSET_ROW,
     Registration,
+    operator_decision,
     operator_kind_name,
     operator_kinds,
     operator_marks,
@@ -101,15 +99,6 @@ class OperatorConfig:
         if unknown or not self.controllers:
             raise ValueError(f"--controllers: unknown {', '.join(unknown) or '(none given)'}; "
                              f"known: {', '.join(CONTROLLERS)}")
-
-
-def _decision(row: Registration, kind: GroupKind) -> Callable[[SetView], Plan]:
-    """The row's decision as the operator runs it for ``kind``. Where the operator does not run the kind's StatefulSet
-    controller (``apps/v1``: kube-controller-manager owns the status), the quorum-aware controller is the companion
-    that writes its conditions to an annotation instead (``companion.py``)."""
-    if row is QUORUM and kind not in STATEFULSET_ROW.operator_names:
-        return reconcile_companion
-    return row.decide
 
 
 def _fixed(chain: tuple[Registration, ...]) -> Callable[[GroupKind], tuple[Registration, ...]]:
@@ -191,7 +180,7 @@ class Operator:
                                     inline=(inline or {}).get(name))
             set_ctl = SetController(reads=CacheReads(informer.store, caches, wall_time=wall_time), writes=writes,
                                     gates=config.gates, metrics=self.metrics.plan_samples,
-                                    chain=_fixed(chain), decision=_decision,
+                                    chain=_fixed(chain), decision=operator_decision,
                                     consistency=CacheConsistency(consistency))
             set_ctl.role_probes = RoleProbes(wall_time)
             set_ctl.hand_overs = HandOvers()
