@@ -56,12 +56,13 @@ from rollwise.local.processes import ProcessKubelet
 from rollwise.local.standdown import OperatorLeases
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.clock import EpochClock, TimerHandle
+from rollwise.runtime.dispatch import ChangeDispatcher
 from rollwise.runtime.hand_overs import HandOvers
 from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder, StoreEventSink
-from rollwise.runtime.registrations import ANALYSIS, QUORUM, KindController, Registration, sets_woken, up_kinds
+from rollwise.runtime.registrations import ANALYSIS, QUORUM, KindController, Registration, up_kinds
 from rollwise.runtime.role_probes import RoleProbes
 from rollwise.runtime.routing import ClusterSets
 from rollwise.runtime.setkeys import SetKey, set_key
@@ -118,6 +119,8 @@ class WallDriver:
                  announce: Callable[[str], None] = log.info) -> None:
         self.cluster = cluster
         self._sets = ClusterSets(cluster)
+        self.changes = ChangeDispatcher()
+        """Wakes ``up``'s controllers for each change of the store (runtime/dispatch.py), once they started."""
         self.audit = audit
         self.trace = trace
         self.pump = pump
@@ -170,6 +173,7 @@ class WallDriver:
                                                 recorder=self._recorder, quorum=self.quorum_on,
                                                 backoff_max=_BACKOFF_MAX, settle_guard=False, after_each=self.pump)
         self._controller.stands_down = self._skips
+        self.changes.add_sets(self._sets, self._mark_dirty, kinds=self.kinds)
         if self.processes is not None:
             # Role-probed sets whose members run here are asked at the member's own port (role_probes.py).
             self._controller.role_probes = RoleProbes(self.clock, address=self.processes.runtime.probe_address)
@@ -182,7 +186,7 @@ class WallDriver:
         self._controller.hand_overs = HandOvers()
         self.objects = LocalControllers(self.cluster, rows=self._object_rows, clock=self._scheduler, pump=self.pump,
                                         writes=writes, recorder=self._recorder, stands_down=self.leases.stands_down)
-        self.objects.start()
+        self.objects.start(self.changes)
         self._wake_all()
         if self._apps:
             self.models = QuorumModels(self.cluster, self._apps, clock=self._scheduler, poke_pod=self._kubelet_poke,
@@ -231,8 +235,6 @@ class WallDriver:
             return
         if ch.kind == "Lease":
             self._lease_seen(ch.obj, deleted=ch.type == "DELETED")
-        if self.objects is not None:
-            self.objects.on_change(ch)
         if ch.kind == "PersistentVolumeClaim" and self.processes is not None:
             self.processes.on_change(ch)
         if ch.kind == "PersistentVolumeClaim" and self.volumes is not None:
@@ -246,10 +248,8 @@ class WallDriver:
                 self.kubelet.pod_changed(ch)
             if ch.type == "DELETED" and self._pod_events is not None:
                 self._pod_events.forget(uid_of(ch.obj))
-        # Which sets a change wakes is the controller core's rule, the same for every driver.
-        for key in sets_woken(self._sets, ch):
-            if key[0] in self.kinds:
-                self._mark_dirty(key)
+        # Which sets and objects a change wakes is the registration table's rule, the same for every driver.
+        self.changes.dispatch(ch)
 
     def _orphan_later(self, step: Callable[[], None]) -> None:
         assert self._loop is not None

@@ -32,12 +32,14 @@ from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView
 from rollwise.operator.analysis import AnalysisRunController
 from rollwise.operator.election import LeaderElector, LeaseClient, LeaseTimings
-from rollwise.operator.sets import CacheConsistency, OperatorWrites, SetWakes
+from rollwise.operator.feeds import CachedSets, SetFeed, informer_feed
+from rollwise.operator.sets import CacheConsistency, OperatorWrites
 from rollwise.operator.world import AsyncCluster, LoopCluster
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.cache import Store
 from rollwise.runtime.clock import AsyncClock, WallClock
 from rollwise.runtime.consistency import ConsistencyStore
+from rollwise.runtime.dispatch import ChangeDispatcher
 from rollwise.runtime.hand_overs import HandOvers
 from rollwise.runtime.host import ControllerHost
 from rollwise.runtime.informer import Informer
@@ -56,6 +58,7 @@ from rollwise.runtime.registrations import (
 )
 from rollwise.runtime.role_probes import RoleProbes
 from rollwise.runtime.set_reads import CacheReads
+from rollwise.runtime.setkeys import SetKey
 from rollwise.runtime.trace import DecisionLog
 
 __all__ = ["CONTROLLERS", "Operator", "OperatorConfig"]
@@ -99,6 +102,11 @@ class OperatorConfig:
         if unknown or not self.controllers:
             raise ValueError(f"--controllers: unknown {', '.join(unknown) or '(none given)'}; "
                              f"known: {', '.join(CONTROLLERS)}")
+
+
+def _waker(queue: WorkQueue[Hashable]) -> Callable[[SetKey], None]:
+    """The operator's work-queue key of a set: ``(namespace, name)``, one queue per kind."""
+    return lambda key: queue.add((key[1], key[2]))
 
 
 def _fixed(chain: tuple[Registration, ...]) -> Callable[[GroupKind], tuple[Registration, ...]]:
@@ -166,6 +174,11 @@ class Operator:
         self.controllers: list[ControllerHost[Hashable]] = []
         """Every controller the operator runs, each on the runtime's one controller host (``runtime/host.py``),
         on asyncio workers; the read-your-writes check, leader fence and action log are in the reconciles."""
+        self.changes = ChangeDispatcher()
+        """Wakes the controllers for each informer event (runtime/dispatch.py): the shared informers feed the set
+        controllers, the AnalysisRun controller's own informers feed it (operator/feeds.py)."""
+        for shared, informer in self.informers.items():
+            informer.add_handler(informer_feed(self.changes, shared, objects=False))
         self.sets: list[SetController] = []
         for kind, chain in chains.items():
             name = KIND_CONTROLLERS[kind][0]
@@ -190,14 +203,9 @@ class Operator:
             ctl: ControllerHost[Hashable] = ControllerHost(name, clock=self.clock,
                                                            awaited=_keyed(set_ctl, kind),
                                                            queue=queue, metrics=self.metrics, workers=config.workers)
-            wakes = SetWakes(kind, sets=informer.store, queue=queue, consistency=consistency,
-                             samples=self.metrics.plan_samples, wall_time=wall_time)
-            informer.add_handler(wakes.on_set)
-            self.informers["Pod"].add_handler(wakes.on_owned)
-            self.informers["Lease"].add_handler(wakes.on_lease)
-            self.informers["PodDisruptionBudget"].add_handler(wakes.on_budget)
-            self.informers["PersistentVolumeClaim"].add_handler(wakes.on_claim)
-            self.informers["AnalysisRun"].add_handler(wakes.on_run)
+            self.changes.add_sets(CachedSets(informer.store), _waker(queue), kinds=(kind,))
+            informer.add_handler(SetFeed(self.changes, consistency=consistency, samples=self.metrics.plan_samples,
+                                         wall_time=wall_time).on_set)
             self.controllers.append(ctl)
             self.sets.append(set_ctl)
         if ANALYSIS.operator_names[ANALYSIS_RUN] in config.controllers:
@@ -214,8 +222,9 @@ class Operator:
         runner = AnalysisRunController(world=LoopCluster(world), runs=runs.store, templates=templates.store,
                                        queue=queue, recorder=self.recorder, wall_time=self.wall_time,
                                        is_leader=self.is_leader, component=ANALYSIS.actor)
-        runs.add_handler(runner.on_run)
-        templates.add_handler(runner.on_template)
+        runner.register(self.changes)
+        runs.add_handler(informer_feed(self.changes, "AnalysisRun", sets=False))
+        templates.add_handler(informer_feed(self.changes, "AnalysisTemplate", sets=False))
         self.controllers.append(ControllerHost(name, clock=self.clock, awaited=runner.reconcile, queue=queue,
                                                metrics=self.metrics, workers=self.config.workers))
 

@@ -10,36 +10,32 @@ One reconcile of the operator runs the runtime's reconcile with
    then ``runtime.execute.execute_async`` on the loop through ``LoopCluster`` (UID preconditions on pod deletes),
    every returned resourceVersion recorded for step 2; events to the recorder.
 
-Which change wakes which set is the runtime's one table (``runtime/routing.py``), the same as in the simulator
-and ``up``; ``SetWakes`` keeps the keys of its own resource (the custom kind, or ``apps/v1`` for the quorum
-companion).
+Which change wakes which set is the runtime's one table, asked by the one change dispatcher the operator's
+informers feed (``operator/feeds.py``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from typing import Any
 
 from rollwise.api.errors import ApiStatusError
-from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
-from rollwise.cluster.protocol import Change, Cluster
-from rollwise.cluster.resources import GroupKind, group_of
+from rollwise.api.meta import Obj, name_of, uid_of
+from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.scope import stamp
 from rollwise.controllers.plan import Plan
 from rollwise.operator.world import AsyncCluster, LoopCluster
-from rollwise.runtime.cache import Delta, Store
+from rollwise.runtime.cache import Store
 from rollwise.runtime.consistency import ConsistencyStore
 from rollwise.runtime.execute import execute, execute_async
-from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder
 from rollwise.runtime.recording import WriteNotes
-from rollwise.runtime.registrations import Registration, sets_woken
-from rollwise.runtime.samples import MetricsRegistry
+from rollwise.runtime.registrations import Registration
 from rollwise.runtime.setkeys import SetKey
 from rollwise.runtime.workers import CacheBehind, NotLeader
 
-__all__ = ["CacheConsistency", "OperatorWrites", "SetWakes"]
+__all__ = ["CacheConsistency", "OperatorWrites"]
 
 log = logging.getLogger("rollwise.runtime.sets")
 
@@ -118,74 +114,3 @@ def _target(action: Any) -> str:
         if isinstance(value, dict):
             return name_of(value)
     return ""
-
-
-class SetWakes:
-    """Informer events to the work-queue keys of the sets of ``resource`` (``runtime/registrations.sets_woken``)."""
-
-    def __init__(self, resource: GroupKind, *, sets: Store, queue: WorkQueue[Hashable],
-                 consistency: ConsistencyStore, samples: MetricsRegistry | None,
-                 wall_time: Callable[[], float]) -> None:
-        self.resource = resource
-        self.queue = queue
-        self.consistency = consistency
-        self.samples = samples
-        self.wall_time = wall_time
-        self._lookup = _CachedSets(sets)
-
-    def on_set(self, delta: Delta) -> None:
-        obj = delta.new if delta.new is not None else delta.old
-        assert obj is not None
-        if delta.type == "DELETED":
-            self.consistency.clear((namespace_of(obj), name_of(obj)))
-        elif self.samples is not None and delta.new is not None:
-            # statefulset_update_duration_seconds (seed 003), from status changes as the simulator measures it.
-            self.samples.observe_set(delta.old, delta.new, self.wall_time())
-        self._wake("StatefulSet", delta)
-
-    def on_owned(self, delta: Delta) -> None:
-        """A pod changed: wake its controlling set, or the sets that could adopt it."""
-        self._wake("Pod", delta)
-
-    def on_lease(self, delta: Delta) -> None:
-        """A member Lease changed: wake the set it names."""
-        self._wake("Lease", delta)
-
-    def on_budget(self, delta: Delta) -> None:
-        """A PodDisruptionBudget changed: wake every set of its namespace (a deletion may wait on it)."""
-        self._wake("PodDisruptionBudget", delta)
-
-    def on_run(self, delta: Delta) -> None:
-        """An AnalysisRun changed: its verdict wakes the set whose canary step it is (runtime/routing.py)."""
-        self._wake("AnalysisRun", delta)
-
-    def on_claim(self, delta: Delta) -> None:
-        """A claim changed: an expansion moved on or was refused (KEP-4650) wakes the set whose claim it is."""
-        if delta.type == "MODIFIED":
-            self._wake("PersistentVolumeClaim", delta)
-
-    def _wake(self, kind: str, delta: Delta) -> None:
-        obj = delta.new if delta.new is not None else delta.old
-        assert obj is not None
-        # The informer does not say who wrote a change: no write counts as this controller's own status write.
-        change = Change(type=delta.type, kind=kind, namespace=namespace_of(obj), name=name_of(obj), obj=obj,
-                        old=delta.old if delta.new is not None else None, actor="", at=0.0,
-                        group=group_of(str(obj.get("apiVersion") or "")))
-        for resource, ns, name in sets_woken(self._lookup, change):
-            if resource == self.resource:
-                self.queue.add((ns, name))
-
-
-class _CachedSets:
-    """The sets of this controller's resource, from its informer's cache (``routing.SetLookup``)."""
-
-    __slots__ = ("_store",)
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
-    def sets_in(self, namespace: str) -> list[Obj]:
-        return self._store.list(namespace)
-
-    def find(self, namespace: str, name: str) -> Obj | None:
-        return self._store.get(namespace, name)

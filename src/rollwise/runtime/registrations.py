@@ -26,8 +26,9 @@ The controllers of other objects are rows of ``OBJECT_CONTROLLERS``, each hosted
 controller stands down in ``up`` for the runs of the namespaces a leading operator runs it for, as the set
 controllers do.
 
-Both set rows are woken by ``routing.sets_to_wake`` (their ``wakes``); every driver asks ``sets_woken``, which asks
-each distinct rule of the rows, and a set's key runs its whole chain. Rows are chained in table order on one set:
+Both set rows are woken by ``routing.sets_to_wake`` (their ``wakes``); the one change dispatcher every driver feeds
+(``runtime/dispatch.py``) asks ``sets_woken``, which asks each distinct rule of the rows, and a set's key runs its
+whole chain. Rows are chained in table order on one set:
 the quorum-aware controller (DEP-07) decides on what the StatefulSet controller left, as controller-runtime chains
 reconcilers of one object by the order they are registered.
 
@@ -148,8 +149,8 @@ _SET_WAKES = tuple(dict.fromkeys(row.wakes for row in SET_CONTROLLERS))
 
 
 def sets_woken(sets: SetLookup, ch: Change) -> list[SetKey]:
-    """The sets ``ch`` wakes, by the rules of the set controllers' rows (each distinct rule asked once): what every
-    driver calls on each change it reads."""
+    """The sets ``ch`` wakes, by the rules of the set controllers' rows (each distinct rule asked once): what the one
+    change dispatcher (``runtime/dispatch.py``) asks of each change a driver reads."""
     if len(_SET_WAKES) == 1:
         return _SET_WAKES[0](sets, ch)
     return list(dict.fromkeys(key for wakes in _SET_WAKES for key in wakes(sets, ch)))

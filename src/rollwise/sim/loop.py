@@ -32,15 +32,15 @@ from rollwise.controllers.view import SetView
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
 from rollwise.runtime.actors import CONTROLLERS, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
+from rollwise.runtime.dispatch import ChangeDispatcher
 from rollwise.runtime.hook_agent import HookAgent, release_hook
 from rollwise.runtime.kubelet import Kubelet
 from rollwise.runtime.quorum_app import QuorumModels
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder
-from rollwise.runtime.registrations import sets_woken
 from rollwise.runtime.routing import ClusterSets
 from rollwise.runtime.samples import MetricsRegistry
-from rollwise.runtime.setkeys import SetKey, all_sets
+from rollwise.runtime.setkeys import all_sets
 from rollwise.runtime.volumes import VolumeExpander
 from rollwise.scenario.scenario import Scenario
 from rollwise.sim.analyses import AnalysisPlayer
@@ -99,6 +99,10 @@ class Simulation:
         self.analyses = AnalysisPlayer(self.cluster, EngineClock(self.engine, CONTROLLER), scenario.analyses,
                                        self.recorder.emit)
         """The AnalysisRun controller, measuring from the scenario's recorded values (sim/analyses.py)."""
+        self.changes = ChangeDispatcher()
+        """Wakes the set controller for each change the feed delivers (runtime/dispatch.py)."""
+        assert self.controller.host is not None
+        self.changes.add_sets(self._sets, self.controller.host.wake)
         self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
@@ -160,7 +164,7 @@ class Simulation:
         position, e = self._cursor, 0
         # The followers, looked up once per drain rather than once per change.
         seen, tally, record = self.controller.seen, self.tallies.on_change, self.recorder.on_change
-        wake, sets = self._mark_dirty, self._sets
+        dispatch = self.changes.dispatch
         kubelet, models, hooks = self.kubelet.pod_changed, self.models, self.hooks
         for ch in changes:
             while e < len(events) and events[e][0] <= position:  # made before this change was written
@@ -182,8 +186,7 @@ class Simulation:
                 self.metrics.observe_set(ch.old, ch.obj, ch.at)
             elif ch.kind == "AnalysisRun":
                 self.analyses.changed(ch)
-            for key in sets_woken(sets, ch):
-                wake(key)
+            dispatch(ch)
         for _, event in events[e:]:
             record(event)
         self._cursor = cursor
@@ -213,11 +216,6 @@ class Simulation:
 
     def _model_event(self, namespace: str, set_name: str, sts: Obj | None, event: QuorumEvent) -> None:
         self.recorder.emit(event.t, event.type, pod=event.pod, statefulSet=set_name)
-
-    # -- the controller --------------------------------------------------------------------------------------
-
-    def _mark_dirty(self, key: SetKey) -> None:
-        self.controller.queue.add(key)
 
     # -- the result ------------------------------------------------------------------------------------------
 
