@@ -46,9 +46,12 @@ from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import LEASE, POD, PVC, STATEFULSET_KINDS, GroupKind
 from rollwise.kubelet.agent import FAULTS
+from rollwise.kubelet.loop import Kubelet
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
+from rollwise.kubelet.quorum_binding import LEASE_WRITER, QuorumModels, member_set
 from rollwise.kubelet.quorum_probe import QuorumParams
+from rollwise.kubelet.volumes import VolumeExpander
 from rollwise.local.audited import AuditedCluster
 from rollwise.local.events import KubeletEvents, quorum_event
 from rollwise.local.hosted import LocalControllers
@@ -57,8 +60,6 @@ from rollwise.local.standdown import OperatorLeases
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.clock import EpochClock, TimerHandle
 from rollwise.runtime.hand_overs import HandOvers
-from rollwise.runtime.kubelet import Kubelet
-from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder, StoreEventSink
 from rollwise.runtime.registrations import ANALYSIS, QUORUM, KindController, Registration, sets_woken, up_kinds
@@ -66,7 +67,6 @@ from rollwise.runtime.role_probes import RoleProbes
 from rollwise.runtime.routing import ClusterSets
 from rollwise.runtime.setkeys import SetKey, set_key
 from rollwise.runtime.trace import DecisionLog
-from rollwise.runtime.volumes import VolumeExpander
 
 __all__ = ["WallDriver", "scaled_params", "scaled_profile"]
 

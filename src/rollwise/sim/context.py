@@ -2,7 +2,7 @@
 
 Steps are given the simulation as a ``SimContext``: they name this protocol, not the loop that implements it, so
 imports point one way (the loop imports them, they import this). The application models are the runtime's
-(``runtime/quorum_app.py``), on the simulation's clock.
+(``kubelet/quorum_binding.py``), on the simulation's clock.
 """
 
 from __future__ import annotations

@@ -29,19 +29,19 @@ from rollwise.cluster.admission import Admission
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
+from rollwise.kubelet.hook_agent import HookAgent, release_hook
+from rollwise.kubelet.loop import Kubelet
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
+from rollwise.kubelet.quorum_binding import QuorumModels
+from rollwise.kubelet.volumes import VolumeExpander
 from rollwise.runtime.actors import CONTROLLERS, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
-from rollwise.runtime.hook_agent import HookAgent, release_hook
-from rollwise.runtime.kubelet import Kubelet
-from rollwise.runtime.quorum_app import QuorumModels
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder
 from rollwise.runtime.registrations import sets_woken
 from rollwise.runtime.routing import ClusterSets
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import SetKey, all_sets
-from rollwise.runtime.volumes import VolumeExpander
 from rollwise.scenario.scenario import Scenario
 from rollwise.sim.analyses import AnalysisPlayer
 from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine, EngineClock

@@ -1,4 +1,4 @@
-"""The one quorum-model binding (runtime/quorum_app.py) and the one member-Lease write every driver uses."""
+"""The one quorum-model binding (kubelet/quorum_binding.py) and the one member-Lease write every driver uses."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from rollwise.cluster.memory import MemoryCluster
 from rollwise.controllers.quorum.settings import LEASE_TEMPLATE, QUORUM_AWARE_POLICY, UPDATE_POLICY
 from rollwise.explore.model import Bounds, Move
 from rollwise.explore.world import initial_node, successor
+from rollwise.kubelet.loop import Kubelet
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent, QuorumParams
-from rollwise.runtime.kubelet import Kubelet
-from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, write_member_lease
+from rollwise.kubelet.quorum_binding import LEASE_WRITER, QuorumModels, write_member_lease
 
 PARAMS = QuorumParams(election_seconds=1, probe_initial_delay_seconds=1, probe_period_seconds=1)
 

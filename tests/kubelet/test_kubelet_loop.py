@@ -1,4 +1,4 @@
-"""The one kubelet drive loop (runtime/kubelet.py), over a store and a plain clock: what every driver relies on."""
+"""The one kubelet drive loop (kubelet/loop.py), over a store and a plain clock: what every driver relies on."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from rollwise.api.meta import Obj
 from rollwise.api.predicates import is_ready
 from rollwise.cluster.memory import MemoryCluster
 from rollwise.kubelet.agent import Note
+from rollwise.kubelet.loop import KUBELET, Kubelet
 from rollwise.kubelet.profiles import KubeletProfile
-from rollwise.runtime.kubelet import KUBELET, Kubelet
 
 PROFILE = KubeletProfile(start_seconds=5, ready_seconds=2, termination_seconds=3)
 
