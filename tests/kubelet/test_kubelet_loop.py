@@ -10,7 +10,7 @@ from step_clock import StepClock
 from rollwise.api.errors import Conflict
 from rollwise.api.meta import Obj
 from rollwise.api.predicates import is_ready
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.kubelet.agent import Note
 from rollwise.kubelet.loop import KUBELET, Kubelet
 from rollwise.kubelet.profiles import KubeletProfile

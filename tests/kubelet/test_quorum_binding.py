@@ -11,7 +11,7 @@ from rollwise.api.features import FeatureGates
 from rollwise.api.leases import LEADER, MEMBER_OF_LABEL, lease_role
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.predicates import is_ready
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.quorum.settings import LEASE_TEMPLATE, QUORUM_AWARE_POLICY, UPDATE_POLICY
 from rollwise.explore.model import Bounds, Move
 from rollwise.explore.world import initial_node, successor

@@ -16,9 +16,9 @@ from rollwise.api.leader_transfer import transfer_target
 from rollwise.api.leases import LEADER, MEMBER, cluster_id, format_holder, lease_role, member_id
 from rollwise.api.meta import Obj, name_of, uid_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
-from rollwise.cluster.admission import Admission
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
+from rollwise.cluster.store.admission import Admission
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.quorum.settings import read_settings
 from rollwise.controllers.statefulset.limits import limits_of

@@ -42,9 +42,9 @@ from rollwise.api.meta import (
     Obj,
     uid_of,
 )
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import LEASE, POD, PVC, STATEFULSET_KINDS, GroupKind
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.kubelet.agent import FAULTS
 from rollwise.kubelet.loop import Kubelet
 from rollwise.kubelet.profiles import KubeletProfile

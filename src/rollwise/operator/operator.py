@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api.features import FeatureGates
-from rollwise.cluster.listwatch import ListWatchSource
-from rollwise.cluster.namespaces import MultiNamespaceListWatch
+from rollwise.cluster.client.listwatch import ListWatchSource
+from rollwise.cluster.client.namespaces import MultiNamespaceListWatch
+from rollwise.cluster.client.scope import Selector, informer_selectors
 from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
 from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.resources import ANALYSIS_RUN, ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
-from rollwise.cluster.scope import Selector, informer_selectors
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView

@@ -27,9 +27,9 @@ from typing import Any, cast
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
+from rollwise.cluster.client.scope import stamp
 from rollwise.cluster.protocol import Change, Cluster
 from rollwise.cluster.resources import group_of
-from rollwise.cluster.scope import stamp
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
 from rollwise.operator.world import AsyncCluster, LoopCluster

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.scenario.scenario import Scenario
 from rollwise.sim.engine import Engine, VirtualClock
 from rollwise.sim.record import Recorder

@@ -25,8 +25,8 @@ from rollwise.api.meta import (
     uid_of,
 )
 from rollwise.api.values import clone
-from rollwise.cluster.admission import Admission
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.admission import Admission
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
 from rollwise.kubelet.hook_agent import HookAgent, release_hook

@@ -103,8 +103,8 @@ def _served(row: WorldResource) -> Resource:
 
 
 # The one table (rollwise.cluster.resources) seen as REST. The project's own kinds are not built in: ApiStore installs
-# their CRDs (cluster/crd.py, cluster/crd_analysis.py), so each is served, defaulted and validated as a cluster
-# serves it, by its schema and CEL rules.
+# their CRDs (cluster/crd/statefulset.py, cluster/crd/analysis.py), so each is served, defaulted and validated as a
+# cluster serves it, by its schema and CEL rules.
 BUILTINS: tuple[Resource, ...] = tuple(_served(row) for row in BUILTIN_RESOURCES if row.group != PROJECT_GROUP)
 
 

@@ -47,11 +47,11 @@ from rollwise.apiserver.storage.bootstrap import (
 from rollwise.apiserver.storage.fieldsets import ListTypes
 from rollwise.apiserver.storage.ownership import apply, record_write
 from rollwise.apiserver.storage.patch_apply import patched
-from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
-from rollwise.cluster.pump import FeedPump
 from rollwise.cluster.resources import POD, GroupKind
+from rollwise.cluster.store.memory import MemoryCluster
+from rollwise.cluster.store.persistence import uuid_uids
+from rollwise.cluster.store.pump import FeedPump
 from rollwise.cluster.wire import format_time
 
 __all__ = ["PATCH_TYPES", "ApiStore", "Forbidden", "UnsupportedMediaType"]
