@@ -87,7 +87,7 @@ class ApiStore:
         self.admission.plugins.bind(self.cluster, clock)  # Priority, DefaultStorageClass, the scheduler read the store
         for r in self.registry:
             if r.key not in self.cluster.resources:
-                self.cluster.resources.register(r.world_row())
+                self.cluster.resources.register(r.row)
         install_rollwise_crd(self.cluster)
         for crd in self.cluster.list(CRD):
             self.registry.register_in(self.cluster.resources, crd)
