@@ -3,7 +3,7 @@
 The controllers run in the controller core (``runtime``), as in the simulator, on a scheduler over the wall
 clock: a change to a set or to one of its pods adds the set to the work queue and a reconcile runs on the next loop
 turn (changes coalesce); ``Plan.requeue_after`` and failure back-off become ``call_later`` timers. The kubelet is
-the simulator's (``runtime/kubelet.py``) on the same clock: it looks at a pod when someone other than itself changed
+the simulator's (``kubelet/loop.py``) on the same clock: it looks at a pod when someone other than itself changed
 it, and again at the time ``advance`` asks for; here it also writes the Events a scheduler and a kubelet write
 (``local/events.py``), and looks again shortly at a pod whose status write a client's change refused. Simulated
 durations (kubelet start and ready delays, back-offs, termination) are divided by ``speed``; the clock itself is
@@ -21,7 +21,7 @@ instead: the driver routes their changes, and every claim deletion, to it, and s
 
 With ``apps`` (``up --kubelet FILE``'s ``apps.<set>: {model: quorum, ...}``), the sets of those names (in any
 namespace, each namespace its own cluster) run the quorum model exactly as the simulator runs it, through the one
-binding (``runtime/quorum_app.py``): its durations are divided by ``speed`` like the kubelet's, its member Leases go
+binding (``kubelet/quorum_binding.py``): its durations are divided by ``speed`` like the kubelet's, its member Leases go
 to the store, and its events become Kubernetes Events on the set, so ``kubectl get events`` shows elections. The
 pods of a bound set always run in the simulated kubelet, even when their image matches ``--process-images``: naming
 a set in the kubelet file asks for the model.
@@ -142,7 +142,7 @@ class WallDriver:
         self.kubelet: Kubelet | None = None
         self.volumes: VolumeExpander | None = None
         """Claims whose request grew expand, capacity following after a delay (runtime/volumes.py)."""
-        """The simulated kubelet (runtime/kubelet.py), on the driver's clock, for every pod no process runs."""
+        """The simulated kubelet (kubelet/loop.py), on the driver's clock, for every pod no process runs."""
         self._stopped = False
         self._orphaning: dict[asyncio.TimerHandle, Callable[[], None]] = {}
         self._apps = {name: scaled_params(p, speed) for name, p in (apps or {}).items()}
@@ -150,7 +150,7 @@ class WallDriver:
         self._lease_timer: TimerHandle | None = None
         """The operators' Leases: the controllers an operator runs stand down here while it leads (standdown.py)."""
         self.models: QuorumModels | None = None
-        """The quorum models of the sets ``apps`` binds (runtime/quorum_app.py), on the driver's clock."""
+        """The quorum models of the sets ``apps`` binds (kubelet/quorum_binding.py), on the driver's clock."""
         if processes is not None:  # a set bound to a model runs in the simulated kubelet
             processes.excluded = lambda pod: member_set(pod) in self._apps
         listen(self._on_change)
@@ -166,9 +166,9 @@ class WallDriver:
         writes = self.cluster if self.audit is None else AuditedCluster(self.cluster, self.audit, clock=self.clock)
         # Wall-clock instants never repeat, so the per-instant settle guard does not apply; after each reconcile
         # its writes are delivered to the watchers.
-        self._controller = SetController(writes, clock=self._scheduler, gates=self.gates, recorder=self._recorder,
-                                         quorum=self.quorum_on, backoff_max=_BACKOFF_MAX, settle_guard=False,
-                                         after_each=self.pump)
+        self._controller = SetController.inline(writes, clock=self._scheduler, gates=self.gates,
+                                                recorder=self._recorder, quorum=self.quorum_on,
+                                                backoff_max=_BACKOFF_MAX, settle_guard=False, after_each=self.pump)
         self._controller.stands_down = self._skips
         if self.processes is not None:
             # Role-probed sets whose members run here are asked at the member's own port (role_probes.py).

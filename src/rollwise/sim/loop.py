@@ -78,10 +78,10 @@ class Simulation:
         quorum = {name: app.params for name, app in scenario.apps.items() if app.model == "quorum"}
         self.models = QuorumModels(self.cluster, quorum, clock=kubelet_clock, poke_pod=self._kubelet_poke,
                                    emit=self._model_event) if quorum else None
-        """The application models bound to sets (runtime/quorum_app.py)."""
+        """The application models bound to sets (kubelet/quorum_binding.py)."""
         self.kubelet = Kubelet(self.cluster, kubelet_clock, scenario.kubelet, handed_over=True,
                                readiness=self.models.readiness_for if self.models is not None else None)
-        """The simulated kubelet (runtime/kubelet.py); a refused write of its is a bug, so it is not retried."""
+        """The simulated kubelet (kubelet/loop.py); a refused write of its is a bug, so it is not retried."""
         profile = scenario.kubelet
         self.hooks = HookAgent(self.cluster, kubelet_clock, lambda pod: profile.hook_release_delay(
             [str(c.get("image")) for c in pod["spec"].get("containers") or ()])) if _releases_hooks(profile) else None
@@ -92,10 +92,10 @@ class Simulation:
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
         quiet = QuietWrites(self.recorder, lambda: self.cluster.cursor)  # the summary's writesWithoutChange
-        self.controller = SetController(self.cluster, clock=EngineClock(self.engine, CONTROLLER), gates=scenario.gates,
-                                        recorder=EventRecorder(self.events, now=self.clock, wall_time=self.clock,
-                                                               correlate=False),
-                                        metrics=self.metrics, census=True, after_each=quiet.ended)
+        self.controller = SetController.inline(
+            self.cluster, clock=EngineClock(self.engine, CONTROLLER), gates=scenario.gates,
+            recorder=EventRecorder(self.events, now=self.clock, wall_time=self.clock, correlate=False),
+            metrics=self.metrics, census=True, after_each=quiet.ended)
         self.analyses = AnalysisPlayer(self.cluster, EngineClock(self.engine, CONTROLLER), scenario.analyses,
                                        self.recorder.emit)
         """The AnalysisRun controller, measuring from the scenario's recorded values (sim/analyses.py)."""

@@ -1,4 +1,6 @@
-"""The quorum-aware companion for plain ``apps/v1`` sets, as the operator runs it (operator-plan §2, DEP-07).
+"""The quorum-aware companion for plain ``apps/v1`` sets, as the operator runs it (operator-plan §2, DEP-07): how
+the ``QUORUM`` row of ``runtime/registrations.py`` decides in the operator for a kind whose StatefulSet controller the
+operator never runs (its ``operator_decide``).
 
 On a real cluster kube-controller-manager owns an ``apps/v1`` set's status: a second writer would fight it (each
 write of ours is overwritten, each of its writes drops our condition). So the companion writes only pod deletes,
@@ -7,6 +9,10 @@ pure controller owns (``AllMembersUpdated``), with RFC 3339 times and the rollou
 ``cluster/quorum_status.py``, docs/quorum-status.md). Its memory (the message of the last wait, which keeps a long
 hold to one event) is read back from that annotation, so the pure controller decides exactly as it does in the
 simulator, where it shares the status.
+
+A pure decision (view in, plan out, no I/O, no clock). It lives here rather than in ``controllers/`` because the
+annotation's codec is the cluster's (``cluster/quorum_status.py``, which ``rollwise rollout status`` reads too), and
+``controllers/`` does not import ``cluster/``.
 """
 
 from __future__ import annotations
