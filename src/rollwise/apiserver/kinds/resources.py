@@ -197,13 +197,14 @@ class Registry:
     def __iter__(self) -> Iterator[Resource]:
         """Built-ins, then custom resources; a CRD for a built-in row (the rollwise kind) replaces that row."""
         custom = [r for rs in self._custom.values() for r in rs]
-        shadowed = {(r.group, r.version, r.plural) for r in custom}
-        yield from (r for r in self._builtin if (r.group, r.version, r.plural) not in shadowed)
+        shadowed = {(r.row.group, r.version, r.row.plural) for r in custom}
+        yield from (r for r in self._builtin if (r.row.group, r.version, r.row.plural) not in shadowed)
         yield from custom
 
     def find(self, group: str, version: str, plural: str) -> Resource | None:
-        for r in self:
-            if r.group == group and r.version == version and r.plural == plural:
+        for r in self:  # the row's fields directly: this runs on every request
+            row = r.row
+            if row.plural == plural and row.group == group and r.version == version:
                 return r
         return None
 
