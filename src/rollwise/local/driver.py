@@ -75,7 +75,7 @@ log = logging.getLogger("rollwise.wall")
 _BACKOFF_MAX = 300.0
 _KUBELET_RETRY = 0.05
 _ORPHAN_SECONDS = 0.1
-"""Wall seconds from an Orphan delete to the collector's orphaning step (cluster/memory_deletion.py): a cluster's
+"""Wall seconds from an Orphan delete to the collector's orphaning step (cluster/store/memory_deletion.py): a cluster's
 garbage collector acts once its informers saw the deletionTimestamp, a few to a hundred milliseconds later, and
 meanwhile every controller sees the owner as being deleted. Not divided by ``speed``: no workload timing."""
 """Seconds before the kubelet looks again at a pod whose status write was refused (a client changed it meanwhile)."""
@@ -141,7 +141,7 @@ class WallDriver:
         self._pod_events: KubeletEvents | None = None
         self.kubelet: Kubelet | None = None
         self.volumes: VolumeExpander | None = None
-        """Claims whose request grew expand, capacity following after a delay (runtime/volumes.py)."""
+        """Claims whose request grew expand, capacity following after a delay (kubelet/volumes.py)."""
         """The simulated kubelet (kubelet/loop.py), on the driver's clock, for every pod no process runs."""
         self._stopped = False
         self._orphaning: dict[asyncio.TimerHandle, Callable[[], None]] = {}

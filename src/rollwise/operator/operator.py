@@ -117,7 +117,7 @@ def _keyed(set_ctl: SetController, kind: GroupKind) -> Callable[[Hashable], Awai
 
 def _source(world: AsyncCluster, kind: str, namespaces: tuple[str, ...],
             labels: Selector | None) -> ListWatchSource:
-    """The kind's list/watch: the cluster, one namespace, or several merged (``cluster.namespaces``)."""
+    """The kind's list/watch: the cluster, one namespace, or several merged (``cluster/client/namespaces.py``)."""
     if len(namespaces) <= 1:
         return world.list_watch(kind, namespaces[0] if namespaces else None, labels=labels)
     return MultiNamespaceListWatch([world.list_watch(kind, ns, labels=labels) for ns in namespaces])
@@ -145,7 +145,7 @@ class Operator:
         chains = operator_kinds(config.controllers)
         names = [KIND_CONTROLLERS[kind][0] for kind in chains]
         shared_world = worlds[names[0]] if names else next(iter(worlds.values()))
-        # Only what rollwise owns (cluster.scope): pods and claims by label, member Leases by label.
+        # Only what rollwise owns (cluster/client/scope.py): pods and claims by label, member Leases by label.
         selectors = informer_selectors(config.controllers)
         self.informers = {kind: Informer(_source(shared_world, kind, config.namespaces, selectors[kind]), self.clock,
                                          rng=self.rng) for kind in SHARED_KINDS}

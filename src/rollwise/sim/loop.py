@@ -87,7 +87,7 @@ class Simulation:
             [str(c.get("image")) for c in pod["spec"].get("containers") or ()])) if _releases_hooks(profile) else None
         """The applications' drain agents for pre-delete hooks, when the scenario models one (hook_agent.py)."""
         self.volumes = VolumeExpander(self.cluster, kubelet_clock)
-        """Claims whose request grew expand, capacity following after a delay (runtime/volumes.py)."""
+        """Claims whose request grew expand, capacity following after a delay (kubelet/volumes.py)."""
         self.metrics = MetricsRegistry()
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
