@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.pump import FeedPump
 from rollwise.cluster.resources import POD
+from rollwise.cluster.store.memory import MemoryCluster
+from rollwise.cluster.store.pump import FeedPump
 from rollwise.local.hosted import LocalControllers
 from rollwise.runtime.clock import EpochClock
 from rollwise.runtime.dispatch import ChangeDispatcher

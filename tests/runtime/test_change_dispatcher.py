@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from rollwise.api.meta import Obj
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import ANALYSIS_RUN, ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.runtime import dispatch
 from rollwise.runtime.dispatch import ChangeDispatcher
 from rollwise.runtime.registrations import ANALYSIS

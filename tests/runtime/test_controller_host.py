@@ -12,9 +12,9 @@ import pytest
 
 from rollwise.api.errors import Conflict
 from rollwise.api.meta import Obj
-from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.pump import FeedPump
 from rollwise.cluster.resources import POD
+from rollwise.cluster.store.memory import MemoryCluster
+from rollwise.cluster.store.pump import FeedPump
 from rollwise.local.hosted import LocalControllers
 from rollwise.runtime.clock import VirtualClock
 from rollwise.runtime.dispatch import ChangeDispatcher

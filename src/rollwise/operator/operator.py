@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from rollwise.api.features import FeatureGates
-from rollwise.cluster.listwatch import ListWatchSource
-from rollwise.cluster.namespaces import MultiNamespaceListWatch
+from rollwise.cluster.client.listwatch import ListWatchSource
+from rollwise.cluster.client.namespaces import MultiNamespaceListWatch
+from rollwise.cluster.client.scope import Selector, informer_selectors
 from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
 from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.resources import ANALYSIS_RUN, ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
-from rollwise.cluster.scope import Selector, informer_selectors
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView
@@ -125,7 +125,7 @@ def _keyed(set_ctl: SetController, kind: GroupKind) -> Callable[[Hashable], Awai
 
 def _source(world: AsyncCluster, kind: str, namespaces: tuple[str, ...],
             labels: Selector | None) -> ListWatchSource:
-    """The kind's list/watch: the cluster, one namespace, or several merged (``cluster.namespaces``)."""
+    """The kind's list/watch: the cluster, one namespace, or several merged (``cluster/client/namespaces.py``)."""
     if len(namespaces) <= 1:
         return world.list_watch(kind, namespaces[0] if namespaces else None, labels=labels)
     return MultiNamespaceListWatch([world.list_watch(kind, ns, labels=labels) for ns in namespaces])
@@ -153,7 +153,7 @@ class Operator:
         chains = operator_kinds(config.controllers)
         names = [KIND_CONTROLLERS[kind][0] for kind in chains]
         shared_world = worlds[names[0]] if names else next(iter(worlds.values()))
-        # Only what rollwise owns (cluster.scope): pods and claims by label, member Leases by label.
+        # Only what rollwise owns (cluster/client/scope.py): pods and claims by label, member Leases by label.
         selectors = informer_selectors(config.controllers)
         self.informers = {kind: Informer(_source(shared_world, kind, config.namespaces, selectors[kind]), self.clock,
                                          rng=self.rng) for kind in SHARED_KINDS}

@@ -22,8 +22,8 @@ from typing import Any
 
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj, name_of, uid_of
+from rollwise.cluster.client.scope import stamp
 from rollwise.cluster.protocol import Cluster
-from rollwise.cluster.scope import stamp
 from rollwise.controllers.plan import Plan
 from rollwise.operator.world import AsyncCluster, LoopCluster
 from rollwise.runtime.cache import Store
@@ -88,7 +88,7 @@ class OperatorWrites:
             log.info("%s %s/%s: %s%s: %s", self.name, ns, name, kind, f" {obj}" if obj else "", reason,
                      extra={"controller": self.name, "set": f"{ns}/{name}", "action": kind, "object": obj or None,
                             "reason": reason})
-        # What the operator creates carries the label its informers select by (cluster.scope).
+        # What the operator creates carries the label its informers select by (cluster/client/scope.py).
         notes = WriteNotes(self.consistency, owner=_owner(key), owner_uid=uid_of(sts), tracked=self.tracked,
                            prepare=stamp)
         if self.inline is not None:

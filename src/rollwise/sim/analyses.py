@@ -23,9 +23,9 @@ from rollwise.api.analysis import Measured
 from rollwise.api.errors import ApiStatusError, NotFound
 from rollwise.api.meta import Obj, labels, name_of, namespace_of
 from rollwise.api.revisions import template_of
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import ANALYSIS_RUN, ANALYSIS_TEMPLATE
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.analysis import completion_events, decide, next_reconcile, record
 from rollwise.controllers.statefulset.analysis import RUN_REVISION_LABEL, SET_LABEL
 from rollwise.runtime.actors import ANALYSIS_CONTROLLER

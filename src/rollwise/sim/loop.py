@@ -25,23 +25,23 @@ from rollwise.api.meta import (
     uid_of,
 )
 from rollwise.api.values import clone
-from rollwise.cluster.admission import Admission
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.admission import Admission
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
+from rollwise.kubelet.hook_agent import HookAgent, release_hook
+from rollwise.kubelet.loop import Kubelet
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
+from rollwise.kubelet.quorum_binding import QuorumModels
+from rollwise.kubelet.volumes import VolumeExpander
 from rollwise.runtime.actors import CONTROLLERS, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.dispatch import ChangeDispatcher
-from rollwise.runtime.hook_agent import HookAgent, release_hook
-from rollwise.runtime.kubelet import Kubelet
-from rollwise.runtime.quorum_app import QuorumModels
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder
 from rollwise.runtime.routing import ClusterSets
 from rollwise.runtime.samples import MetricsRegistry
 from rollwise.runtime.setkeys import all_sets
-from rollwise.runtime.volumes import VolumeExpander
 from rollwise.scenario.scenario import Scenario
 from rollwise.sim.analyses import AnalysisPlayer
 from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine, EngineClock
@@ -78,16 +78,16 @@ class Simulation:
         quorum = {name: app.params for name, app in scenario.apps.items() if app.model == "quorum"}
         self.models = QuorumModels(self.cluster, quorum, clock=kubelet_clock, poke_pod=self._kubelet_poke,
                                    emit=self._model_event) if quorum else None
-        """The application models bound to sets (runtime/quorum_app.py)."""
+        """The application models bound to sets (kubelet/quorum_binding.py)."""
         self.kubelet = Kubelet(self.cluster, kubelet_clock, scenario.kubelet, handed_over=True,
                                readiness=self.models.readiness_for if self.models is not None else None)
-        """The simulated kubelet (runtime/kubelet.py); a refused write of its is a bug, so it is not retried."""
+        """The simulated kubelet (kubelet/loop.py); a refused write of its is a bug, so it is not retried."""
         profile = scenario.kubelet
         self.hooks = HookAgent(self.cluster, kubelet_clock, lambda pod: profile.hook_release_delay(
             [str(c.get("image")) for c in pod["spec"].get("containers") or ()])) if _releases_hooks(profile) else None
         """The applications' drain agents for pre-delete hooks, when the scenario models one (hook_agent.py)."""
         self.volumes = VolumeExpander(self.cluster, kubelet_clock)
-        """Claims whose request grew expand, capacity following after a delay (runtime/volumes.py)."""
+        """Claims whose request grew expand, capacity following after a delay (kubelet/volumes.py)."""
         self.metrics = MetricsRegistry()
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
