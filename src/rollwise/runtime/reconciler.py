@@ -23,7 +23,7 @@ import asyncio
 import dataclasses
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.features import FeatureGates
@@ -111,7 +111,9 @@ class _Write:
     plan: Plan
 
 
-_Steps = Generator[_Probe | _Write, object, tuple[float | None, ApiStatusError | None]]
+_Steps = Generator[_Probe | _Write, Any, tuple[float | None, ApiStatusError | None]]
+"""A reconcile's steps: it yields what needs I/O and is sent back the answer (a ``_Probe``'s answers by pod, a
+``_Write``'s first error or None), and returns when to look again and the error that stopped it."""
 
 
 class SetController:
@@ -263,8 +265,7 @@ class SetController:
                 view = self.reads.view(sts, gates=self.gates, fresh=fresh)
             seen = view
             if row is QUORUM and self.role_probes is not None:
-                probes = yield _Probe(view)
-                seen = dataclasses.replace(view, probes=probes)  # type: ignore[arg-type]
+                seen = dataclasses.replace(view, probes=(yield _Probe(view)))
             if row is QUORUM and self.hand_overs is not None:
                 self.hand_overs.answer(seen)
             plan = self._decision(row, key[0])(seen)
@@ -275,9 +276,9 @@ class SetController:
             requeue = _sooner(requeue, plan.requeue_after)
             if not plan.actions:
                 continue
-            error = yield _Write(row, sts, plan)
+            error: ApiStatusError | None = yield _Write(row, sts, plan)
             if error is not None or not self.reads.sees_own_writes:
-                return requeue, error  # type: ignore[return-value]
+                return requeue, error
             # The next controller decides on what this one left.
             found = self.reads.get(key)
             if found is None:
