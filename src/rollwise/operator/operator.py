@@ -26,7 +26,7 @@ from rollwise.cluster.client.namespaces import MultiNamespaceListWatch
 from rollwise.cluster.client.scope import Selector, informer_selectors
 from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
 from rollwise.cluster.protocol import Cluster
-from rollwise.cluster.resources import ANALYSIS_RUN, ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
+from rollwise.cluster.resources import ANALYSIS_RUN, GroupKind
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView
@@ -65,15 +65,10 @@ __all__ = ["CONTROLLERS", "Operator", "OperatorConfig"]
 
 log = logging.getLogger("rollwise.runtime.operator")
 
-CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
 CONTROLLERS = run_controller_names()
 """``--controllers``, as the registration table names them (``runtime/registrations.py``): the StatefulSet
 controller of the custom kind, the quorum-aware controller of both kinds, and the AnalysisRun controller
 (``operator/analysis.py``)."""
-# The operator's set controller of each kind (its informer, work queue and metrics name; the world ``worlds`` gives
-# for it): the kind's chain of controllers runs in it.
-KIND_CONTROLLERS = {ROLLWISE_STATEFULSET: (operator_kind_name(ROLLWISE_STATEFULSET), CR_API_VERSION),
-                    STATEFULSET: (operator_kind_name(STATEFULSET), "apps/v1")}
 SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease", "PodDisruptionBudget")
 
 
@@ -151,7 +146,9 @@ class Operator:
         self.metrics = metrics or RuntimeMetrics()
         self.rng = rng or random.Random()
         chains = operator_kinds(config.controllers)
-        names = [KIND_CONTROLLERS[kind][0] for kind in chains]
+        # The operator's set controller of each kind, by the table's name (its informer, work queue and metrics name;
+        # the world ``worlds`` gives for it): the kind's chain of controllers runs in it.
+        names = [operator_kind_name(kind) for kind in chains]
         shared_world = worlds[names[0]] if names else next(iter(worlds.values()))
         # Only what rollwise owns (cluster/client/scope.py): pods and claims by label, member Leases by label.
         selectors = informer_selectors(config.controllers)
@@ -181,7 +178,7 @@ class Operator:
             informer.add_handler(informer_feed(self.changes, shared, objects=False))
         self.sets: list[SetController] = []
         for kind, chain in chains.items():
-            name = KIND_CONTROLLERS[kind][0]
+            name = operator_kind_name(kind)
             informer = self.set_informers[name] = Informer(_source(worlds[name], "StatefulSet", config.namespaces,
                                                                    None), self.clock, rng=self.rng)
             caches = {k: i.store for k, i in self.informers.items()}
