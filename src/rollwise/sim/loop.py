@@ -100,9 +100,11 @@ class Simulation:
                                        self.recorder.emit)
         """The AnalysisRun controller, measuring from the scenario's recorded values (sim/analyses.py)."""
         self.changes = ChangeDispatcher()
-        """Wakes the set controller for each change the feed delivers (runtime/dispatch.py)."""
+        """Wakes the set controller and the AnalysisRun controller for each change the feed delivers
+        (runtime/dispatch.py)."""
         assert self.controller.host is not None
         self.changes.add_sets(self._sets, self.controller.host.wake)
+        self.analyses.register(self.changes)
         self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
@@ -184,8 +186,6 @@ class Simulation:
                 self.volumes.claim_changed(ch)
             elif ch.kind == "StatefulSet" and ch.type != "DELETED":
                 self.metrics.observe_set(ch.old, ch.obj, ch.at)
-            elif ch.kind == "AnalysisRun":
-                self.analyses.changed(ch)
             dispatch(ch)
         for _, event in events[e:]:
             record(event)
