@@ -33,9 +33,7 @@ def _timeline(ip: str) -> int:
 
 
 @pytest.mark.parametrize("transfer", [
-    # Both take half a minute of three PostgreSQL servers, etcd, up and the operator: ``make test-slow`` (CI runs
-    # it); tests/apiserver/test_up_real_patroni.py keeps Patroni members on up in ``make test``.
-    pytest.param("patroni", id="the operator sends the switchover", marks=pytest.mark.slow),
+    pytest.param("patroni", id="the operator sends the switchover"),
     pytest.param("true", id="up's process kubelet answers as the member's agent", marks=pytest.mark.slow),
 ])
 def test_the_operator_rolls_a_patroni_set_primary_last_with_one_switchover_and_no_lost_write(
