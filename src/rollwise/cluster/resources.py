@@ -93,6 +93,9 @@ class Resource:
     verbs: tuple[str, ...] = ()
     """The verbs served; empty is every verb of a stored resource. A review (``SelfSubjectAccessReview``) is only
     created, never stored: its verbs are ``("create",)``."""
+    definition: Mapping[str, Any] | None = field(default=None, compare=False)
+    """The CustomResourceDefinition that defines the row, when one does: the API server serves the row's versions
+    (their schemas, printer columns and scale paths) from it, so a CRD lives in this one table and nowhere else."""
 
     @property
     def stored(self) -> bool:
@@ -254,6 +257,8 @@ class ResourceTable:
     _by_kind: dict[str, GroupKind] = field(default_factory=dict)
     _scoped: dict[ResourceRef, tuple[GroupKind, bool]] = field(default_factory=dict)  # resolve() + namespaced
     _of: dict[tuple[str, str], GroupKind] = field(default_factory=dict)  # (apiVersion, kind) -> of()
+    revision: int = 0
+    """Counts the changes of the table, so a view over it (the API server's registry) knows when to read it again."""
 
     @classmethod
     def builtin(cls) -> ResourceTable:
@@ -263,15 +268,18 @@ class ResourceTable:
         return table
 
     def register(self, row: Resource) -> None:
-        """Add (or replace) a row; a bare kind keeps naming the first row registered with it."""
+        """Add (or replace, in its place) a row; a bare kind keeps naming the first row registered with it."""
         gk = row.group_kind
         self._rows[gk] = row
+        self.revision += 1
         self._by_kind.setdefault(row.kind, gk)
         self._scoped.clear()
         self._of.clear()
 
     def unregister(self, gk: GroupKind) -> None:
+        """Drop a row (registered again, it comes last)."""
         self._rows.pop(gk, None)
+        self.revision += 1
         self._scoped.clear()
         self._of.clear()
         if self._by_kind.get(gk.kind) == gk:
