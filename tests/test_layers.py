@@ -59,3 +59,11 @@ def test_a_strategy_name_is_typed_in_at_most_three_modules() -> None:
     typed = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
                    if '"EnforcedRollingUpdate"' in (text := p.read_text()) or '"enforcedRollingUpdate"' in text)
     assert len(typed) <= 3, typed
+
+
+def test_the_quorum_aware_policy_name_is_typed_in_at_most_three_modules() -> None:
+    """``QuorumAware`` (the annotation value that hands a set to the quorum-aware controller) is a strategy name to
+    scenarios, the explorer and the demos: they read it from api/strategies.py, as every other strategy name."""
+    src = Path(__file__).resolve().parents[1] / "src"
+    typed = sorted(str(p.relative_to(src)) for p in src.rglob("*.py") if '"QuorumAware"' in p.read_text())
+    assert len(typed) <= 3, typed

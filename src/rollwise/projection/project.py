@@ -31,7 +31,7 @@ from rollwise.api.predicates import (
 from rollwise.api.reasons import COMPLETE_REASONS, FAILING_REASONS
 from rollwise.api.revisions import template_of
 from rollwise.api.rollout import rollout_complete
-from rollwise.api.strategies import BLOCK_KEYS, ON_DELETE, ROLLING_KINDS, declared_type
+from rollwise.api.strategies import BLOCK_KEYS, ON_DELETE, ROLLING_KINDS, declared_type, partition_floor
 from rollwise.controllers.quorum.settings import handed_to_quorum, read_settings
 from rollwise.projection.canary import canary_of
 from rollwise.projection.model import (
@@ -78,7 +78,7 @@ def project(
     stype = declared_type(strategy)
     block = next(filter(None, map(strategy.get, BLOCK_KEYS)), None) or {}  # the first block given
     quorum = handed_to_quorum(sts)
-    partition = int(block.get("partition") or 0) if stype in ROLLING_KINDS else 0
+    partition = partition_floor(strategy)
     mrs = float(spec.get("minReadySeconds") or 0)
     members = sorted((p for p in pods if is_member_of(sts, p)), key=ordinal_of)
     span = ordinal_range(sts)
