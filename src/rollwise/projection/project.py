@@ -28,7 +28,7 @@ from rollwise.api.predicates import (
     is_terminating,
     unavailable_cause,
 )
-from rollwise.api.reasons import COMPLETE_REASONS, FAILING_REASONS
+from rollwise.api.reasons import FAILING_REASONS, says_complete
 from rollwise.api.revisions import template_of
 from rollwise.api.rollout import rollout_complete
 from rollwise.api.strategies import BLOCK_KEYS, ON_DELETE, ROLLING_KINDS, declared_type, partition_floor
@@ -95,7 +95,7 @@ def project(
         and bool(update_rev)
     held_floor = partition  # an index into the range, as the controller reads it (api/rollout.py: floor)
     complete = observed and not is_aborted(status) and (
-        (progressing is not None and progressing.reason in COMPLETE_REASONS)
+        (progressing is not None and says_complete(progressing.status, progressing.reason))
         or rollout_complete([by_ordinal.get(o) for o in span],
                             outside_range=sum(1 for p in members if ordinal_of(p) not in span),
                             floor=held_floor, update_revision=update_rev, min_ready_seconds=mrs, now=now))
