@@ -63,7 +63,7 @@ def test_a_deleted_crds_kind_is_gone_from_api_resources_and_its_url_answers_a_no
     assert _api_resources(up) == []
     raw = up.kubectl("get", "--raw", "/apis/example.com/v1/namespaces/default/gadgets", check=False)
     assert raw.returncode != 0 and raw.stdout == ""
-    assert "NotFound" in raw.stderr or "could not find the requested resource" in raw.stderr
+    assert "Error from server (NotFound): the server could not find the requested resource" in raw.stderr
     listed = up.kubectl("get", "gadgets", check=False)
     assert listed.returncode != 0 and listed.stdout == ""
     assert 'the server doesn\'t have a resource type "gadgets"' in listed.stderr
