@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from rollwise.api.meta import PROJECT_GROUP
+
 __all__ = [
     "ANALYSIS_RUN",
     "ANALYSIS_TEMPLATE",
@@ -159,11 +161,11 @@ BUILTIN_RESOURCES: tuple[Resource, ...] = (
     _r("apps", "v1", "Deployment", "deployments", short="deploy", status=True, scale=True, categories=_ALL),
     _r("apps", "v1", "ReplicaSet", "replicasets", short="rs", status=True, scale=True, categories=_ALL),
     _r("apps", "v1", "DaemonSet", "daemonsets", short="ds", status=True, categories=_ALL),
-    _r("apps.rollwise.dev", "v1alpha1", "StatefulSet", "statefulsets", short="rsts", status=True, scale=True,
+    _r(PROJECT_GROUP, "v1alpha1", "StatefulSet", "statefulsets", short="rsts", status=True, scale=True,
        categories=("all", "rollwise")),
-    _r("apps.rollwise.dev", "v1alpha1", "AnalysisTemplate", "analysistemplates", short="at",
+    _r(PROJECT_GROUP, "v1alpha1", "AnalysisTemplate", "analysistemplates", short="at",
        categories=("rollwise",)),
-    _r("apps.rollwise.dev", "v1alpha1", "AnalysisRun", "analysisruns", short="ar", status=True,
+    _r(PROJECT_GROUP, "v1alpha1", "AnalysisRun", "analysisruns", short="ar", status=True,
        categories=("rollwise",)),
     _r("batch", "v1", "Job", "jobs", status=True, categories=_ALL),
     _r("batch", "v1", "CronJob", "cronjobs", short="cj", status=True, categories=_ALL),
@@ -224,12 +226,10 @@ EVENT_V1 = GroupKind("", "Event")
 EVENT = GroupKind("events.k8s.io", "Event")
 LEASE = GroupKind("coordination.k8s.io", "Lease")
 STATEFULSET = GroupKind("apps", "StatefulSet")
-ROLLWISE_STATEFULSET = GroupKind("apps.rollwise.dev", "StatefulSet")
+ROLLWISE_STATEFULSET = GroupKind(PROJECT_GROUP, "StatefulSet")
 CONTROLLER_REVISION = GroupKind("apps", "ControllerRevision")
-ANALYSIS_TEMPLATE = GroupKind("apps.rollwise.dev", "AnalysisTemplate")
-ANALYSIS_RUN = GroupKind("apps.rollwise.dev", "AnalysisRun")
-PROJECT_GROUP = "apps.rollwise.dev"
-"""The project's own group: its kinds are served by their CRDs (cluster/crd/statefulset.py, cluster/crd/analysis.py)."""
+ANALYSIS_TEMPLATE = GroupKind(PROJECT_GROUP, "AnalysisTemplate")
+ANALYSIS_RUN = GroupKind(PROJECT_GROUP, "AnalysisRun")
 STATEFULSET_KINDS = (STATEFULSET, ROLLWISE_STATEFULSET)
 """The resources rollwise's StatefulSet controller runs: the built-in kind and the project's CRD."""
 

@@ -19,18 +19,17 @@ apply to the ``apps.rollwise.dev`` kind only.
 
 from __future__ import annotations
 
-from rollwise.api.meta import Obj, format_selector
+from rollwise.api.meta import PROJECT_GROUP, Obj, format_selector
 from rollwise.api.reasons import says_complete
 from rollwise.api.rollout import PARTITION_ROLLED_OUT, ROLLOUT_COMPLETE
 
-__all__ = ["CUSTOM_API_GROUP", "READY", "is_custom_kind", "ready_condition", "with_generation", "with_selector"]
+__all__ = ["READY", "is_custom_kind", "ready_condition", "with_generation", "with_selector"]
 
-CUSTOM_API_GROUP = "apps.rollwise.dev"
 READY = "Ready"
 
 
 def is_custom_kind(sts: Obj) -> bool:
-    return str(sts.get("apiVersion", "")).split("/")[0] == CUSTOM_API_GROUP
+    return str(sts.get("apiVersion", "")).split("/")[0] == PROJECT_GROUP
 
 
 def ready_condition(progressing: Obj, status: Obj) -> Obj:
