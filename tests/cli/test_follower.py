@@ -85,6 +85,27 @@ def test_a_server_that_stops_answering_is_said_until_it_answers_and_a_set_delete
     run(go())
 
 
+def test_a_watch_taken_up_again_after_a_failure_clears_it_when_the_server_closes_it() -> None:
+    async def go() -> None:
+        clock = VirtualClock()
+        sources: dict[GroupKind, _Flaky] = {}
+        follower = Follower(None, None, [STATEFULSET], clock=clock,  # type: ignore[arg-type]
+                            source=lambda gk: sources.setdefault(gk, _Flaky(gk.kind)))
+        await follower.start()
+        sets = sources[STATEFULSET]
+        sets.down = True
+        await sets.close_watches()
+        await clock.settle()
+        assert follower.unreachable == "connection refused"
+        sets.down = False
+        await clock.advance(BACKOFF_CAP_SECONDS * 2)  # watching again, with nothing to tell
+        await sets.close_watches()
+        await clock.settle()
+        assert follower.unreachable is None
+        await follower.stop()
+    run(go())
+
+
 def test_a_set_kind_the_server_does_not_serve_fails_the_start() -> None:
     class Missing(FakeSource):
         async def list(self, *, resource_version: str):  # type: ignore[no-untyped-def]

@@ -88,6 +88,7 @@ class Informer:
                     await self._list(relist_rv)
                     need_list = False
                 await self._watch()
+                self.failing = None  # the server answered and closed the watch: it is reachable
                 if self.clock.now() - healthy_since >= BACKOFF_RESET_SECONDS:
                     failures = 0
             except Gone:
