@@ -59,3 +59,19 @@ def test_a_strategy_name_is_typed_in_at_most_three_modules() -> None:
     typed = sorted(str(p.relative_to(src)) for p in src.rglob("*.py")
                    if '"EnforcedRollingUpdate"' in (text := p.read_text()) or '"enforcedRollingUpdate"' in text)
     assert len(typed) <= 3, typed
+
+
+def test_the_quorum_aware_policy_name_is_typed_in_at_most_three_modules() -> None:
+    """``QuorumAware`` (the annotation value that hands a set to the quorum-aware controller) is a strategy name to
+    scenarios, the explorer and the demos: they read it from api/strategies.py, as every other strategy name."""
+    src = Path(__file__).resolve().parents[1] / "src"
+    typed = sorted(str(p.relative_to(src)) for p in src.rglob("*.py") if '"QuorumAware"' in p.read_text())
+    assert len(typed) <= 3, typed
+
+
+def test_the_projects_api_group_is_typed_in_at_most_two_modules() -> None:
+    """``apps.rollwise.dev`` is typed in api/meta.py (PROJECT_GROUP); the table, the CRD generators, the client, the
+    controllers and the command line read it from there."""
+    src = Path(__file__).resolve().parents[1] / "src"
+    typed = sorted(str(p.relative_to(src)) for p in src.rglob("*.py") if '"apps.rollwise.dev"' in p.read_text())
+    assert len(typed) <= 2, typed

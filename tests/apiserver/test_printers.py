@@ -74,7 +74,7 @@ def test_age_is_worded_as_kubectl_words_it(seconds: float, text: str) -> None:
 
 def test_a_crd_printer_columns_drive_its_table() -> None:
     registry = Registry()
-    registry.add_crd({"metadata": {"name": "widgets.example.dev"}, "spec": {
+    registry.define({"metadata": {"name": "widgets.example.dev"}, "spec": {
         "group": "example.dev", "names": {"kind": "Widget", "plural": "widgets"}, "scope": "Namespaced",
         "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
                       "additionalPrinterColumns": [

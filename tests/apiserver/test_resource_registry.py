@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from rollwise.apiserver.kinds.resources import ALL_VERBS, BUILTINS, Registry, crd_resources, crd_row
+from rollwise.apiserver.storage.store import ApiStore
 from rollwise.cluster.crd.statefulset import crd as rollwise_crd
 from rollwise.cluster.resources import BUILTIN_RESOURCES, PROJECT_GROUP, ROLLWISE_STATEFULSET, GroupKind, ResourceTable
 
@@ -44,13 +45,69 @@ def test_a_review_serves_only_create_and_a_stored_row_every_verb() -> None:
 
 def test_a_crd_is_one_row_of_the_store_keyed_by_its_first_served_version() -> None:
     table = ResourceTable.builtin()
-    Registry().register_in(table, _two_version_crd())
+    Registry(table).define(_two_version_crd())
     row = table.known(GroupKind("example.com", "Widget"))
     assert row == crd_row(_two_version_crd())
-    assert row is not None
+    assert row is not None and row.definition is not None
     assert (row.versions, row.version, row.plural, row.short_names, row.namespaced, row.scale) == (
         ("v1", "v2"), "v1", "widgets", ("wd",), False, True)
     assert table.scoped("Widget.example.com") == (GroupKind("example.com", "Widget"), False)
+
+
+def test_the_registry_serves_what_the_stores_table_holds_and_nothing_of_its_own() -> None:
+    table = ResourceTable.builtin()
+    registry = Registry(table)
+    assert registry.find("example.com", "v2", "widgets") is None
+    row = crd_row(_two_version_crd())
+    assert row is not None
+    table.register(row)  # whoever changes the table, the server sees it
+    assert [r.version for r in registry if r.group == "example.com"] == ["v1", "v2"]
+    table.unregister(row.group_kind)
+    assert registry.find("example.com", "v1", "widgets") is None
+    assert "example.com" not in registry.group_versions()
+
+
+def test_a_deleted_crd_leaves_the_stores_table_and_a_crd_created_again_is_served_as_the_new_one() -> None:
+    store = ApiStore()
+    crds = store.registry.find("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    assert crds is not None
+    store.create(crds, None, _two_version_crd(), actor="admin")
+    widgets = store.registry.find("example.com", "v1", "widgets")
+    assert widgets is not None
+    store.create(widgets, None, {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}},
+                 actor="admin")
+    store.delete(crds, None, "widgets.example.com", {}, actor="admin")
+    assert store.cluster.resources.known(GroupKind("example.com", "Widget")) is None
+    assert store.registry.find("example.com", "v1", "widgets") is None
+    assert store.cluster.list(GroupKind("example.com", "Widget")) == []
+    again = _two_version_crd()
+    again["spec"].update(scope="Namespaced", versions=[{"name": "v3", "served": True, "storage": True}])
+    store.create(crds, None, again, actor="admin")
+    row = store.cluster.resources.known(GroupKind("example.com", "Widget"))
+    assert row is not None and (row.versions, row.namespaced, row.scale) == (("v3",), True, False)
+    assert [r.version for r in store.registry if r.group == "example.com"] == ["v3"]
+    store.close()
+
+
+def test_a_crd_that_serves_no_version_keeps_its_row_for_its_objects_and_is_served_by_none() -> None:
+    table = ResourceTable.builtin()
+    registry = Registry(table)
+    crd = _two_version_crd()
+    registry.define(crd)
+    for version in crd["spec"]["versions"]:
+        version["served"] = False
+    registry.define(crd)
+    row = table.known(GroupKind("example.com", "Widget"))
+    assert row is not None and not row.namespaced
+    assert not [r for r in registry if r.group == "example.com"]
+
+
+def test_the_project_crds_follow_the_built_ins_in_discovery_in_the_order_they_were_created() -> None:
+    registry = ApiStore().registry
+    groups = list(registry.group_versions())
+    assert groups[-1] == PROJECT_GROUP and groups.index("apps") < groups.index("batch")
+    assert [r.kind for r in registry if r.group == PROJECT_GROUP] == ["AnalysisRun", "AnalysisTemplate",
+                                                                      "StatefulSet"]
 
 
 def test_each_served_version_of_a_crd_keeps_its_own_subresources_over_the_crds_names() -> None:
@@ -63,8 +120,8 @@ def test_each_served_version_of_a_crd_keeps_its_own_subresources_over_the_crds_n
 
 def test_the_project_crd_replaces_the_built_in_row_and_is_served_with_its_printer_columns() -> None:
     table = ResourceTable.builtin()
-    registry = Registry()
-    registry.register_in(table, rollwise_crd())
+    registry = Registry(table)
+    registry.define(rollwise_crd())
     served = registry.find(PROJECT_GROUP, "v1alpha1", "statefulsets")
     assert served is not None and served.printer_columns
     assert table.known(ROLLWISE_STATEFULSET) == served.row

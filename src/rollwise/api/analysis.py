@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rollwise.api.meta import PROJECT_GROUP
 from rollwise.api.steps import parse_duration
 
 __all__ = [
@@ -47,7 +48,7 @@ __all__ = [
     "substituted_provider",
 ]
 
-ANALYSIS_GROUP = "apps.rollwise.dev"
+ANALYSIS_GROUP = PROJECT_GROUP
 ANALYSIS_API_VERSION = f"{ANALYSIS_GROUP}/v1alpha1"
 ANALYSIS_TEMPLATE = "AnalysisTemplate"
 ANALYSIS_RUN = "AnalysisRun"

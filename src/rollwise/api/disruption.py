@@ -26,8 +26,8 @@ from rollwise.api import predicates as p
 from rollwise.api.intstr import PERCENT, scaled_value
 from rollwise.api.meta import Obj, controller_of, labels, name_of, selector_matches
 
-__all__ = ["ALWAYS_ALLOW", "BudgetState", "Verdict", "budget_state", "eviction_verdict", "ignores_budgets",
-           "selects"]
+__all__ = ["ALWAYS_ALLOW", "BudgetState", "Verdict", "budget_state", "counts_healthy", "eviction_verdict",
+           "ignores_budgets", "selects"]
 
 ALWAYS_ALLOW = "AlwaysAllow"
 
@@ -42,7 +42,9 @@ def selects(pdb: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
     return selector_matches(selector, labels(pod))
 
 
-def _healthy(pod: Mapping[str, Any]) -> bool:
+def counts_healthy(pod: Mapping[str, Any]) -> bool:
+    """A pod a budget counts in ``currentHealthy``: Ready and not terminating (disruption.go ``countHealthyPods``).
+    The one rule: the budget's status, the eviction verdict and what wakes a budget's sets (runtime/routing.py)."""
     return not p.is_terminating(pod) and p.is_ready(pod)
 
 
@@ -68,16 +70,17 @@ class BudgetState:
     def allowed(self) -> int:
         return max(0, self.current_healthy - self.desired_healthy)
 
-    def describe(self) -> str:
-        return (f"PodDisruptionBudget {self.name} allows {self.allowed} disruptions (needs {self.desired_healthy} "
-                f"healthy pods, has {self.current_healthy})")
+    def describe(self, spent: int = 0) -> str:
+        """Why the budget holds a pod, ``spent`` of its disruptions being taken already by the same decision."""
+        return (f"PodDisruptionBudget {self.name} allows {max(0, self.allowed - spent)} disruptions (needs "
+                f"{self.desired_healthy} healthy pods, has {self.current_healthy - spent})")
 
 
 def budget_state(pdb: Mapping[str, Any], pods: Iterable[Obj], scales: Mapping[str, int] | None = None) -> BudgetState:
     """``pods``: the namespace's pods (others are filtered out); ``scales``: controller uid → its replicas."""
     spec = pdb.get("spec") or {}
     selected = [pod for pod in pods if selects(pdb, pod)]
-    current = sum(1 for pod in selected if _healthy(pod))
+    current = sum(1 for pod in selected if counts_healthy(pod))
     min_available = _int_or_percent(spec.get("minAvailable"))
     max_unavailable = _int_or_percent(spec.get("maxUnavailable"))
     if isinstance(min_available, int):
@@ -128,7 +131,7 @@ def eviction_verdict(state: BudgetState, pod: Mapping[str, Any], spent: int = 0)
     of the same decision (their pods still count as healthy in ``state``)."""
     if ignores_budgets(pod):
         return Verdict(True, False, "the pod is terminating, Pending, Succeeded or Failed")
-    if not p.is_ready(pod):
+    if not counts_healthy(pod):  # not terminating (above), so: not Ready
         if state.unhealthy_policy == ALWAYS_ALLOW:
             return Verdict(True, False, "unhealthyPodEvictionPolicy AlwaysAllow lets an unready pod go")
         if state.desired_healthy > 0 and state.current_healthy - spent >= state.desired_healthy:

@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = [
     "LAST_APPLIED",
+    "PROJECT_GROUP",
     "Obj",
     "annotations_of",
     "controller_of",
@@ -36,6 +37,10 @@ __all__ = [
 
 Obj = dict[str, Any]
 """An API object as a dict. Treat objects read from a view or a store as read-only; copy before changing."""
+
+PROJECT_GROUP = "apps.rollwise.dev"
+"""The project's API group: its StatefulSet, AnalysisTemplate and AnalysisRun kinds, served by their CRDs
+(cluster/crd/). Typed here once; the resource table, the CRD generators, the client and the controllers read it."""
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 """Where ``kubectl apply`` keeps what it last applied, the "original" of its next three-way merge."""

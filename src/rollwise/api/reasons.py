@@ -27,6 +27,7 @@ __all__ = [
     "RECREATE_COMPLETE",
     "SAFETY_HALT",
     "failing_reason",
+    "says_complete",
 ]
 
 RECREATE_COMPLETE = "RecreateComplete"
@@ -39,6 +40,13 @@ CLAIM_RESIZE_REFUSED = "ClaimResizeRefused"
 COMPLETE_REASONS = frozenset({ROLLOUT_COMPLETE, RECREATE_COMPLETE, PARTITION_ROLLED_OUT})
 """``Progressing=True`` reasons that say the rollout reached what was asked (``PartitionRolledOut``: held at the
 partition on purpose)."""
+
+
+def says_complete(status: object, reason: object) -> bool:
+    """Whether a Progressing condition (its ``status`` and ``reason``) says the rollout reached what was asked: the
+    one reading of the condition, for Ready (controllers/statefulset/readiness.py), the controller's hold of a
+    finished condition and the projection (``rollout_complete`` in api/rollout.py judges the pods themselves)."""
+    return status == "True" and reason in COMPLETE_REASONS
 
 FAILING_REASONS: Mapping[str, str] = {
     PROGRESS_DEADLINE_EXCEEDED: "spec.progressDeadlineSeconds passed without progress",

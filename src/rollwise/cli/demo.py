@@ -15,7 +15,7 @@ from typing import Any
 from rich.markup import escape
 
 from rollwise.api.errors import InvalidObject
-from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, RECREATE, ROLLING_UPDATE
+from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, QUORUM_AWARE_POLICY, RECREATE, ROLLING_UPDATE
 from rollwise.cli.compare import compare_table, stuck_lines
 from rollwise.cli.extras import require_extra
 from rollwise.cli.options import check_output_dir
@@ -57,8 +57,8 @@ DEMOS = (
         file="max-unavailable-6.yaml",
         story="KEP-961's manual test: six Parallel replicas rolled one at a time, then with maxUnavailable 3 — "
               "two waves instead of six, never more than three ordinals down.",
-        variants=(Variant(label="RollingUpdate (maxUnavailable 1)", strategy="RollingUpdate"),
-                  Variant(label="RollingUpdate:maxUnavailable=3", strategy="RollingUpdate:maxUnavailable=3")),
+        variants=(Variant(label=f"{ROLLING_UPDATE} (maxUnavailable 1)", strategy=ROLLING_UPDATE),
+                  Variant(label=f"{ROLLING_UPDATE}:maxUnavailable=3", strategy=f"{ROLLING_UPDATE}:maxUnavailable=3")),
     ),
     Demo(
         file="etcd-member-down.yaml",
@@ -67,18 +67,18 @@ DEMOS = (
               "first and loses quorum; the 1.37 rolling update replaces the dead member first but takes the "
               "others in ordinal order whoever leads; the quorum-aware controller replaces the dead member, "
               "waits for it to rejoin, then a follower, and the leader last: no quorum loss.",
-        variants=(Variant(label="RollingUpdate (1.34-1.36)", strategy="RollingUpdate",
+        variants=(Variant(label=f"{ROLLING_UPDATE} (1.34-1.36)", strategy=ROLLING_UPDATE,
                           gates=(("MaxUnavailableStatefulSet", False),)),
-                  Variant(label="RollingUpdate (1.37)", strategy="RollingUpdate"),
-                  Variant(label="QuorumAware", strategy="QuorumAware")),
+                  Variant(label=f"{ROLLING_UPDATE} (1.37)", strategy=ROLLING_UPDATE),
+                  Variant(label=QUORUM_AWARE_POLICY, strategy=QUORUM_AWARE_POLICY)),
     ),
     Demo(
         file="partitioned-canary.yaml",
         story="A partitioned canary (StatefulSet concepts): the new image goes to web-3 only; a pod below the "
               "partition deleted meanwhile comes back at the old revision; dropping the partition to 0 rolls "
               "the rest — one at a time, or two at a time with maxUnavailable 2.",
-        variants=(Variant(label="RollingUpdate", strategy=None),
-                  Variant(label="RollingUpdate:maxUnavailable=2", strategy="RollingUpdate:maxUnavailable=2")),
+        variants=(Variant(label=ROLLING_UPDATE, strategy=None),
+                  Variant(label=f"{ROLLING_UPDATE}:maxUnavailable=2", strategy=f"{ROLLING_UPDATE}:maxUnavailable=2")),
     ),
 )
 

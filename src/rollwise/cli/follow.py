@@ -1,6 +1,6 @@
-"""A local copy of the objects a rollout view is projected from, kept current by watches (list, then watch from
-the list's resourceVersion; relist when a watch ends or the server says 410 Gone). Used by ``get --watch``,
-``status`` and the dashboard: each waits on ``changed()`` and projects again; nothing polls the API."""
+"""A local copy of the objects a rollout view is projected from, kept current by the runtime's reflector (list, then
+watch from the list's resourceVersion; relist when the server says 410 Gone). Used by ``get --watch``, ``status``
+and the dashboard: each waits on ``changed()`` and projects again; nothing polls the API."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
-from rollwise.api.errors import ApiStatusError, NotFound
+from rollwise.api.errors import NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.cluster.client.kube import KubeCluster, KubeListWatch
+from rollwise.cluster.client.listwatch import ListWatchSource
 from rollwise.cluster.resources import (
     CONTROLLER_REVISION,
     EVENT_V1,
@@ -23,46 +24,61 @@ from rollwise.cluster.resources import (
     GroupKind,
 )
 from rollwise.projection import RolloutView, project
+from rollwise.runtime.cache import Delta
+from rollwise.runtime.clock import AsyncClock, WallClock
+from rollwise.runtime.informer import Informer
 
 __all__ = ["KIND_LABELS", "Follower"]
 
-log = logging.getLogger(__name__)
 
 KIND_LABELS = {STATEFULSET: "sts", ROLLWISE_STATEFULSET: "rsts"}
 _OTHERS = (POD, CONTROLLER_REVISION, LEASE, EVENT_V1)
-_WATCH_SECONDS = 300
-_RETRY_SECONDS = 1.0
 
 
 class Follower:
     """Every object of the watched kinds in ``namespace`` (None: all namespaces), by kind and (namespace, name).
 
     ``start()`` lists each kind once (raising the API error of a set kind, so a typo fails fast; a kind the
-    server lacks, such as the CRD not installed, is left empty) and then keeps each current in the background."""
+    server lacks, such as the CRD not installed, is left empty) and then keeps each current in the background, each
+    kind through the runtime's reflector (``runtime/informer.Informer``: a watch from the last resourceVersion seen,
+    a relist on 410 Gone that leaves no deleted object behind, back-off on errors) rather than a loop of its own.
+    ``source`` and ``clock`` are the server's and the wall's unless given (a test gives fakes)."""
 
-    def __init__(self, kube: KubeCluster, namespace: str | None, set_kinds: Iterable[GroupKind]) -> None:
+    def __init__(self, kube: KubeCluster, namespace: str | None, set_kinds: Iterable[GroupKind], *,
+                 source: Callable[[GroupKind], ListWatchSource] | None = None,
+                 clock: AsyncClock | None = None) -> None:
         self.kube = kube
         self.namespace = namespace
         self.set_kinds = tuple(set_kinds)
         self.objects: dict[GroupKind, dict[tuple[str, str], Obj]] = {}
+        self._source = source or self._kube_source
+        self._clock = clock or WallClock()
+        self._informers: list[Informer] = []
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self.generation = 0
         """Counts changes, so a consumer can tell whether anything moved since it last looked."""
-        self.unreachable: str | None = None
-        """The error of the last list that failed, while no list or watch has succeeded since: what is held may be
+
+    @property
+    def unreachable(self) -> str | None:
+        """The error of the last list or watch that failed, while none has succeeded since: what is held may be
         stale because the API server stopped answering (``status`` then says it could not ask, not timed out)."""
+        return next((i.failing for i in self._informers if i.failing is not None), None)
 
     async def start(self) -> None:
         for gk in (*self.set_kinds, *_OTHERS):
+            informer = Informer(self._source(gk), self._clock, failure_level=logging.DEBUG)
+            informer.add_handler(self._taker(gk))
             try:
-                rv = await self._relist(gk)
+                await informer.sync()
             except NotFound:
                 if gk in self.set_kinds and len(self.set_kinds) == 1:
                     raise
                 self.objects[gk] = {}
                 continue  # this server does not serve the kind (no CRD): nothing to show of it
-            self._tasks.append(asyncio.create_task(self._follow(gk, rv)))
+            self._touch()
+            self._informers.append(informer)
+            self._tasks.append(asyncio.create_task(informer.run(listed=True)))
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -80,51 +96,25 @@ class Follower:
         self._changed.clear()
         return True
 
-    def _source(self, gk: GroupKind) -> KubeListWatch:
+    def _kube_source(self, gk: GroupKind) -> KubeListWatch:
         return KubeListWatch(self.kube, cast(str, gk), self.namespace)  # a GroupKind is a ResourceRef too
 
-    async def _relist(self, gk: GroupKind) -> str:
-        listed = await self._source(gk).list(resource_version="")
-        self.objects[gk] = {(namespace_of(o), name_of(o)): o for o in listed.items}
-        self._touch()
-        return listed.resource_version
+    def _taker(self, gk: GroupKind) -> Callable[[Delta], None]:
+        """The informer's handler for ``gk``: keep the kind's objects by (namespace, name), and say it changed."""
+        table = self.objects.setdefault(gk, {})
+
+        def take(delta: Delta) -> None:
+            if delta.new is None:
+                if delta.old is not None:
+                    table.pop((namespace_of(delta.old), name_of(delta.old)), None)
+            else:
+                table[(namespace_of(delta.new), name_of(delta.new))] = delta.new
+            self._touch()
+        return take
 
     def _touch(self) -> None:
         self.generation += 1
-        self.unreachable = None
         self._changed.set()
-
-    async def _follow(self, gk: GroupKind, rv: str) -> None:
-        table = self.objects[gk]
-        while True:
-            try:
-                async for ev in self._source(gk).watch(resource_version=rv, timeout_seconds=_WATCH_SECONDS):
-                    if ev.type == "BOOKMARK":
-                        rv = str((ev.obj.get("metadata") or {}).get("resourceVersion") or rv)
-                        continue
-                    key = (namespace_of(ev.obj), name_of(ev.obj))
-                    if ev.type == "DELETED":
-                        table.pop(key, None)
-                    else:
-                        table[key] = ev.obj
-                    rv = str((ev.obj.get("metadata") or {}).get("resourceVersion") or rv)
-                    self._touch()
-                rv = await self._relist(gk)  # the server closed the watch: start again from a fresh list
-                table = self.objects[gk]
-            except asyncio.CancelledError:
-                raise
-            except (ApiStatusError, OSError, ValueError) as err:  # 410 Gone, a dropped connection: relist
-                log.debug("watch of %s ended (%s); listing again", gk, err)
-                await asyncio.sleep(_RETRY_SECONDS)
-                try:
-                    rv = await self._relist(gk)
-                    table = self.objects[gk]
-                except (ApiStatusError, OSError, ValueError) as again:
-                    self.unreachable = str(again)
-                    continue
-            except Exception as err:  # lightkube raises httpx errors on a dropped stream; keep following
-                log.debug("watch of %s failed (%s); listing again", gk, err)
-                await asyncio.sleep(_RETRY_SECONDS)
 
     # -- reading --------------------------------------------------------------------------------------------
 

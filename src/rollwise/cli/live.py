@@ -22,7 +22,7 @@ from rich.text import Text
 from rollwise.api.meta import Obj, namespace_of
 from rollwise.cli.progress import traced
 from rollwise.cli.treeview import render_view, view_console
-from rollwise.cluster.resources import CONTROLLER_REVISION, LEASE, POD, group_of
+from rollwise.cluster.resources import CONTROLLER_REVISION, LEASE, POD, PROJECT_GROUP, group_of
 from rollwise.projection import RolloutView, project
 from rollwise.runtime.setkeys import all_sets
 from rollwise.runtime.trace import DecisionLog
@@ -34,7 +34,7 @@ _MIN_REDRAW_SECONDS = 0.05
 
 
 def _kind(sts: Obj) -> str:
-    return "rsts" if group_of(str(sts.get("apiVersion", ""))) == "apps.rollwise.dev" else "sts"
+    return "rsts" if group_of(str(sts.get("apiVersion", ""))) == PROJECT_GROUP else "sts"
 
 
 class _SimEvents:

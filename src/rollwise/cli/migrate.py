@@ -46,8 +46,8 @@ from rollwise.cli.kubetarget import add_connection_flags, parse_target, run_on_c
 from rollwise.cli.migrate_back import APPS_V1_STRATEGIES, migrate_back
 from rollwise.cli.rollout import duration
 from rollwise.cluster.client.scope import MANAGED_BY_LABEL, MANAGED_BY_VALUE
-from rollwise.cluster.crd.statefulset import crd
-from rollwise.cluster.resources import POD, PVC, ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.crd.statefulset import CR_VERSION, crd
+from rollwise.cluster.resources import POD, PROJECT_GROUP, PVC, ROLLWISE_STATEFULSET, STATEFULSET
 
 __all__ = ["add_migrate"]
 
@@ -105,7 +105,7 @@ async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:
     return 0 if done else 1
 
 
-_TO = {"apps.rollwise.dev": ROLLWISE_STATEFULSET, "apps.rollwise.dev/v1alpha1": ROLLWISE_STATEFULSET,
+_TO = {PROJECT_GROUP: ROLLWISE_STATEFULSET, f"{PROJECT_GROUP}/{CR_VERSION}": ROLLWISE_STATEFULSET,
        "apps/v1": STATEFULSET, "apps": STATEFULSET}
 
 
@@ -135,7 +135,7 @@ def add_migrate(sub: Any) -> None:
                                    "rsts/NAME --to apps/v1: the same the other way, until kube-controller-manager "
                                    "has adopted every pod.")
     p.add_argument("target", metavar="sts/NAME|rsts/NAME", help="the set to move")
-    p.add_argument("--to", default="apps.rollwise.dev", metavar="GROUP",
+    p.add_argument("--to", default=PROJECT_GROUP, metavar="GROUP",
                    help="apps.rollwise.dev (default, for sts/NAME) or apps/v1 (for rsts/NAME)")
     p.add_argument("--strategy", choices=APPS_V1_STRATEGIES,
                    help="with --to apps/v1: the apps/v1 update strategy to use instead of the set's own (needed "

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from rollwise.api.meta import PROJECT_GROUP
+
 __all__ = [
     "ANALYSIS_RUN",
     "ANALYSIS_TEMPLATE",
@@ -93,6 +95,9 @@ class Resource:
     verbs: tuple[str, ...] = ()
     """The verbs served; empty is every verb of a stored resource. A review (``SelfSubjectAccessReview``) is only
     created, never stored: its verbs are ``("create",)``."""
+    definition: Mapping[str, Any] | None = field(default=None, compare=False)
+    """The CustomResourceDefinition that defines the row, when one does: the API server serves the row's versions
+    (their schemas, printer columns and scale paths) from it, so a CRD lives in this one table and nowhere else."""
 
     @property
     def stored(self) -> bool:
@@ -156,11 +161,11 @@ BUILTIN_RESOURCES: tuple[Resource, ...] = (
     _r("apps", "v1", "Deployment", "deployments", short="deploy", status=True, scale=True, categories=_ALL),
     _r("apps", "v1", "ReplicaSet", "replicasets", short="rs", status=True, scale=True, categories=_ALL),
     _r("apps", "v1", "DaemonSet", "daemonsets", short="ds", status=True, categories=_ALL),
-    _r("apps.rollwise.dev", "v1alpha1", "StatefulSet", "statefulsets", short="rsts", status=True, scale=True,
+    _r(PROJECT_GROUP, "v1alpha1", "StatefulSet", "statefulsets", short="rsts", status=True, scale=True,
        categories=("all", "rollwise")),
-    _r("apps.rollwise.dev", "v1alpha1", "AnalysisTemplate", "analysistemplates", short="at",
+    _r(PROJECT_GROUP, "v1alpha1", "AnalysisTemplate", "analysistemplates", short="at",
        categories=("rollwise",)),
-    _r("apps.rollwise.dev", "v1alpha1", "AnalysisRun", "analysisruns", short="ar", status=True,
+    _r(PROJECT_GROUP, "v1alpha1", "AnalysisRun", "analysisruns", short="ar", status=True,
        categories=("rollwise",)),
     _r("batch", "v1", "Job", "jobs", status=True, categories=_ALL),
     _r("batch", "v1", "CronJob", "cronjobs", short="cj", status=True, categories=_ALL),
@@ -221,12 +226,10 @@ EVENT_V1 = GroupKind("", "Event")
 EVENT = GroupKind("events.k8s.io", "Event")
 LEASE = GroupKind("coordination.k8s.io", "Lease")
 STATEFULSET = GroupKind("apps", "StatefulSet")
-ROLLWISE_STATEFULSET = GroupKind("apps.rollwise.dev", "StatefulSet")
+ROLLWISE_STATEFULSET = GroupKind(PROJECT_GROUP, "StatefulSet")
 CONTROLLER_REVISION = GroupKind("apps", "ControllerRevision")
-ANALYSIS_TEMPLATE = GroupKind("apps.rollwise.dev", "AnalysisTemplate")
-ANALYSIS_RUN = GroupKind("apps.rollwise.dev", "AnalysisRun")
-PROJECT_GROUP = "apps.rollwise.dev"
-"""The project's own group: its kinds are served by their CRDs (cluster/crd/statefulset.py, cluster/crd/analysis.py)."""
+ANALYSIS_TEMPLATE = GroupKind(PROJECT_GROUP, "AnalysisTemplate")
+ANALYSIS_RUN = GroupKind(PROJECT_GROUP, "AnalysisRun")
 STATEFULSET_KINDS = (STATEFULSET, ROLLWISE_STATEFULSET)
 """The resources rollwise's StatefulSet controller runs: the built-in kind and the project's CRD."""
 
@@ -254,6 +257,8 @@ class ResourceTable:
     _by_kind: dict[str, GroupKind] = field(default_factory=dict)
     _scoped: dict[ResourceRef, tuple[GroupKind, bool]] = field(default_factory=dict)  # resolve() + namespaced
     _of: dict[tuple[str, str], GroupKind] = field(default_factory=dict)  # (apiVersion, kind) -> of()
+    revision: int = 0
+    """Counts the changes of the table, so a view over it (the API server's registry) knows when to read it again."""
 
     @classmethod
     def builtin(cls) -> ResourceTable:
@@ -263,15 +268,18 @@ class ResourceTable:
         return table
 
     def register(self, row: Resource) -> None:
-        """Add (or replace) a row; a bare kind keeps naming the first row registered with it."""
+        """Add (or replace, in its place) a row; a bare kind keeps naming the first row registered with it."""
         gk = row.group_kind
         self._rows[gk] = row
+        self.revision += 1
         self._by_kind.setdefault(row.kind, gk)
         self._scoped.clear()
         self._of.clear()
 
     def unregister(self, gk: GroupKind) -> None:
+        """Drop a row (registered again, it comes last)."""
         self._rows.pop(gk, None)
+        self.revision += 1
         self._scoped.clear()
         self._of.clear()
         if self._by_kind.get(gk.kind) == gk:

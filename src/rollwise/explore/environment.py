@@ -18,7 +18,7 @@ from rollwise.api.errors import ApiStatusError
 from rollwise.api.lifecycle import hook_held, is_preparing_delete, pre_delete_hook
 from rollwise.api.meta import Obj, name_of
 from rollwise.api.steps import NothingToPromote, promoted_status, set_steps
-from rollwise.api.strategies import KINDS
+from rollwise.api.strategies import KINDS, QUORUM_AWARE_POLICY, partition_floor
 from rollwise.cluster.resources import ANALYSIS_RUN
 from rollwise.controllers.statefulset.analysis import OUTCOMES, still_running
 from rollwise.explore.model import HOOK_LABEL, HOOK_VALUE, NAMESPACE, Bounds, Move, Node, Used
@@ -77,7 +77,7 @@ def _pod_moves(node: Node, pod: Obj, bounds: Bounds) -> Iterator[Transition]:
     facts = node.facts
     stage = stage_of(pod, facts.min_ready_seconds)
     broken = image_of(pod) == facts.broken_image
-    if stage == PENDING and facts.strategy == "QuorumAware":
+    if stage == PENDING and facts.strategy == QUORUM_AWARE_POLICY:
         # The quorum-aware controller tells "no status yet" (Unknown) from ContainerCreating (Transient), DEP-07;
         # to the StatefulSet controller both are a Pending pod, so only quorum-aware sets take this extra step.
         yield _set_stage(node, bounds, pod, CREATING, Move(actor=KUBELET, kind="container creating", target=name))
@@ -166,8 +166,7 @@ def _user_set_moves(node: Node, bounds: Bounds) -> Iterator[Transition]:
         strategy = spec["updateStrategy"]
         key = str(KINDS[strategy["type"]].block)  # has_partition: a rolling kind, which has a block
         block = dict(strategy.get(key) or {})
-        partition = int(block.get("partition") or 0)
-        block["partition"] = 1 if partition == 0 else 0
+        block["partition"] = 1 if partition_floor(strategy) == 0 else 0
         yield from _patch(node, {"spec": {"updateStrategy": {key: block}}},
                           Move(actor=USER, kind="sets the partition", target=facts.name,
                                detail=f"to {block['partition']}", healthy=False), bounds, user_actions=1)

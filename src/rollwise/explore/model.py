@@ -20,7 +20,7 @@ from rollwise.api.leases import lease_role
 from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
 from rollwise.api.ordinals import OrdinalSpan
 from rollwise.api.predicates import is_terminating
-from rollwise.api.strategies import ROLLING_KINDS, declared_type
+from rollwise.api.strategies import QUORUM_AWARE_POLICY, ROLLING_KINDS, declared_type
 from rollwise.cluster.resources import ANALYSIS_RUN, GroupKind
 from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.quorum.settings import handed_to_quorum
@@ -156,7 +156,7 @@ def facts_of(sts: Obj, *, gates: FeatureGates, broken_image: str = "") -> SetFac
     spec = sts["spec"]
     kind = declared_type(spec.get("updateStrategy") or {})
     if handed_to_quorum(sts):
-        kind = "QuorumAware"
+        kind = QUORUM_AWARE_POLICY  # the explorer names a quorum-aware set by its policy, as scenarios do
     image = image_of(spec["template"])
     retention = spec.get("persistentVolumeClaimRetentionPolicy") or {}
     return SetFacts(

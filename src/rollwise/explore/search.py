@@ -19,7 +19,14 @@ from rollwise.api.identity import ordinal_of, revision_of
 from rollwise.api.ordinals import position_in
 from rollwise.api.rollout import rollout_complete as is_rollout_complete
 from rollwise.api.steps import canary_limit
-from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, ON_DELETE, RECREATE, ROLLING_UPDATE, handed_to_quorum
+from rollwise.api.strategies import (
+    ENFORCED_ROLLING_UPDATE,
+    ON_DELETE,
+    QUORUM_AWARE_POLICY,
+    RECREATE,
+    ROLLING_UPDATE,
+    handed_to_quorum,
+)
 from rollwise.controllers.statefulset.limits import limits_of
 from rollwise.explore.controller import Decide, controller_moves
 from rollwise.explore.environment import environment_moves
@@ -171,7 +178,7 @@ def _covering(budgets: dict[tuple[Any, ...], list[tuple[Used, int]]], node: Node
     return None
 
 
-_SELF_HEALING = frozenset({ENFORCED_ROLLING_UPDATE, RECREATE, "QuorumAware"})
+_SELF_HEALING = frozenset({ENFORCED_ROLLING_UPDATE, RECREATE, QUORUM_AWARE_POLICY})
 
 
 def _eligible(node: Node) -> bool:

@@ -16,6 +16,7 @@ from rollwise.api.leader_transfer import transfer_target
 from rollwise.api.leases import LEADER, MEMBER, cluster_id, format_holder, lease_role, member_id
 from rollwise.api.meta import Obj, name_of, uid_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
+from rollwise.api.strategies import QUORUM_AWARE_POLICY
 from rollwise.cluster.resources import GroupKind
 from rollwise.cluster.store.admission import Admission
 from rollwise.cluster.store.memory import MemoryCluster
@@ -61,7 +62,7 @@ class Transition:
 
 
 def controllers_of(node: Node) -> tuple[str, ...]:
-    if node.facts.strategy == "QuorumAware":
+    if node.facts.strategy == QUORUM_AWARE_POLICY:
         return STATEFULSET_CONTROLLER, QUORUM_CONTROLLER
     return (STATEFULSET_CONTROLLER,)
 
@@ -86,7 +87,7 @@ def successor(before: Node, cluster: MemoryCluster, move: Move, *, bounds: Bound
     A pod that is gone loses its birth record; member Leases follow the pods; the older stores are kept (up to
     ``bounds.stale_depth``) while a stale reconcile may still come."""
     used = used or before.used
-    if before.facts.strategy == "QuorumAware":
+    if before.facts.strategy == QUORUM_AWARE_POLICY:
         _sync_leases(cluster, before.facts.resource, before.facts.name)
     names = {name_of(p) for p in cluster.list("Pod", NAMESPACE)}
     born = {k: v for k, v in (born if born is not None else before.born).items() if k in names}

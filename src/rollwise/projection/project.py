@@ -28,10 +28,10 @@ from rollwise.api.predicates import (
     is_terminating,
     unavailable_cause,
 )
-from rollwise.api.reasons import COMPLETE_REASONS, FAILING_REASONS
+from rollwise.api.reasons import FAILING_REASONS, says_complete
 from rollwise.api.revisions import template_of
 from rollwise.api.rollout import rollout_complete
-from rollwise.api.strategies import BLOCK_KEYS, ON_DELETE, ROLLING_KINDS, declared_type
+from rollwise.api.strategies import BLOCK_KEYS, ON_DELETE, ROLLING_KINDS, declared_type, partition_floor
 from rollwise.controllers.quorum.settings import handed_to_quorum, read_settings
 from rollwise.projection.canary import canary_of
 from rollwise.projection.model import (
@@ -78,7 +78,7 @@ def project(
     stype = declared_type(strategy)
     block = next(filter(None, map(strategy.get, BLOCK_KEYS)), None) or {}  # the first block given
     quorum = handed_to_quorum(sts)
-    partition = int(block.get("partition") or 0) if stype in ROLLING_KINDS else 0
+    partition = partition_floor(strategy)
     mrs = float(spec.get("minReadySeconds") or 0)
     members = sorted((p for p in pods if is_member_of(sts, p)), key=ordinal_of)
     span = ordinal_range(sts)
@@ -95,7 +95,7 @@ def project(
         and bool(update_rev)
     held_floor = partition  # an index into the range, as the controller reads it (api/rollout.py: floor)
     complete = observed and not is_aborted(status) and (
-        (progressing is not None and progressing.reason in COMPLETE_REASONS)
+        (progressing is not None and says_complete(progressing.status, progressing.reason))
         or rollout_complete([by_ordinal.get(o) for o in span],
                             outside_range=sum(1 for p in members if ordinal_of(p) not in span),
                             floor=held_floor, update_revision=update_rev, min_ready_seconds=mrs, now=now))

@@ -9,6 +9,9 @@ an in-memory source in tests. The reflector:
 * watches from the list RV with a server timeout drawn from [300, 600] s (``defaultMinWatchTimeout``), and after
   a clean close re-watches from the last RV seen;
 * relists on 410 Gone; backs off 0.8 s·2ⁿ up to 30 s on other errors, and resets after 2 minutes of health.
+
+It is the one reflector: the operator's caches and the command line's ``Follower`` (``get --watch``, ``status``,
+the dashboard) list and watch through it.
 """
 
 from __future__ import annotations
@@ -37,7 +40,10 @@ Handler = Callable[[Delta], None]
 
 
 class Informer:
-    def __init__(self, source: ListWatchSource, clock: AsyncClock, *, rng: random.Random | None = None) -> None:
+    def __init__(self, source: ListWatchSource, clock: AsyncClock, *, rng: random.Random | None = None,
+                 failure_level: int = logging.WARNING) -> None:
+        """``failure_level``: how loud a failed list or watch is logged (a command-line view, which says so itself
+        through ``failing``, logs it at DEBUG)."""
         self.source = source
         self.clock = clock
         self.store = Store(source.kind)
@@ -46,6 +52,10 @@ class Informer:
         self.relists = 0
         self._synced = asyncio.Event()
         self._last_rv = ""
+        self.failure_level = failure_level
+        self.failing: str | None = None
+        """The error of the last list or watch that failed, until a list or a watch event succeeds after it: what
+        the store holds may be stale because the API server stopped answering."""
 
     @property
     def kind(self) -> str:
@@ -61,18 +71,24 @@ class Informer:
     async def wait_synced(self) -> None:
         await self._synced.wait()
 
-    async def run(self) -> None:
-        """List and watch until cancelled."""
+    async def sync(self) -> None:
+        """List once, now, raising what the list raises (a caller that must fail fast on a kind the server does not
+        serve); ``run(listed=True)`` then watches from that list."""
+        await self._list("")
+
+    async def run(self, *, listed: bool = False) -> None:
+        """List (unless ``listed``: ``sync`` did) and watch until cancelled."""
         relist_rv = "0"
         failures = 0
         healthy_since = self.clock.now()
-        need_list = True
+        need_list = not listed
         while True:
             try:
                 if need_list:
                     await self._list(relist_rv)
                     need_list = False
                 await self._watch()
+                self.failing = None  # the server answered and closed the watch: it is reachable
                 if self.clock.now() - healthy_since >= BACKOFF_RESET_SECONDS:
                     failures = 0
             except Gone:
@@ -87,12 +103,14 @@ class Informer:
                 delay = min(BACKOFF_INITIAL_SECONDS * 2 ** failures, BACKOFF_CAP_SECONDS)
                 delay *= 1.0 + self.rng.random()  # jitter 1.0, as wait.Backoff
                 failures += 1
+                self.failing = str(err)
                 if isinstance(err, ApiStatusError) and err.code in (401, 403):
                     log.warning("%s: list/watch refused (%s %s): %s; %s; retrying in %.1f s", self.kind, err.code,
                                 err.reason, err.message,
                                 missing_after_refusal(err, f"list and watch on {self.kind}"), delay)
                 else:
-                    log.warning("%s: list/watch failed (%s); retrying in %.1f s", self.kind, err, delay)
+                    log.log(self.failure_level, "%s: list/watch failed (%s); retrying in %.1f s", self.kind, err,
+                            delay)
                 await self.clock.sleep(delay)
                 healthy_since = self.clock.now()
                 if not self._last_rv:
@@ -102,6 +120,7 @@ class Informer:
         result = await self.source.list(resource_version=resource_version)
         deltas = self.store.replace(result.items, result.resource_version)
         self._last_rv = result.resource_version
+        self.failing = None
         self.relists += 1
         self._synced.set()
         for delta in deltas:
@@ -110,6 +129,7 @@ class Informer:
     async def _watch(self) -> None:
         timeout = self.rng.randint(MIN_WATCH_TIMEOUT_SECONDS, 2 * MIN_WATCH_TIMEOUT_SECONDS)
         async for event in self.source.watch(resource_version=self._last_rv, timeout_seconds=timeout):
+            self.failing = None
             delta = self.store.apply(event.type, event.obj)
             rv = str(event.obj.get("metadata", {}).get("resourceVersion") or "")
             if rv:

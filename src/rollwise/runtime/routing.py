@@ -31,12 +31,11 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from rollwise.api.claim_templates import RESIZE_REFUSED_ANNOTATION
-from rollwise.api.disruption import selects
+from rollwise.api.disruption import counts_healthy, selects
 from rollwise.api.errors import NotFound
 from rollwise.api.identity import claim_ordinal
 from rollwise.api.leases import MEMBER_OF_LABEL
 from rollwise.api.meta import Obj, controller_of, labels, namespace_of, selector_matches
-from rollwise.api.predicates import is_ready, is_terminating
 from rollwise.cluster.protocol import Change, Cluster
 from rollwise.runtime.actors import CONTROLLERS, DISRUPTION_CONTROLLER
 from rollwise.runtime.setkeys import SetKey, all_sets, find_set, set_key, set_resource
@@ -102,7 +101,7 @@ def _budget_moved(ch: Change) -> bool:
     old, new = ch.old, ch.obj
     if old is None or ch.type == "DELETED":
         return ch.type == "DELETED"
-    return (is_ready(old) and not is_terminating(old)) != (is_ready(new) and not is_terminating(new))
+    return counts_healthy(old) != counts_healthy(new)
 
 
 def _resize_moved(ch: Change) -> bool:

@@ -143,6 +143,15 @@ class Admission:
             if isinstance(schema, dict):
                 # kube-apiserver compiles every rule when the CRD is written and refuses one that does not compile.
                 errors += compile_errors(schema, f"spec.versions[{i}].schema.openAPIV3Schema")
+        if old is not None:
+            # apiextensions-apiserver's validation.go (ValidateCustomResourceDefinitionSpecUpdate): an established
+            # CRD keeps its scope and kind, as its stored objects are keyed and scoped by them; its group and
+            # plural are its name, which no update changes.
+            before = old.get("spec") or {}
+            for path, value, was in (("spec.scope", spec.get("scope"), before.get("scope")),
+                                     ("spec.names.kind", names.get("kind"), (before.get("names") or {}).get("kind"))):
+                if value != was:
+                    errors.append(FieldError(path=path, value=value, rule="field is immutable"))
         expected = f"{names.get('plural')}.{spec.get('group')}"
         if not errors and name_of(new) != expected:
             errors.append(FieldError(path="metadata.name", value=name_of(new),

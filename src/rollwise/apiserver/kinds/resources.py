@@ -2,9 +2,10 @@
 
 The world's table is the one source: each served ``Resource`` holds the world row it serves (names, scope,
 subresources, verbs) and adds only what the server needs on top: the version served, a CRD's printer columns,
-schema and scale paths. A CustomResourceDefinition is read into a world row once (``crd_row``); when one is
-created, its row joins the store's table (so the store keys and scopes its objects as the API does) and its served
-versions join this registry.
+schema and scale paths. A CustomResourceDefinition is read into a world row once (``crd_row``), a row that holds
+the CRD; when one is created, updated or deleted, that row joins, replaces or leaves the store's table (so the store
+keys and scopes its objects as the API does), and the live ``Registry`` — a view over that table, with no rows of
+its own — serves the CRD's versions from it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rollwise.api.values import clone
 from rollwise.cluster.resources import (
     BUILTIN_RESOURCES,
     EVENT,
@@ -141,7 +143,8 @@ def _served(row: WorldResource) -> Resource:
 BUILTINS: tuple[Resource, ...] = tuple(_served(row) for row in BUILTIN_RESOURCES if row.group != PROJECT_GROUP)
 
 
-def _crd_row(spec: Mapping[str, Any], versions: list[Mapping[str, Any]]) -> WorldResource:
+def _crd_row(spec: Mapping[str, Any], versions: list[Mapping[str, Any]],
+             definition: Mapping[str, Any] | None = None) -> WorldResource:
     names = spec.get("names") or {}
     kind = str(names.get("kind", ""))
     sub = versions[0].get("subresources") or {}
@@ -150,7 +153,7 @@ def _crd_row(spec: Mapping[str, Any], versions: list[Mapping[str, Any]]) -> Worl
         plural=str(names.get("plural", "")), singular=str(names.get("singular") or kind.lower()),
         short_names=tuple(names.get("shortNames") or ()), namespaced=spec.get("scope") != "Cluster",
         status="status" in sub, scale=sub.get("scale") is not None,
-        categories=tuple(names.get("categories") or ()), list_kind=f"{kind}List")
+        categories=tuple(names.get("categories") or ()), list_kind=f"{kind}List", definition=definition)
 
 
 def _served_versions(crd: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[Mapping[str, Any]]]:
@@ -159,10 +162,13 @@ def _served_versions(crd: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[Ma
 
 
 def crd_row(crd: Mapping[str, Any]) -> WorldResource | None:
-    """A CustomResourceDefinition as a row of the world's table: its names, scope, its served versions and the
-    first one's subresources (the store keys its objects by that version). None when it serves no version."""
+    """A CustomResourceDefinition as a row of the world's table, defined by it: its names, scope, its served
+    versions and the first one's subresources (the store keys its objects by that version). A CRD that serves no
+    version keeps its row (its objects stay stored, keyed and scoped) over all its versions, and is served by
+    none. None when it lists no version at all."""
     spec, versions = _served_versions(crd)
-    return _crd_row(spec, versions) if versions else None
+    versions = versions or list(spec.get("versions") or ())
+    return _crd_row(spec, versions, clone(dict(crd))) if versions else None
 
 
 def crd_resources(crd: Mapping[str, Any]) -> list[Resource]:
@@ -181,44 +187,82 @@ def crd_resources(crd: Mapping[str, Any]) -> list[Resource]:
     return out
 
 
+def _crd_name(crd: Mapping[str, Any]) -> str:
+    return str((crd.get("metadata") or {}).get("name", ""))
+
+
+_BUILTIN_BY_KIND = {served.row.group_kind: served for served in BUILTINS}
+
+
 class Registry:
-    """The live table: built-ins plus the resources of every established CRD."""
+    """The served resources: a view over the world's resource table (the store's), not a table of its own.
 
-    def __init__(self) -> None:
-        self._builtin = list(BUILTINS)
-        self._custom: dict[str, list[Resource]] = {}  # CRD name -> its resources
+    A built-in row is served as ``BUILTINS`` serves it; a row a CustomResourceDefinition defines is served at each
+    of the CRD's served versions, read from the CRD the row holds. So a CRD's create, update and delete change one
+    table, the store's (``define``, ``undefine``), and the server sees the change at its next request: the view is
+    read again when the table's revision moves. Order, as discovery lists it: the built-ins in the table's order,
+    then the CRDs' resources in the order the CRDs were created (as kube-apiserver's aggregated discovery appends
+    CRD groups after the built-in ones)."""
 
-    def add_crd(self, crd: Mapping[str, Any]) -> None:
-        self._custom[str((crd.get("metadata") or {}).get("name", ""))] = crd_resources(crd)
+    def __init__(self, table: ResourceTable | None = None) -> None:
+        self.table = table if table is not None else ResourceTable.builtin()
+        self._revision = -1
+        self._served: tuple[Resource, ...] = ()
+        self._index: dict[tuple[str, str, str], Resource] = {}
 
-    def remove_crd(self, name: str) -> list[Resource]:
-        return self._custom.pop(name, [])
+    def _view(self) -> tuple[Resource, ...]:
+        if self._revision != self.table.revision:
+            builtin: list[Resource] = []
+            custom: list[Resource] = []
+            for row in self.table:
+                if row.definition is not None:
+                    custom += crd_resources(row.definition)
+                elif (served := _BUILTIN_BY_KIND.get(row.group_kind)) is not None:
+                    builtin.append(served)
+            self._served = (*builtin, *custom)
+            self._index = {}
+            for r in self._served:
+                self._index.setdefault((r.row.group, r.version, r.row.plural), r)
+            self._revision = self.table.revision
+        return self._served
 
-    def __iter__(self) -> Iterator[Resource]:
-        """Built-ins, then custom resources; a CRD for a built-in row (the rollwise kind) replaces that row."""
-        custom = [r for rs in self._custom.values() for r in rs]
-        shadowed = {(r.row.group, r.version, r.row.plural) for r in custom}
-        yield from (r for r in self._builtin if (r.row.group, r.version, r.row.plural) not in shadowed)
-        yield from custom
+    def define(self, crd: Mapping[str, Any]) -> None:
+        """A CRD created or updated: its row joins the table, or replaces the row it defined before in its place.
+        A built-in row of the same kind (the project's own kinds) gives way: the CRD's row comes after the
+        built-ins, as every CRD's does."""
+        row = crd_row(crd)
+        if row is None:
+            return
+        before = self.table.known(row.group_kind)
+        if before is not None and before.definition is None:
+            self.table.unregister(row.group_kind)
+        self.table.register(row)
 
-    def find(self, group: str, version: str, plural: str) -> Resource | None:
-        for r in self:  # the row's fields directly: this runs on every request
-            row = r.row
-            if row.plural == plural and row.group == group and r.version == version:
-                return r
+    def defined_by(self, name: str) -> WorldResource | None:
+        """The table's row the CRD named ``name`` defines, or None."""
+        for row in self.table:
+            if row.definition is not None and _crd_name(row.definition) == name:
+                return row
         return None
 
-    def register_in(self, table: ResourceTable, crd: Mapping[str, Any]) -> None:
-        """Serve a CRD's resources and make the store key and scope them (its first served version)."""
-        self.add_crd(crd)
-        row = crd_row(crd)
+    def undefine(self, name: str) -> None:
+        """A CRD deleted: its row leaves the table, so neither the server nor the store knows its kind."""
+        row = self.defined_by(name)
         if row is not None:
-            table.register(row)
+            self.table.unregister(row.group_kind)
+
+    def __iter__(self) -> Iterator[Resource]:
+        return iter(self._view())
+
+    def find(self, group: str, version: str, plural: str) -> Resource | None:
+        """The resource a REST path names; a dict look-up, since this runs on every request."""
+        self._view()
+        return self._index.get((group, version, plural))
 
     def group_versions(self) -> dict[str, list[str]]:
         """Group name -> its versions, in table order (the core group is "")."""
         out: dict[str, list[str]] = {}
-        for r in self:
+        for r in self._view():
             versions = out.setdefault(r.group, [])
             if r.version not in versions:
                 versions.append(r.version)

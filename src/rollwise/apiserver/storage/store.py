@@ -74,7 +74,6 @@ class ApiStore:
         self.versioning = versioning or Versioning.default()
         self.gates = gates or self.versioning.gates()
         self.clock = clock
-        self.registry = Registry()
         self.warnings: list[str] = []
         """Warnings of the last write (``Warn`` policy bindings), for the HTTP layer to send and clear."""
         self.admission = Admission(gates=self.gates, versioning=self.versioning)
@@ -85,12 +84,11 @@ class ApiStore:
             self.cluster = MemoryCluster.open(data_dir, **options)
         self.admission.world.bind(self.cluster)  # a claim's expansion reads its StorageClass
         self.admission.plugins.bind(self.cluster, clock)  # Priority, DefaultStorageClass, the scheduler read the store
-        for r in self.registry:
-            if r.key not in self.cluster.resources:
-                self.cluster.resources.register(r.row)
+        self.registry = Registry(self.cluster.resources)
+        """The served resources: a view over the store's own table, where a CRD's row lives (and nowhere else)."""
         install_rollwise_crd(self.cluster)
         for crd in self.cluster.list(CRD):
-            self.registry.register_in(self.cluster.resources, crd)
+            self.registry.define(crd)
         self.feed = FeedPump(self.cluster)
         seed_cluster(self.cluster, now=clock())
         self.feed.pump()
@@ -238,7 +236,7 @@ class ApiStore:
 
     def _after_write(self, resource: Resource, obj: Obj | None) -> None:
         if resource.key == CRD and obj is not None:
-            self.registry.register_in(self.cluster.resources, obj)
+            self.registry.define(obj)
         if resource.key == NAMESPACE and obj is not None and obj["metadata"].get("deletionTimestamp") is None:
             default_service_account(self.cluster, name_of(obj))
         self.feed.pump()
@@ -351,10 +349,12 @@ class ApiStore:
                 raise Forbidden(f'namespaces "{name}" is forbidden: this namespace may not be deleted')
             self._empty_namespace(name, actor=actor)
         if resource.key == CRD:
-            for r in self.registry.remove_crd(name):
-                for obj in self.cluster.list(r.key):
-                    self.cluster.delete(r.key, obj["metadata"].get("namespace", ""), name_of(obj),
+            row = self.registry.defined_by(name)
+            if row is not None:
+                for obj in self.cluster.list(row.group_kind):
+                    self.cluster.delete(row.group_kind, obj["metadata"].get("namespace", ""), name_of(obj),
                                         grace_period_seconds=0, actor=actor)
+            self.registry.undefine(name)  # after its objects: the store scopes them by the row
         remains = self.cluster.delete(resource.key, ns, name, actor=actor, propagation=propagation,
                                       grace_period_seconds=None if grace is None else float(grace))
         self.feed.pump()

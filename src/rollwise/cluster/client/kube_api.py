@@ -28,11 +28,11 @@ from lightkube.types import PatchType
 from rollwise.api import errors
 from rollwise.cluster.client.rest import MERGE_PATCH, RestClient, api_path, encode_json, status_error, unreachable
 from rollwise.cluster.client.scope import Selector
-from rollwise.cluster.resources import GroupKind
+from rollwise.cluster.resources import PROJECT_GROUP, GroupKind
 
 __all__ = ["CR_GROUP", "RESOURCES", "Api", "LightkubeApi", "Resource", "RestApi", "to_api_error"]
 
-CR_GROUP = "apps.rollwise.dev"
+CR_GROUP = PROJECT_GROUP
 PAGE = 500
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rollwise.api.strategies import ON_DELETE, QUORUM_AWARE_POLICY, ROLLING_BLOCK, UPDATE_POLICY
+from rollwise.api.strategies import ON_DELETE, QUORUM_AWARE_POLICY, ROLLING_BLOCK, ROLLING_UPDATE, UPDATE_POLICY
 from rollwise.api.validation_cel import key_validations
 from rollwise.cluster.crd.statefulset import CR_GROUP, CR_VERSION
 
@@ -40,6 +40,6 @@ def quorum_block_validation() -> dict[str, str]:
     return {"expression": f"!has({strategy}.{ROLLING_BLOCK}) || {strategy}.type != '{ON_DELETE}' || "
                           f"(has({notes}) && '{UPDATE_POLICY}' in {notes} && "
                           f"{notes}['{UPDATE_POLICY}'] == '{QUORUM_AWARE_POLICY}')",
-            "message": f"spec.updateStrategy.{ROLLING_BLOCK}: only allowed for updateStrategy 'RollingUpdate' (or "
+            "message": f"spec.updateStrategy.{ROLLING_BLOCK}: only allowed for updateStrategy '{ROLLING_UPDATE}' (or "
                        f"with OnDelete, for the steps of a set annotated {UPDATE_POLICY}: {QUORUM_AWARE_POLICY})",
             "reason": "Invalid"}

@@ -14,7 +14,8 @@ from typing import Any
 
 from rollwise.api.claim_templates import CLAIM_UPDATE_POLICIES
 from rollwise.api.in_place import POD_UPDATE_POLICIES, RECREATE_POLICY
-from rollwise.api.strategies import BLOCK_OWNERS, NAMES, ROLLING_UPDATE
+from rollwise.api.meta import PROJECT_GROUP
+from rollwise.api.strategies import BLOCK_OWNERS, NAMES, ROLLING_BLOCK, ROLLING_UPDATE
 from rollwise.api.validation_cel import (
     DNS_LABEL,
     LABEL_VALUE,
@@ -42,7 +43,7 @@ from rollwise.cluster.resources import ROLLWISE_PRINTER_COLUMNS
 
 __all__ = ["COUNT_MINIMUMS", "CR_GROUP", "CR_VERSION", "ENUMS", "crd"]
 
-CR_GROUP = "apps.rollwise.dev"
+CR_GROUP = PROJECT_GROUP
 CR_VERSION = "v1alpha1"
 INT32_MAX = 2**31 - 1
 
@@ -281,7 +282,7 @@ def _strategy() -> dict[str, Any]:
                         "that moves past a pod that does not become ready; KEP-3541).",
                         ENUMS["updateStrategy.type"], default=ROLLING_UPDATE),
         **blocks,
-    }, default={"type": ROLLING_UPDATE, "rollingUpdate": {}}) | _rules(*strategy_block_rules())
+    }, default={"type": ROLLING_UPDATE, ROLLING_BLOCK: {}}) | _rules(*strategy_block_rules())
 
 
 def spec_schema() -> dict[str, Any]:

@@ -19,6 +19,7 @@ from rollwise.api.handover import HANDOVER_ANNOTATION, handed_over_to, leaves_po
 from rollwise.api.identity import ordinal_of, ordinal_range, revision_of
 from rollwise.api.meta import Obj, deletion_timestamp, name_of
 from rollwise.api.ordinals import index_in
+from rollwise.api.reasons import says_complete
 from rollwise.api.strategies import ENFORCED_ROLLING_UPDATE, effective_type
 from rollwise.api.validation import structural_errors
 from rollwise.controllers.census import (
@@ -43,7 +44,6 @@ from rollwise.controllers.statefulset.ownership import claim_pods, claim_revisio
 from rollwise.controllers.statefulset.pause import hold_while_paused, note_paused
 from rollwise.controllers.statefulset.progress import progress_conditions
 from rollwise.controllers.statefulset.readiness import (
-    DONE_REASONS,
     READY,
     is_custom_kind,
     ready_condition,
@@ -174,7 +174,7 @@ handful, however many are loud (all of them, while it is first created)."""
 
 
 def _done(progressing: Obj | None) -> bool:
-    return progressing is not None and progressing.get("status") == "True" and progressing.get("reason") in DONE_REASONS
+    return progressing is not None and says_complete(progressing.get("status"), progressing.get("reason"))
 
 
 def _census(view: SetView, ctx: QuietContext) -> Census:

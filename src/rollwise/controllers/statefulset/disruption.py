@@ -38,10 +38,7 @@ class DisruptionGuard:
                     for pdb, state in self._budgets if selects(pdb, pod)]
         for state, verdict in verdicts:
             if not verdict.allowed:
-                spent = self._spent.get(state.name, 0)
-                allows = max(0, state.allowed - spent)
-                return (f"PodDisruptionBudget {state.name} allows {allows} disruptions (needs "
-                        f"{state.desired_healthy} healthy pods, has {state.current_healthy - spent})")
+                return state.describe(self._spent.get(state.name, 0))
         for state, verdict in verdicts:
             if verdict.spends:
                 self._spent[state.name] = self._spent.get(state.name, 0) + 1

@@ -19,28 +19,24 @@ apply to the ``apps.rollwise.dev`` kind only.
 
 from __future__ import annotations
 
-from rollwise.api.meta import Obj, format_selector
-from rollwise.api.reasons import COMPLETE_REASONS
+from rollwise.api.meta import PROJECT_GROUP, Obj, format_selector
+from rollwise.api.reasons import says_complete
 from rollwise.api.rollout import PARTITION_ROLLED_OUT, ROLLOUT_COMPLETE
 
-__all__ = ["CUSTOM_API_GROUP", "DONE_REASONS", "READY", "is_custom_kind", "ready_condition", "with_generation",
-           "with_selector"]
+__all__ = ["READY", "is_custom_kind", "ready_condition", "with_generation", "with_selector"]
 
-CUSTOM_API_GROUP = "apps.rollwise.dev"
 READY = "Ready"
-DONE_REASONS = COMPLETE_REASONS
-"""Progressing reasons that mean the rollout reached what was asked (the one table, ``api/reasons.py``)."""
 
 
 def is_custom_kind(sts: Obj) -> bool:
-    return str(sts.get("apiVersion", "")).split("/")[0] == CUSTOM_API_GROUP
+    return str(sts.get("apiVersion", "")).split("/")[0] == PROJECT_GROUP
 
 
 def ready_condition(progressing: Obj, status: Obj) -> Obj:
     """Ready from this reconcile's Progressing condition and status (written together: of the same generation)."""
     reason = str(progressing.get("reason") or "RolloutInProgress")
     message = str(progressing.get("message") or "")
-    if progressing.get("status") != "True" or reason not in DONE_REASONS:
+    if not says_complete(progressing.get("status"), reason):
         return {"type": READY, "status": "False", "reason": reason, "message": message}
     if reason != PARTITION_ROLLED_OUT:
         reason = ROLLOUT_COMPLETE  # Ready's words for "done" whatever the strategy (Recreate says so in Progressing)
