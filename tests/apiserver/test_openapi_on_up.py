@@ -110,6 +110,9 @@ def test_applying_the_port_another_manager_created_with_the_same_value_is_no_con
 @pytest.mark.kubectl
 def test_kubectl_diff_after_an_unchanged_apply_shows_nothing(up: Up) -> None:
     up.apply(STS, "--server-side")
+    # Settled first: a diff reads the live object and then asks for a dry run, and a status the controller writes
+    # in between is a difference on any cluster.
+    up.kubectl("rollout", "status", "sts/web", "--timeout=120s")
     done = up.kubectl("diff", "-f", "-", stdin=STS, check=False)
     assert (done.returncode, done.stdout) == (0, "")
     assert up.kubectl("diff", "--server-side", "-f", "-", stdin=STS, check=False).returncode == 0
