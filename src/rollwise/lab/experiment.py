@@ -3,7 +3,8 @@ table, ``lab/stores.py``), and the same in the quorum model with that store's pa
 
 Real run (reference §3): boot the set, crash the members that are to be down, let the cluster settle, start the
 write meter and the status poller, change the template, wait for the rollout to complete; the figures are counted
-from the template change to completion (reference §4 item 6: the crash's own election is not the rollout's).
+from the template change to completion (reference §4 item 6: the crash's own election is not the rollout's). Then,
+with the members still up, every write the store acknowledged is read back: one missing is a lost write.
 The result document is the simulator's (events from the store's change feed, the same summary), with the measured
 outages and leaders added as ``QuorumLost``/``QuorumRestored``/``LeaderChanged`` events so one plot draws both.
 """
@@ -29,6 +30,7 @@ from rollwise.lab.figures import (
     elections,
     leader_moves,
     no_commit_gaps,
+    refused_writes,
 )
 from rollwise.lab.meter import StatusPoller, WriteMeter
 from rollwise.lab.plane import LabPlane
@@ -42,7 +44,7 @@ from rollwise.lab.scenarios import (
     template_patch,
 )
 from rollwise.lab.shadow import ShadowFigures, ShadowRecorder, replay
-from rollwise.lab.stores import LabStore
+from rollwise.lab.stores import LabStore, WriteFailed
 from rollwise.sim import run_scenario
 from rollwise.sim.record import rollout_complete
 
@@ -73,6 +75,9 @@ class RealRun:
     final_pods: tuple[dict[str, Any], ...]
     update_revision: str
     shadow: ShadowFigures  # the quorum model replayed on this run's own pod timeline (``lab/shadow.py``)
+    lost_writes: tuple[int, ...] = ()  # the writer's numbers of acknowledged writes the read-back did not find
+    refused_writes: int = 0  # writes sent between the template change and completion that were never acknowledged
+    acknowledged_writes: int = 0  # every write the store acknowledged during the run (all of them read back)
 
 
 def _leader_moves_from_events(events: list[dict[str, Any]], since: float) -> int:
@@ -195,6 +200,7 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
             t1 = plane.clock()
             await plane.run_until(lambda: plane.clock() >= t1 + 0.5, timeout=1.0)
             writes, samples = await asyncio.to_thread(meter.stop), await asyncio.to_thread(poller.stop)
+            lost = await _read_back(plane, store, meter)
             meter = poller = None
             gaps = no_commit_gaps(writes, since=t0, until=t1)
             summary = plane.recorder.summary(t1)
@@ -229,7 +235,21 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
                                    rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(gaps)),
                    result=result, writes=tuple(writes), samples=tuple(samples), claims_kept=claims_kept,
                    root=root, pids=tuple(runtime.supervisor.started), final_pods=tuple(final_pods),
-                   update_revision=str((final_set.get("status") or {}).get("updateRevision", "")), shadow=shadow)
+                   update_revision=str((final_set.get("status") or {}).get("updateRevision", "")), shadow=shadow,
+                   lost_writes=tuple(lost), refused_writes=refused_writes(writes, since=t0, until=t1),
+                   acknowledged_writes=sum(1 for w in writes if w.ok))
+
+
+async def _read_back(plane: LabPlane, store: LabStore, meter: WriteMeter) -> list[int]:
+    """The acknowledged writes the store no longer has, retried while a member settles after the rollout."""
+    end, last = plane.clock() + 30, ""
+    while plane.clock() < end:
+        try:
+            return await asyncio.to_thread(meter.lost, store.read_back, timeout=5.0)
+        except WriteFailed as err:
+            last = str(err)
+        await plane.run_until(lambda: False, timeout=0.5)
+    raise RuntimeError(f"the {store.key} members could not be read back after the rollout: {last}")
 
 
 def _annotate(plane: LabPlane, gaps: list[tuple[float, float]], samples: list[StatusSample],
