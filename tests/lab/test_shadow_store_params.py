@@ -115,3 +115,17 @@ def test_the_store_switches_are_scenario_options_and_a_wrong_type_names_its_fiel
     assert [(e.path, e.rule) for e in errors] == [
         ("kubelet.apps.zk.majorityWrites", "must be true or false"),
         ("kubelet.apps.zk.rejoinSyncSeconds", "must be greater than or equal to 0")]
+
+
+def test_a_writer_attached_to_a_stopping_zookeeper_follower_commits_nothing_until_that_member_exits() -> None:
+    """ZooKeeper closes a stopping member's client sessions only at its exit: the writer whose commits went through
+    the follower m-0 waits from its deletion (0) to its exit (0.4); one attached to m-1 does not wait at all."""
+    real = samples((-1.0, 3, 4))
+    params = QuorumParams(shutdown_transfer=False, leader_stops_at_sigterm=True)
+    on_m0 = replay(follower_restarted(), real, IDS, params, replicas=3, since=-0.5, until=8.0,
+                   writer=[(-0.2, "m-1"), (-0.1, "m-0")])
+    assert (on_m0.outage_seconds, on_m0.elections, on_m0.leader_moves) == (0.4, 0, 0)
+    on_m1 = replay(follower_restarted(), real, IDS, params, replicas=3, since=-0.5, until=8.0,
+                   writer=[(-0.2, "m-0"), (-0.1, "m-1")])
+    assert on_m1.outage_seconds == 0.0
+    assert run(follower_restarted(), real, params).outage_seconds == 0.0  # no writer given: no stall counted

@@ -60,6 +60,9 @@ class LabTimings:
     majority_writes: bool = True  # writes need a majority of members up (off: the primary alone writes)
     leader_stops_at_sigterm: bool = False  # a leader not handing over stops serving at SIGTERM, not at its exit
     rejoin_sync_seconds: float = 0.0  # no commits while the leader syncs a member that rejoins
+    # A member at SIGTERM stops serving its clients but lets them go only at its exit: the writer attached to it
+    # commits nothing until then (the replay's ``client_stalls``).
+    client_stalls_at_sigterm: bool = False
 
 
 def _port(endpoint: str) -> int:
@@ -241,7 +244,7 @@ LAB_STORES: dict[str, LabStore] = {
         # While the leader syncs a member that rejoins, no commits: 0.2-0.4 s per rejoin (docs/stores/zookeeper.md).
         timings=LabTimings(termination_seconds=0.4, election_seconds=0.6, join_election_seconds=1.1,
                            shutdown_transfer=False, grace_seconds=30, leader_stops_at_sigterm=True,
-                           rejoin_sync_seconds=0.3)),
+                           rejoin_sync_seconds=0.3, client_stalls_at_sigterm=True)),
     "nats": LabStore(
         key="nats", title="real NATS JetStream 2.9", set_name="nats", container="nats",
         images=("nats:2.9", "nats:2.9-r1"), data_marker="nats/js", write=_nats_write, prepare=_nats_prepare,
