@@ -129,3 +129,23 @@ def test_a_writer_attached_to_a_stopping_zookeeper_follower_commits_nothing_unti
                    writer=[(-0.2, "m-0"), (-0.1, "m-1")])
     assert on_m1.outage_seconds == 0.0
     assert run(follower_restarted(), real, params).outage_seconds == 0.0  # no writer given: no stall counted
+
+
+def test_a_leader_whose_departure_loses_quorum_hands_over_unless_the_store_needs_a_quorum_for_it() -> None:
+    """DEP-07's naive order: m-0 down, the leader m-2 deleted. etcd's leader votes for its successor on the way out
+    (a term and a move, then quorum is lost); NATS' proposes its successor as a raft entry, which the rest alone
+    cannot commit: no term at the deletion, one election once m-2 is back and quorum forms (join 1.1 s)."""
+    snaps: list[Snapshot] = [
+        (-10.0, (member(0, alive=False), member(1), member(2)), frozenset({"m-1", "m-2"})),
+        (0.0, (member(0, alive=False), member(1), member(2, terminating=True)), frozenset({"m-1"})),
+        (0.1, (member(0, alive=False), member(1), member(2, alive=False, gen=2)), frozenset()),
+        (2.4, (member(0, alive=False), member(1), member(2, started=2.4, gen=2)), frozenset()),
+    ]
+    etcd = QuorumParams(join_election_seconds=1.1)
+    handed = run(snaps, samples((-1.0, 3, 4), (0.0, 2, 5)), etcd)
+    assert (handed.elections, handed.leader_moves) == (2, 1)
+    nats = QuorumParams(join_election_seconds=1.1, shutdown_transfer_needs_quorum=True)
+    fig = run(snaps, samples((-1.0, 3, 4), (3.5, 2, 5)), nats)
+    assert (fig.outage_seconds, fig.elections, fig.leader_moves) == (3.5, 1, 1)
+    assert parse_quorum_params({"shutdownTransferNeedsQuorum": True}, path="p") == (
+        QuorumParams(shutdown_transfer_needs_quorum=True), [])

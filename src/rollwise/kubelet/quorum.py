@@ -23,6 +23,8 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
   this happens whenever they and the other voters make a majority, even when the departure then loses quorum: the
   successor leads for an instant and is lost with it (real etcd: a term and a leader move, then no commit). With
   no candidate the leader stays until it stops; ``shutdown_transfer`` false: it always leads until it stops.
+  ``shutdown_transfer_needs_quorum`` (NATS): no hand-over when the members left without the leader are short of a
+  quorum; the leader is lost with it.
 - Requested transfer (``rollwise.api.leader_transfer``): when the leader's pod newly names a voting member, the
   leader steps down at once and that member leads ``transfer_seconds`` later (etcd's move-leader: proposals stop
   while it runs, and the new leader's term is a new term, so it counts as an election). A target that stops or
@@ -275,7 +277,7 @@ class _Work:
             # reference §2: SIGTERM makes the leader move leadership to a voting follower before it exits; its own
             # vote counts, so only the majority with it is needed.
             followers = self._candidates(exclude=leader.pod, quorum=False)
-            if followers and voting + 1 >= needed:
+            if followers and voting + (0 if self.p.shutdown_transfer_needs_quorum else 1) >= needed:
                 self._set_leader(self._pick([m.pod for m in followers]), now)
                 self.elections.append(now)
         if (leader is not None and self.leader == leader.pod and leader.alive and leader.terminating

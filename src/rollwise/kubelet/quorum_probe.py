@@ -53,6 +53,11 @@ class QuorumParams:
     # While the leader syncs a member that rejoins (``join_seconds`` after its process starts), it commits nothing:
     # ZooKeeper's leader sends a rejoining follower a DIFF/SNAP before proposals resume (0.2-0.4 s measured here).
     rejoin_sync_seconds: float = 0.0
+    # The hand-over on SIGTERM happens only when the members left without the leader still make a quorum: NATS' meta
+    # leader proposes its successor as a raft entry (raft.go, StepDown's EntryLeaderTransfer) and then stops; with
+    # the rest short of a quorum nobody takes over, and the next leader is elected once quorum returns. etcd's
+    # leader votes for its successor before it leaves, so there the hand-over happens either way (off).
+    shutdown_transfer_needs_quorum: bool = False
 
     @property
     def join_seconds(self) -> float:
@@ -85,7 +90,8 @@ _SECONDS = {
 }
 # scenario key → boolean field
 _SWITCHES = {"shutdownTransfer": "shutdown_transfer", "majorityWrites": "majority_writes",
-             "leaderStopsAtSigterm": "leader_stops_at_sigterm"}
+             "leaderStopsAtSigterm": "leader_stops_at_sigterm",
+             "shutdownTransferNeedsQuorum": "shutdown_transfer_needs_quorum"}
 _ALLOWED = (*sorted([*_SECONDS, *_SWITCHES, "model", "probeFailureThreshold"]),)
 
 

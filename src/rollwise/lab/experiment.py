@@ -229,7 +229,9 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
         election_seconds=timings.election_seconds, join_election_seconds=timings.join_election_seconds,
         shutdown_transfer=timings.shutdown_transfer, transfer_seconds=timings.transfer_seconds,
         majority_writes=timings.majority_writes, leader_stops_at_sigterm=timings.leader_stops_at_sigterm,
-        rejoin_sync_seconds=timings.rejoin_sync_seconds), replicas=scenario.replicas, since=t0, until=t1,
+        rejoin_sync_seconds=timings.rejoin_sync_seconds,
+        shutdown_transfer_needs_quorum=timings.shutdown_transfer_needs_quorum), replicas=scenario.replicas, since=t0,
+        until=t1,
         writer=[(w.end, attached[w.endpoint]) for w in sorted(writes, key=lambda w: w.end)
                 if w.ok and w.endpoint in attached] if timings.client_stalls_at_sigterm else ())
     return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,

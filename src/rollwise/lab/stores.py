@@ -63,6 +63,7 @@ class LabTimings:
     # A member at SIGTERM stops serving its clients but lets them go only at its exit: the writer attached to it
     # commits nothing until then (the replay's ``client_stalls``).
     client_stalls_at_sigterm: bool = False
+    shutdown_transfer_needs_quorum: bool = False  # no hand-over when the rest are short of a quorum (NATS)
 
 
 def _port(endpoint: str) -> int:
@@ -256,8 +257,11 @@ LAB_STORES: dict[str, LabStore] = {
         # the way (a new leader 0.03 s after the deletion); a restarted member restores quorum 4.5-4.8 s after its
         # process starts (its raft election timeout), and a crashed meta leader's successor takes as long, so the
         # settle time after the crash faults is longer than etcd's.
+        # A meta leader whose departure leaves the rest short of a quorum hands over to nobody (its successor is a
+        # raft entry the rest cannot commit): no term at its deletion, an election once quorum is back.
         timings=LabTimings(termination_seconds=0.05, election_seconds=4.5, join_election_seconds=4.6,
-                           shutdown_transfer=True, transfer_seconds=0.1, grace_seconds=30, settle_seconds=6.0)),
+                           shutdown_transfer=True, transfer_seconds=0.1, grace_seconds=30, settle_seconds=6.0,
+                           shutdown_transfer_needs_quorum=True)),
     "patroni": LabStore(
         key="patroni", title="real Patroni 3.0 + PostgreSQL 15", set_name="pg", container="postgres",
         images=("patroni:3.0", "patroni:3.0-r1"), data_marker="pgdata/PG_VERSION", write=_patroni_write,
