@@ -6,6 +6,7 @@ from __future__ import annotations
 from rollwise.kubelet.quorum import MemberObservation, QuorumParams, parse_quorum_params
 from rollwise.lab.figures import StatusSample
 from rollwise.lab.shadow import ShadowFigures, Snapshot, replay
+from rollwise.lab.stores import LAB_STORES
 
 IDS = {1: "m-0", 2: "m-1", 3: "m-2"}
 ALL = frozenset(IDS.values())
@@ -149,3 +150,13 @@ def test_a_leader_whose_departure_loses_quorum_hands_over_unless_the_store_needs
     assert (fig.outage_seconds, fig.elections, fig.leader_moves) == (3.5, 1, 1)
     assert parse_quorum_params({"shutdownTransferNeedsQuorum": True}, path="p") == (
         QuorumParams(shutdown_transfer_needs_quorum=True), [])
+
+
+def test_the_zookeeper_lab_replays_a_rejoin_as_a_quarter_second_without_commits_and_counts_the_writer_s_stall() -> None:
+    zk = LAB_STORES["zookeeper"].timings
+    assert (zk.rejoin_sync_seconds, zk.client_stalls_at_sigterm, zk.leader_stops_at_sigterm) == (0.25, True, True)
+    params = QuorumParams(join_election_seconds=zk.join_election_seconds, rejoin_sync_seconds=zk.rejoin_sync_seconds,
+                          shutdown_transfer=zk.shutdown_transfer, leader_stops_at_sigterm=zk.leader_stops_at_sigterm)
+    fig = replay(follower_restarted(), samples((-1.0, 3, 4)), IDS, params, replicas=3, since=-0.5, until=8.0,
+                 writer=[(-0.1, "m-0")])
+    assert fig.outage_seconds == 0.65  # the writer's 0.4 s on the stopping m-0, then the 0.25 s sync of its return
