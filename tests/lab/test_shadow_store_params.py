@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rollwise.kubelet.quorum import MemberObservation, QuorumParams, parse_quorum_params
 from rollwise.lab.figures import StatusSample
-from rollwise.lab.shadow import ShadowFigures, Snapshot, replay
+from rollwise.lab.shadow import ShadowFigures, Snapshot, group_samples, replay
 from rollwise.lab.stores import LAB_STORES
 
 IDS = {1: "m-0", 2: "m-1", 3: "m-2"}
@@ -160,3 +160,24 @@ def test_the_zookeeper_lab_replays_a_rejoin_as_a_quarter_second_without_commits_
     fig = replay(follower_restarted(), samples((-1.0, 3, 4)), IDS, params, replicas=3, since=-0.5, until=8.0,
                  writer=[(-0.1, "m-0")])
     assert fig.outage_seconds == 0.65  # the writer's 0.4 s on the stopping m-0, then the 0.25 s sync of its return
+
+
+def test_a_leader_that_holds_its_term_through_a_short_quorum_loss_resumes_without_an_election() -> None:
+    """NATS' raft leader steps down only 10 s after losing its quorum: the leader m-1 stays up while m-2 restarts
+    with m-0 down, so writes stop from m-2's deletion to its return (2.5) and resume then, in the same term."""
+    snaps = replica_deleted_while_another_is_down()
+    real = samples((-1.0, 2, 7))
+    raft = run(snaps, real, QuorumParams(join_election_seconds=1.1))
+    assert (raft.outage_seconds, raft.elections) == (3.6, 1)  # lost with the quorum, elected 1.1 s after it returns
+    held = run(snaps, real, QuorumParams(join_election_seconds=1.1, leader_holds_quorum_loss_seconds=10.0))
+    assert (held.outage_seconds, held.elections, held.leader_moves) == (2.5, 0, 0)
+    short = run(snaps, real, QuorumParams(join_election_seconds=1.1, leader_holds_quorum_loss_seconds=1.0))
+    assert (short.outage_seconds, short.elections) == (3.6, 1)  # stepped down at 1.0: an election after the return
+    assert parse_quorum_params({"leaderHoldsQuorumLossSeconds": 10}, path="p") == (
+        QuorumParams(leader_holds_quorum_loss_seconds=10.0), [])
+
+
+def test_a_group_that_names_its_leader_but_no_term_counts_a_term_per_new_leader() -> None:
+    leaders = [(0.0, "m-1"), (0.1, "m-1"), (0.2, ""), (0.3, "m-1"), (0.4, "m-2"), (0.5, "m-0"), (0.6, "elsewhere")]
+    assert [(s.t, s.leader, s.term) for s in group_samples(leaders, IDS)] == [
+        (0.0, 2, 1), (0.1, 2, 1), (0.3, 2, 1), (0.4, 3, 2), (0.5, 1, 3)]

@@ -58,6 +58,10 @@ class QuorumParams:
     # the rest short of a quorum nobody takes over, and the next leader is elected once quorum returns. etcd's
     # leader votes for its successor before it leaves, so there the hand-over happens either way (off).
     shutdown_transfer_needs_quorum: bool = False
+    # A leader that stays up while its quorum is lost keeps leading in its term for this long (0: it is lost with the
+    # quorum at once). NATS' raft leader steps down only after lostQuorumInterval, 10 s (raft.go): a quorum back
+    # sooner finds the leader still there, so writes resume without an election.
+    leader_holds_quorum_loss_seconds: float = 0.0
 
     @property
     def join_seconds(self) -> float:
@@ -66,7 +70,7 @@ class QuorumParams:
 
     def __post_init__(self) -> None:
         for name in ("election_seconds", "lease_lag_seconds", "probe_initial_delay_seconds", "transfer_seconds",
-                     "join_election_seconds", "rejoin_sync_seconds"):
+                     "join_election_seconds", "rejoin_sync_seconds", "leader_holds_quorum_loss_seconds"):
             value = getattr(self, name)
             if value is None and name == "join_election_seconds":
                 continue
@@ -87,6 +91,7 @@ _SECONDS = {
     "probePeriodSeconds": ("probe_period_seconds", False),
     "transferSeconds": ("transfer_seconds", True),
     "rejoinSyncSeconds": ("rejoin_sync_seconds", True),
+    "leaderHoldsQuorumLossSeconds": ("leader_holds_quorum_loss_seconds", True),
 }
 # scenario key → boolean field
 _SWITCHES = {"shutdownTransfer": "shutdown_transfer", "majorityWrites": "majority_writes",

@@ -22,7 +22,7 @@ from rollwise.kubelet.process.stores.etcd import EtcdStore
 from rollwise.lab.figures import StatusSample, WriteRecord, lost_writes
 from rollwise.lab.stores import LAB_STORES, ReadBack, WriteFailed
 
-__all__ = ["StatusPoller", "WriteMeter"]
+__all__ = ["LeaderSampler", "StatusPoller", "WriteMeter"]
 
 _ETCD = EtcdStore()
 
@@ -141,4 +141,39 @@ class StatusPoller:
                 with self._lock:
                     self.samples.append(StatusSample(t=self.clock(), member=format(st.member, "x"),
                                                      leader=st.leader, term=st.term))
+            self._stop.wait(max(0.0, began + self.period - self.clock()))
+
+
+class LeaderSampler:
+    """Every ``period`` seconds, who leads a group no member's role answer names (NATS: the writer's stream), asked
+    of the members in turn until one answers: (time, pod) samples, "" while none leads."""
+
+    def __init__(self, endpoints: Sequence[str], *, clock: Callable[[], float], read: Callable[[str, float], str],
+                 period: float = 0.1, timeout: float = 0.3) -> None:
+        self.endpoints, self.clock, self.read, self.period, self.timeout = list(endpoints), clock, read, period, timeout
+        self.samples: list[tuple[float, str]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True, name="leader-sampler")
+
+    def start(self) -> LeaderSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[tuple[float, str]]:
+        self._stop.set()
+        self._thread.join()
+        return list(self.samples)
+
+    def _poll(self) -> None:
+        turn = 0
+        while not self._stop.is_set():
+            began = self.clock()
+            for step in range(len(self.endpoints)):
+                try:
+                    leader = self.read(self.endpoints[(turn + step) % len(self.endpoints)], self.timeout)
+                except StoreError:
+                    continue
+                self.samples.append((self.clock(), leader))
+                turn = (turn + step) % len(self.endpoints)
+                break
             self._stop.wait(max(0.0, began + self.period - self.clock()))

@@ -33,7 +33,7 @@ from rollwise.api.predicates import is_ready
 from rollwise.kubelet.quorum import LEADER_CHANGED, MemberObservation, QuorumParams, QuorumState, observe_pod, step
 from rollwise.lab.figures import StatusSample
 
-__all__ = ["ShadowFigures", "ShadowRecorder", "client_stalls", "replay"]
+__all__ = ["ShadowFigures", "ShadowRecorder", "Snapshot", "client_stalls", "group_samples", "replay"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,6 +73,22 @@ def _real_terms(samples: Sequence[StatusSample], pods: Mapping[int, str]) -> dic
         if s.leader != 0 and s.leader in pods:
             leaders.setdefault(s.term, pods[s.leader])
     return leaders
+
+
+def group_samples(leaders: Sequence[tuple[float, str]], pods: Mapping[int, str]) -> list[StatusSample]:
+    """A group whose members report its leader but no term (NATS' stream, from ``$JS.API.STREAM.INFO``) as status
+    samples: each change to another leader is a new term, so the replay's k-th new term goes to the k-th new leader."""
+    ids = {pod: member for member, pod in pods.items()}
+    out: list[StatusSample] = []
+    term, last = 1, ""
+    for t, pod in sorted(leaders):
+        if pod not in ids:
+            continue
+        if last and pod != last:
+            term += 1
+        last = pod
+        out.append(StatusSample(t=t, member="group", leader=ids[pod], term=term))
+    return out
 
 
 def client_stalls(snapshots: Sequence[Snapshot], writer: Sequence[tuple[float, str]], *, since: float,
@@ -145,7 +161,9 @@ def replay(snapshots: Sequence[Snapshot], samples: Sequence[StatusSample], pods:
         spans.append((lost_at, until))
     # A leader syncing a rejoining member commits nothing either (ZooKeeper): the same outage as a leaderless span.
     stalls = client_stalls(snapshots, writer, since=since, until=until)
-    gaps = _union([*spans, *stalls,
+    # Quorum lost is no commit too, even where the leader holds its term through the loss (NATS).
+    lost = [*state.outages, *([(state.lost_since, until)] if state.lost_since is not None else [])]
+    gaps = _union([*spans, *stalls, *((max(a, since), min(b, until)) for a, b in lost if a < until and b > since),
                    *((max(a, since), min(b, until)) for a, b in state.pauses if a < until and b > since)])
     return ShadowFigures(outage_seconds=round(sum(b - a for a, b in gaps), 3),
                          longest_gap_seconds=round(max((b - a for a, b in gaps), default=0.0), 3),

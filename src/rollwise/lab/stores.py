@@ -64,6 +64,9 @@ class LabTimings:
     # commits nothing until then (the replay's ``client_stalls``).
     client_stalls_at_sigterm: bool = False
     shutdown_transfer_needs_quorum: bool = False  # no hand-over when the rest are short of a quorum (NATS)
+    # Where the writes go through a raft group of their own (``LabStore.writes_leader``: NATS' stream), how long its
+    # leader keeps its term through a quorum loss (nats-server's raft.go, lostQuorumInterval: 10 s).
+    write_group_holds_quorum_loss_seconds: float = 0.0
 
 
 def _port(endpoint: str) -> int:
@@ -154,6 +157,13 @@ def _nats_read(endpoints: Sequence[str], acked: Sequence[WriteRecord], timeout: 
         _port(e), calls, timeout=timeout + 0.01 * len(calls))))
 
 
+def _nats_stream_leader(endpoint: str, timeout: float) -> str:
+    """The pod that leads the writer's stream, as the member at ``endpoint`` tells (its server name; "": none)."""
+    answer = request(_port(endpoint), f"$JS.API.STREAM.INFO.{LAB_STREAM}", {}, timeout=timeout)
+    cluster = answer.get("cluster")
+    return str(cluster.get("leader") or "") if isinstance(cluster, dict) else ""
+
+
 def _nats_prepare(endpoint: str, replicas: int, timeout: float) -> None:
     """The stream the writer publishes to, replicated on every member (NATS allows five at most): its quorum is the
     set's, so two members of five down leave it writable, as they leave the meta group."""
@@ -216,6 +226,9 @@ class LabStore:
     timings: LabTimings = field(default_factory=LabTimings)
     probe: Mapping[str, str] = field(default_factory=dict)  # the role probe's annotations on the real set
     prepare: Callable[[str, int, float], None] | None = None  # (endpoint, replicas, deadline) once members are up
+    # Who leads the group the writes go through, where that is not the group the role probe reads (NATS: each
+    # stream is a raft group of its own, apart from the meta group): (endpoint, deadline) -> pod, "" for none.
+    writes_leader: Callable[[str, float], str] | None = None
     store: Store | None = None  # a store outside the process runtime's table (Patroni: its runtime starts it)
     runtime_class: Callable[..., ProcessRuntime] = ProcessRuntime
 
@@ -251,7 +264,7 @@ LAB_STORES: dict[str, LabStore] = {
     "nats": LabStore(
         key="nats", title="real NATS JetStream 2.9", set_name="nats", container="nats",
         images=("nats:2.9", "nats:2.9-r1"), data_marker="nats/js", write=_nats_write, prepare=_nats_prepare,
-        read_back=_nats_read,
+        read_back=_nats_read, writes_leader=_nats_stream_leader,
         probe={"rollwise.dev/role-probe-port": "8222", "rollwise.dev/role-probe-path": "/jsz",
                "rollwise.dev/role-probe-leader-json-path": ".meta_cluster.leader",
                "rollwise.dev/role-probe-leader-equals": "{pod}"},
@@ -263,7 +276,7 @@ LAB_STORES: dict[str, LabStore] = {
         # raft entry the rest cannot commit): no term at its deletion, an election once quorum is back.
         timings=LabTimings(termination_seconds=0.05, election_seconds=4.5, join_election_seconds=4.6,
                            shutdown_transfer=True, transfer_seconds=0.1, grace_seconds=30, settle_seconds=6.0,
-                           shutdown_transfer_needs_quorum=True)),
+                           shutdown_transfer_needs_quorum=True, write_group_holds_quorum_loss_seconds=10.0)),
     "patroni": LabStore(
         key="patroni", title="real Patroni 3.0 + PostgreSQL 15", set_name="pg", container="postgres",
         images=("patroni:3.0", "patroni:3.0-r1"), data_marker="pgdata/PG_VERSION", write=_patroni_write,
