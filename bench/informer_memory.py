@@ -1,5 +1,5 @@
 """The operator's informer memory on a cluster of 10,000 foreign pods and 10 rollwise sets: watching everything
-(before issue 25) against watching only what rollwise owns (``cluster.scope``).
+(before issue 25) against watching only what rollwise owns (``cluster.client.scope``).
 
 Starts `rollwise up --controllers=*,-apps.rollwise.dev,-kubelet` (no kubelet: the pods stay Pending, which costs up
 nothing per pod), creates N foreign pods in namespace `team` (each with a label and a container, like a
@@ -36,8 +36,8 @@ import yaml
 from lightkube import AsyncClient
 from lightkube.config.kubeconfig import KubeConfig
 
-from rollwise.cluster.kube import CR_GROUP, KubeCluster
-from rollwise.cluster.scope import informer_selectors
+from rollwise.cluster.client.kube import CR_GROUP, KubeCluster
+from rollwise.cluster.client.scope import informer_selectors
 from rollwise.runtime.clock import WallClock
 from rollwise.runtime.informer import Informer
 

@@ -23,9 +23,9 @@ from rollwise.api.features import FeatureGates
 from rollwise.api.identity import revision_of
 from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
-from rollwise.cluster.admission import Admission
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET
+from rollwise.cluster.store.admission import Admission
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.operator.memory import Events, Feed, Leases, MemoryWorld
 from rollwise.operator.operator import Operator, OperatorConfig
 from rollwise.runtime.clock import VirtualClock

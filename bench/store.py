@@ -15,7 +15,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 
 
 def _pod(i: int) -> dict:  # type: ignore[type-arg]

@@ -45,7 +45,7 @@ def test_no_module_imports_one_that_imports_it_back() -> None:
 
     Imports under ``TYPE_CHECKING`` count: a module that needs another's types to be checked depends on it as
     much as one that needs it to run (mypy reads both, and a move of either breaks the other); a Protocol saying
-    what the importer needs breaks such a circle (``cluster/memory_deletion.GcStore``). Imports inside functions
+    what the importer needs breaks such a circle (``cluster/store/memory_deletion.GcStore``). Imports inside functions
     count too: grimp sees them, and hiding a circle that way is what this test forbids."""
     graph = grimp.build_graph("rollwise", exclude_type_checking_imports=False)
     cycles = _cycles(graph)

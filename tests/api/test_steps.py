@@ -17,7 +17,7 @@ from rollwise.api.features import FeatureGates
 from rollwise.api.steps import NothingToPromote, parse_duration, promoted_status, target_replicas
 from rollwise.api.validation import structural_errors, validate_statefulset
 from rollwise.apiserver.admission.schema import admit_custom
-from rollwise.cluster.crd import crd
+from rollwise.cluster.crd.statefulset import crd
 
 SET: dict[str, Any] = {
     "apiVersion": "apps.rollwise.dev/v1alpha1", "kind": "StatefulSet", "metadata": {"name": "web"},

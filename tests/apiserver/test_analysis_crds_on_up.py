@@ -1,5 +1,5 @@
 """The AnalysisTemplate and AnalysisRun kinds on `rollwise up`, driven by the real kubectl: served by their CRDs
-(cluster/crd_analysis.py) with Argo's short names, `kubectl get ar` printing the phase and the message, and a bad
+(cluster/crd/analysis.py) with Argo's short names, `kubectl get ar` printing the phase and the message, and a bad
 template refused with a Status naming the field."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pathlib import Path
 from rollwise.api.meta import LAST_APPLIED, annotations_of
 from rollwise.apiserver.storage.bootstrap import kubernetes_service
 from rollwise.apiserver.storage.store import ApiStore
-from rollwise.cluster.crd import crd
+from rollwise.cluster.crd.statefulset import crd
 from rollwise.cluster.resources import GroupKind
 
 CRD = GroupKind("apiextensions.k8s.io", "CustomResourceDefinition")

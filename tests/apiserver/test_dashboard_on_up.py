@@ -99,6 +99,11 @@ async def _assert_stuck(page: Page, text: str) -> None:
     rows = [row.split("\t") for row in pods.splitlines()]
     assert [row[1] for row in rows] == ["web-0", "web-1", "web-2"]
     assert rows[2][0] == "✖" and PULL.search(rows[2][-1])
+    # Each pod's and revision's name on one line: "web-" over "0" reads as two names.
+    lines = await page.evaluate("Array.from(document.querySelectorAll('#pods tbody tr')).flatMap(tr => "
+                                "[1, 2].map(i => { const r = document.createRange(); "
+                                "r.selectNodeContents(tr.cells[i]); return r.getClientRects().length; }))")
+    assert lines == [1] * 6, lines
     message = await page.text("#message")
     assert re.search("waiting for web-2 to become available: container app is (ErrImagePull|ImagePullBackOff)",
                      message), message

@@ -87,6 +87,7 @@ def test_a_fix_lands_on_up_for_the_recovering_strategies(up: Up) -> None:
     _break_then_fix(up, "sts", names)
 
 
+@pytest.mark.slow  # the operator's own fix is in make test: test_same_decisions_on_up.py[image-typo-fixed]
 def test_a_fix_lands_through_the_operator(up: Up, tmp_path: Path) -> None:
     up.kubectl("apply", "-k", str(ROOT / "deploy"))
     op = Operator(up, tmp_path, "op-fix")

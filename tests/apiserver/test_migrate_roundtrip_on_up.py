@@ -27,7 +27,8 @@ STALE = "--faults=watch-delay=0.01"
 by its own amount."""
 
 
-@pytest.fixture(params=["", STALE], ids=["fresh-caches", "stale-caches"])
+# Stale caches are the harder case and stay in make test; fresh ones run in make test-slow.
+@pytest.fixture(params=[pytest.param("", marks=pytest.mark.slow), STALE], ids=["fresh-caches", "stale-caches"])
 def up(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Up]:
     with running_up_for_operator(tmp_path, *[f for f in [request.param] if f]) as server:
         yield server

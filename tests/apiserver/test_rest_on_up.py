@@ -1,5 +1,5 @@
-"""The operator's direct API client (``cluster/rest.py``) against ``rollwise up``: TLS and the bearer token from the
-kubeconfig (the audit log names the token's user, for the writes it keeps), every verb and a watch, errors as the
+"""The operator's direct API client (``cluster/client/rest.py``) against ``rollwise up``: TLS and the bearer token from
+the kubeconfig (the audit log names the token's user, for the writes it keeps), every verb and a watch, errors as the
 server words them, and a 503 once the server is gone."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from lightkube.config.kubeconfig import KubeConfig
 from operator_support import audit_entries
 
 from rollwise.api import errors
-from rollwise.cluster.kube import KubeCluster
-from rollwise.cluster.rest import RestClient
+from rollwise.cluster.client.kube import KubeCluster
+from rollwise.cluster.client.rest import RestClient
 
 pytestmark = [
     pytest.mark.kubectl,

@@ -9,14 +9,15 @@ run left after ``up`` stopped.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubectl_support import DEADLINE as START_DEADLINE
 from kubectl_support import stop_up
+from kubectl_support import until as poll_until
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.resources.apps_v1 import StatefulSet
@@ -34,6 +35,7 @@ pytestmark = [
 ]
 
 DEADLINE = 90.0
+until = functools.partial(poll_until, deadline=DEADLINE, most=0.1)  # this file's deadline and cadence
 SET = {
     "apiVersion": "apps/v1", "kind": "StatefulSet",
     "metadata": {"name": "etcd", "namespace": "default",
@@ -53,12 +55,6 @@ SET = {
     },
 }
 
-
-def _until(predicate: Callable[[], bool], what: str, deadline: float = DEADLINE) -> None:
-    end = time.monotonic() + deadline
-    while not predicate():
-        assert time.monotonic() < end, f"not within {deadline} s: {what}"
-        time.sleep(0.1)
 
 
 def _members(root: Path) -> dict[int, list[str]]:
@@ -116,8 +112,8 @@ def test_quorum_aware_rollout_under_up_keeps_quorum_revision_and_data_and_leaves
         def pods() -> list[Any]:
             return list(client.list(Pod, namespace="default", labels={"app": "etcd"}))
 
-        _until(lambda: len(p := pods()) == 3 and _down(p) == 0, "three Ready members")
-        _until(lambda: len(list(client.list(Lease, namespace="default"))) == 3, "three member Leases")
+        until(lambda: len(p := pods()) == 3 and _down(p) == 0, "three Ready members")
+        until(lambda: len(list(client.list(Lease, namespace="default"))) == 3, "three member Leases")
         before = {lease.metadata.name: lease.spec.holderIdentity.split(":")[0]
                   for lease in client.list(Lease, namespace="default")}
         members = _members(root)
@@ -127,7 +123,7 @@ def test_quorum_aware_rollout_under_up_keeps_quorum_revision_and_data_and_leaves
         assert len(endpoints) == 3
 
         meter = WriteMeter(endpoints, clock=time.monotonic, rate=20, deadline=0.5).start()
-        _until(meter.committing, "writes committing before the rollout")
+        until(meter.committing, "writes committing before the rollout")
         client.patch(StatefulSet, "etcd", {"spec": {"template": {"spec": {"containers": [
             {"name": "etcd", "image": "etcd:3.5.1-r1"}]}}}}, namespace="default", patch_type=PatchType.STRATEGIC)
         t0 = time.monotonic()
@@ -143,7 +139,7 @@ def test_quorum_aware_rollout_under_up_keeps_quorum_revision_and_data_and_leaves
             return (len(current) == 3 and _down(current) == 0 and bool(revision)
                     and all(p.metadata.labels.get("controller-revision-hash") == revision for p in current))
 
-        _until(rolled, "every member Ready at the new revision")
+        until(rolled, "every member Ready at the new revision")
         writes = meter.stop()
         meter = None
         window = sorted((r for r in writes if r.start >= t0), key=lambda r: r.start)
@@ -175,7 +171,7 @@ def test_quorum_aware_rollout_under_up_keeps_quorum_revision_and_data_and_leaves
     assert code == 0
     # Nothing outlives up: no live process names this run's directory (by command line, so a recycled pid
     # cannot pass for one of ours).
-    _until(lambda: not _members(root), "no etcd process after up stopped", deadline=10)
+    until(lambda: not _members(root), "no etcd process after up stopped", deadline=10)
     for ordinal in range(3):  # stopping up keeps the data, as a node's disks outlive the kubelet
         assert (root / "claims" / "default" / f"data-etcd-{ordinal}" / "etcd" / "member").is_dir()
 
@@ -214,10 +210,10 @@ def test_members_restarted_by_a_new_up_on_the_same_data_dir_form_their_cluster_a
             if run == 0:
                 client = Client(KubeConfig.from_file(kubeconfig), trust_env=False, field_manager="test")
                 client.create(StatefulSet.from_dict(SET))
-            _until(lambda: len(answering()) == 3, f"three members answering (run {run + 1})")
+            until(lambda: len(answering()) == 3, f"three members answering (run {run + 1})")
             ids.append(answering())
         finally:
             code = stop_up(proc)
         assert code == 0
-        _until(lambda: not _members(root), "no etcd process after up stopped", deadline=10)
+        until(lambda: not _members(root), "no etcd process after up stopped", deadline=10)
     assert ids[1] == ids[0]

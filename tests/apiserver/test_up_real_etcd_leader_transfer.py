@@ -18,7 +18,7 @@ from lightkube.resources.apps_v1 import StatefulSet
 from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Event, Pod
 from lightkube.types import PatchType
-from test_up_real_etcd import SET, _ready, _start_up, _until
+from test_up_real_etcd import SET, _ready, _start_up, until
 
 from rollwise.kubelet.process import etcd_binary
 
@@ -65,8 +65,8 @@ def test_up_moves_leadership_with_move_leader_before_the_old_leader_is_deleted(t
         def pods() -> dict[str, Any]:
             return {p.metadata.name: p for p in client.list(Pod, namespace="default", labels={"app": "etcd"})}
 
-        _until(lambda: len(p := pods()) == 5 and all(_ready(x) for x in p.values()), "five Ready members")
-        _until(lambda: len(_leaders(client)) == 1 and len(list(client.list(Lease, namespace="default"))) == 5,
+        until(lambda: len(p := pods()) == 5 and all(_ready(x) for x in p.values()), "five Ready members")
+        until(lambda: len(_leaders(client)) == 1 and len(list(client.list(Lease, namespace="default"))) == 5,
                "five member Leases, one Leader")
         (leader,) = _leaders(client)
         old_uid = pods()[leader].metadata.uid
@@ -85,7 +85,7 @@ def test_up_moves_leadership_with_move_leader_before_the_old_leader_is_deleted(t
             return next((rv for rv, kind, pod in members.events() if pod.metadata.uid == old_uid
                          and (kind == "DELETED" or pod.metadata.deletionTimestamp is not None)), None)
 
-        _until(lambda: old_leader_going() is not None, "the old leader's deletion")
+        until(lambda: old_leader_going() is not None, "the old leader's deletion")
         deleted_at = old_leader_going()
         assert deleted_at is not None
         for rv, _, lease in leases.events():
@@ -94,7 +94,7 @@ def test_up_moves_leadership_with_move_leader_before_the_old_leader_is_deleted(t
         leaders_when_deleted = {name for name, holder in holders.items() if holder.endswith(":Leader")}
         # The old leader's Lease no longer said Leader when its pod went, and another member's did.
         assert leaders_when_deleted and leader not in leaders_when_deleted, holders
-        _until(lambda: all(p.spec.containers[0].image == "etcd:3.5.1-r1" and _ready(p) for p in pods().values())
+        until(lambda: all(p.spec.containers[0].image == "etcd:3.5.1-r1" and _ready(p) for p in pods().values())
                and len(pods()) == 5, "every member Ready at the new image")
         reasons = [e.reason for e in client.list(Event, namespace="default")]
         assert "LeaderTransferRequested" in reasons and "LeaderTransferTimedOut" not in reasons

@@ -79,6 +79,7 @@ def test_a_three_member_patroni_set_elects_one_primary_and_a_deleted_replica_rej
     up.until(lambda: not processes_under(patroni_data), "no process of the run left", deadline=30)
 
 
+@pytest.mark.slow  # half a minute; etcd's members keep the same promise in make test (test_up_real_etcd.py)
 def test_patroni_members_restarted_by_a_new_up_on_the_same_data_dir_come_back_with_their_data(
         tmp_path: Path, patroni_data: Path) -> None:
     """Stop ``up`` and start it again on its data directory: the members come back on their claims (the DCS too,

@@ -9,15 +9,16 @@ on the controller's request before its pod goes. Asserted are outcomes, never du
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kubectl_support import Up
+from kubectl_support import until as poll_until
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.resources.apps_v1 import StatefulSet
@@ -29,6 +30,7 @@ from rollwise.kubelet.process.stores import STORES
 from rollwise.runtime.role_probes import http_get
 
 DEADLINE = 120.0
+until = functools.partial(poll_until, deadline=DEADLINE, most=0.2)  # this file's deadline and cadence
 
 # The members' data under the test's own folder, where the test reads their config and files.
 pytestmark = pytest.mark.up("--data-dir", "{tmp}/up")
@@ -69,12 +71,6 @@ def _set(store: str, *, transfer: bool = False) -> dict[str, Any]:
         },
     }
 
-
-def _until(predicate: Callable[[], bool], what: str, deadline: float = DEADLINE) -> None:
-    end = time.monotonic() + deadline
-    while not predicate():
-        assert time.monotonic() < end, f"not within {deadline} s: {what}"
-        time.sleep(0.2)
 
 
 def _ready(pod: Any) -> bool:
@@ -180,7 +176,7 @@ def _roll(client: Client, members: _Members) -> _Deletions:
         return (len(current) == 3 and all(_ready(p) for p in current) and bool(rev)
                 and all(p.metadata.labels.get("controller-revision-hash") == rev for p in current))
 
-    _until(rolled, "every member Ready at the new revision", deadline=240)
+    until(rolled, "every member Ready at the new revision", deadline=240)
     deletions.stop()
     return deletions
 
@@ -201,8 +197,8 @@ def test_a_store_set_on_up_elects_one_leader_keeps_a_deleted_member_s_data_and_r
     def pods() -> list[Any]:
         return list(client.list(Pod, namespace="default", labels={"app": name}))
 
-    _until(lambda: len(p := pods()) == 3 and all(_ready(x) for x in p), "three Ready members")
-    _until(lambda: members.leader() is not None, "exactly one member the probe says leads")
+    until(lambda: len(p := pods()) == 3 and all(_ready(x) for x in p), "three Ready members")
+    until(lambda: members.leader() is not None, "exactly one member the probe says leads")
     leader = members.leader()
     assert leader is not None
 
@@ -213,16 +209,16 @@ def test_a_store_set_on_up_elects_one_leader_keeps_a_deleted_member_s_data_and_r
     assert before, "the member wrote nothing to its claim"
     old_uid = client.get(Pod, follower, namespace="default").metadata.uid
     client.delete(Pod, follower, namespace="default")
-    _until(lambda: (p := client.get(Pod, follower, namespace="default")).metadata.uid != old_uid and _ready(p),
+    until(lambda: (p := client.get(Pod, follower, namespace="default")).metadata.uid != old_uid and _ready(p),
            f"{follower} back and Ready")
     assert before <= members.files(ordinal)
-    _until(lambda: members.leader() is not None, "one leader after the member came back")
+    until(lambda: members.leader() is not None, "one leader after the member came back")
 
     # A quorum-aware rollout that reads roles from the probe: the leader goes last.
     leader = members.leader()
     deletions = _roll(client, members)
     assert len(deletions.names()) == 3 and deletions.names()[-1] == leader, (deletions.names(), leader)
-    _until(lambda: members.leader() is not None, "one leader after the rollout")
+    until(lambda: members.leader() is not None, "one leader after the rollout")
 
 
 @pytest.mark.parametrize("store", STORE_PARAMS[1:])
@@ -237,8 +233,8 @@ def test_a_nats_meta_leader_steps_down_on_the_controller_s_request_before_its_po
     def pods() -> list[Any]:
         return list(client.list(Pod, namespace="default", labels={"app": name}))
 
-    _until(lambda: len(p := pods()) == 3 and all(_ready(x) for x in p), "three Ready members")
-    _until(lambda: members.leader() is not None, "one leader")
+    until(lambda: len(p := pods()) == 3 and all(_ready(x) for x in p), "three Ready members")
+    until(lambda: members.leader() is not None, "one leader")
     first = members.leader()
     deletions = _roll(client, members)
     reasons = [e.reason for e in client.list(Event, namespace="default")]

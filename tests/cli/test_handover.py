@@ -16,8 +16,8 @@ from rollwise.api.handover import HANDOVER_ANNOTATION
 from rollwise.api.meta import Obj, owner_reference
 from rollwise.cli.handover import hand_over
 from rollwise.cli.migrate import fields_the_custom_kind_lacks
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.store.memory import MemoryCluster
 
 
 class Kube:

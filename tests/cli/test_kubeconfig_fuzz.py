@@ -21,7 +21,7 @@ from tiers import examples
 
 from rollwise.apiserver.auth.tls import load_or_create
 from rollwise.cli.kubeconfig import ConfigProblem, client_config
-from rollwise.cluster.rest import RestClient
+from rollwise.cluster.client.rest import RestClient
 
 
 def _b64(data: bytes) -> str:

@@ -10,7 +10,7 @@ import pytest
 from unusable_kubeconfigs import kubeconfig
 
 from rollwise.cli.kubeconfig import client_config
-from rollwise.cluster.rest import RestClient
+from rollwise.cluster.client.rest import RestClient
 
 
 @pytest.mark.parametrize(("cluster", "user", "url"), [

@@ -17,7 +17,7 @@ from unusable_kubeconfigs import kubeconfig
 
 from rollwise.api import errors
 from rollwise.cli.kubeconfig import ClientConfig, ConfigProblem, client_config
-from rollwise.cluster.kube import KubeCluster
+from rollwise.cluster.client.kube import KubeCluster
 
 FAR = "http://10.255.0.1:6443"
 """A server address that is not loopback (never dialled: the tests that use it go through a proxy)."""

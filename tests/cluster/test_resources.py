@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rollwise.api.errors import NotFound
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import LEASE, POD, ROLLWISE_STATEFULSET, STATEFULSET, GroupKind, ResourceTable
+from rollwise.cluster.store.memory import MemoryCluster
 
 
 def _set(api_version: str, replicas: int) -> dict:  # type: ignore[type-arg]

@@ -10,6 +10,7 @@ import dataclasses
 
 import pytest
 from explore_sets import QUORUM, STRATEGIES, found, manifest, run
+from tiers import sweep
 
 from rollwise.api.leases import LEADER, MEMBER, format_holder
 from rollwise.api.role_probe import LEADER as PROBED_LEADER
@@ -25,11 +26,13 @@ PROBED = {**QUORUM, "rollwise.dev/role-probe-port": "8080", "rollwise.dev/role-p
           "rollwise.dev/role-probe-leader-equals": "leader"}
 
 
-@pytest.mark.parametrize("faults_per_path", [0, pytest.param(1, marks=pytest.mark.slow)],
-                         ids=["no-pod-fault", "a-pod-fault"])
-def test_a_faulty_role_source_never_breaks_quorum_nor_takes_the_leader_first(faults_per_path: int) -> None:
+@pytest.mark.parametrize(("faults_per_path", "replicas"), sweep([(0, 2), (0, 3), (1, 3)], fast={(0, 2)}))
+def test_a_faulty_role_source_never_breaks_quorum_nor_takes_the_leader_first(faults_per_path: int,
+                                                                              replicas: int) -> None:
+    """Ids: faults per path - members. Three members with a pod fault is the widest (``make test-slow``)."""
     strategy, _ = STRATEGIES["QuorumAware"]
-    result = run(manifest(strategy, "Parallel", annotations=PROBED, replicas=3), replicas=3, template_changes=1,
+    result = run(manifest(strategy, "Parallel", annotations=PROBED, replicas=replicas), replicas=replicas,
+                 template_changes=1,
                  faults=faults_per_path, perturb="roles")
     assert result.complete, "the bounded state space must be exhausted"
     assert found(result) == {}
@@ -80,11 +83,13 @@ def _as_leases(view: SetView) -> Plan:
     return reconcile_quorum(dataclasses.replace(view, set=sts, leases=leases, probes={}))
 
 
+@pytest.mark.parametrize("replicas", sweep([(2,), (3,)], fast={(2,)}))
 def test_a_controller_reading_unclear_answers_as_a_followers_is_caught_by_leader_last(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, replicas: int) -> None:
     monkeypatch.setattr(controller, "reconcile_quorum", _as_leases)
     strategy, _ = STRATEGIES["QuorumAware"]
-    result = run(manifest(strategy, "Parallel", annotations=PROBED, replicas=3), replicas=3, template_changes=1,
+    result = run(manifest(strategy, "Parallel", annotations=PROBED, replicas=replicas), replicas=replicas,
+                 template_changes=1,
                  perturb="roles")
     assert "budget" in found(result), found(result)
     assert "the leader by its Lease, before outdated member(s)" in found(result)["budget"]

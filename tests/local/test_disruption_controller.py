@@ -9,11 +9,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.pump import FeedPump
 from rollwise.cluster.resources import POD
+from rollwise.cluster.store.memory import MemoryCluster
+from rollwise.cluster.store.pump import FeedPump
 from rollwise.local.hosted import LocalControllers
 from rollwise.runtime.clock import EpochClock
+from rollwise.runtime.dispatch import ChangeDispatcher
 from rollwise.runtime.registrations import DISRUPTION
 from rollwise.runtime.wakes import PDB
 
@@ -44,7 +45,8 @@ class World:
         self.turns = 0
         self.controller = LocalControllers(self.cluster, rows=(DISRUPTION,), pump=self._pumped,
                                            clock=EpochClock(asyncio.get_running_loop(), lambda: NOW))
-        self.feed.listen(self.controller.on_change)
+        self.changes = ChangeDispatcher()
+        self.feed.listen(self.changes.dispatch)
         for i in range(3):
             self.cluster.create(_pod(f"db-{i}", ready=True))
         self.cluster.create(BUDGET)
@@ -69,7 +71,7 @@ def _status(cluster: MemoryCluster) -> dict[str, Any]:
 def test_a_budgets_status_follows_its_pods_and_the_controllers_own_write_does_not_wake_it() -> None:
     async def run() -> None:
         world = World()
-        world.controller.start()
+        world.controller.start(world.changes)
         await _turns()
         status = _status(world.cluster)
         assert (status["currentHealthy"], status["desiredHealthy"], status["disruptionsAllowed"]) == (3, 2, 1)
@@ -85,7 +87,7 @@ def test_a_budgets_status_follows_its_pods_and_the_controllers_own_write_does_no
 def test_many_pod_changes_before_the_host_runs_are_one_recompute_and_one_write() -> None:
     async def run() -> None:
         world = World()
-        world.controller.start()
+        world.controller.start(world.changes)
         await _turns()
         turns, writes = world.turns, world.cluster.write_count(ACTOR)
         for i in range(3):  # every pod turns unready, each change pumped at once as an HTTP handler does

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.kubelet.process.runtime import PodSync
 from rollwise.local.processes import ProcessKubelet
 

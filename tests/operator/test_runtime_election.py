@@ -10,7 +10,7 @@ from runtime_fakes import MemoryLeases, run
 
 from rollwise.api.errors import Conflict
 from rollwise.api.meta import Obj
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.operator.election import JITTER_FACTOR, LeaderElector, LeaseTimings
 from rollwise.runtime.clock import VirtualClock
 

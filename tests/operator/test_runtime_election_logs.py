@@ -13,7 +13,7 @@ from runtime_fakes import MemoryLeases, run
 
 from rollwise.api.errors import CredentialsUnavailable, Forbidden
 from rollwise.api.meta import Obj
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.operator.election import DENIED_BACKOFF_CAP_SECONDS, JITTER_FACTOR, LeaderElector
 from rollwise.runtime.clock import VirtualClock
 

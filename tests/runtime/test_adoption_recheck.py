@@ -15,7 +15,7 @@ from harness import Harness
 from rollwise.api.errors import Conflict
 from rollwise.api.handover import HANDOVER_ANNOTATION
 from rollwise.api.meta import Obj, controller_of
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.plan import Plan, UpdateClaim, WriteStatus
 from rollwise.controllers.statefulset.ownership import claim_pods
 from rollwise.runtime.execute import execute, execute_async

@@ -12,11 +12,12 @@ import pytest
 
 from rollwise.api.errors import Conflict
 from rollwise.api.meta import Obj
-from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.pump import FeedPump
 from rollwise.cluster.resources import POD
+from rollwise.cluster.store.memory import MemoryCluster
+from rollwise.cluster.store.pump import FeedPump
 from rollwise.local.hosted import LocalControllers
 from rollwise.runtime.clock import VirtualClock
+from rollwise.runtime.dispatch import ChangeDispatcher
 from rollwise.runtime.host import ControllerHost
 from rollwise.runtime.registrations import REPLICASET_ROW
 
@@ -49,10 +50,11 @@ def test_a_refused_replicaset_write_in_up_backs_off_per_key_and_the_delay_double
         cluster = _RefusingPods(clock, refusals=3)
         feed = FeedPump(cluster)
         hosted = LocalControllers(cluster, rows=(REPLICASET_ROW,), clock=clock, pump=feed.pump)
-        feed.listen(hosted.on_change)
+        changes = ChangeDispatcher()
+        feed.listen(changes.dispatch)
         cluster.create(RS)
         feed.pump()  # as the HTTP handler does; the host wakes every set when it starts
-        hosted.start()
+        hosted.start(changes)
         await clock.run_until(110.0)
         assert len(cluster.list(POD, "default")) == 1
         gaps = [round(b - a, 6) for a, b in zip(cluster.attempts, cluster.attempts[1:], strict=False)]

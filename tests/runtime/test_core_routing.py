@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.runtime.routing import ClusterSets, sets_to_wake
 
 

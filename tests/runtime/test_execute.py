@@ -11,7 +11,7 @@ import pytest
 
 from rollwise.api.errors import Forbidden, InternalError
 from rollwise.api.meta import Obj
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.plan import CreatePod, DeletePod, EmitEvent, Plan, ResizeClaim, WriteStatus
 from rollwise.runtime.execute import execute, execute_async
 

@@ -142,7 +142,7 @@ def test_the_memory_source_resumes_after_a_version_and_is_gone_past_a_compaction
     import pytest
 
     from rollwise.api.errors import Gone
-    from rollwise.cluster.memory import MemoryCluster
+    from rollwise.cluster.store.memory import MemoryCluster
     from rollwise.operator.memory import Feed, MemoryListWatch
 
     cluster = MemoryCluster(clock=lambda: 0.0)

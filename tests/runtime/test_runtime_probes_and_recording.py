@@ -9,7 +9,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from prometheus_client import CollectorRegistry, Counter
 from runtime_fakes import run
 
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.operator.probes import health_app, metrics_app, parse_addr
 from rollwise.runtime.consistency import ConsistencyStore
 from rollwise.runtime.execute import Call

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from runtime_fakes import MemoryEvents, run
 
 from rollwise.api.meta import Obj
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.runtime import recorder as rec
 from rollwise.runtime.clock import VirtualClock
 from rollwise.runtime.execute import ControllerEvent

@@ -14,8 +14,8 @@ from rollwise.api.features import FeatureGates
 from rollwise.api.identity import ordinal_of, revision_of
 from rollwise.api.meta import Obj, controller_of, name_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
-from rollwise.cluster.admission import Admission
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.admission import Admission
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset import reconcile
 from rollwise.runtime.execute import Outcome, execute

@@ -88,16 +88,8 @@ class Up:
 
     def until(self, predicate: Callable[[], bool], what: str, deadline: float = DEADLINE,
               on_fail: Callable[[], str] | None = None, most: float = POLL_MOST) -> None:
-        """Poll ``predicate``, backing off from POLL_FIRST to ``most`` seconds between polls (``most=POLL_FIRST``
-        where the instant matters: a replay whose next step must come when the last one was met)."""
-        end = time.monotonic() + deadline
-        pause = POLL_FIRST
-        while time.monotonic() < end:
-            if predicate():
-                return
-            time.sleep(pause)
-            pause = min(pause * 1.5, most)
-        raise AssertionError(f"not within {deadline} s: {what}" + (f"; seen:\n{on_fail()}" if on_fail else ""))
+        """``until`` below, for a test that holds a server."""
+        until(predicate, what, deadline, on_fail, most)
 
 
 class Watch:
@@ -268,3 +260,17 @@ spec:
     metadata: {{labels: {{app: web, {HOOK}: pending}}}}
     spec: {{terminationGracePeriodSeconds: 1, containers: [{{name: app, image: "nginx:1.27"}}]}}
 """
+
+
+def until(predicate: Callable[[], bool], what: str, deadline: float = DEADLINE,
+          on_fail: Callable[[], str] | None = None, most: float = POLL_MOST) -> None:
+    """Poll ``predicate``, backing off from POLL_FIRST to ``most`` seconds between polls (``most=POLL_FIRST``
+    where the instant matters: a replay whose next step must come when the last one was met)."""
+    end = time.monotonic() + deadline
+    pause = POLL_FIRST
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(pause)
+        pause = min(pause * 1.5, most)
+    raise AssertionError(f"not within {deadline} s: {what}" + (f"; seen:\n{on_fail()}" if on_fail else ""))

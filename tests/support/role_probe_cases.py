@@ -1,5 +1,5 @@
 """Validation cases for ``spec.roleProbe`` (role probes, issue 41): the rows tests/api/test_validation.py adds to its
-CREATE_CASES, which tests/cluster/test_crd_rules.py replays through the CRD alone."""
+CREATE_CASES, which tests/cluster/crd/test_crd_rules.py replays through the CRD alone."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from rollwise.api.errors import Gone, InternalError
 from rollwise.api.meta import Obj, name_of, namespace_of
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.runtime.informer import ListResult, WatchEvent
 
 T = TypeVar("T")

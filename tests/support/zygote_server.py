@@ -23,8 +23,9 @@ from typing import Any
 
 PRELOAD = ("rollwise.cli", "rollwise.cli.up", "rollwise.cli.run", "rollwise.cli.rollout", "rollwise.cli.get",
            "rollwise.cli.migrate", "rollwise.cli.dashboard", "rollwise.cli.simulate", "rollwise.cli.client_metrics",
-           "rollwise.cluster.kube", "rollwise.cluster.rest", "rollwise.operator.probes", "rollwise.runtime.trace",
-           "rollwise.runtime.metrics", "lightkube", "lightkube.config.kubeconfig", "lightkube.config.client_adapter")
+           "rollwise.cluster.client.kube", "rollwise.cluster.client.rest", "rollwise.operator.probes",
+           "rollwise.runtime.trace", "rollwise.runtime.metrics", "lightkube", "lightkube.config.kubeconfig",
+           "lightkube.config.client_adapter")
 """What the suite's commands import before they do anything: the server, the operator and the client commands."""
 
 

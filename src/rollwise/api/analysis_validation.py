@@ -5,7 +5,7 @@ metric, unique names, exactly one provider, ``count`` at least ``failureLimit`` 
 ``interval`` when ``count`` is above 1, limits not negative; plus what rollwise's kinds add: durations as the step
 durations are written (``api/steps.parse_duration``), conditions that compile (CEL, ``analysis_cel.py``), and
 arguments a metric names that are declared. The CRD carries the same rules as schema keywords and CEL
-(``cluster/crd_analysis.py``). Pure: no I/O.
+(``cluster/crd/analysis.py``). Pure: no I/O.
 """
 
 from __future__ import annotations

@@ -2,10 +2,10 @@
 what ``validate_statefulset`` refuses for ``apps.rollwise.dev`` without any webhook.
 
 One source: the patterns, limits and messages below are the ones ``validation_rules`` and ``validation`` enforce
-(imported, not retyped), and ``cluster/crd.py`` builds the CRD's ``openAPIV3Schema`` from them. ``TWINS`` says, for
-every rule of ``validate_statefulset`` (keyed by the FieldError's path pattern and kind), which schema keyword or CEL
-rule is its twin, or why it has none; ``tests/cluster/test_crd_rules.py`` runs every invalid case of the validation
-tests through the CRD alone and holds the table to it.
+(imported, not retyped), and ``cluster/crd/statefulset.py`` builds the CRD's ``openAPIV3Schema`` from them. ``TWINS``
+says, for every rule of ``validate_statefulset`` (keyed by the FieldError's path pattern and kind), which schema keyword
+or CEL rule is its twin, or why it has none; ``tests/cluster/crd/test_crd_rules.py`` runs every invalid case of the
+validation tests through the CRD alone and holds the table to it.
 
 The expressions use only standard CEL, its macros (``has``, ``all``, ``exists``, ``exists_one``) and the strings
 extension (``lastIndexOf``, ``substring``), which kube-apiserver has offered since 1.25/1.27. Every list and map a
@@ -150,7 +150,7 @@ def strategy_block_rules() -> list[CelRule]:
     """reference §2: a parameter block only with its own strategy type (upstream: OnDelete + rollingUpdate), but
     for the steps of a quorum-aware set (``api/steps.check_quorum_block``): under OnDelete, rollingUpdate holds
     nothing else of RollingUpdate's but the CRD's defaults; that the set is quorum-aware is the policy's check
-    (``cluster/crd_policy.quorum_block_validation``), as no CRD rule reads annotations."""
+    (``cluster/crd/policy.quorum_block_validation``), as no CRD rule reads annotations."""
     def default(key: str, value: object) -> str:
         at = f"self.{ROLLING_BLOCK}.{key}"
         return f"{at} == '{value}'" if isinstance(value, str) else f"type({at}) == int && {at} == {value}"
@@ -271,7 +271,7 @@ TWINS: dict[tuple[str, str], Twin] = {
     ("spec.updateStrategy.<block>.maxUnavailable", "Forbidden"): Twin(
         "cel", "a quorum-aware set's block: the default only; the feature gate of apps/v1 has none (the custom "
                "kind has every field, the gates are the operator's)"),
-    # canary steps (api/steps.py; the CRD's part is cluster/crd_steps.py)
+    # canary steps (api/steps.py; the CRD's part is cluster/crd/steps.py)
     ("spec.updateStrategy.<block>.steps", "Invalid value"): Twin("schema", "type: array"),
     ("spec.updateStrategy.<block>.steps", "Too many"): Twin("schema", "maxItems"),
     ("spec.updateStrategy.<block>.steps[*]", "Invalid value"): Twin("cel", "exactly one of replicas, pause, "
@@ -346,7 +346,7 @@ TWINS: dict[tuple[str, str], Twin] = {
 
 
 def _container_twins() -> dict[tuple[str, str], Twin]:
-    """The twins of ``validation_containers`` (``cluster/crd_containers.py``), for both container lists."""
+    """The twins of ``validation_containers`` (``cluster/crd/containers.py``), for both container lists."""
     c = "spec.template.spec.<containers>[*]"
     rows = {
         (f"{c}.{key}", kind): Twin("schema", "enum" if kind == "Unsupported value" else "enum (refuses '')")

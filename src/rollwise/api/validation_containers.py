@@ -5,8 +5,8 @@
 Upstream checks them when a Pod is created, so a StatefulSet with ``imagePullPolicy: Alwayz`` is accepted and only
 fails as ``FailedCreate`` events mid-rollout (``ValidatePodTemplateSpecForStatefulSet`` leaves the pod spec to a
 TODO). rollwise checks them where the template is written, for both kinds and for bare Pods, from this one module:
-``validation_pods.check_container`` calls it, and ``cluster/crd.py`` builds the CRD's enums, patterns and CEL rules
-from the same constants (``validation_cel.TWINS`` names each twin).
+``validation_pods.check_container`` calls it, and ``cluster/crd/statefulset.py`` builds the CRD's enums, patterns and
+CEL rules from the same constants (``validation_cel.TWINS`` names each twin).
 """
 
 from __future__ import annotations

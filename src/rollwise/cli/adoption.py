@@ -1,5 +1,5 @@
 """The leader's adoption sweep beside the operator: labels a custom set's unlabelled pods and claims so that the
-label-scoped informers (``cluster.scope``) see them, and the controller adopts them as upstream's does.
+label-scoped informers (``cluster.client.scope``) see them, and the controller adopts them as upstream's does.
 
 A set is swept when its informer first sees it (a new set, every set at start-up: pods made by an older rollwise) or
 its selector or claim templates change (what decides which pods and claims are its own; a template change, a
@@ -17,7 +17,7 @@ from typing import Any
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.handover import leaves_pods_alone
 from rollwise.api.meta import name_of, namespace_of
-from rollwise.cluster.scope import adopt_unlabelled
+from rollwise.cluster.client.scope import adopt_unlabelled
 
 __all__ = ["RESYNC_SECONDS", "sweep_forever"]
 

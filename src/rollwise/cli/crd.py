@@ -1,10 +1,10 @@
 """The CustomResourceDefinition, as ``rollwise manifests crd`` prints it and ``deploy/`` holds it: built by
-``rollwise.cluster.crd`` (which ``rollwise up`` installs too), from the rules ``rollwise.api.validation_cel`` pairs
-with the controller's validation."""
+``rollwise.cluster.crd.statefulset`` (which ``rollwise up`` installs too), from the rules
+``rollwise.api.validation_cel`` pairs with the controller's validation."""
 
 from __future__ import annotations
 
-from rollwise.cluster.crd import COUNT_MINIMUMS, CR_GROUP, CR_VERSION, ENUMS, crd
+from rollwise.cluster.crd.statefulset import COUNT_MINIMUMS, CR_GROUP, CR_VERSION, ENUMS, crd
 
 __all__ = ["COUNT_MINIMUMS", "CRD_FILE", "CR_GROUP", "CR_VERSION", "ENUMS", "crd"]
 

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from rollwise.api.errors import ApiStatusError, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of
-from rollwise.cluster.kube import KubeCluster, KubeListWatch
+from rollwise.cluster.client.kube import KubeCluster, KubeListWatch
 from rollwise.cluster.resources import (
     CONTROLLER_REVISION,
     EVENT_V1,

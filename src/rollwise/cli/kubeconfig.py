@@ -46,8 +46,8 @@ class ClientConfig:
         return str(self.single.namespace)
 
     def rest_client(self, *, observe: Any = None) -> Any:
-        """The operator's direct client (``cluster/rest.py``) for this context."""
-        from rollwise.cluster.rest import RestClient  # noqa: PLC0415 - aiohttp costs ~0.3 s offline commands skip
+        """The operator's direct client (``cluster/client/rest.py``) for this context."""
+        from rollwise.cluster.client.rest import RestClient  # noqa: PLC0415 - aiohttp costs ~0.3 s offline commands skip
 
         return RestClient.from_config(self.single, observe=observe, server_hostname=self.tls_server_name,
                                       proxy=self.proxy)

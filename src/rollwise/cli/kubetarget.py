@@ -1,5 +1,5 @@
 """What the commands that act on one set of a live cluster share (``rollout``, ``migrate``): the connection flags,
-the client (``cluster/rest.py``, with lightkube's kubeconfig loader; loaded only by these commands), and
+the client (``cluster/client/rest.py``, with lightkube's kubeconfig loader; loaded only by these commands), and
 ``TYPE/NAME`` as kubectl spells it."""
 
 from __future__ import annotations
@@ -65,10 +65,10 @@ def namespace_name(text: str) -> str:
 def connect(args: argparse.Namespace) -> tuple[Any, str]:
     """A ``KubeCluster`` and the namespace to act in. Raises ``ConfigProblem`` for an unusable kubeconfig, its
     credentials and server included."""
-    from rollwise.cluster.kube import KubeCluster  # noqa: PLC0415 - aiohttp costs ~0.3 s no offline command should pay
+    from rollwise.cluster.client.kube import KubeCluster  # noqa: PLC0415 - aiohttp costs ~0.3 s no offline command should pay
 
     config = client_config(args.kubeconfig, args.context)
-    # The operator's direct client (cluster/rest.py): lightkube's own would also build an httpx pool, which was
+    # The operator's direct client (cluster/client/rest.py): lightkube's own would also build an httpx pool, which was
     # a third of a command's start-up.
     namespace = args.namespace or config.namespace or "default"
     if check_dns_label(namespace, "namespace"):  # the context's own: -n is checked as it is parsed

@@ -19,8 +19,8 @@ from typing import Any
 import yaml
 
 from rollwise.cli.crd import CR_GROUP, CRD_FILE, crd
-from rollwise.cluster.crd_analysis import analysis_crds
-from rollwise.cluster.crd_policy import POLICY_NAME, policy
+from rollwise.cluster.crd.analysis import analysis_crds
+from rollwise.cluster.crd.policy import POLICY_NAME, policy
 from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE, LABELS, NAME, namespace_manifest
 
 __all__ = ["add_manifests", "documents", "render"]

@@ -45,9 +45,9 @@ from rollwise.cli.handover import (
 from rollwise.cli.kubetarget import add_connection_flags, parse_target, run_on_cluster
 from rollwise.cli.migrate_back import APPS_V1_STRATEGIES, migrate_back
 from rollwise.cli.rollout import duration
-from rollwise.cluster.crd import crd
+from rollwise.cluster.client.scope import MANAGED_BY_LABEL, MANAGED_BY_VALUE
+from rollwise.cluster.crd.statefulset import crd
 from rollwise.cluster.resources import POD, PVC, ROLLWISE_STATEFULSET, STATEFULSET
-from rollwise.cluster.scope import MANAGED_BY_LABEL, MANAGED_BY_VALUE
 
 __all__ = ["add_migrate"]
 
@@ -93,7 +93,7 @@ async def _migrate(kube: Any, ns: str, name: str, timeout: float) -> int:
     await refuse_existing(kube, ROLLWISE_STATEFULSET, f"statefulset.apps.rollwise.dev/{name}", ns, name)
     pods = await owned(kube, POD, ns, sts)
     await relabel_revisions(kube, ns, sts)
-    # The operator watches only what carries its label (cluster.scope): the pods and claims handed over get it.
+    # The operator watches only what carries its label (cluster.client.scope): the pods and claims handed over get it.
     for pod in pods:
         await kube.patch(POD, ns, name_of(pod), _OWNED_PATCH)
     for claim in await _claims_of(kube, ns, sts):

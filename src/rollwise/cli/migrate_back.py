@@ -42,8 +42,8 @@ from rollwise.cli.handover import (
     relabel_revisions,
     twin_of,
 )
+from rollwise.cluster.client.scope import MANAGED_BY_LABEL
 from rollwise.cluster.resources import POD, ROLLWISE_STATEFULSET, STATEFULSET
-from rollwise.cluster.scope import MANAGED_BY_LABEL
 
 __all__ = ["APPS_V1_STRATEGIES", "apps_v1_set_for", "fields_apps_v1_lacks", "migrate_back"]
 

@@ -127,8 +127,8 @@ TRANSPORTS = ("direct", "aiohttp", "httpx")
 
 
 def _client(client_config: ClientConfig, registry: Any, transport: str = "direct") -> Any:
-    """The API client: ``direct``, aiohttp requests built from the resource table (``cluster/rest.py``);
-    ``aiohttp``, lightkube's httpx client over aiohttp's connections (``cluster/aiohttp_transport.py``);
+    """The API client: ``direct``, aiohttp requests built from the resource table (``cluster/client/rest.py``);
+    ``aiohttp``, lightkube's httpx client over aiohttp's connections (``cluster/client/aiohttp_transport.py``);
     ``httpx``, lightkube over httpx's own pool (these two, kept to compare transports, ignore ``tls-server-name``
     and proxies). Every request is counted (``cli/client_metrics.py``)."""
     from rollwise.cli.client_metrics import RequestMetrics, instrument_client  # noqa: PLC0415 - prometheus-client
@@ -140,7 +140,7 @@ def _client(client_config: ClientConfig, registry: Any, transport: str = "direct
     from lightkube import AsyncClient  # noqa: PLC0415 - lightkube costs ~0.1 s no other command should pay
     from lightkube.config.client_adapter import verify_cluster  # noqa: PLC0415 - as above
 
-    from rollwise.cluster.aiohttp_transport import AiohttpTransport  # noqa: PLC0415 - as above
+    from rollwise.cluster.client.aiohttp_transport import AiohttpTransport  # noqa: PLC0415 - as above
 
     over = None if transport == "httpx" else AiohttpTransport(
         verify_cluster(config.cluster, config.user, config.abs_file, trust_env=False))
@@ -151,7 +151,7 @@ def _client(client_config: ClientConfig, registry: Any, transport: str = "direct
 
 async def _serve(args: argparse.Namespace, timings: LeaseTimings, kube_config: ClientConfig) -> int:
     from rollwise.cli.client_metrics import register_process_collectors  # noqa: PLC0415
-    from rollwise.cluster.kube import CR_GROUP, KubeCluster  # noqa: PLC0415 - lightkube, as above
+    from rollwise.cluster.client.kube import CR_GROUP, KubeCluster  # noqa: PLC0415 - lightkube, as above
     from rollwise.operator.probes import health_app, metrics_app, serve  # noqa: PLC0415 - aiohttp
     from rollwise.runtime.metrics import RuntimeMetrics  # noqa: PLC0415
     from rollwise.runtime.trace import DecisionLog  # noqa: PLC0415 - as above

@@ -1,13 +1,13 @@
-"""The world: the resource table, the memory store (with watches, admission, persistence and garbage collection)
-and the wire codec. Modules: ``resources``, ``memory``, ``watch``, ``selectors``, ``admission``, ``wire``,
-``persistence``, ``preconditions``, ``deletion``, ``gc``, ``feed``, ``pump``, ``storage``, ``protocol``."""
+"""The world: the ``Cluster`` protocol (``protocol``), the resource table (``resources``), the wire codec (``wire``),
+the one loader (``documents``), and one sub-package per role: ``store`` (the in-memory store), ``client`` (the client
+of a real API server) and ``crd`` (the CustomResourceDefinitions rollwise ships)."""
 
-from rollwise.cluster.admission import Admission
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change, Cluster
 from rollwise.cluster.resources import GroupKind, Resource, ResourceTable
-from rollwise.cluster.selectors import parse_field_selector, parse_label_selector
-from rollwise.cluster.watch import Watch, WatchEvent
+from rollwise.cluster.store.admission import Admission
+from rollwise.cluster.store.memory import MemoryCluster
+from rollwise.cluster.store.selectors import parse_field_selector, parse_label_selector
+from rollwise.cluster.store.watch import Watch, WatchEvent
 from rollwise.cluster.wire import decode, encode
 
 __all__ = [

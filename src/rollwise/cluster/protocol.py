@@ -1,7 +1,7 @@
 """The one seam between rollwise and a Kubernetes API: the ``Cluster`` protocol and the ``Change`` feed entry.
 
 Controllers never see this (they return Plans); drivers, the simulated kubelet and scenario steps write through it.
-``rollwise.cluster.memory.MemoryCluster`` implements it in memory; a client for the real API will implement the
+``rollwise.cluster.store.memory.MemoryCluster`` implements it in memory; a client for the real API will implement the
 same verbs, so a driver test that passes on one says something about the other (DESIGN principle 3).
 
 Objects are API-shaped dicts (``rollwise.api.meta.Obj``). Errors are the ``ApiStatusError`` subclasses of

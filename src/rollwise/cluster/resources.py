@@ -226,7 +226,7 @@ CONTROLLER_REVISION = GroupKind("apps", "ControllerRevision")
 ANALYSIS_TEMPLATE = GroupKind("apps.rollwise.dev", "AnalysisTemplate")
 ANALYSIS_RUN = GroupKind("apps.rollwise.dev", "AnalysisRun")
 PROJECT_GROUP = "apps.rollwise.dev"
-"""The project's own group: its kinds are served by their CRDs (cluster/crd.py, cluster/crd_analysis.py)."""
+"""The project's own group: its kinds are served by their CRDs (cluster/crd/statefulset.py, cluster/crd/analysis.py)."""
 STATEFULSET_KINDS = (STATEFULSET, ROLLWISE_STATEFULSET)
 """The resources rollwise's StatefulSet controller runs: the built-in kind and the project's CRD."""
 

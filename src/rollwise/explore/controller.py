@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 
 from rollwise.api.errors import NotFound
 from rollwise.api.meta import Obj, name_of, uid_of
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.plan import CreatePod, DeletePod, Plan
 from rollwise.controllers.quorum import reconcile_quorum
 from rollwise.controllers.statefulset import reconcile

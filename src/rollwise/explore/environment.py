@@ -35,8 +35,8 @@ from rollwise.invariants.stages import (
     RUNNING,
     image_of,
 )
+from rollwise.kubelet.hook_agent import release_hook
 from rollwise.runtime.actors import ANALYSIS_CONTROLLER
-from rollwise.runtime.hook_agent import release_hook
 
 __all__ = ["environment_moves"]
 

@@ -21,8 +21,8 @@ from rollwise.api.meta import Obj, annotations_of, name_of, uid_of
 from rollwise.api.ordinals import OrdinalSpan
 from rollwise.api.predicates import is_terminating
 from rollwise.api.strategies import ROLLING_KINDS, declared_type
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import ANALYSIS_RUN, GroupKind
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.quorum.settings import handed_to_quorum
 from rollwise.explore.pods import stage_of
 from rollwise.invariants.stages import image_of

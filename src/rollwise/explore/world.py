@@ -16,9 +16,9 @@ from rollwise.api.leader_transfer import transfer_target
 from rollwise.api.leases import LEADER, MEMBER, cluster_id, format_holder, lease_role, member_id
 from rollwise.api.meta import Obj, name_of, uid_of
 from rollwise.api.predicates import is_running_and_ready, is_terminating
-from rollwise.cluster.admission import Admission
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.resources import GroupKind
+from rollwise.cluster.store.admission import Admission
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.quorum.settings import read_settings
 from rollwise.controllers.statefulset.limits import limits_of
@@ -38,7 +38,7 @@ from rollwise.explore.model import (
 from rollwise.explore.pods import NOW
 from rollwise.invariants import Birth
 from rollwise.invariants.stages import image_of
-from rollwise.runtime.quorum_app import LEASE_WRITER, write_member_lease
+from rollwise.kubelet.quorum_binding import LEASE_WRITER, write_member_lease
 
 __all__ = ["LEASE_WRITER", "Transition", "controllers_of", "initial_node", "successor"]
 
@@ -134,7 +134,7 @@ def _sync_leases(cluster: MemoryCluster, resource: GroupKind, set_name: str) -> 
     """One Lease per member, written by the member itself: Leader or Member. A Ready member participates; the
     leader keeps leading while it participates, else the lowest participating ordinal takes over (an election
     with zero latency: lease lag is not explored). The writes are the one member-Lease write every driver makes
-    (``runtime/quorum_app.py``), made only when a holder moves."""
+    (``kubelet/quorum_binding.py``), made only when a holder moves."""
     sts = cluster.get(resource, NAMESPACE, set_name)
     members = []
     for o in ordinal_range(sts):

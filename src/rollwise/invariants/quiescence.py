@@ -26,7 +26,7 @@ from typing import Any
 
 from rollwise.api.lifecycle import LIFECYCLE_AT_ANNOTATION, is_preparing_delete
 from rollwise.api.meta import Obj, name_of
-from rollwise.cluster.patching import merge_patch
+from rollwise.cluster.store.patching import merge_patch
 from rollwise.controllers.plan import (
     Action,
     AnnotatePod,

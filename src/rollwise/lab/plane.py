@@ -21,9 +21,9 @@ from typing import Any
 
 from rollwise.api.features import FeatureGates
 from rollwise.api.meta import Obj, controller_of, name_of, namespace_of, uid_of
-from rollwise.cluster.admission import Admission
-from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.pump import FeedPump
+from rollwise.cluster.store.admission import Admission
+from rollwise.cluster.store.memory import MemoryCluster
+from rollwise.cluster.store.pump import FeedPump
 from rollwise.kubelet.process.runtime import ProcessRuntime
 from rollwise.local.driver import WallDriver
 from rollwise.local.processes import ProcessKubelet

@@ -18,9 +18,9 @@ from typing import Any, TypeVar
 
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj, name_of, namespace_of
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Propagation
 from rollwise.cluster.resources import ResourceRef
+from rollwise.cluster.store.memory import MemoryCluster
 
 __all__ = ["SERVICE_ACCOUNT_PREFIX", "AuditedCluster", "controller_user"]
 

@@ -3,7 +3,7 @@
 The controllers run in the controller core (``runtime``), as in the simulator, on a scheduler over the wall
 clock: a change to a set or to one of its pods adds the set to the work queue and a reconcile runs on the next loop
 turn (changes coalesce); ``Plan.requeue_after`` and failure back-off become ``call_later`` timers. The kubelet is
-the simulator's (``runtime/kubelet.py``) on the same clock: it looks at a pod when someone other than itself changed
+the simulator's (``kubelet/loop.py``) on the same clock: it looks at a pod when someone other than itself changed
 it, and again at the time ``advance`` asks for; here it also writes the Events a scheduler and a kubelet write
 (``local/events.py``), and looks again shortly at a pod whose status write a client's change refused. Simulated
 durations (kubelet start and ready delays, back-offs, termination) are divided by ``speed``; the clock itself is
@@ -21,7 +21,7 @@ instead: the driver routes their changes, and every claim deletion, to it, and s
 
 With ``apps`` (``up --kubelet FILE``'s ``apps.<set>: {model: quorum, ...}``), the sets of those names (in any
 namespace, each namespace its own cluster) run the quorum model exactly as the simulator runs it, through the one
-binding (``runtime/quorum_app.py``): its durations are divided by ``speed`` like the kubelet's, its member Leases go
+binding (``kubelet/quorum_binding.py``): its durations are divided by ``speed`` like the kubelet's, its member Leases go
 to the store, and its events become Kubernetes Events on the set, so ``kubectl get events`` shows elections. The
 pods of a bound set always run in the simulated kubelet, even when their image matches ``--process-images``: naming
 a set in the kubelet file asks for the model.
@@ -42,13 +42,16 @@ from rollwise.api.meta import (
     Obj,
     uid_of,
 )
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import LEASE, POD, PVC, STATEFULSET_KINDS, GroupKind
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.kubelet.agent import FAULTS
+from rollwise.kubelet.loop import Kubelet
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
+from rollwise.kubelet.quorum_binding import LEASE_WRITER, QuorumModels, member_set
 from rollwise.kubelet.quorum_probe import QuorumParams
+from rollwise.kubelet.volumes import VolumeExpander
 from rollwise.local.audited import AuditedCluster
 from rollwise.local.events import KubeletEvents, quorum_event
 from rollwise.local.hosted import LocalControllers
@@ -56,17 +59,15 @@ from rollwise.local.processes import ProcessKubelet
 from rollwise.local.standdown import OperatorLeases
 from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.clock import EpochClock, TimerHandle
+from rollwise.runtime.dispatch import ChangeDispatcher
 from rollwise.runtime.hand_overs import HandOvers
-from rollwise.runtime.kubelet import Kubelet
-from rollwise.runtime.quorum_app import LEASE_WRITER, QuorumModels, member_set
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder, StoreEventSink
-from rollwise.runtime.registrations import ANALYSIS, QUORUM, KindController, Registration, sets_woken, up_kinds
+from rollwise.runtime.registrations import ANALYSIS, QUORUM, KindController, Registration, up_kinds
 from rollwise.runtime.role_probes import RoleProbes
 from rollwise.runtime.routing import ClusterSets
 from rollwise.runtime.setkeys import SetKey, set_key
 from rollwise.runtime.trace import DecisionLog
-from rollwise.runtime.volumes import VolumeExpander
 
 __all__ = ["WallDriver", "scaled_params", "scaled_profile"]
 
@@ -75,7 +76,7 @@ log = logging.getLogger("rollwise.wall")
 _BACKOFF_MAX = 300.0
 _KUBELET_RETRY = 0.05
 _ORPHAN_SECONDS = 0.1
-"""Wall seconds from an Orphan delete to the collector's orphaning step (cluster/memory_deletion.py): a cluster's
+"""Wall seconds from an Orphan delete to the collector's orphaning step (cluster/store/memory_deletion.py): a cluster's
 garbage collector acts once its informers saw the deletionTimestamp, a few to a hundred milliseconds later, and
 meanwhile every controller sees the owner as being deleted. Not divided by ``speed``: no workload timing."""
 """Seconds before the kubelet looks again at a pod whose status write was refused (a client changed it meanwhile)."""
@@ -118,6 +119,8 @@ class WallDriver:
                  announce: Callable[[str], None] = log.info) -> None:
         self.cluster = cluster
         self._sets = ClusterSets(cluster)
+        self.changes = ChangeDispatcher()
+        """Wakes ``up``'s controllers for each change of the store (runtime/dispatch.py), once they started."""
         self.audit = audit
         self.trace = trace
         self.pump = pump
@@ -141,8 +144,8 @@ class WallDriver:
         self._pod_events: KubeletEvents | None = None
         self.kubelet: Kubelet | None = None
         self.volumes: VolumeExpander | None = None
-        """Claims whose request grew expand, capacity following after a delay (runtime/volumes.py)."""
-        """The simulated kubelet (runtime/kubelet.py), on the driver's clock, for every pod no process runs."""
+        """Claims whose request grew expand, capacity following after a delay (kubelet/volumes.py)."""
+        """The simulated kubelet (kubelet/loop.py), on the driver's clock, for every pod no process runs."""
         self._stopped = False
         self._orphaning: dict[asyncio.TimerHandle, Callable[[], None]] = {}
         self._apps = {name: scaled_params(p, speed) for name, p in (apps or {}).items()}
@@ -150,7 +153,7 @@ class WallDriver:
         self._lease_timer: TimerHandle | None = None
         """The operators' Leases: the controllers an operator runs stand down here while it leads (standdown.py)."""
         self.models: QuorumModels | None = None
-        """The quorum models of the sets ``apps`` binds (runtime/quorum_app.py), on the driver's clock."""
+        """The quorum models of the sets ``apps`` binds (kubelet/quorum_binding.py), on the driver's clock."""
         if processes is not None:  # a set bound to a model runs in the simulated kubelet
             processes.excluded = lambda pod: member_set(pod) in self._apps
         listen(self._on_change)
@@ -166,10 +169,11 @@ class WallDriver:
         writes = self.cluster if self.audit is None else AuditedCluster(self.cluster, self.audit, clock=self.clock)
         # Wall-clock instants never repeat, so the per-instant settle guard does not apply; after each reconcile
         # its writes are delivered to the watchers.
-        self._controller = SetController(writes, clock=self._scheduler, gates=self.gates, recorder=self._recorder,
-                                         quorum=self.quorum_on, backoff_max=_BACKOFF_MAX, settle_guard=False,
-                                         after_each=self.pump)
+        self._controller = SetController.inline(writes, clock=self._scheduler, gates=self.gates,
+                                                recorder=self._recorder, quorum=self.quorum_on,
+                                                backoff_max=_BACKOFF_MAX, settle_guard=False, after_each=self.pump)
         self._controller.stands_down = self._skips
+        self.changes.add_sets(self._sets, self._mark_dirty, kinds=self.kinds)
         if self.processes is not None:
             # Role-probed sets whose members run here are asked at the member's own port (role_probes.py).
             self._controller.role_probes = RoleProbes(self.clock, address=self.processes.runtime.probe_address)
@@ -182,7 +186,7 @@ class WallDriver:
         self._controller.hand_overs = HandOvers()
         self.objects = LocalControllers(self.cluster, rows=self._object_rows, clock=self._scheduler, pump=self.pump,
                                         writes=writes, recorder=self._recorder, stands_down=self.leases.stands_down)
-        self.objects.start()
+        self.objects.start(self.changes)
         self._wake_all()
         if self._apps:
             self.models = QuorumModels(self.cluster, self._apps, clock=self._scheduler, poke_pod=self._kubelet_poke,
@@ -231,8 +235,6 @@ class WallDriver:
             return
         if ch.kind == "Lease":
             self._lease_seen(ch.obj, deleted=ch.type == "DELETED")
-        if self.objects is not None:
-            self.objects.on_change(ch)
         if ch.kind == "PersistentVolumeClaim" and self.processes is not None:
             self.processes.on_change(ch)
         if ch.kind == "PersistentVolumeClaim" and self.volumes is not None:
@@ -246,10 +248,8 @@ class WallDriver:
                 self.kubelet.pod_changed(ch)
             if ch.type == "DELETED" and self._pod_events is not None:
                 self._pod_events.forget(uid_of(ch.obj))
-        # Which sets a change wakes is the controller core's rule, the same for every driver.
-        for key in sets_woken(self._sets, ch):
-            if key[0] in self.kinds:
-                self._mark_dirty(key)
+        # Which sets and objects a change wakes is the registration table's rule, the same for every driver.
+        self.changes.dispatch(ch)
 
     def _orphan_later(self, step: Callable[[], None]) -> None:
         assert self._loop is not None

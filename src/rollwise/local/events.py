@@ -3,7 +3,7 @@
 
 - ``KubeletEvents``: what a scheduler and a kubelet say about a pod (Scheduled, Pulling, Started, BackOff,
   Unhealthy, Killing, ...), for the simulated kubelet's pods and the process runtime's alike;
-- ``quorum_event``: a quorum model's event (``runtime/quorum_app.py``) as an Event on the set, from the member's
+- ``quorum_event``: a quorum model's event (``kubelet/quorum_binding.py``) as an Event on the set, from the member's
   heartbeat (``LEASE_WRITER``): elections show in ``kubectl get events``.
 """
 
@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
 from rollwise.api.scheduling import GATED_REASON, unscheduled
 from rollwise.kubelet.agent import Note
+from rollwise.kubelet.loop import KUBELET
 from rollwise.kubelet.quorum import LEADER_CHANGED, QUORUM_LOST, QuorumEvent
 from rollwise.runtime.execute import ControllerEvent
-from rollwise.runtime.kubelet import KUBELET
 
 __all__ = ["KubeletEvents", "quorum_event"]
 
@@ -44,7 +44,7 @@ class _Told:
 
 class KubeletEvents:
     """The Events a scheduler and a kubelet write about a pod (``kubectl describe pod`` shows them), from what each
-    look at the pod saw happen (``kubelet.agent.Note``): the simulated kubelet's looks (``runtime/kubelet.py``'s
+    look at the pod saw happen (``kubelet.agent.Note``): the simulated kubelet's looks (``kubelet/loop.py``'s
     ``notes`` hook) and the process runtime's (``local/processes.py``). ``record(pod, event, component)`` writes
     one."""
 

@@ -22,13 +22,14 @@ from typing import cast
 
 from rollwise.api.errors import AlreadyExists, ApiStatusError, NotFound
 from rollwise.api.meta import Obj, name_of, namespace_of, uid_of
-from rollwise.cluster.protocol import Change, Cluster
+from rollwise.cluster.protocol import Cluster
 from rollwise.cluster.resources import ANALYSIS_RUN, ANALYSIS_TEMPLATE, POD, GroupKind
 from rollwise.controllers import deployment, replicaset
 from rollwise.controllers.disruption import budget_status
 from rollwise.controllers.workload import Create, Delete, Update, UpdateStatus, WorkloadPlan
 from rollwise.runtime.analysis import reconcile_run
 from rollwise.runtime.clock import Clock
+from rollwise.runtime.dispatch import ChangeDispatcher
 from rollwise.runtime.host import ControllerHost
 from rollwise.runtime.limiter import ItemExponentialRateLimiter
 from rollwise.runtime.recorder import EventRecorder
@@ -59,7 +60,6 @@ class LocalControllers:
         self.stands_down = stands_down
         self._run_writes = _StoreWrites(writes if writes is not None else cluster, pump)
         self.hosted: list[tuple[KindController, ControllerHost[ObjectKey]]] = []
-        self._started = False
         for row in rows:
             limiter = ItemExponentialRateLimiter(_BACKOFF_BASE, _BACKOFF_MAX)
             if row is ANALYSIS:
@@ -70,21 +70,17 @@ class LocalControllers:
                 host = ControllerHost(row.actor, clock=clock, inline=inline, limiter=limiter, after_each=pump)
             self.hosted.append((row, host))
 
-    def start(self) -> None:
-        self._started = True
+    def start(self, changes: ChangeDispatcher) -> None:
+        """Start the hosts, wake every object, and have ``changes`` wake each hosted row by its rule from now on."""
         for _, host in self.hosted:
             host.start()
         self.wake_all(every=True)
+        for row, host in self.hosted:
+            changes.add_objects(row, self.cluster, host.wake_all)
 
     def stop(self) -> None:
         for _, host in self.hosted:
             host.stop()
-
-    def on_change(self, ch: Change) -> None:
-        if not self._started:
-            return  # start() wakes every object
-        for row, host in self.hosted:
-            host.wake_all(row.woken_by(self.cluster, ch))
 
     def wake_all(self, *, every: bool = False) -> None:
         """Every object of the rows an operator may run (they resume where it left off), or of ``every`` row."""

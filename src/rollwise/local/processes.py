@@ -43,9 +43,9 @@ from rollwise.api.meta import (
     namespace_of,
     uid_of,
 )
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import POD
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.quorum.settings import DEFAULT_LEASE_TEMPLATE, LEASE_TEMPLATE, read_settings
 from rollwise.kubelet.process.gateway import GatewayError
 from rollwise.kubelet.process.runtime import FAULTS as RUNTIME_FAULTS

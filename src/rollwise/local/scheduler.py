@@ -21,9 +21,9 @@ from typing import Any
 from rollwise.api.errors import ApiStatusError
 from rollwise.api.meta import Obj, deletion_timestamp
 from rollwise.api.scheduling import placement, unscheduled
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import NODE, POD
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.runtime.clock import Clock
 from rollwise.runtime.host import ControllerHost
 

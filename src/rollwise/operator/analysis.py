@@ -10,18 +10,19 @@ that found its template missing is already Error).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import cast
 
 from rollwise.api.meta import Obj, name_of, namespace_of
-from rollwise.cluster.protocol import Change, Cluster
-from rollwise.cluster.resources import group_of
+from rollwise.cluster.protocol import Cluster
 from rollwise.operator.world import LoopCluster
 from rollwise.runtime.analysis import reconcile_run
-from rollwise.runtime.cache import CacheReader, Delta, Store
+from rollwise.runtime.cache import CacheReader, Store
+from rollwise.runtime.dispatch import ChangeDispatcher
 from rollwise.runtime.queue import WorkQueue
 from rollwise.runtime.recorder import AsyncEventRecorder
 from rollwise.runtime.registrations import ANALYSIS
+from rollwise.runtime.wakes import ObjectKey
 from rollwise.runtime.workers import NotLeader
 
 __all__ = ["AnalysisRunController"]
@@ -63,19 +64,12 @@ class AnalysisRunController:
         self.component = component
         self._reader = cast(Cluster, CacheReader({"AnalysisRun": runs, "AnalysisTemplate": templates}))
 
-    def on_run(self, delta: Delta) -> None:
-        self._wake("AnalysisRun", delta)
+    def register(self, changes: ChangeDispatcher) -> None:
+        """Have ``changes`` wake this controller by its row's rule (``ANALYSIS.woken_by``, over its own caches)."""
+        changes.add_objects(ANALYSIS, self._reader, self._wake)
 
-    def on_template(self, delta: Delta) -> None:
-        self._wake("AnalysisTemplate", delta)
-
-    def _wake(self, kind: str, delta: Delta) -> None:
-        obj = delta.new if delta.new is not None else delta.old
-        assert obj is not None
-        change = Change(type=delta.type, kind=kind, namespace=namespace_of(obj), name=name_of(obj), obj=obj,
-                        old=delta.old if delta.new is not None else None, actor="", at=0.0,
-                        group=group_of(str(obj.get("apiVersion") or "")))
-        for _, ns, name in ANALYSIS.woken_by(self._reader, change):
+    def _wake(self, keys: Iterable[ObjectKey]) -> None:
+        for _, ns, name in keys:
             self.queue.add((ns, name))
 
     async def reconcile(self, key: Hashable) -> float | None:

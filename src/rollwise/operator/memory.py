@@ -15,11 +15,11 @@ from typing import Any, TypeVar, cast
 
 from rollwise.api.errors import Conflict, Gone, InternalError
 from rollwise.api.meta import Obj
-from rollwise.cluster.listwatch import ListResult, WatchEvent
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.client.listwatch import ListResult, WatchEvent
+from rollwise.cluster.client.scope import Selector
 from rollwise.cluster.protocol import Change, Propagation
 from rollwise.cluster.resources import ROLLWISE_STATEFULSET, ResourceRef
-from rollwise.cluster.scope import Selector
+from rollwise.cluster.store.memory import MemoryCluster
 
 T = TypeVar("T")
 

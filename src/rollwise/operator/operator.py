@@ -16,60 +16,59 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from rollwise.api.features import FeatureGates
-from rollwise.cluster.listwatch import ListWatchSource
-from rollwise.cluster.namespaces import MultiNamespaceListWatch
+from rollwise.cluster.client.listwatch import ListWatchSource
+from rollwise.cluster.client.namespaces import MultiNamespaceListWatch
+from rollwise.cluster.client.scope import Selector, informer_selectors
 from rollwise.cluster.operator_namespace import DEFAULT_NAMESPACE
 from rollwise.cluster.protocol import Cluster
-from rollwise.cluster.resources import ANALYSIS_RUN, ROLLWISE_STATEFULSET, STATEFULSET, GroupKind
-from rollwise.cluster.scope import Selector, informer_selectors
+from rollwise.cluster.resources import ANALYSIS_RUN, GroupKind
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.statefulset.analysis import SET_LABEL
 from rollwise.controllers.view import SetView
 from rollwise.operator.analysis import AnalysisRunController
-from rollwise.operator.companion import reconcile_companion
 from rollwise.operator.election import LeaderElector, LeaseClient, LeaseTimings
-from rollwise.operator.sets import SetController, Stage
+from rollwise.operator.feeds import CachedSets, SetFeed, informer_feed
+from rollwise.operator.sets import CacheConsistency, OperatorWrites
 from rollwise.operator.world import AsyncCluster, LoopCluster
+from rollwise.runtime.actors import QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
 from rollwise.runtime.cache import Store
 from rollwise.runtime.clock import AsyncClock, WallClock
 from rollwise.runtime.consistency import ConsistencyStore
+from rollwise.runtime.dispatch import ChangeDispatcher
 from rollwise.runtime.hand_overs import HandOvers
 from rollwise.runtime.host import ControllerHost
 from rollwise.runtime.informer import Informer
 from rollwise.runtime.metrics import RuntimeMetrics
 from rollwise.runtime.queue import WorkQueue
+from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import AsyncEventRecorder, AsyncEventSink
 from rollwise.runtime.registrations import (
     ANALYSIS,
-    QUORUM,
-    STATEFULSET_ROW,
     Registration,
+    operator_decision,
     operator_kind_name,
     operator_kinds,
     operator_marks,
     run_controller_names,
 )
 from rollwise.runtime.role_probes import RoleProbes
+from rollwise.runtime.set_reads import CacheReads
+from rollwise.runtime.setkeys import SetKey
 from rollwise.runtime.trace import DecisionLog
 
 __all__ = ["CONTROLLERS", "Operator", "OperatorConfig"]
 
 log = logging.getLogger("rollwise.runtime.operator")
 
-CR_API_VERSION = "apps.rollwise.dev/v1alpha1"
 CONTROLLERS = run_controller_names()
 """``--controllers``, as the registration table names them (``runtime/registrations.py``): the StatefulSet
 controller of the custom kind, the quorum-aware controller of both kinds, and the AnalysisRun controller
 (``operator/analysis.py``)."""
-# The operator's set controller of each kind (its informer, work queue and metrics name; the world ``worlds`` gives
-# for it): the kind's chain of controllers runs in it.
-KIND_CONTROLLERS = {ROLLWISE_STATEFULSET: (operator_kind_name(ROLLWISE_STATEFULSET), CR_API_VERSION),
-                    STATEFULSET: (operator_kind_name(STATEFULSET), "apps/v1")}
 SHARED_KINDS = ("Pod", "PersistentVolumeClaim", "ControllerRevision", "Lease", "PodDisruptionBudget")
 
 
@@ -100,18 +99,28 @@ class OperatorConfig:
                              f"known: {', '.join(CONTROLLERS)}")
 
 
-def _decision(row: Registration, kind: GroupKind) -> Callable[[SetView], Plan]:
-    """The row's decision as the operator runs it for ``kind``. Where the operator does not run the kind's StatefulSet
-    controller (``apps/v1``: kube-controller-manager owns the status), the quorum-aware controller is the companion
-    that writes its conditions to an annotation instead (``companion.py``)."""
-    if row is QUORUM and kind not in STATEFULSET_ROW.operator_names:
-        return reconcile_companion
-    return row.decide
+def _waker(queue: WorkQueue[Hashable]) -> Callable[[SetKey], None]:
+    """The operator's work-queue key of a set: ``(namespace, name)``, one queue per kind."""
+    return lambda key: queue.add((key[1], key[2]))
+
+
+def _fixed(chain: tuple[Registration, ...]) -> Callable[[GroupKind], tuple[Registration, ...]]:
+    """The chain the operator runs for its controller's one kind (``--controllers``)."""
+    return lambda _: chain
+
+
+def _keyed(set_ctl: SetController, kind: GroupKind) -> Callable[[Hashable], Awaitable[float | None]]:
+    """The operator's work-queue keys are ``(namespace, name)``, one queue per kind; the reconcile takes the set's
+    ``SetKey``."""
+    async def reconcile(key: Hashable) -> float | None:
+        ns, name = cast(tuple[str, str], key)
+        return await set_ctl.reconcile_async((kind, ns, name))
+    return reconcile
 
 
 def _source(world: AsyncCluster, kind: str, namespaces: tuple[str, ...],
             labels: Selector | None) -> ListWatchSource:
-    """The kind's list/watch: the cluster, one namespace, or several merged (``cluster.namespaces``)."""
+    """The kind's list/watch: the cluster, one namespace, or several merged (``cluster/client/namespaces.py``)."""
     if len(namespaces) <= 1:
         return world.list_watch(kind, namespaces[0] if namespaces else None, labels=labels)
     return MultiNamespaceListWatch([world.list_watch(kind, ns, labels=labels) for ns in namespaces])
@@ -137,9 +146,11 @@ class Operator:
         self.metrics = metrics or RuntimeMetrics()
         self.rng = rng or random.Random()
         chains = operator_kinds(config.controllers)
-        names = [KIND_CONTROLLERS[kind][0] for kind in chains]
+        # The operator's set controller of each kind, by the table's name (its informer, work queue and metrics name;
+        # the world ``worlds`` gives for it): the kind's chain of controllers runs in it.
+        names = [operator_kind_name(kind) for kind in chains]
         shared_world = worlds[names[0]] if names else next(iter(worlds.values()))
-        # Only what rollwise owns (cluster.scope): pods and claims by label, member Leases by label.
+        # Only what rollwise owns (cluster/client/scope.py): pods and claims by label, member Leases by label.
         selectors = informer_selectors(config.controllers)
         self.informers = {kind: Informer(_source(shared_world, kind, config.namespaces, selectors[kind]), self.clock,
                                          rng=self.rng) for kind in SHARED_KINDS}
@@ -160,32 +171,38 @@ class Operator:
         self.controllers: list[ControllerHost[Hashable]] = []
         """Every controller the operator runs, each on the runtime's one controller host (``runtime/host.py``),
         on asyncio workers; the read-your-writes check, leader fence and action log are in the reconciles."""
+        self.changes = ChangeDispatcher()
+        """Wakes the controllers for each informer event (runtime/dispatch.py): the shared informers feed the set
+        controllers, the AnalysisRun controller's own informers feed it (operator/feeds.py)."""
+        for shared, informer in self.informers.items():
+            informer.add_handler(informer_feed(self.changes, shared, objects=False))
         self.sets: list[SetController] = []
         for kind, chain in chains.items():
-            name, api_version = KIND_CONTROLLERS[kind]
-            stages = [Stage(_decision(row, kind), row.runs_for,
-                            None if trace is None else trace.observer(row.actor), probes=row is QUORUM)
-                      for row in chain]
+            name = operator_kind_name(kind)
             informer = self.set_informers[name] = Informer(_source(worlds[name], "StatefulSet", config.namespaces,
                                                                    None), self.clock, rng=self.rng)
             caches = {k: i.store for k, i in self.informers.items()}
             consistency = ConsistencyStore(_latest_seen({**caches, "StatefulSet": informer.store}))
             queue: WorkQueue[Hashable] = WorkQueue(self.clock, metrics=self.metrics.queue_hooks(name))
-            set_ctl = SetController(name, world=worlds[name], set_api_version=api_version, stages=stages,
-                                    sets=informer.store, caches=caches, queue=queue, consistency=consistency,
-                                    recorder=self.recorder, gates=config.gates, wall_time=wall_time,
-                                    is_leader=self.is_leader, actor=config.actor,
-                                    samples=self.metrics.plan_samples, inline=(inline or {}).get(name))
+            writes = OperatorWrites(name, world=worlds[name], consistency=consistency,
+                                    tracked=frozenset({*caches, "StatefulSet"}), pods=caches.get("Pod"),
+                                    recorder=self.recorder, is_leader=self.is_leader, actor=config.actor,
+                                    inline=(inline or {}).get(name))
+            set_ctl = SetController(reads=CacheReads(informer.store, caches, wall_time=wall_time), writes=writes,
+                                    gates=config.gates, metrics=self.metrics.plan_samples,
+                                    chain=_fixed(chain), decision=operator_decision,
+                                    consistency=CacheConsistency(consistency))
             set_ctl.role_probes = RoleProbes(wall_time)
             set_ctl.hand_overs = HandOvers()
-            ctl: ControllerHost[Hashable] = ControllerHost(name, clock=self.clock, awaited=set_ctl.reconcile,
+            if trace is not None:  # a standby decides too, but only what the leader does is traced
+                set_ctl.observers.append(self._when_leading(trace.observer(STATEFULSET_CONTROLLER)))
+                set_ctl.quorum_observers.append(self._when_leading(trace.observer(QUORUM_CONTROLLER)))
+            ctl: ControllerHost[Hashable] = ControllerHost(name, clock=self.clock,
+                                                           awaited=_keyed(set_ctl, kind),
                                                            queue=queue, metrics=self.metrics, workers=config.workers)
-            informer.add_handler(set_ctl.on_set)
-            self.informers["Pod"].add_handler(set_ctl.on_owned)
-            self.informers["Lease"].add_handler(set_ctl.on_lease)
-            self.informers["PodDisruptionBudget"].add_handler(set_ctl.on_budget)
-            self.informers["PersistentVolumeClaim"].add_handler(set_ctl.on_claim)
-            self.informers["AnalysisRun"].add_handler(set_ctl.on_run)
+            self.changes.add_sets(CachedSets(informer.store), _waker(queue), kinds=(kind,))
+            informer.add_handler(SetFeed(self.changes, consistency=consistency, samples=self.metrics.plan_samples,
+                                         wall_time=wall_time).on_set)
             self.controllers.append(ctl)
             self.sets.append(set_ctl)
         if ANALYSIS.operator_names[ANALYSIS_RUN] in config.controllers:
@@ -202,8 +219,9 @@ class Operator:
         runner = AnalysisRunController(world=LoopCluster(world), runs=runs.store, templates=templates.store,
                                        queue=queue, recorder=self.recorder, wall_time=self.wall_time,
                                        is_leader=self.is_leader, component=ANALYSIS.actor)
-        runs.add_handler(runner.on_run)
-        templates.add_handler(runner.on_template)
+        runner.register(self.changes)
+        runs.add_handler(informer_feed(self.changes, "AnalysisRun", sets=False))
+        templates.add_handler(informer_feed(self.changes, "AnalysisTemplate", sets=False))
         self.controllers.append(ControllerHost(name, clock=self.clock, awaited=runner.reconcile, queue=queue,
                                                metrics=self.metrics, workers=self.config.workers))
 
@@ -212,6 +230,9 @@ class Operator:
             self._elected.set()
         self.metrics.leader.labels(name=self.config.lease_name).set(1 if leading else 0)
         log.info("%s %s leading", self.config.identity, "started" if leading else "stopped")
+
+    def _when_leading(self, observe: Callable[[SetView, Plan], None]) -> Callable[[SetView, Plan], None]:
+        return lambda view, plan: observe(view, plan) if self.is_leader() else None
 
     def is_leader(self) -> bool:
         return self.elector is None or self.elector.is_leader()

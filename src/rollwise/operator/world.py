@@ -1,8 +1,9 @@
 """What the operator needs from an API: the cluster verbs, async, and a list/watch source per kind.
 
-``rollwise.cluster.kube.KubeCluster`` implements it over the API server; tests implement it over ``MemoryCluster``.
-``LoopCluster`` gives it the ``Cluster`` verbs' shape, as coroutines, for ``runtime.execute.execute_async`` on the
-operator's loop, so the Plan-to-writes rules (order, failure handling, events) stay in the one executor.
+``rollwise.cluster.client.kube.KubeCluster`` implements it over the API server; tests implement it over
+``MemoryCluster``. ``LoopCluster`` gives it the ``Cluster`` verbs' shape, as coroutines, for
+``runtime.execute.execute_async`` on the operator's loop, so the Plan-to-writes rules (order, failure handling, events)
+stay in the one executor.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from rollwise.api.meta import Obj
-from rollwise.cluster.listwatch import ListWatchSource
+from rollwise.cluster.client.listwatch import ListWatchSource
+from rollwise.cluster.client.scope import Selector
 from rollwise.cluster.protocol import Propagation
 from rollwise.cluster.resources import POD, ResourceRef
-from rollwise.cluster.scope import Selector
 
 __all__ = ["AsyncCluster", "LoopCluster"]
 

@@ -2,7 +2,7 @@
 patroni``): rollwise answers its own request, with no agent beside the member.
 
 The quorum-aware controller asks for a hand-over by annotating the leader's pod (``api/leader_transfer.py``). For a
-Patroni set, the driver that runs the controller (the operator: operator/sets.py; ``up``: runtime/reconciler.py)
+Patroni set, the driver that runs the controller (runtime/reconciler.py, in ``up`` and the operator)
 finds that request in the set's view and sends Patroni's switchover to the leader's pod:
 ``POST <scheme>://<pod IP>:<probe port>/switchover`` with ``{"leader": <pod>, "candidate": <target>}`` (Patroni's
 REST API docs, "Switchover and failover endpoints"; ``patronictl switchover`` sends the same). Patroni member names

@@ -1,7 +1,8 @@
 """The controller host: one controller's work queue and the workers that drain it, the same in every driver.
 
-A driver hands the host keys (``wake``, or ``woken_by`` with a registration row's wake rule) and a reconcile of one
-key; the host takes a key, reconciles it, and applies controller-runtime's ``reconcileHandler`` rule to the result
+A driver hands the host a reconcile of one key and registers it with the one change dispatcher
+(``runtime/dispatch.py``), which hands it the keys each change wakes by the registration row's rule (``wake``);
+the host takes a key, reconciles it, and applies controller-runtime's ``reconcileHandler`` rule to the result
 (``inline.finish``: back-off per key on failure, forget on success, ``requeue_after`` kept either way), over the
 one ``WorkQueue``. It runs the reconcile one of two ways:
 

@@ -19,7 +19,7 @@ import random
 from collections.abc import Callable
 
 from rollwise.api.errors import ApiStatusError, Gone, missing_after_refusal
-from rollwise.cluster.listwatch import ListResult, ListWatchSource, WatchEvent
+from rollwise.cluster.client.listwatch import ListResult, ListWatchSource, WatchEvent
 from rollwise.runtime.cache import Delta, Store
 from rollwise.runtime.clock import AsyncClock
 

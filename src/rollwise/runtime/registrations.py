@@ -6,7 +6,9 @@ and the operator), so a controller cannot run for one kind in one driver and not
 | statefulset-controller  | reconcile          | apps/v1                     | statefulset       | (none: kube-con-  |
 |                         |                    |                             |                   | troller-manager's)|
 |                         |                    | apps.rollwise.dev           | apps.rollwise.dev | statefulset       |
-| quorum-aware-controller | reconcile_quorum   | both, where handed_to_quorum| quorum            | quorum            |
+| quorum-aware-controller | reconcile_quorum;  | both, where handed_to_quorum| quorum            | quorum            |
+|                         | the operator's on  |                             |                   |                   |
+|                         | apps/v1: companion |                             |                   |                   |
 
 The controllers of other objects are rows of ``OBJECT_CONTROLLERS``, each hosted by the one controller host
 (``runtime/host.py``) over its own work queue of ``(kind, namespace, name)`` keys, woken by its rule of
@@ -24,10 +26,16 @@ The controllers of other objects are rows of ``OBJECT_CONTROLLERS``, each hosted
 controller stands down in ``up`` for the runs of the namespaces a leading operator runs it for, as the set
 controllers do.
 
-Both set rows are woken by ``routing.sets_to_wake`` (their ``wakes``); every driver asks ``sets_woken``, which asks
-each distinct rule of the rows, and a set's key runs its whole chain. Rows are chained in table order on one set:
+Both set rows are woken by ``routing.sets_to_wake`` (their ``wakes``); the one change dispatcher every driver feeds
+(``runtime/dispatch.py``) asks ``sets_woken``, which asks each distinct rule of the rows, and a set's key runs its
+whole chain. Rows are chained in table order on one set:
 the quorum-aware controller (DEP-07) decides on what the StatefulSet controller left, as controller-runtime chains
 reconcilers of one object by the order they are registered.
+
+Where the operator never runs a kind's StatefulSet controller (``apps/v1``: kube-controller-manager owns the set's
+status, and a second status writer would fight it), the quorum-aware controller decides as the companion
+(``runtime/companion.py``), which keeps its conditions in an annotation of its own: the row's ``operator_decide``,
+read through ``operator_decision``.
 
 The last column is what ``up`` reads to stand down: a controller the operator runs for a kind is one that ``up``
 must not run beside it (``local/standdown.py``). The operator never runs the StatefulSet controller of ``apps/v1``
@@ -37,7 +45,7 @@ sets: on a cluster that is kube-controller-manager's, which ``up`` plays.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rollwise.api.meta import Obj, annotations_of
@@ -57,6 +65,7 @@ from rollwise.runtime.actors import (
     REPLICATION_CONTROLLER,
     STATEFULSET_CONTROLLER,
 )
+from rollwise.runtime.companion import reconcile_companion
 from rollwise.runtime.routing import SetLookup, sets_to_wake
 from rollwise.runtime.setkeys import SetKey
 from rollwise.runtime.wakes import (
@@ -86,6 +95,7 @@ __all__ = [
     "OperatorMarks",
     "Registration",
     "chain_for",
+    "operator_decision",
     "operator_kind_name",
     "operator_kinds",
     "operator_marks",
@@ -116,6 +126,8 @@ class Registration:
     """Which sets of its kinds it decides for (None: every one)."""
     wakes: Callable[[SetLookup, Change], list[SetKey]] = sets_to_wake
     """Which sets a change wakes (``runtime/routing.py``); a set's key wakes its whole chain."""
+    operator_decide: Mapping[GroupKind, Callable[[SetView], Plan]] = field(default_factory=dict)
+    """Per kind, how the operator's run of it decides where that differs from ``decide``."""
 
     def runs_for(self, sts: Obj) -> bool:
         return self.handed is None or self.handed(sts)
@@ -127,7 +139,9 @@ STATEFULSET_ROW = Registration(
     operator_names={ROLLWISE_STATEFULSET: "statefulset"})
 QUORUM = Registration(
     actor=QUORUM_CONTROLLER, decide=reconcile_quorum, kinds=STATEFULSET_KINDS, handed=handed_to_quorum,
-    up_names=dict.fromkeys(STATEFULSET_KINDS, "quorum"), operator_names=dict.fromkeys(STATEFULSET_KINDS, "quorum"))
+    up_names=dict.fromkeys(STATEFULSET_KINDS, "quorum"), operator_names=dict.fromkeys(STATEFULSET_KINDS, "quorum"),
+    operator_decide={kind: reconcile_companion for kind in STATEFULSET_KINDS
+                     if kind not in STATEFULSET_ROW.operator_names})
 
 SET_CONTROLLERS: tuple[Registration, ...] = (STATEFULSET_ROW, QUORUM)
 """Chain order: each decides on what the ones before it left."""
@@ -135,8 +149,8 @@ _SET_WAKES = tuple(dict.fromkeys(row.wakes for row in SET_CONTROLLERS))
 
 
 def sets_woken(sets: SetLookup, ch: Change) -> list[SetKey]:
-    """The sets ``ch`` wakes, by the rules of the set controllers' rows (each distinct rule asked once): what every
-    driver calls on each change it reads."""
+    """The sets ``ch`` wakes, by the rules of the set controllers' rows (each distinct rule asked once): what the one
+    change dispatcher (``runtime/dispatch.py``) asks of each change a driver reads."""
     if len(_SET_WAKES) == 1:
         return _SET_WAKES[0](sets, ch)
     return list(dict.fromkeys(key for wakes in _SET_WAKES for key in wakes(sets, ch)))
@@ -210,6 +224,11 @@ def operator_kind_name(kind: GroupKind) -> str:
     """The name of the operator's controller that hosts ``kind``'s chain (its informer, work queue and metrics): the
     ``run --controllers`` name of the first row of the chain the operator runs for the kind."""
     return next(row.operator_names[kind] for row in chain_for(kind) if kind in row.operator_names)
+
+
+def operator_decision(row: Registration, kind: GroupKind) -> Callable[[SetView], Plan]:
+    """How ``row`` decides for sets of ``kind`` when the operator runs it (``operator_decide``, else ``decide``)."""
+    return row.operator_decide.get(kind, row.decide)
 
 
 def operator_kinds(names: tuple[str, ...]) -> dict[GroupKind, tuple[Registration, ...]]:

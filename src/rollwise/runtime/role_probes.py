@@ -2,7 +2,7 @@
 (``api/role_probe.py``), keep each answer with the time it came, and hand the answers to the controller's view.
 
 The controller never probes (it does no I/O); ``answers(view)`` runs before the quorum-aware controller decides, in
-``up`` (runtime/reconciler.py) and in the operator (operator/sets.py, off its event loop). Members are asked at once,
+``up`` and in the operator (runtime/reconciler.py; the operator off its event loop). Members are asked at once,
 each GET bounded by ``timeoutSeconds``, so one reconcile waits at most one timeout. An answer younger than
 ``min_interval`` is reused, so a burst of pod events does not become a burst of GETs; an answer is kept per pod uid,
 so a recreated pod never inherits its predecessor's word.

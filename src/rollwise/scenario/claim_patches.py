@@ -14,7 +14,7 @@ from typing import Any
 from rollwise.api.claim_templates import check_claim_template_update
 from rollwise.api.errors import FieldError
 from rollwise.api.meta import Obj
-from rollwise.cluster.patching import merge_patch
+from rollwise.cluster.store.patching import merge_patch
 from rollwise.scenario.step_schema import Step
 
 __all__ = ["check_claim_patches"]

@@ -2,8 +2,8 @@
 are due, the phases by Argo's rules, when to requeue), and the scenario's recorded values measure
 (scenario/analyses.py) where a cluster's drivers call the web or Prometheus provider.
 
-One reconcile takes the steps of ``runtime.analysis.reconcile_run`` (``up``'s and the operator's), in virtual time
-and without a loop: a run whose templates are not resolved gets its spec written and is looked at again; the
+One reconcile takes the steps of ``runtime.analysis.reconcile_run`` (``up``'s and the operator's), in virtual time,
+on the one controller host: a run whose templates are not resolved gets its spec written and is looked at again; the
 metrics due are measured together, then folded into the status in the metrics' order; the status is written if it
 changed; the run is looked at again when time alone makes a metric due, a second at the least. It runs at the
 controllers' phase of an instant, so a canary's analysis step plays out as on a cluster: the StatefulSet controller
@@ -23,14 +23,18 @@ from rollwise.api.analysis import Measured
 from rollwise.api.errors import ApiStatusError, NotFound
 from rollwise.api.meta import Obj, labels, name_of, namespace_of
 from rollwise.api.revisions import template_of
-from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.protocol import Change
 from rollwise.cluster.resources import ANALYSIS_RUN, ANALYSIS_TEMPLATE
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.analysis import completion_events, decide, next_reconcile, record
 from rollwise.controllers.statefulset.analysis import RUN_REVISION_LABEL, SET_LABEL
 from rollwise.runtime.actors import ANALYSIS_CONTROLLER
 from rollwise.runtime.analysis import MIN_REQUEUE
-from rollwise.runtime.clock import Clock, TimerHandle
+from rollwise.runtime.clock import Clock
+from rollwise.runtime.dispatch import ChangeDispatcher
+from rollwise.runtime.host import ControllerHost
+from rollwise.runtime.limiter import ItemExponentialRateLimiter
+from rollwise.runtime.registrations import ANALYSIS
+from rollwise.runtime.wakes import ObjectKey
 from rollwise.scenario.analyses import RecordedAnalyses
 
 __all__ = ["AnalysisPlayer"]
@@ -41,7 +45,9 @@ _RETRY = 1.0
 
 
 class AnalysisPlayer:
-    """Reconciles AnalysisRuns on ``clock``'s timers, measuring from ``recorded``."""
+    """Reconciles AnalysisRuns on the one controller host (``runtime/host.py``), inline on ``clock``'s timers,
+    measuring from ``recorded``; the driver registers it with its change dispatcher (``register``), which wakes a run
+    by the registration row's rule (``registrations.ANALYSIS``), as in ``up`` and the operator."""
 
     def __init__(self, cluster: MemoryCluster, clock: Clock, recorded: RecordedAnalyses,
                  emit: Callable[..., None]) -> None:
@@ -49,35 +55,27 @@ class AnalysisPlayer:
         self._clock = clock
         self._recorded = recorded
         self._emit = emit
-        self._timers: dict[tuple[str, str], TimerHandle] = {}
+        # A refused write is retried after a fixed second, as up's (no growing back-off: one run's timeline stays
+        # readable on its own).
+        self.host: ControllerHost[ObjectKey] = ControllerHost(
+            ANALYSIS.actor, clock=clock, inline=self._reconcile, limiter=ItemExponentialRateLimiter(_RETRY, _RETRY))
 
-    def changed(self, ch: Change) -> None:
-        """A run was created or changed by someone else (its set's controller): reconcile it at this instant."""
-        if ch.kind != ANALYSIS_RUN.kind or ch.type == "DELETED" or ch.actor == ANALYSIS_CONTROLLER:
-            return
-        self._schedule(ch.namespace, ch.name, self._clock.now())
+    def register(self, changes: ChangeDispatcher) -> None:
+        changes.add_objects(ANALYSIS, self._cluster, self.host.wake_all)
 
-    def _schedule(self, namespace: str, name: str, when: float) -> None:
-        key = (namespace, name)
-        old = self._timers.pop(key, None)
-        if old is not None:
-            old.cancel()
-        self._timers[key] = self._clock.call_at(when, self._reconcile, namespace, name)
-
-    def _reconcile(self, namespace: str, name: str) -> None:
-        self._timers.pop((namespace, name), None)
+    def _reconcile(self, key: ObjectKey) -> tuple[float | None, bool]:
+        _, namespace, name = key
         try:
             run = self._cluster.get(ANALYSIS_RUN, namespace, name)
         except NotFound:
-            return
+            return None, False
         now = self._clock.now()
         templates = {name_of(t): t for t in self._cluster.list(ANALYSIS_TEMPLATE, namespace)}
         plan = decide(run, templates, now)
         try:
             if plan.spec is not None:  # the templates resolved into the run's metrics, once; then measure
                 self._cluster.update({**run, "spec": plan.spec}, actor=ANALYSIS_CONTROLLER)
-                self._schedule(namespace, name, now)
-                return
+                return 0.0, False
             stored: dict[str, Any] = dict(run.get("status") or {})
             current: Obj = {**run, "status": plan.status if plan.status is not None else stored}
             events = list(plan.events)
@@ -92,15 +90,13 @@ class AnalysisPlayer:
             if current["status"] != stored:
                 current = self._cluster.update_status(current, actor=ANALYSIS_CONTROLLER)
         except ApiStatusError:
-            self._schedule(namespace, name, now + _RETRY)
-            return
+            return None, True
         for _, reason, _ in events:
             status = current.get("status") or {}
             self._emit(now, "AnalysisCompleted", analysisRun=name, statefulSet=labels(run).get(SET_LABEL, ""),
                        phase=status.get("phase"), message=status.get("message", ""), reason=reason)
         requeue = next_reconcile(current, now)
-        if requeue is not None:
-            self._schedule(namespace, name, now + max(requeue, MIN_REQUEUE))
+        return (None if requeue is None else max(requeue, MIN_REQUEUE)), False
 
     def _measure(self, run: Obj, metric: str) -> Measured:
         """The next recorded value of ``metric`` for this run: as many measurements in as it has taken."""

@@ -2,14 +2,14 @@
 
 Steps are given the simulation as a ``SimContext``: they name this protocol, not the loop that implements it, so
 imports point one way (the loop imports them, they import this). The application models are the runtime's
-(``runtime/quorum_app.py``), on the simulation's clock.
+(``kubelet/quorum_binding.py``), on the simulation's clock.
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.scenario.scenario import Scenario
 from rollwise.sim.engine import Engine, VirtualClock
 from rollwise.sim.record import Recorder

@@ -25,23 +25,23 @@ from rollwise.api.meta import (
     uid_of,
 )
 from rollwise.api.values import clone
-from rollwise.cluster.admission import Admission
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.admission import Admission
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.controllers.plan import Plan
 from rollwise.controllers.view import SetView
+from rollwise.kubelet.hook_agent import HookAgent, release_hook
+from rollwise.kubelet.loop import Kubelet
 from rollwise.kubelet.profiles import KubeletProfile
 from rollwise.kubelet.quorum import QuorumEvent
+from rollwise.kubelet.quorum_binding import QuorumModels
+from rollwise.kubelet.volumes import VolumeExpander
 from rollwise.runtime.actors import CONTROLLERS, QUORUM_CONTROLLER, STATEFULSET_CONTROLLER
-from rollwise.runtime.hook_agent import HookAgent, release_hook
-from rollwise.runtime.kubelet import Kubelet
-from rollwise.runtime.quorum_app import QuorumModels
+from rollwise.runtime.dispatch import ChangeDispatcher
 from rollwise.runtime.reconciler import SetController
 from rollwise.runtime.recorder import EventRecorder
-from rollwise.runtime.registrations import sets_woken
 from rollwise.runtime.routing import ClusterSets
 from rollwise.runtime.samples import MetricsRegistry
-from rollwise.runtime.setkeys import SetKey, all_sets
-from rollwise.runtime.volumes import VolumeExpander
+from rollwise.runtime.setkeys import all_sets
 from rollwise.scenario.scenario import Scenario
 from rollwise.sim.analyses import AnalysisPlayer
 from rollwise.sim.engine import CONTROLLER, KUBELET, STEP, Engine, EngineClock
@@ -78,27 +78,33 @@ class Simulation:
         quorum = {name: app.params for name, app in scenario.apps.items() if app.model == "quorum"}
         self.models = QuorumModels(self.cluster, quorum, clock=kubelet_clock, poke_pod=self._kubelet_poke,
                                    emit=self._model_event) if quorum else None
-        """The application models bound to sets (runtime/quorum_app.py)."""
+        """The application models bound to sets (kubelet/quorum_binding.py)."""
         self.kubelet = Kubelet(self.cluster, kubelet_clock, scenario.kubelet, handed_over=True,
                                readiness=self.models.readiness_for if self.models is not None else None)
-        """The simulated kubelet (runtime/kubelet.py); a refused write of its is a bug, so it is not retried."""
+        """The simulated kubelet (kubelet/loop.py); a refused write of its is a bug, so it is not retried."""
         profile = scenario.kubelet
         self.hooks = HookAgent(self.cluster, kubelet_clock, lambda pod: profile.hook_release_delay(
             [str(c.get("image")) for c in pod["spec"].get("containers") or ()])) if _releases_hooks(profile) else None
         """The applications' drain agents for pre-delete hooks, when the scenario models one (hook_agent.py)."""
         self.volumes = VolumeExpander(self.cluster, kubelet_clock)
-        """Claims whose request grew expand, capacity following after a delay (runtime/volumes.py)."""
+        """Claims whose request grew expand, capacity following after a delay (kubelet/volumes.py)."""
         self.metrics = MetricsRegistry()
         self.events = FeedEvents(cursor=lambda: self.cluster.cursor, clock=self.clock)
         """The controllers' events: to the run record at their place in the feed, not through the store (events.py)."""
         quiet = QuietWrites(self.recorder, lambda: self.cluster.cursor)  # the summary's writesWithoutChange
-        self.controller = SetController(self.cluster, clock=EngineClock(self.engine, CONTROLLER), gates=scenario.gates,
-                                        recorder=EventRecorder(self.events, now=self.clock, wall_time=self.clock,
-                                                               correlate=False),
-                                        metrics=self.metrics, census=True, after_each=quiet.ended)
+        self.controller = SetController.inline(
+            self.cluster, clock=EngineClock(self.engine, CONTROLLER), gates=scenario.gates,
+            recorder=EventRecorder(self.events, now=self.clock, wall_time=self.clock, correlate=False),
+            metrics=self.metrics, census=True, after_each=quiet.ended)
         self.analyses = AnalysisPlayer(self.cluster, EngineClock(self.engine, CONTROLLER), scenario.analyses,
                                        self.recorder.emit)
         """The AnalysisRun controller, measuring from the scenario's recorded values (sim/analyses.py)."""
+        self.changes = ChangeDispatcher()
+        """Wakes the set controller and the AnalysisRun controller for each change the feed delivers
+        (runtime/dispatch.py)."""
+        assert self.controller.host is not None
+        self.changes.add_sets(self._sets, self.controller.host.wake)
+        self.analyses.register(self.changes)
         self.observers: list[Callable[[SetView, Plan], None]] = self.controller.observers
         self.quorum_observers: list[Callable[[SetView, Plan], None]] = self.controller.quorum_observers
         """Called with every view and the plan decided from it, before execution (tests check invariants here)."""
@@ -160,7 +166,7 @@ class Simulation:
         position, e = self._cursor, 0
         # The followers, looked up once per drain rather than once per change.
         seen, tally, record = self.controller.seen, self.tallies.on_change, self.recorder.on_change
-        wake, sets = self._mark_dirty, self._sets
+        dispatch = self.changes.dispatch
         kubelet, models, hooks = self.kubelet.pod_changed, self.models, self.hooks
         for ch in changes:
             while e < len(events) and events[e][0] <= position:  # made before this change was written
@@ -180,10 +186,7 @@ class Simulation:
                 self.volumes.claim_changed(ch)
             elif ch.kind == "StatefulSet" and ch.type != "DELETED":
                 self.metrics.observe_set(ch.old, ch.obj, ch.at)
-            elif ch.kind == "AnalysisRun":
-                self.analyses.changed(ch)
-            for key in sets_woken(sets, ch):
-                wake(key)
+            dispatch(ch)
         for _, event in events[e:]:
             record(event)
         self._cursor = cursor
@@ -213,11 +216,6 @@ class Simulation:
 
     def _model_event(self, namespace: str, set_name: str, sts: Obj | None, event: QuorumEvent) -> None:
         self.recorder.emit(event.t, event.type, pod=event.pod, statefulSet=set_name)
-
-    # -- the controller --------------------------------------------------------------------------------------
-
-    def _mark_dirty(self, key: SetKey) -> None:
-        self.controller.queue.add(key)
 
     # -- the result ------------------------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ from rollwise.api.meta import Obj, name_of, namespace_of
 from rollwise.api.pod_status import pod_status_errors
 from rollwise.api.steps import NothingToPromote, promoted_status
 from rollwise.api.values import clone
-from rollwise.cluster.patching import merge_patch
 from rollwise.cluster.resources import ResourceRef, ref_of
+from rollwise.cluster.store.patching import merge_patch
 from rollwise.runtime.setkeys import find_set, set_resource
 from rollwise.scenario.manifests import check_manifest
 from rollwise.scenario.step_schema import Step

@@ -21,8 +21,8 @@ from rollwise.api.identity import ordinal_range, parent_and_ordinal, pod_name, r
 from rollwise.api.meta import Obj, name_of, namespace_of, shares_owner_references, uid_of
 from rollwise.api.ordinals import OrdinalSpan, position_in
 from rollwise.api.strategies import partition_floor
-from rollwise.cluster.memory import MemoryCluster
 from rollwise.cluster.protocol import Change
+from rollwise.cluster.store.memory import MemoryCluster
 from rollwise.runtime.census import PerSetFollower, before_and_after
 
 __all__ = ["Tallies"]

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 from quorum_views import NEW, NOW, leases_for, member, quorum_set, view_of
 
 from rollwise.cluster.quorum_status import decode, encode
+from rollwise.cluster.resources import ROLLWISE_STATEFULSET, STATEFULSET
 from rollwise.controllers.plan import DeletePod, EmitEvent, PatchSet, WriteStatus
 from rollwise.controllers.quorum import ALL_MEMBERS_UPDATED, WAITING_EVENT, reconcile_quorum
-from rollwise.operator.companion import STATUS_ANNOTATION, reconcile_companion
+from rollwise.runtime.companion import STATUS_ANNOTATION, reconcile_companion
+from rollwise.runtime.registrations import QUORUM, operator_decision
 
 
 def _annotated(sts: dict[str, Any], plan_actions: tuple[Any, ...]) -> dict[str, Any]:
@@ -75,3 +78,19 @@ def test_a_hand_edited_annotation_is_ignored_not_fatal() -> None:
     sts = quorum_set(notes={STATUS_ANNOTATION: "{not json"})
     plan = reconcile_companion(view_of(sts, [member(0), member(1), member(2)], leases_for(3, 0)))
     assert [a.name for a in plan.of_type(DeletePod)] == ["etcd-2"]
+
+
+def test_the_tables_quorum_row_decides_as_the_companion_for_the_operators_apps_v1_sets_only() -> None:
+    view = view_of(quorum_set(), [member(0), member(1), member(2)], leases_for(3, 0))
+    on_apps_v1 = operator_decision(QUORUM, STATEFULSET)(view)
+    assert on_apps_v1.of_type(PatchSet) and not on_apps_v1.of_type(WriteStatus)
+    assert operator_decision(QUORUM, ROLLWISE_STATEFULSET)(view).of_type(WriteStatus), "the custom kind's own status"
+    assert QUORUM.decide(view).of_type(WriteStatus), "the simulator and up share the status with their controller"
+
+
+def test_the_operator_chooses_no_decision_of_its_own() -> None:
+    operator = Path(__file__).resolve().parents[3] / "src" / "rollwise" / "operator"
+    decisions = r"\breconcile_(companion|quorum)\b|^from rollwise\.controllers\.statefulset import reconcile\b"
+    chosen = [p.name for p in operator.rglob("*.py")
+              if re.search(decisions, p.read_text(encoding="utf-8"), re.MULTILINE)]
+    assert chosen == [], "the operator's chains and decisions come from runtime/registrations.py"

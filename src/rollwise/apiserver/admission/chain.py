@@ -1,4 +1,5 @@
-"""What the server adds to the world's admission (``rollwise.cluster.admission``) before the store keeps an object.
+"""What the server adds to the world's admission (``rollwise.cluster.store.admission``) before the store keeps an
+object.
 
 The world's chain (StatefulSet defaulting and validation, revision and pod immutability) runs first, unchanged;
 then the parts only a server with no other components needs: the pod defaults, the default admission plugins that
@@ -23,8 +24,8 @@ from rollwise.apiserver.admission.kind_defaults import kind_hooks
 from rollwise.apiserver.admission.plugins import Plugins
 from rollwise.apiserver.admission.policies import POLICY, check_policy
 from rollwise.apiserver.admission.versioning import Versioning
-from rollwise.cluster.admission import Admission as WorldAdmission
 from rollwise.cluster.resources import POD, PVC, STATEFULSET, GroupKind
+from rollwise.cluster.store.admission import Admission as WorldAdmission
 
 __all__ = ["NODE_NAME", "Admission"]
 

@@ -9,7 +9,7 @@ from rollwise.apiserver.admission.chain import NAMESPACE
 from rollwise.apiserver.admission.policies import BINDING, POLICY, PolicyRequest, policy_verdict
 from rollwise.apiserver.kinds import event_shapes
 from rollwise.apiserver.kinds.resources import Resource
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.store.memory import MemoryCluster
 
 __all__ = ["policy_warnings", "wire_kind"]
 

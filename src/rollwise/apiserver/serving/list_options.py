@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from rollwise.api.errors import BadRequest, FieldError, Invalid
 from rollwise.apiserver.serving.http import bool_flag
-from rollwise.cluster.watch import parse_resource_version
+from rollwise.cluster.store.watch import parse_resource_version
 
 __all__ = ["INITIAL_EVENTS_END", "ListOptions", "list_options"]
 

@@ -9,7 +9,7 @@ import jsonpatch
 from rollwise.api.errors import BadRequest, FieldError, Invalid
 from rollwise.apiserver.kinds.resources import Resource
 from rollwise.cluster.documents import MAX_INTEGER
-from rollwise.cluster.patching import merge_patch
+from rollwise.cluster.store.patching import merge_patch
 from rollwise.cluster.wire import decode, encode, format_time
 
 __all__ = ["decoded", "delete_options", "dry_run_of", "patch_plain", "pod_log", "scale_wire"]

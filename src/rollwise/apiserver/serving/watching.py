@@ -29,7 +29,7 @@ from rollwise.apiserver.serving.http import dumps, table, wants_table, wire_byte
 from rollwise.apiserver.serving.list_options import INITIAL_EVENTS_END, ListOptions
 from rollwise.apiserver.serving.status import error_status
 from rollwise.apiserver.storage.store import ApiStore
-from rollwise.cluster.watch import Watch, WatchEvent
+from rollwise.cluster.store.watch import Watch, WatchEvent
 
 __all__ = ["stream_watch"]
 

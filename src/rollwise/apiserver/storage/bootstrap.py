@@ -9,12 +9,12 @@ from rollwise.api.meta import LAST_APPLIED, Obj, annotations_of, last_applied_co
 from rollwise.apiserver.admission.chain import NAMESPACE, NODE_NAME
 from rollwise.apiserver.admission.plugins import PRIORITY_CLASS, SYSTEM_PRIORITY_CLASSES
 from rollwise.apiserver.kinds.node import node_object
-from rollwise.cluster.crd import crd as rollwise_crd
-from rollwise.cluster.crd_analysis import analysis_crds
-from rollwise.cluster.crd_policy import policy as rollwise_policy
-from rollwise.cluster.memory import MemoryCluster
+from rollwise.cluster.crd.analysis import analysis_crds
+from rollwise.cluster.crd.policy import policy as rollwise_policy
+from rollwise.cluster.crd.statefulset import crd as rollwise_crd
 from rollwise.cluster.operator_namespace import namespace_manifest
 from rollwise.cluster.resources import NODE, GroupKind
+from rollwise.cluster.store.memory import MemoryCluster
 
 __all__ = ["INITIAL_NAMESPACES", "KUBERNETES_SERVICE_IP", "PROTECTED_NAMESPACES", "default_service_account",
            "install_rollwise_crd", "kubernetes_service", "seed_cluster"]

@@ -14,7 +14,7 @@ from rollwise.apiserver.kinds.resources import Resource
 from rollwise.apiserver.storage.fieldsets import ListTypes
 from rollwise.apiserver.storage.ownership import apply
 from rollwise.apiserver.storage.smp import PatchError, strategic_merge
-from rollwise.cluster.patching import merge_patch
+from rollwise.cluster.store.patching import merge_patch
 
 __all__ = ["patched"]
 

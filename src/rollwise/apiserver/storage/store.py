@@ -47,11 +47,11 @@ from rollwise.apiserver.storage.bootstrap import (
 from rollwise.apiserver.storage.fieldsets import ListTypes
 from rollwise.apiserver.storage.ownership import apply, record_write
 from rollwise.apiserver.storage.patch_apply import patched
-from rollwise.cluster.memory import MemoryCluster
-from rollwise.cluster.persistence import uuid_uids
 from rollwise.cluster.protocol import Propagation
-from rollwise.cluster.pump import FeedPump
 from rollwise.cluster.resources import POD, GroupKind
+from rollwise.cluster.store.memory import MemoryCluster
+from rollwise.cluster.store.persistence import uuid_uids
+from rollwise.cluster.store.pump import FeedPump
 from rollwise.cluster.wire import format_time
 
 __all__ = ["PATCH_TYPES", "ApiStore", "Forbidden", "UnsupportedMediaType"]
@@ -87,7 +87,7 @@ class ApiStore:
         self.admission.plugins.bind(self.cluster, clock)  # Priority, DefaultStorageClass, the scheduler read the store
         for r in self.registry:
             if r.key not in self.cluster.resources:
-                self.cluster.resources.register(r.world_row())
+                self.cluster.resources.register(r.row)
         install_rollwise_crd(self.cluster)
         for crd in self.cluster.list(CRD):
             self.registry.register_in(self.cluster.resources, crd)

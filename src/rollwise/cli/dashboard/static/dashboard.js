@@ -87,8 +87,8 @@
       var row = body.insertRow();
       row.className = (p.waited_on ? "waited " : "") + "tag-" + (p.tag || "none");
       row.dataset.pod = p.name;
-      cell(row, p.icon, "icon"); cell(row, p.name);
-      cell(row, p.revision ? p.revision + " " + p.tag : "-"); cell(row, p.role || "-"); cell(row, p.status);
+      cell(row, p.icon, "icon"); cell(row, p.name, "name");
+      cell(row, p.revision ? p.revision + " " + p.tag : "-", "name"); cell(row, p.role || "-"); cell(row, p.status);
       cell(row, p.ready ? "yes" : "no"); cell(row, p.available ? "yes" : "no"); cell(row, String(p.restarts));
       cell(row, age(p.age_seconds)); cell(row, (p.waited_on ? "rollout waits here: " : "") + p.why, "why");
     });
