@@ -14,7 +14,7 @@ import pytest
 from rollwise.kubelet.process.stores import StoreError
 from rollwise.lab.figures import WriteRecord, lost_writes, refused_writes
 from rollwise.lab.meter import WriteMeter
-from rollwise.lab.stores import stream_numbers
+from rollwise.lab.stores import read_from_any, stream_numbers
 
 
 class _Store:
@@ -91,3 +91,12 @@ def test_a_stream_message_gone_or_holding_another_write_is_lost_and_a_stream_tha
     with pytest.raises(StoreError):
         stream_numbers(acked, [_message(1), {"error": {"code": 503, "description": "JetStream unavailable"}},
                                _message(3)])
+
+
+def test_a_read_back_no_member_answers_names_what_each_member_said() -> None:
+    def read(endpoint: str) -> set[int]:
+        raise StoreError("a replica" if endpoint == "a:1" else "the server closed the connection")
+
+    with pytest.raises(StoreError, match=r"a:1: a replica; b:2: the server closed the connection"):
+        read_from_any(["a:1", "b:2"], read)
+    assert read_from_any(["a:1", "c:3"], lambda e: {7} if e == "c:3" else read(e)) == {7}

@@ -28,7 +28,7 @@ from rollwise.kubelet.process.stores.pg_wire import query_rows, simple_query
 from rollwise.kubelet.process.stores.zk_wire import children, create
 from rollwise.lab.figures import WriteRecord
 
-__all__ = ["LAB_STORES", "LabStore", "LabTimings", "ReadBack", "WriteFailed"]
+__all__ = ["LAB_STORES", "LabStore", "LabTimings", "ReadBack", "WriteFailed", "read_from_any"]
 
 WriteFailed = (gateway.GatewayError, StoreError)
 """What a failed write (or read-back) raises, whatever the store."""
@@ -79,15 +79,16 @@ def _numbers(names: Iterable[str]) -> set[int]:
     return {int(tail) for tail in tails if tail.isdigit()}
 
 
-def _from_any(endpoints: Sequence[str], read: Callable[[str], set[int]]) -> set[int]:
-    """The first member's answer that comes, as a client with a host list reads."""
-    last: Exception | None = None
+def read_from_any(endpoints: Sequence[str], read: Callable[[str], set[int]]) -> set[int]:
+    """The first member's answer that comes, as a client with a host list reads; StoreError naming what each member
+    said when none answers."""
+    said: list[str] = []
     for endpoint in endpoints:
         try:
             return read(endpoint)
         except WriteFailed as err:
-            last = err
-    raise StoreError(f"no member answered the read-back: {last}")
+            said.append(f"{endpoint}: {err}")
+    raise StoreError("no member answered the read-back (" + "; ".join(said) + ")")
 
 
 METER_KEY = "rollwise-meter"
@@ -98,7 +99,7 @@ def _etcd_write(endpoint: str, seq: int, timeout: float) -> int:
 
 
 def _etcd_read(endpoints: Sequence[str], _acked: Sequence[WriteRecord], timeout: float) -> set[int]:
-    return _from_any(endpoints, lambda e: _numbers(gateway.keys(e, f"{METER_KEY}/", timeout=timeout)))
+    return read_from_any(endpoints, lambda e: _numbers(gateway.keys(e, f"{METER_KEY}/", timeout=timeout)))
 
 
 def _zookeeper_write(endpoint: str, seq: int, timeout: float) -> int:
@@ -111,7 +112,7 @@ def _zookeeper_prepare(endpoint: str, _replicas: int, timeout: float) -> None:
 
 
 def _zookeeper_read(endpoints: Sequence[str], _acked: Sequence[WriteRecord], timeout: float) -> set[int]:
-    return _from_any(endpoints, lambda e: _numbers(children(_port(e), f"/{METER_KEY}", timeout=timeout)))
+    return read_from_any(endpoints, lambda e: _numbers(children(_port(e), f"/{METER_KEY}", timeout=timeout)))
 
 
 LAB_STREAM = "LAB"
@@ -153,7 +154,7 @@ def stream_numbers(acked: Sequence[WriteRecord], answers: Sequence[dict[str, obj
 def _nats_read(endpoints: Sequence[str], acked: Sequence[WriteRecord], timeout: float) -> set[int]:
     calls = [(f"$JS.API.STREAM.MSG.GET.{LAB_STREAM}", {"seq": r.receipt}) for r in acked]
     # One connection for all of them; each is a request to the stream's leader, a few milliseconds apiece.
-    return _from_any(endpoints, lambda e: stream_numbers(acked, request_each(
+    return read_from_any(endpoints, lambda e: stream_numbers(acked, request_each(
         _port(e), calls, timeout=timeout + 0.01 * len(calls))))
 
 
@@ -210,7 +211,7 @@ def _patroni_read(endpoints: Sequence[str], _acked: Sequence[WriteRecord], timeo
         return _numbers(str(seq) for (seq,) in query_rows(host, int(port), f"SELECT seq FROM {LAB_TABLE}",
                                                           timeout=timeout))
 
-    return _from_any(endpoints, read)
+    return read_from_any(endpoints, read)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
