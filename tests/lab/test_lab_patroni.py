@@ -53,3 +53,4 @@ def test_a_patroni_lab_run_replaces_the_primary_last_and_keeps_every_claim(_: No
     assert doc["store"] == "patroni" and run["claimsKept"]
     [real] = run["real"]
     assert real["completed"] and (real["elections"], real["leader_moves"]) == (1, 1)
+    assert run["acknowledgedWrites"][0] > 0 and run["lostWrites"] == [0]  # every acknowledged row read back

@@ -1,6 +1,7 @@
 """``rollwise lab zookeeper|nats`` end to end on real members, as a user runs it: one scenario (DEP-07's: member 0
 crash-looping, then a template change), the quorum-aware order, one trial. The JSON document names the store, the
-rollout completes with every claim kept, and the leader goes last: one election, one leader move. NATS' meta leader
+rollout completes with every claim kept, the leader goes last (one election, one leader move), and every
+acknowledged write is read back afterwards. NATS' meta leader
 and its replicated stream hand over on shutdown, so writes never wait out an election (a naive order's quorum loss
 stops them for seconds; a loaded machine may still delay one write past the lab's 0.2 s threshold)."""
 
@@ -32,5 +33,7 @@ def test_a_store_lab_runs_dep07_under_quorum_aware_and_replaces_the_leader_last(
     [real] = run["real"]
     assert real["completed"]
     assert (real["elections"], real["leader_moves"]) == (1, 1)
+    # every write the store acknowledged was read back after the rollout
+    assert run["acknowledgedWrites"][0] > 0 and run["lostWrites"] == [0] and run["lostWriteNumbers"] == [[]]
     if store == "nats":
         assert real["longest_gap_seconds"] < 0.5 and real["outage_seconds"] < 0.5

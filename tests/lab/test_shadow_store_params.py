@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from rollwise.kubelet.quorum import MemberObservation, QuorumParams, parse_quorum_params
 from rollwise.lab.figures import StatusSample
-from rollwise.lab.shadow import ShadowFigures, Snapshot, replay
+from rollwise.lab.shadow import ShadowFigures, Snapshot, group_samples, replay
+from rollwise.lab.stores import LAB_STORES
 
 IDS = {1: "m-0", 2: "m-1", 3: "m-2"}
 ALL = frozenset(IDS.values())
@@ -115,3 +116,68 @@ def test_the_store_switches_are_scenario_options_and_a_wrong_type_names_its_fiel
     assert [(e.path, e.rule) for e in errors] == [
         ("kubelet.apps.zk.majorityWrites", "must be true or false"),
         ("kubelet.apps.zk.rejoinSyncSeconds", "must be greater than or equal to 0")]
+
+
+def test_a_writer_attached_to_a_stopping_zookeeper_follower_commits_nothing_until_that_member_exits() -> None:
+    """ZooKeeper closes a stopping member's client sessions only at its exit: the writer whose commits went through
+    the follower m-0 waits from its deletion (0) to its exit (0.4); one attached to m-1 does not wait at all."""
+    real = samples((-1.0, 3, 4))
+    params = QuorumParams(shutdown_transfer=False, leader_stops_at_sigterm=True)
+    on_m0 = replay(follower_restarted(), real, IDS, params, replicas=3, since=-0.5, until=8.0,
+                   writer=[(-0.2, "m-1"), (-0.1, "m-0")])
+    assert (on_m0.outage_seconds, on_m0.elections, on_m0.leader_moves) == (0.4, 0, 0)
+    on_m1 = replay(follower_restarted(), real, IDS, params, replicas=3, since=-0.5, until=8.0,
+                   writer=[(-0.2, "m-0"), (-0.1, "m-1")])
+    assert on_m1.outage_seconds == 0.0
+    assert run(follower_restarted(), real, params).outage_seconds == 0.0  # no writer given: no stall counted
+
+
+def test_a_leader_whose_departure_loses_quorum_hands_over_unless_the_store_needs_a_quorum_for_it() -> None:
+    """DEP-07's naive order: m-0 down, the leader m-2 deleted. etcd's leader votes for its successor on the way out
+    (a term and a move, then quorum is lost); NATS' proposes its successor as a raft entry, which the rest alone
+    cannot commit: no term at the deletion, one election once m-2 is back and quorum forms (join 1.1 s)."""
+    snaps: list[Snapshot] = [
+        (-10.0, (member(0, alive=False), member(1), member(2)), frozenset({"m-1", "m-2"})),
+        (0.0, (member(0, alive=False), member(1), member(2, terminating=True)), frozenset({"m-1"})),
+        (0.1, (member(0, alive=False), member(1), member(2, alive=False, gen=2)), frozenset()),
+        (2.4, (member(0, alive=False), member(1), member(2, started=2.4, gen=2)), frozenset()),
+    ]
+    etcd = QuorumParams(join_election_seconds=1.1)
+    handed = run(snaps, samples((-1.0, 3, 4), (0.0, 2, 5)), etcd)
+    assert (handed.elections, handed.leader_moves) == (2, 1)
+    nats = QuorumParams(join_election_seconds=1.1, shutdown_transfer_needs_quorum=True)
+    fig = run(snaps, samples((-1.0, 3, 4), (3.5, 2, 5)), nats)
+    assert (fig.outage_seconds, fig.elections, fig.leader_moves) == (3.5, 1, 1)
+    assert parse_quorum_params({"shutdownTransferNeedsQuorum": True}, path="p") == (
+        QuorumParams(shutdown_transfer_needs_quorum=True), [])
+
+
+def test_the_zookeeper_lab_replays_a_rejoin_as_a_quarter_second_without_commits_and_counts_the_writer_s_stall() -> None:
+    zk = LAB_STORES["zookeeper"].timings
+    assert (zk.rejoin_sync_seconds, zk.client_stalls_at_sigterm, zk.leader_stops_at_sigterm) == (0.25, True, True)
+    params = QuorumParams(join_election_seconds=zk.join_election_seconds, rejoin_sync_seconds=zk.rejoin_sync_seconds,
+                          shutdown_transfer=zk.shutdown_transfer, leader_stops_at_sigterm=zk.leader_stops_at_sigterm)
+    fig = replay(follower_restarted(), samples((-1.0, 3, 4)), IDS, params, replicas=3, since=-0.5, until=8.0,
+                 writer=[(-0.1, "m-0")])
+    assert fig.outage_seconds == 0.65  # the writer's 0.4 s on the stopping m-0, then the 0.25 s sync of its return
+
+
+def test_a_leader_that_holds_its_term_through_a_short_quorum_loss_resumes_without_an_election() -> None:
+    """NATS' raft leader steps down only 10 s after losing its quorum: the leader m-1 stays up while m-2 restarts
+    with m-0 down, so writes stop from m-2's deletion to its return (2.5) and resume then, in the same term."""
+    snaps = replica_deleted_while_another_is_down()
+    real = samples((-1.0, 2, 7))
+    raft = run(snaps, real, QuorumParams(join_election_seconds=1.1))
+    assert (raft.outage_seconds, raft.elections) == (3.6, 1)  # lost with the quorum, elected 1.1 s after it returns
+    held = run(snaps, real, QuorumParams(join_election_seconds=1.1, leader_holds_quorum_loss_seconds=10.0))
+    assert (held.outage_seconds, held.elections, held.leader_moves) == (2.5, 0, 0)
+    short = run(snaps, real, QuorumParams(join_election_seconds=1.1, leader_holds_quorum_loss_seconds=1.0))
+    assert (short.outage_seconds, short.elections) == (3.6, 1)  # stepped down at 1.0: an election after the return
+    assert parse_quorum_params({"leaderHoldsQuorumLossSeconds": 10}, path="p") == (
+        QuorumParams(leader_holds_quorum_loss_seconds=10.0), [])
+
+
+def test_a_group_that_names_its_leader_but_no_term_counts_a_term_per_new_leader() -> None:
+    leaders = [(0.0, "m-1"), (0.1, "m-1"), (0.2, ""), (0.3, "m-1"), (0.4, "m-2"), (0.5, "m-0"), (0.6, "elsewhere")]
+    assert [(s.t, s.leader, s.term) for s in group_samples(leaders, IDS)] == [
+        (0.0, 2, 1), (0.1, 2, 1), (0.3, 2, 1), (0.4, 3, 2), (0.5, 1, 3)]

@@ -155,7 +155,10 @@ def run_lab(args: argparse.Namespace, *, store: LabStore) -> int:
         doc = {"store": store.key, "timings": asdict(timings), "runs": [
             {"scenario": sc, "strategy": STRATEGIES[st].label, "real": [asdict(r.figures) for r in reals],
              "modelOnRealTimeline": [asdict(r.shadow) for r in reals], "modelAgrees": [agrees(r) for r in reals],
-             "model": asdict(model), "claimsKept": all(r.claims_kept for r in reals)}
+             "model": asdict(model), "claimsKept": all(r.claims_kept for r in reals),
+             "lostWrites": [len(r.lost_writes) for r in reals], "refusedWrites": [r.refused_writes for r in reals],
+             "acknowledgedWrites": [r.acknowledged_writes for r in reals],
+             "lostWriteNumbers": [list(r.lost_writes) for r in reals]}
             for sc, st, reals, model, _ in rows]}
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -202,8 +205,8 @@ def _print_table(rows: list[tuple[str, str, list[RealRun], Figures, dict[str, An
     title = (f"{store.title}  [the model on each real run's pod timeline]  (the model's own run)"
              + (f", {trials} real trials each: lowest-highest" if trials > 1 else ""))
     table = Table(title=escape(title), title_justify="left")
-    for col in ("scenario", "strategy", "write outage s", "longest gap s", "elections", "leader moves", "rollout s",
-                "model agrees", "claims kept"):
+    for col in ("scenario", "strategy", "write outage s", "longest gap s", "lost / refused writes", "elections",
+                "leader moves", "rollout s", "model agrees", "claims kept"):
         table.add_column(col, justify="left" if col in ("scenario", "strategy") else "right")
     for sc, st, reals, model, _ in rows:
         figs, shadows = [r.figures for r in reals], [r.shadow for r in reals]
@@ -211,6 +214,7 @@ def _print_table(rows: list[tuple[str, str, list[RealRun], Figures, dict[str, An
                       _cell([f.outage_seconds for f in figs], model.outage_seconds,
                             [f.outage_seconds for f in shadows]),
                       _cell([f.longest_gap_seconds for f in figs], model.longest_gap_seconds),
+                      f"{_span([len(r.lost_writes) for r in reals])} / {_span([r.refused_writes for r in reals])}",
                       _cell([f.elections for f in figs], model.elections, [f.elections for f in shadows]),
                       _cell([f.leader_moves for f in figs], model.leader_moves, [f.leader_moves for f in shadows]),
                       _cell([f.rollout_seconds for f in figs], model.rollout_seconds),
@@ -218,11 +222,12 @@ def _print_table(rows: list[tuple[str, str, list[RealRun], Figures, dict[str, An
                       "yes" if all(r.claims_kept for r in reals) else "NO"]))
     Console(width=170).print(table)
     print(f"real outage: no-commit gaps > 0.2 s at 20 writes/s (longest gap: between any two commits, 0.05 s when "
-          f"healthy); model outage (and longest gap): time without a leader (quorum lost, electing or handing "
-          f"over). elections: new raft terms (hand-overs count). [brackets]: the quorum model replayed on each real "
-          f"run's own pod timeline (etcd's random draws taken from the run: the leader at the template change, "
-          f"each new term's leader); 'model agrees': runs where that outage is within "
-          f"{OUTAGE_TOLERANCE_SECONDS:g} s and the elections and leader moves are equal. pod start "
-          f"{timings.start_seconds:g} s, probe every {timings.probe_period_seconds:g} s, model termination "
+          f"healthy). lost: writes the store acknowledged that the read-back after the rollout did not find; "
+          f"refused: writes sent during the rollout that no member acknowledged. model outage (and longest gap): "
+          f"time without a leader (quorum lost, electing or handing over). elections: new raft terms (hand-overs "
+          f"count). [brackets]: the quorum model replayed on each real run's own pod timeline (etcd's random draws "
+          f"taken from the run: the leader at the template change, each new term's leader); 'model agrees': runs "
+          f"where that outage is within {OUTAGE_TOLERANCE_SECONDS:g} s and the elections and leader moves are equal. "
+          f"pod start {timings.start_seconds:g} s, probe every {timings.probe_period_seconds:g} s, model termination "
           f"{timings.termination_seconds:g} s, election {timings.election_seconds:g} s "
           f"({timings.join_election_seconds:g} s once quorum forms).")

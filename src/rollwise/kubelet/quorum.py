@@ -23,6 +23,9 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
   this happens whenever they and the other voters make a majority, even when the departure then loses quorum: the
   successor leads for an instant and is lost with it (real etcd: a term and a leader move, then no commit). With
   no candidate the leader stays until it stops; ``shutdown_transfer`` false: it always leads until it stops.
+  ``shutdown_transfer_needs_quorum`` (NATS): no hand-over when the members left without the leader are short of a
+  quorum; the leader is lost with it. ``leader_holds_quorum_loss_seconds`` (NATS): a leader that stays up keeps
+  leading through a quorum loss that short (no election when quorum returns; writes stop all the same).
 - Requested transfer (``rollwise.api.leader_transfer``): when the leader's pod newly names a voting member, the
   leader steps down at once and that member leads ``transfer_seconds`` later (etcd's move-leader: proposals stop
   while it runs, and the new leader's term is a new term, so it counts as an election). A target that stops or
@@ -166,6 +169,8 @@ class _Work:
 
     def due_times(self) -> list[float]:
         due = list(self._ticks().values()) + [w.due for w in self.pending] + [at for _, at in self.syncs]
+        if self.leader is not None and not self.quorum_up and self.lost_since is not None:
+            due.append(self.lost_since + self.p.leader_holds_quorum_loss_seconds)  # a held leader steps down
         if self.transfer is not None:
             due.append(self.transfer[1])
         return due if self.election_at is None else [self.election_at, *due]
@@ -192,6 +197,11 @@ class _Work:
                     self._set_leader(target.pod, t)
                     self.elections.append(t)  # a hand-over starts a new term (etcd's MoveLeader)
                 self._settle(t)  # cancelled: an election follows as after any loss
+                continue
+            if self.leader is not None and not self.quorum_up and self.lost_since is not None \
+                    and t == self.lost_since + self.p.leader_holds_quorum_loss_seconds:
+                self._set_leader(None, t)  # held through the loss as long as it may: it steps down now
+                self._settle(t)
                 continue
             if any(at == t for _, at in self.syncs):
                 if self.serving():  # a member joining a leaderless quorum is synced by the election's winner
@@ -275,20 +285,27 @@ class _Work:
             # reference §2: SIGTERM makes the leader move leadership to a voting follower before it exits; its own
             # vote counts, so only the majority with it is needed.
             followers = self._candidates(exclude=leader.pod, quorum=False)
-            if followers and voting + 1 >= needed:
+            if followers and voting + (0 if self.p.shutdown_transfer_needs_quorum else 1) >= needed:
                 self._set_leader(self._pick([m.pod for m in followers]), now)
                 self.elections.append(now)
         if (leader is not None and self.leader == leader.pod and leader.alive and leader.terminating
                 and self.p.leader_stops_at_sigterm and not old[leader.pod].terminating):
             self.departing = leader.pod  # no hand-over happened: it stops serving now and leaves at its exit
             self._set_leader(None, now)
-        if self.leader is not None and (self.leader in stopped or not up):
+        if self.leader is not None and (self.leader in stopped or not up) and not self._holds(now):
             self._set_leader(None, now)
         self._requested_transfer(old, now)
         if replicas == 0 and self.leaderless_since is not None:  # a dissolved cluster is not waiting for a leader
             self.leaderless.append((self.leaderless_since, now))
             self.leaderless_since = None
         self._settle(now)
+
+    def _holds(self, now: float) -> bool:
+        """The leader keeps leading through a quorum loss (``leader_holds_quorum_loss_seconds``): it is still up and
+        not stopping, and the loss began less than that long ago."""
+        leader = self.members.get(self.leader) if self.leader is not None else None
+        return (leader is not None and leader.alive and not leader.terminating and self.lost_since is not None
+                and now < self.lost_since + self.p.leader_holds_quorum_loss_seconds)
 
     def _requested_transfer(self, old: Mapping[str, MemberRecord], now: float) -> None:
         """Start a hand-over the leader's pod newly asks for, when its target can lead: the leader steps down now."""

@@ -53,6 +53,15 @@ class QuorumParams:
     # While the leader syncs a member that rejoins (``join_seconds`` after its process starts), it commits nothing:
     # ZooKeeper's leader sends a rejoining follower a DIFF/SNAP before proposals resume (0.2-0.4 s measured here).
     rejoin_sync_seconds: float = 0.0
+    # The hand-over on SIGTERM happens only when the members left without the leader still make a quorum: NATS' meta
+    # leader proposes its successor as a raft entry (raft.go, StepDown's EntryLeaderTransfer) and then stops; with
+    # the rest short of a quorum nobody takes over, and the next leader is elected once quorum returns. etcd's
+    # leader votes for its successor before it leaves, so there the hand-over happens either way (off).
+    shutdown_transfer_needs_quorum: bool = False
+    # A leader that stays up while its quorum is lost keeps leading in its term for this long (0: it is lost with the
+    # quorum at once). NATS' raft leader steps down only after lostQuorumInterval, 10 s (raft.go): a quorum back
+    # sooner finds the leader still there, so writes resume without an election.
+    leader_holds_quorum_loss_seconds: float = 0.0
 
     @property
     def join_seconds(self) -> float:
@@ -61,7 +70,7 @@ class QuorumParams:
 
     def __post_init__(self) -> None:
         for name in ("election_seconds", "lease_lag_seconds", "probe_initial_delay_seconds", "transfer_seconds",
-                     "join_election_seconds", "rejoin_sync_seconds"):
+                     "join_election_seconds", "rejoin_sync_seconds", "leader_holds_quorum_loss_seconds"):
             value = getattr(self, name)
             if value is None and name == "join_election_seconds":
                 continue
@@ -82,10 +91,12 @@ _SECONDS = {
     "probePeriodSeconds": ("probe_period_seconds", False),
     "transferSeconds": ("transfer_seconds", True),
     "rejoinSyncSeconds": ("rejoin_sync_seconds", True),
+    "leaderHoldsQuorumLossSeconds": ("leader_holds_quorum_loss_seconds", True),
 }
 # scenario key → boolean field
 _SWITCHES = {"shutdownTransfer": "shutdown_transfer", "majorityWrites": "majority_writes",
-             "leaderStopsAtSigterm": "leader_stops_at_sigterm"}
+             "leaderStopsAtSigterm": "leader_stops_at_sigterm",
+             "shutdownTransferNeedsQuorum": "shutdown_transfer_needs_quorum"}
 _ALLOWED = (*sorted([*_SECONDS, *_SWITCHES, "model", "probeFailureThreshold"]),)
 
 

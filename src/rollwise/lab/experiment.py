@@ -3,7 +3,8 @@ table, ``lab/stores.py``), and the same in the quorum model with that store's pa
 
 Real run (reference §3): boot the set, crash the members that are to be down, let the cluster settle, start the
 write meter and the status poller, change the template, wait for the rollout to complete; the figures are counted
-from the template change to completion (reference §4 item 6: the crash's own election is not the rollout's).
+from the template change to completion (reference §4 item 6: the crash's own election is not the rollout's). Then,
+with the members still up, every write the store acknowledged is read back: one missing is a lost write.
 The result document is the simulator's (events from the store's change feed, the same summary), with the measured
 outages and leaders added as ``QuorumLost``/``QuorumRestored``/``LeaderChanged`` events so one plot draws both.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,9 @@ from rollwise.lab.figures import (
     elections,
     leader_moves,
     no_commit_gaps,
+    refused_writes,
 )
-from rollwise.lab.meter import StatusPoller, WriteMeter
+from rollwise.lab.meter import LeaderSampler, StatusPoller, WriteMeter
 from rollwise.lab.plane import LabPlane
 from rollwise.lab.scenarios import (
     ETCD,
@@ -41,8 +43,8 @@ from rollwise.lab.scenarios import (
     set_manifest,
     template_patch,
 )
-from rollwise.lab.shadow import ShadowFigures, ShadowRecorder, replay
-from rollwise.lab.stores import LabStore
+from rollwise.lab.shadow import ShadowFigures, ShadowRecorder, Snapshot, group_samples, replay
+from rollwise.lab.stores import LabStore, WriteFailed
 from rollwise.sim import run_scenario
 from rollwise.sim.record import rollout_complete
 
@@ -73,6 +75,9 @@ class RealRun:
     final_pods: tuple[dict[str, Any], ...]
     update_revision: str
     shadow: ShadowFigures  # the quorum model replayed on this run's own pod timeline (``lab/shadow.py``)
+    lost_writes: tuple[int, ...] = ()  # the writer's numbers of acknowledged writes the read-back did not find
+    refused_writes: int = 0  # writes sent between the template change and completion that were never acknowledged
+    acknowledged_writes: int = 0  # every write the store acknowledged during the run (all of them read back)
 
 
 def _leader_moves_from_events(events: list[dict[str, Any]], since: float) -> int:
@@ -156,6 +161,7 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
     runtime, root, name = plane.runtime, plane.runtime.root, store.set_name
     meter: WriteMeter | None = None
     poller: StatusPoller | None = None
+    sampler: LeaderSampler | None = None
     try:
         async with plane:
             plane.create(set_manifest(scenario, strategy, timings, store))
@@ -167,6 +173,7 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
                                    f"{root / 'logs'}")
             layout = runtime.layout(plane.cluster.get("StatefulSet", "default", name))
             endpoints = layout.endpoints()
+            attached = {layout.member(i).endpoint: f"{name}-{i}" for i in layout.ordinals()}
             await _prepared(plane, store, endpoints, scenario.replicas)
             for ordinal in scenario.down:
                 plane.pod_fault(f"{name}-{ordinal}", "crash")
@@ -174,6 +181,8 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
             meter = WriteMeter(endpoints, clock=plane.clock, rate=rate, write=store.write).start()
             poller = StatusPoller([layout.member(i) for i in layout.ordinals()], clock=plane.clock,
                                   role=store.runtime.role).start()
+            sampler = None if store.writes_leader is None else LeaderSampler(
+                endpoints, clock=plane.clock, read=store.writes_leader).start()
             # reference §4 item 6: a crashed leader costs an election before the rollout; start only once writes
             # commit again and every member left running is Ready, so the figures are the rollout's own. (A NATS
             # stream's leader serves writes before the meta group has elected, and its members report unhealthy
@@ -195,7 +204,9 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
             t1 = plane.clock()
             await plane.run_until(lambda: plane.clock() >= t1 + 0.5, timeout=1.0)
             writes, samples = await asyncio.to_thread(meter.stop), await asyncio.to_thread(poller.stop)
-            meter = poller = None
+            write_leaders = None if sampler is None else await asyncio.to_thread(sampler.stop)
+            lost = await _read_back(plane, store, meter)
+            meter = poller = sampler = None
             gaps = no_commit_gaps(writes, since=t0, until=t1)
             summary = plane.recorder.summary(t1)
             final_set = plane.cluster.get("StatefulSet", "default", name)
@@ -208,6 +219,8 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
             meter.stop()
         if poller is not None:
             poller.stop()
+        if sampler is not None:
+            sampler.stop()
     claims_kept = all((runtime.data_dir("default", f"data-{name}-{o}") / store.data_marker).exists()
                       for o in range(scenario.replicas))
     result = {"scenario": f"lab-{scenario.name}", "description": scenario.description, "strategy": strategy.label,
@@ -218,18 +231,52 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
     # The measured counterparts of the model's figures, so a plot's panel title shows them too.
     fig.update(quorumLossSeconds=outage, leaderElections=terms)
     longest = max((b - a for a, b in no_commit_gaps(writes, since=t0, until=t1, threshold=0.0)), default=0.0)
-    shadow = replay(members.snapshots, samples, ids, QuorumParams(
-        election_seconds=timings.election_seconds, join_election_seconds=timings.join_election_seconds,
-        shutdown_transfer=timings.shutdown_transfer, transfer_seconds=timings.transfer_seconds,
-        majority_writes=timings.majority_writes, leader_stops_at_sigterm=timings.leader_stops_at_sigterm,
-        rejoin_sync_seconds=timings.rejoin_sync_seconds), replicas=scenario.replicas, since=t0, until=t1)
+    writer = [(w.end, attached[w.endpoint]) for w in sorted(writes, key=lambda w: w.end)
+              if w.ok and w.endpoint in attached] if timings.client_stalls_at_sigterm else []
+    shadow = _shadow(members.snapshots, samples, ids, timings, replicas=scenario.replicas, since=t0, until=t1,
+                     writer=writer, write_leaders=write_leaders)
     return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,
                                    longest_gap_seconds=round(longest, 3),
                                    leader_moves=leader_moves(samples, since=t0, until=t1),
                                    rollout_seconds=fig["rolloutSeconds"], quorum_lost=bool(gaps)),
                    result=result, writes=tuple(writes), samples=tuple(samples), claims_kept=claims_kept,
                    root=root, pids=tuple(runtime.supervisor.started), final_pods=tuple(final_pods),
-                   update_revision=str((final_set.get("status") or {}).get("updateRevision", "")), shadow=shadow)
+                   update_revision=str((final_set.get("status") or {}).get("updateRevision", "")), shadow=shadow,
+                   lost_writes=tuple(lost), refused_writes=refused_writes(writes, since=t0, until=t1),
+                   acknowledged_writes=sum(1 for w in writes if w.ok))
+
+
+async def _read_back(plane: LabPlane, store: LabStore, meter: WriteMeter) -> list[int]:
+    """The acknowledged writes the store no longer has, retried while a member settles after the rollout."""
+    end, last = plane.clock() + 30, ""
+    while plane.clock() < end:
+        try:
+            return await asyncio.to_thread(meter.lost, store.read_back, timeout=5.0)
+        except WriteFailed as err:
+            last = str(err)
+        await plane.run_until(lambda: False, timeout=0.5)
+    raise RuntimeError(f"the {store.key} members could not be read back after the rollout: {last}")
+
+
+def _shadow(snapshots: list[Snapshot], samples: list[StatusSample], ids: dict[int, str], timings: LabTimings, *,
+            replicas: int, since: float, until: float, writer: list[tuple[float, str]],
+            write_leaders: list[tuple[float, str]] | None) -> ShadowFigures:
+    """The model replayed on the run's timeline. Where the writes go through a group of their own (NATS' stream),
+    that group is replayed too, from its own sampled leaders, and gives the outage; the probed group (the meta
+    group, whose terms the elections count) gives the elections and leader moves."""
+    params = QuorumParams(
+        election_seconds=timings.election_seconds, join_election_seconds=timings.join_election_seconds,
+        shutdown_transfer=timings.shutdown_transfer, transfer_seconds=timings.transfer_seconds,
+        majority_writes=timings.majority_writes, leader_stops_at_sigterm=timings.leader_stops_at_sigterm,
+        rejoin_sync_seconds=timings.rejoin_sync_seconds,
+        shutdown_transfer_needs_quorum=timings.shutdown_transfer_needs_quorum)
+    probed = replay(snapshots, samples, ids, params, replicas=replicas, since=since, until=until, writer=writer)
+    if write_leaders is None:
+        return probed
+    group = replay(snapshots, group_samples(write_leaders, ids), ids, replace(
+        params, leader_holds_quorum_loss_seconds=timings.write_group_holds_quorum_loss_seconds), replicas=replicas,
+        since=since, until=until, writer=writer)
+    return replace(probed, outage_seconds=group.outage_seconds, longest_gap_seconds=group.longest_gap_seconds)
 
 
 def _annotate(plane: LabPlane, gaps: list[tuple[float, float]], samples: list[StatusSample],

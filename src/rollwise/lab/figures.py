@@ -3,6 +3,10 @@
 reference §4 item 5: an outage is a *no-commit gap*, the time between consecutive successful write completions,
 counted only above 0.2 s (at 20 writes/s a healthy cluster commits every 50 ms). It does not depend on the client
 deadline, unlike counting failed attempts, which under-reports each outage by up to that deadline.
+
+A lost write is another thing than an outage: a write the store acknowledged that is not there when the writer
+reads every acknowledged write back after the rollout. A refused write is one the store never acknowledged
+(refused, reset, or unanswered by the deadline on every member tried): the client knows it failed, and may retry.
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-__all__ = ["GAP_THRESHOLD_SECONDS", "StatusSample", "WriteRecord", "elections", "leader_moves", "no_commit_gaps"]
+__all__ = ["GAP_THRESHOLD_SECONDS", "StatusSample", "WriteRecord", "elections", "leader_moves", "lost_writes",
+           "no_commit_gaps", "refused_writes"]
 
 GAP_THRESHOLD_SECONDS = 0.2
 
@@ -20,8 +25,10 @@ GAP_THRESHOLD_SECONDS = 0.2
 class WriteRecord:
     start: float
     end: float
-    ok: bool
+    ok: bool  # acknowledged by the store
     endpoint: str = ""
+    seq: int = 0  # the writer's own number for the write: what it reads back
+    receipt: int = 0  # where the store says it put the write, when it says (a NATS stream's sequence number)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,6 +52,17 @@ def no_commit_gaps(records: Iterable[WriteRecord], *, since: float, until: float
     commits = sorted(r.end for r in records if r.ok and since < r.end < until)
     edges = [since, *commits, until]
     return [(a, b) for a, b in pairwise(edges) if b - a > threshold]
+
+
+def lost_writes(records: Iterable[WriteRecord], found: Iterable[int]) -> list[int]:
+    """The writer's numbers of the acknowledged writes that the read-back did not find, in order."""
+    present = set(found)
+    return sorted({r.seq for r in records if r.ok} - present)
+
+
+def refused_writes(records: Iterable[WriteRecord], *, since: float, until: float) -> int:
+    """Writes sent inside [since, until] that the store never acknowledged."""
+    return sum(1 for r in records if not r.ok and since <= r.start <= until)
 
 
 def elections(samples: Sequence[StatusSample], *, since: float, until: float) -> int:

@@ -3,7 +3,8 @@
 ``WriteMeter``: one write every ``1/rate`` seconds (etcd: a put; the lab's store table has each store's), each on
 its own thread with a total deadline, failing over to the next endpoint when one refuses or resets (as a
 multi-endpoint client does). A member that is up without quorum makes the request hang until the deadline
-(reference §2). Every request is recorded as (start, end, ok).
+(reference §2). Every request is recorded as (start, end, ok), with its own number and the store's receipt; after
+the rollout ``lost`` reads every acknowledged write back through the store's reader and names those missing.
 
 ``StatusPoller``: every ``period`` seconds, each member's view of who leads and in which term (etcd:
 ``/v3/maintenance/status``; the store's ``role``), from which ``figures`` counts elections and leader moves.
@@ -18,17 +19,17 @@ from typing import Any
 from rollwise.kubelet.process.identity import MemberAddress
 from rollwise.kubelet.process.stores import RoleSample, StoreError
 from rollwise.kubelet.process.stores.etcd import EtcdStore
-from rollwise.lab.figures import StatusSample, WriteRecord
-from rollwise.lab.stores import LAB_STORES, WriteFailed
+from rollwise.lab.figures import StatusSample, WriteRecord, lost_writes
+from rollwise.lab.stores import LAB_STORES, ReadBack, WriteFailed
 
-__all__ = ["StatusPoller", "WriteMeter"]
+__all__ = ["LeaderSampler", "StatusPoller", "WriteMeter"]
 
 _ETCD = EtcdStore()
 
 
 class WriteMeter:
     def __init__(self, endpoints: Sequence[str], *, clock: Callable[[], float], rate: float = 20.0,
-                 deadline: float = 1.0, write: Callable[[str, int, float], None] = LAB_STORES["etcd"].write) -> None:
+                 deadline: float = 1.0, write: Callable[[str, int, float], int] = LAB_STORES["etcd"].write) -> None:
         if rate <= 0 or deadline <= 0:
             raise ValueError("rate and deadline must be > 0")
         self.endpoints = list(endpoints)
@@ -54,6 +55,13 @@ class WriteMeter:
         with self._lock:
             return sorted(self.records, key=lambda r: r.start)
 
+    def lost(self, read: ReadBack, *, timeout: float) -> list[int]:
+        """The numbers of the acknowledged writes the store no longer has, as ``read`` finds them (once stopped).
+        StoreError or GatewayError: the store could not be read."""
+        with self._lock:
+            acknowledged = [r for r in self.records if r.ok]
+        return lost_writes(acknowledged, read(self.endpoints, acknowledged, timeout))
+
     def committing(self, *, within: float = 0.2, last: int = 5) -> bool:
         """Whether writes commit now: the last ``last`` finished requests succeeded, the latest ``within`` s ago."""
         with self._lock:
@@ -77,14 +85,14 @@ class WriteMeter:
         end_by = start + self.deadline
         with self._lock:
             index = self._preferred
-        ok, endpoint = False, ""
+        ok, endpoint, receipt = False, "", 0
         for step in range(len(self.endpoints)):
             remaining = end_by - self.clock()
             if remaining <= 0:
                 break
             endpoint = self.endpoints[(index + step) % len(self.endpoints)]
             try:
-                self.write(endpoint, seq, remaining)
+                receipt = self.write(endpoint, seq, remaining)
             except WriteFailed:
                 continue  # refused, reset, no leader, or out of time: the next endpoint, if time remains
             ok = True
@@ -92,7 +100,8 @@ class WriteMeter:
                 self._preferred = (index + step) % len(self.endpoints)
             break
         with self._lock:
-            self.records.append(WriteRecord(start=start, end=self.clock(), ok=ok, endpoint=endpoint))
+            self.records.append(WriteRecord(start=start, end=self.clock(), ok=ok, endpoint=endpoint, seq=seq,
+                                            receipt=receipt))
 
 
 class StatusPoller:
@@ -132,4 +141,39 @@ class StatusPoller:
                 with self._lock:
                     self.samples.append(StatusSample(t=self.clock(), member=format(st.member, "x"),
                                                      leader=st.leader, term=st.term))
+            self._stop.wait(max(0.0, began + self.period - self.clock()))
+
+
+class LeaderSampler:
+    """Every ``period`` seconds, who leads a group no member's role answer names (NATS: the writer's stream), asked
+    of the members in turn until one answers: (time, pod) samples, "" while none leads."""
+
+    def __init__(self, endpoints: Sequence[str], *, clock: Callable[[], float], read: Callable[[str, float], str],
+                 period: float = 0.1, timeout: float = 0.3) -> None:
+        self.endpoints, self.clock, self.read, self.period, self.timeout = list(endpoints), clock, read, period, timeout
+        self.samples: list[tuple[float, str]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True, name="leader-sampler")
+
+    def start(self) -> LeaderSampler:
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[tuple[float, str]]:
+        self._stop.set()
+        self._thread.join()
+        return list(self.samples)
+
+    def _poll(self) -> None:
+        turn = 0
+        while not self._stop.is_set():
+            began = self.clock()
+            for step in range(len(self.endpoints)):
+                try:
+                    leader = self.read(self.endpoints[(turn + step) % len(self.endpoints)], self.timeout)
+                except StoreError:
+                    continue
+                self.samples.append((self.clock(), leader))
+                turn = (turn + step) % len(self.endpoints)
+                break
             self._stop.wait(max(0.0, began + self.period - self.clock()))

@@ -14,6 +14,12 @@ member won the last election before it), the winner of each election among membe
 first whose randomised timer fires) and the target of each hand-over on SIGTERM (etcd's longest-connected voter:
 among members up since the same start, the order their peer streams came up). The model's k-th new term goes to
 the real k-th new term's leader, when the model has it among its candidates. Every count and time is the model's.
+
+The writer's member is a draw of the same kind: a client talks to one member until that one fails it. Where a
+store's member stops serving its clients at SIGTERM but lets them go only at its exit (ZooKeeper: its sessions hang
+until the JVM is gone, and the client then reconnects elsewhere), the writer commits nothing from the deletion of
+the member it is attached to until that member's exit, whoever leads (``client_stalls``); the member is the one
+the real writer's last commit before the deletion went through.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from rollwise.api.predicates import is_ready
 from rollwise.kubelet.quorum import LEADER_CHANGED, MemberObservation, QuorumParams, QuorumState, observe_pod, step
 from rollwise.lab.figures import StatusSample
 
-__all__ = ["ShadowFigures", "ShadowRecorder", "replay"]
+__all__ = ["ShadowFigures", "ShadowRecorder", "Snapshot", "client_stalls", "group_samples", "replay"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,10 +75,51 @@ def _real_terms(samples: Sequence[StatusSample], pods: Mapping[int, str]) -> dic
     return leaders
 
 
+def group_samples(leaders: Sequence[tuple[float, str]], pods: Mapping[int, str]) -> list[StatusSample]:
+    """A group whose members report its leader but no term (NATS' stream, from ``$JS.API.STREAM.INFO``) as status
+    samples: each change to another leader is a new term, so the replay's k-th new term goes to the k-th new leader."""
+    ids = {pod: member for member, pod in pods.items()}
+    out: list[StatusSample] = []
+    term, last = 1, ""
+    for t, pod in sorted(leaders):
+        if pod not in ids:
+            continue
+        if last and pod != last:
+            term += 1
+        last = pod
+        out.append(StatusSample(t=t, member="group", leader=ids[pod], term=term))
+    return out
+
+
+def client_stalls(snapshots: Sequence[Snapshot], writer: Sequence[tuple[float, str]], *, since: float,
+                  until: float) -> list[tuple[float, float]]:
+    """The spans in which the writer waits on a member that is stopping: from the deletion of the member its last
+    commit went through (``writer``: (commit time, member pod), in time order) to that member's exit."""
+    stalls: list[tuple[float, float]] = []
+    stopping: dict[str, float] = {}
+    before: dict[str, MemberObservation] = {}
+    for t, obs, _ in snapshots:
+        now = {o.pod: o for o in obs}
+        for pod, began in list(stopping.items()):
+            if pod not in now or not now[pod].alive or now[pod].uid != before[pod].uid:
+                del stopping[pod]
+                if began < until and t > since:
+                    stalls.append((max(began, since), min(t, until)))
+        for pod, o in now.items():
+            if o.alive and o.terminating and pod not in stopping and not (pod in before and before[pod].terminating):
+                attached = [member for at, member in writer if at <= t]
+                if attached and attached[-1] == pod:
+                    stopping[pod] = t
+        before = {**before, **now}
+    return stalls
+
+
 def replay(snapshots: Sequence[Snapshot], samples: Sequence[StatusSample], pods: Mapping[int, str],
-           params: QuorumParams, *, replicas: int, since: float, until: float) -> ShadowFigures:
+           params: QuorumParams, *, replicas: int, since: float, until: float,
+           writer: Sequence[tuple[float, str]] = ()) -> ShadowFigures:
     """Run the model over the recorded observations, with the real leader at ``since`` and the real leaders of the
-    terms after it (the model's k-th new term goes to the real k-th new term's leader, when a candidate)."""
+    terms after it (the model's k-th new term goes to the real k-th new term's leader, when a candidate). With
+    ``writer`` (the member each real commit went through), the writer's stalls on a stopping member count too."""
     terms = _real_terms(samples, pods)
     base = max((s.term for s in samples if s.t <= since), default=0)
     state, last, ready = QuorumState.initial(), tuple[MemberObservation, ...](), frozenset[str]()
@@ -113,7 +160,11 @@ def replay(snapshots: Sequence[Snapshot], samples: Sequence[StatusSample], pods:
     if lost_at is not None:
         spans.append((lost_at, until))
     # A leader syncing a rejoining member commits nothing either (ZooKeeper): the same outage as a leaderless span.
-    gaps = _union([*spans, *((max(a, since), min(b, until)) for a, b in state.pauses if a < until and b > since)])
+    stalls = client_stalls(snapshots, writer, since=since, until=until)
+    # Quorum lost is no commit too, even where the leader holds its term through the loss (NATS).
+    lost = [*state.outages, *([(state.lost_since, until)] if state.lost_since is not None else [])]
+    gaps = _union([*spans, *stalls, *((max(a, since), min(b, until)) for a, b in lost if a < until and b > since),
+                   *((max(a, since), min(b, until)) for a, b in state.pauses if a < until and b > since)])
     return ShadowFigures(outage_seconds=round(sum(b - a for a, b in gaps), 3),
                          longest_gap_seconds=round(max((b - a for a, b in gaps), default=0.0), 3),
                          elections=sum(1 for t in state.elections[begun:] if since < t <= until), leader_moves=moves)

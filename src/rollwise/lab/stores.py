@@ -3,8 +3,10 @@
 One row per store (etcd, ZooKeeper, NATS JetStream, PostgreSQL under Patroni): the member set's name, container and
 images; the role probe the real set carries (stores without member Leases: the quorum-aware controller asks the
 members); the writer that measures the outage (one write through a member's client port, failing over as a client
-does); how members' ids map to pods; where a member's data lives in its claim; and the quorum model's parameters
-for that store (``LabTimings``: election timeouts, whether it hands over on shutdown, the pod's termination time).
+does: each write a record of its own, keyed by the writer's number) and its reader, which finds every acknowledged
+write again after the rollout (a write acknowledged and then missing is a lost write); how members' ids map to
+pods; where a member's data lives in its claim; and the quorum model's parameters for that store (``LabTimings``:
+election timeouts, whether it hands over on shutdown, the pod's termination time).
 
 How members are started and who leads as each sees it come from the process runtime's store
 (``kubelet/process/stores/``), which ``runtime`` names.
@@ -12,21 +14,28 @@ How members are started and who leads as each sees it come from the process runt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import base64
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rollwise.kubelet.process import gateway
 from rollwise.kubelet.process.patroni import PATRONI, PatroniRuntime
 from rollwise.kubelet.process.runtime import ProcessRuntime
 from rollwise.kubelet.process.stores import STORES, Store, StoreError
-from rollwise.kubelet.process.stores.nats_wire import request
-from rollwise.kubelet.process.stores.pg_wire import simple_query
-from rollwise.kubelet.process.stores.zk_wire import set_data
+from rollwise.kubelet.process.stores.nats_wire import request, request_each
+from rollwise.kubelet.process.stores.pg_wire import query_rows, simple_query
+from rollwise.kubelet.process.stores.zk_wire import children, create
+from rollwise.lab.figures import WriteRecord
 
-__all__ = ["LAB_STORES", "LabStore", "LabTimings", "WriteFailed"]
+__all__ = ["LAB_STORES", "LabStore", "LabTimings", "ReadBack", "WriteFailed", "read_from_any"]
 
 WriteFailed = (gateway.GatewayError, StoreError)
-"""What a failed write raises, whatever the store."""
+"""What a failed write (or read-back) raises, whatever the store."""
+
+ReadBack = Callable[[Sequence[str], Sequence[WriteRecord], float], set[int]]
+"""(client endpoints, the acknowledged writes, deadline per member) -> the writer's numbers the store still has;
+WriteFailed when no member answers."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,28 +60,109 @@ class LabTimings:
     majority_writes: bool = True  # writes need a majority of members up (off: the primary alone writes)
     leader_stops_at_sigterm: bool = False  # a leader not handing over stops serving at SIGTERM, not at its exit
     rejoin_sync_seconds: float = 0.0  # no commits while the leader syncs a member that rejoins
+    # A member at SIGTERM stops serving its clients but lets them go only at its exit: the writer attached to it
+    # commits nothing until then (the replay's ``client_stalls``).
+    client_stalls_at_sigterm: bool = False
+    shutdown_transfer_needs_quorum: bool = False  # no hand-over when the rest are short of a quorum (NATS)
+    # Where the writes go through a raft group of their own (``LabStore.writes_leader``: NATS' stream), how long its
+    # leader keeps its term through a quorum loss (nats-server's raft.go, lostQuorumInterval: 10 s).
+    write_group_holds_quorum_loss_seconds: float = 0.0
 
 
 def _port(endpoint: str) -> int:
     return int(endpoint.rpartition(":")[2])
 
 
-def _etcd_write(endpoint: str, seq: int, timeout: float) -> None:
-    gateway.put(endpoint, "rollwise-meter", str(seq), timeout=timeout)
+def _numbers(names: Iterable[str]) -> set[int]:
+    """The writer's numbers among record names (``rollwise-meter/17``, ``17``); anything else is not the writer's."""
+    tails = (name.rpartition("/")[2] for name in names)
+    return {int(tail) for tail in tails if tail.isdigit()}
 
 
-def _zookeeper_write(endpoint: str, seq: int, timeout: float) -> None:
-    set_data(_port(endpoint), "/rollwise-meter", str(seq).encode(), timeout=timeout)
+def read_from_any(endpoints: Sequence[str], read: Callable[[str], set[int]]) -> set[int]:
+    """The first member's answer that comes, as a client with a host list reads; StoreError naming what each member
+    said when none answers."""
+    said: list[str] = []
+    for endpoint in endpoints:
+        try:
+            return read(endpoint)
+        except WriteFailed as err:
+            said.append(f"{endpoint}: {err}")
+    raise StoreError("no member answered the read-back (" + "; ".join(said) + ")")
+
+
+METER_KEY = "rollwise-meter"
+
+
+def _etcd_write(endpoint: str, seq: int, timeout: float) -> int:
+    return gateway.put(endpoint, f"{METER_KEY}/{seq}", str(seq), timeout=timeout)
+
+
+def _etcd_read(endpoints: Sequence[str], _acked: Sequence[WriteRecord], timeout: float) -> set[int]:
+    return read_from_any(endpoints, lambda e: _numbers(gateway.keys(e, f"{METER_KEY}/", timeout=timeout)))
+
+
+def _zookeeper_write(endpoint: str, seq: int, timeout: float) -> int:
+    create(_port(endpoint), f"/{METER_KEY}/{seq}", str(seq).encode(), timeout=timeout)
+    return 0
+
+
+def _zookeeper_prepare(endpoint: str, _replicas: int, timeout: float) -> None:
+    create(_port(endpoint), f"/{METER_KEY}", b"", timeout=timeout)
+
+
+def _zookeeper_read(endpoints: Sequence[str], _acked: Sequence[WriteRecord], timeout: float) -> set[int]:
+    return read_from_any(endpoints, lambda e: _numbers(children(_port(e), f"/{METER_KEY}", timeout=timeout)))
 
 
 LAB_STREAM = "LAB"
 
 
-def _nats_write(endpoint: str, seq: int, timeout: float) -> None:
-    """Publish to the lab's stream and wait for JetStream's ack: stored on a majority of the stream's replicas."""
+def _nats_write(endpoint: str, seq: int, timeout: float) -> int:
+    """Publish to the lab's stream and wait for JetStream's ack: stored on a majority of the stream's replicas. The
+    ack's stream sequence number is the receipt the read-back asks for."""
     ack = request(_port(endpoint), "lab.meter", {"seq": seq}, timeout=timeout)
     if "error" in ack or "seq" not in ack:
         raise StoreError(f"{endpoint}: publish not acknowledged: {ack.get('error') or ack}")
+    return int(ack["seq"])
+
+
+_NO_MESSAGE = 10037  # JetStream's err_code for "no message found" (nats-server's server/errors.json)
+
+
+def stream_numbers(acked: Sequence[WriteRecord], answers: Sequence[dict[str, object]]) -> set[int]:
+    """The writer's numbers found in the stream: each acknowledged write's message fetched by its receipt (the
+    stream sequence number its ack named) and holding that write's number. A message gone is missing; any other
+    error means the stream did not answer (StoreError), not that the write is lost."""
+    found = set()
+    for record, answer in zip(acked, answers, strict=True):
+        error = answer.get("error")
+        if isinstance(error, dict) and error.get("err_code") == _NO_MESSAGE:
+            continue
+        message = answer.get("message")
+        if error or not isinstance(message, dict):
+            raise StoreError(f"stream message {record.receipt} not read: {error or answer}")
+        try:
+            data = json.loads(base64.b64decode(str(message.get("data") or "")))
+        except ValueError:
+            continue  # not the writer's message: the write's own is not at its receipt
+        if isinstance(data, dict) and data.get("seq") == record.seq:
+            found.add(record.seq)
+    return found
+
+
+def _nats_read(endpoints: Sequence[str], acked: Sequence[WriteRecord], timeout: float) -> set[int]:
+    calls = [(f"$JS.API.STREAM.MSG.GET.{LAB_STREAM}", {"seq": r.receipt}) for r in acked]
+    # One connection for all of them; each is a request to the stream's leader, a few milliseconds apiece.
+    return read_from_any(endpoints, lambda e: stream_numbers(acked, request_each(
+        _port(e), calls, timeout=timeout + 0.01 * len(calls))))
+
+
+def _nats_stream_leader(endpoint: str, timeout: float) -> str:
+    """The pod that leads the writer's stream, as the member at ``endpoint`` tells (its server name; "": none)."""
+    answer = request(_port(endpoint), f"$JS.API.STREAM.INFO.{LAB_STREAM}", {}, timeout=timeout)
+    cluster = answer.get("cluster")
+    return str(cluster.get("leader") or "") if isinstance(cluster, dict) else ""
 
 
 def _nats_prepare(endpoint: str, replicas: int, timeout: float) -> None:
@@ -89,11 +179,12 @@ def _nats_prepare(endpoint: str, replicas: int, timeout: float) -> None:
 LAB_TABLE = "lab_meter"
 
 
-def _patroni_write(endpoint: str, seq: int, timeout: float) -> None:
+def _patroni_write(endpoint: str, seq: int, timeout: float) -> int:
     """An INSERT on the member ``endpoint`` names, refused unless it is the primary (a replica is read-only): the
     meter fails over to the next member as a client's host list does."""
     host, _, port = endpoint.rpartition(":")
     simple_query(host, int(port), f"INSERT INTO {LAB_TABLE} VALUES ({seq})", timeout=timeout)
+    return 0
 
 
 def _patroni_prepare(endpoint: str, replicas: int, timeout: float) -> None:
@@ -111,6 +202,18 @@ def _patroni_prepare(endpoint: str, replicas: int, timeout: float) -> None:
     raise StoreError(f"no member took the writer's table: {last}")
 
 
+def _patroni_read(endpoints: Sequence[str], _acked: Sequence[WriteRecord], timeout: float) -> set[int]:
+    """The table as the primary has it (a replica may lag: streaming replication is asynchronous here)."""
+    def read(endpoint: str) -> set[int]:
+        host, _, port = endpoint.rpartition(":")
+        if query_rows(host, int(port), "SELECT pg_is_in_recovery()", timeout=timeout) != [("f",)]:
+            raise StoreError(f"{endpoint}: a replica")
+        return _numbers(str(seq) for (seq,) in query_rows(host, int(port), f"SELECT seq FROM {LAB_TABLE}",
+                                                          timeout=timeout))
+
+    return read_from_any(endpoints, read)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LabStore:
     key: str  # the process runtime's store name, and the lab's command: ``rollwise lab <key>``
@@ -119,10 +222,14 @@ class LabStore:
     container: str
     images: tuple[str, str]  # before and after the template change
     data_marker: str  # a path under the claim's directory that exists once the member has written its data
-    write: Callable[[str, int, float], None]  # (client endpoint, sequence number, deadline): WriteFailed if not
+    write: Callable[[str, int, float], int]  # (client endpoint, writer's number, deadline) -> receipt; WriteFailed
+    read_back: ReadBack  # every acknowledged write looked up again after the rollout
     timings: LabTimings = field(default_factory=LabTimings)
     probe: Mapping[str, str] = field(default_factory=dict)  # the role probe's annotations on the real set
     prepare: Callable[[str, int, float], None] | None = None  # (endpoint, replicas, deadline) once members are up
+    # Who leads the group the writes go through, where that is not the group the role probe reads (NATS: each
+    # stream is a raft group of its own, apart from the meta group): (endpoint, deadline) -> pod, "" for none.
+    writes_leader: Callable[[str, float], str] | None = None
     store: Store | None = None  # a store outside the process runtime's table (Patroni: its runtime starts it)
     runtime_class: Callable[..., ProcessRuntime] = ProcessRuntime
 
@@ -137,24 +244,28 @@ class LabStore:
 
 LAB_STORES: dict[str, LabStore] = {
     "etcd": LabStore(key="etcd", title="real etcd 3.5", set_name="etcd", container="etcd",
-                     images=("etcd:3.5.1", "etcd:3.5.1-r1"), data_marker="etcd/member", write=_etcd_write),
+                     images=("etcd:3.5.1", "etcd:3.5.1-r1"), data_marker="etcd/member", write=_etcd_write,
+                     read_back=_etcd_read),
     "zookeeper": LabStore(
         key="zookeeper", title="real ZooKeeper 3.8", set_name="zk", container="zookeeper",
         images=("zookeeper:3.8", "zookeeper:3.8-r1"), data_marker="zookeeper/data/version-2",
-        write=_zookeeper_write,
+        write=_zookeeper_write, read_back=_zookeeper_read, prepare=_zookeeper_prepare,
         probe={"rollwise.dev/role-probe-port": "8080", "rollwise.dev/role-probe-path": "/commands/srvr",
                "rollwise.dev/role-probe-leader-json-path": ".server_stats.server_state",
                "rollwise.dev/role-probe-leader-equals": "leader"},
         # Measured here (ZooKeeper 3.8.0, tickTime 200 ms): the JVM exits 0.35-0.41 s after SIGTERM; a new leader
         # 0.57 s after the old one's exit; a restarted member restores quorum 0.94-1.32 s after its process starts.
         # No hand-over on shutdown, and the leader stops serving at SIGTERM (its followers elect after its exit).
-        # While the leader syncs a member that rejoins, no commits: 0.2-0.4 s per rejoin (docs/stores/zookeeper.md).
+        # While the leader syncs a member that rejoins, no commits: 0.2-0.4 s per rejoin when it shows at all; 0.25 s
+        # fits the runs of docs/stores/zookeeper.md once the writer's wait on its own stopping member is counted
+        # apart (a member holds its client sessions from SIGTERM until its JVM exits, 0.35-0.41 s).
         timings=LabTimings(termination_seconds=0.4, election_seconds=0.6, join_election_seconds=1.1,
                            shutdown_transfer=False, grace_seconds=30, leader_stops_at_sigterm=True,
-                           rejoin_sync_seconds=0.3)),
+                           rejoin_sync_seconds=0.25, client_stalls_at_sigterm=True)),
     "nats": LabStore(
         key="nats", title="real NATS JetStream 2.9", set_name="nats", container="nats",
         images=("nats:2.9", "nats:2.9-r1"), data_marker="nats/js", write=_nats_write, prepare=_nats_prepare,
+        read_back=_nats_read, writes_leader=_nats_stream_leader,
         probe={"rollwise.dev/role-probe-port": "8222", "rollwise.dev/role-probe-path": "/jsz",
                "rollwise.dev/role-probe-leader-json-path": ".meta_cluster.leader",
                "rollwise.dev/role-probe-leader-equals": "{pod}"},
@@ -162,12 +273,15 @@ LAB_STORES: dict[str, LabStore] = {
         # the way (a new leader 0.03 s after the deletion); a restarted member restores quorum 4.5-4.8 s after its
         # process starts (its raft election timeout), and a crashed meta leader's successor takes as long, so the
         # settle time after the crash faults is longer than etcd's.
+        # A meta leader whose departure leaves the rest short of a quorum hands over to nobody (its successor is a
+        # raft entry the rest cannot commit): no term at its deletion, an election once quorum is back.
         timings=LabTimings(termination_seconds=0.05, election_seconds=4.5, join_election_seconds=4.6,
-                           shutdown_transfer=True, transfer_seconds=0.1, grace_seconds=30, settle_seconds=6.0)),
+                           shutdown_transfer=True, transfer_seconds=0.1, grace_seconds=30, settle_seconds=6.0,
+                           shutdown_transfer_needs_quorum=True, write_group_holds_quorum_loss_seconds=10.0)),
     "patroni": LabStore(
         key="patroni", title="real Patroni 3.0 + PostgreSQL 15", set_name="pg", container="postgres",
         images=("patroni:3.0", "patroni:3.0-r1"), data_marker="pgdata/PG_VERSION", write=_patroni_write,
-        prepare=_patroni_prepare, store=PATRONI, runtime_class=PatroniRuntime,
+        read_back=_patroni_read, prepare=_patroni_prepare, store=PATRONI, runtime_class=PatroniRuntime,
         probe={"rollwise.dev/role-probe-port": "8008", "rollwise.dev/role-probe-path": "/leader",
                "rollwise.dev/role-probe-leader-status-code": "200"},
         # Measured here (Patroni 3.0.2, ttl 10 s, loop_wait 1 s): a deleted primary stops PostgreSQL and releases

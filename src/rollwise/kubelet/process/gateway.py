@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["GatewayError", "MemberStatus", "linearizable_get", "member_status", "move_leader", "put"]
+__all__ = ["GatewayError", "MemberStatus", "keys", "linearizable_get", "member_status", "move_leader", "put"]
 
 
 class GatewayError(Exception):
@@ -66,6 +66,17 @@ def put(endpoint: str, key: str, value: str, *, timeout: float) -> int:
     """Write ``key``; the revision it committed at."""
     doc = _post(endpoint, "/v3/kv/put", {"key": _b64(key), "value": _b64(value)}, timeout)
     return int((doc.get("header") or {}).get("revision", 0))
+
+
+def keys(endpoint: str, prefix: str, *, timeout: float) -> list[str]:
+    """Every key under ``prefix``, by a linearizable range (the quorum's answer, not a lagging member's own copy):
+    etcd's range from ``prefix`` to its successor (the prefix with its last byte plus one, as clientv3's
+    ``WithPrefix``), keys only."""
+    raw = prefix.encode()
+    end = raw[:-1] + bytes([raw[-1] + 1])
+    doc = _post(endpoint, "/v3/kv/range", {"key": _b64(prefix), "range_end": base64.b64encode(end).decode(),
+                                            "keys_only": True}, timeout)
+    return [base64.b64decode(kv["key"]).decode() for kv in doc.get("kvs") or []]
 
 
 def linearizable_get(endpoint: str, key: str, *, timeout: float) -> None:
