@@ -33,7 +33,11 @@ def _timeline(ip: str) -> int:
 
 
 @pytest.mark.parametrize("transfer", [
-    pytest.param("patroni", id="the operator sends the switchover"),
+    # Both cost half a minute of CPU (three PostgreSQL servers and Patroni agents, their DCS, up and the
+    # operator): make test-slow, which CI runs. make test keeps Patroni on up (test_up_real_patroni.py) and the
+    # Patroni page's manifest (test_docs_stores_on_up.py), and the switchover against fake Patroni APIs
+    # (tests/runtime/test_hand_overs.py).
+    pytest.param("patroni", id="the operator sends the switchover", marks=pytest.mark.slow),
     pytest.param("true", id="up's process kubelet answers as the member's agent", marks=pytest.mark.slow),
 ])
 def test_the_operator_rolls_a_patroni_set_primary_last_with_one_switchover_and_no_lost_write(
