@@ -14,7 +14,6 @@ import pytest
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import revision_of
-from rollwise.cli.lab import agrees
 from rollwise.kubelet.process import etcd_binary
 from rollwise.lab.experiment import run_real
 from rollwise.lab.figures import no_commit_gaps
@@ -64,10 +63,12 @@ def test_quorum_aware_rollout_on_real_etcd_keeps_quorum_and_every_claim(tmp_path
     assert sorted(e["pod"] for e in deleted) == ["etcd-0", "etcd-1", "etcd-2"]
     assert deleted[0]["pod"] == "etcd-0"  # DEP-07 step 2: the dead member first
     # The quorum model replayed on this run's pod timeline predicts what the members did: the leader's hand-over
-    # as the one new term and the one leader move, and no outage.
+    # as the one new term and the one leader move, and no outage. The real side's outage is a duration, bounded
+    # above by the no-quorum-loss check; how close the model's comes to it is the lab's calibration (`rollwise lab
+    # etcd`, docs/lab-and-explore.md), measured over trials, not asserted on one run here.
     assert (run.shadow.elections, run.shadow.leader_moves) == (run.figures.elections, run.figures.leader_moves) \
         == (1, 1)
-    assert run.shadow.outage_seconds == 0 and agrees(run)
+    assert run.shadow.outage_seconds == 0
     for pid in run.pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
