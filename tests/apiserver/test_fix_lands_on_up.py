@@ -17,9 +17,13 @@ from operator_support import Operator, get_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# Half a minute of a worker waiting on pull back-offs: make test-slow (CI runs it). make test keeps the whole matrix in
+# the simulator (tests/cli/test_fix_lands.py) and a fix landing on up under EnforcedRollingUpdate
+# (test_kubectl.py::test_a_stuck_image_is_fixed_later_under_enforced_rolling_update).
 pytestmark = [
     pytest.mark.kubectl,
     pytest.mark.up(for_operator=True),
+    pytest.mark.slow,
 ]
 
 ON_UP = [("RollingUpdate+timeout/budget1", "OrderedReady"), ("RollingUpdate+timeout/budget2", "OrderedReady"),
@@ -87,7 +91,6 @@ def test_a_fix_lands_on_up_for_the_recovering_strategies(up: Up) -> None:
     _break_then_fix(up, "sts", names)
 
 
-@pytest.mark.slow  # the operator's own fix is in make test: test_same_decisions_on_up.py[image-typo-fixed]
 def test_a_fix_lands_through_the_operator(up: Up, tmp_path: Path) -> None:
     up.kubectl("apply", "-k", str(ROOT / "deploy"))
     op = Operator(up, tmp_path, "op-fix")

@@ -181,8 +181,13 @@ def _roll(client: Client, members: _Members) -> _Deletions:
     return deletions
 
 
-STORE_PARAMS = [pytest.param(name, marks=pytest.mark.skipif(
-    STORES[name].binary() is None, reason=f"{name} is not installed")) for name in ("zookeeper", "nats")]
+# ZooKeeper's three JVMs, started again by the deletion and the roll, cost a quarter of a minute of CPU: its case runs
+# in make test-slow (CI runs it); make test keeps ZooKeeper members on up through its page's manifest
+# (test_docs_stores_on_up.py: three Ready members, one leader by the probe) and NATS' case here.
+STORE_PARAMS = [pytest.param(name, marks=[pytest.mark.skipif(STORES[name].binary() is None,
+                                                             reason=f"{name} is not installed"),
+                                          *([pytest.mark.slow] if name == "zookeeper" else [])])
+                for name in ("zookeeper", "nats")]
 
 
 @pytest.mark.parametrize("store", STORE_PARAMS)
