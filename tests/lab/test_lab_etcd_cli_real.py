@@ -25,7 +25,10 @@ def test_lab_etcd_json_reports_each_real_run_beside_the_model_replayed_on_its_ti
     [run] = doc["runs"]
     assert run["scenario"] == "dep07" and run["strategy"] == "RollingUpdate (1.37)" and run["claimsKept"]
     [real], [replayed], [agrees] = run["real"], run["modelOnRealTimeline"], run["modelAgrees"]
-    assert real["completed"] and real["outage_seconds"] == 0  # the 1.37 order replaces the dead member first
+    # The 1.37 order replaces the dead member first, so quorum is never lost: a loss would stall commits for at
+    # least a member's restart (--start-seconds 1). What remains is the leader's own hand-over on shutdown, a
+    # duration the lab's calibration measures over trials (tenths of a second here under load), not asserted as 0.
+    assert real["completed"] and real["outage_seconds"] < doc["timings"]["start_seconds"] == 1
     assert set(replayed) == {"outage_seconds", "longest_gap_seconds", "elections", "leader_moves"}
     assert agrees == (abs(replayed["outage_seconds"] - real["outage_seconds"]) <= 0.5
                       and (replayed["elections"], replayed["leader_moves"]) == (real["elections"],
