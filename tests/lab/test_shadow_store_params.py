@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from rollwise.kubelet.quorum import MemberObservation, QuorumParams, parse_quorum_params
+from rollwise.lab.experiment import shadow_of_run
 from rollwise.lab.figures import StatusSample
 from rollwise.lab.shadow import ShadowFigures, Snapshot, group_samples, replay
 from rollwise.lab.stores import LAB_STORES
@@ -132,10 +133,11 @@ def test_a_writer_attached_to_a_stopping_zookeeper_follower_commits_nothing_unti
     assert run(follower_restarted(), real, params).outage_seconds == 0.0  # no writer given: no stall counted
 
 
-def test_a_leader_whose_departure_loses_quorum_hands_over_unless_the_store_needs_a_quorum_for_it() -> None:
+def test_a_leader_whose_departure_loses_quorum_begins_its_successor_s_term_whether_or_not_the_successor_leads() -> None:
     """DEP-07's naive order: m-0 down, the leader m-2 deleted. etcd's leader votes for its successor on the way out
-    (a term and a move, then quorum is lost); NATS' proposes its successor as a raft entry, which the rest alone
-    cannot commit: no term at the deletion, one election once m-2 is back and quorum forms (join 1.1 s)."""
+    (a term and a move, then quorum is lost); NATS' proposes its successor as a raft entry, which the successor
+    commits and campaigns on at once, but wins no votes from the rest: a term nobody leads at the deletion, then
+    one election once m-2 is back and quorum forms (join 1.1 s)."""
     snaps: list[Snapshot] = [
         (-10.0, (member(0, alive=False), member(1), member(2)), frozenset({"m-1", "m-2"})),
         (0.0, (member(0, alive=False), member(1), member(2, terminating=True)), frozenset({"m-1"})),
@@ -146,8 +148,38 @@ def test_a_leader_whose_departure_loses_quorum_hands_over_unless_the_store_needs
     handed = run(snaps, samples((-1.0, 3, 4), (0.0, 2, 5)), etcd)
     assert (handed.elections, handed.leader_moves) == (2, 1)
     nats = QuorumParams(join_election_seconds=1.1, shutdown_transfer_needs_quorum=True)
-    fig = run(snaps, samples((-1.0, 3, 4), (3.5, 2, 5)), nats)
-    assert (fig.outage_seconds, fig.elections, fig.leader_moves) == (3.5, 1, 1)
+    fig = run(snaps, samples((-1.0, 3, 4), (0.05, 0, 5), (3.5, 2, 6)), nats)
+    assert (fig.outage_seconds, fig.elections, fig.leader_moves) == (3.5, 2, 1)
+
+
+def test_the_nats_lab_holds_the_meta_leader_through_a_short_quorum_loss_as_it_holds_the_stream_s() -> None:
+    """NATS' five-two-down, naive: a follower deleted while another is down loses quorum for 2.5 s; the meta leader
+    m-1 stays up and keeps its term, as the stream's leader does: the replay of the run counts no election and no
+    move for the probed group (the figures of ``rollwise lab nats``), the outage being the stream's."""
+    snaps = replica_deleted_while_another_is_down()
+    fig = shadow_of_run(snaps, samples((-1.0, 2, 7), (3.0, 2, 7)), IDS, LAB_STORES["nats"].timings, replicas=3,
+                        since=-0.5, until=8.0, writer=[], write_leaders=[(-1.0, "m-1"), (3.0, "m-1")])
+    assert (fig.outage_seconds, fig.elections, fig.leader_moves) == (2.5, 0, 0)
+
+
+def test_an_election_drawn_at_random_happens_when_the_run_s_happened_within_the_store_s_timer_range() -> None:
+    """NATS draws its election timer at random (4-9 s): the replay takes each election's instant from the run when
+    the run's new leader comes within the window after the model's cause (quorum formed at 2.4), and keeps the
+    model's own time (join 1.1 s) otherwise."""
+    snaps: list[Snapshot] = [
+        (-10.0, (member(0, alive=False), member(1), member(2)), frozenset({"m-1", "m-2"})),
+        (0.0, (member(0, alive=False), member(1), member(2, terminating=True)), frozenset({"m-1"})),
+        (0.1, (member(0, alive=False), member(1), member(2, alive=False, gen=2)), frozenset()),
+        (2.4, (member(0, alive=False), member(1), member(2, started=2.4, gen=2)), frozenset()),
+    ]
+    real = samples((-1.0, 3, 4), (0.05, 0, 5), (7.9, 2, 6))
+    nats = QuorumParams(join_election_seconds=1.1, shutdown_transfer_needs_quorum=True)
+    fixed = replay(snaps, real, IDS, nats, replicas=3, since=-0.5, until=12.0)
+    assert fixed.outage_seconds == 3.5
+    drawn = replay(snaps, real, IDS, nats, replicas=3, since=-0.5, until=12.0, election_window=10.0)
+    assert (drawn.outage_seconds, drawn.elections, drawn.leader_moves) == (7.9, 2, 1)
+    too_late = replay(snaps, real, IDS, nats, replicas=3, since=-0.5, until=14.0, election_window=5.0)
+    assert too_late.outage_seconds == 3.5  # 7.9 is 5.5 s after quorum formed: not a draw of a 5 s timer
     assert parse_quorum_params({"shutdownTransferNeedsQuorum": True}, path="p") == (
         QuorumParams(shutdown_transfer_needs_quorum=True), [])
 

@@ -23,9 +23,10 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
   this happens whenever they and the other voters make a majority, even when the departure then loses quorum: the
   successor leads for an instant and is lost with it (real etcd: a term and a leader move, then no commit). With
   no candidate the leader stays until it stops; ``shutdown_transfer`` false: it always leads until it stops.
-  ``shutdown_transfer_needs_quorum`` (NATS): no hand-over when the members left without the leader are short of a
-  quorum; the leader is lost with it. ``leader_holds_quorum_loss_seconds`` (NATS): a leader that stays up keeps
-  leading through a quorum loss that short (no election when quorum returns; writes stop all the same).
+  ``shutdown_transfer_needs_quorum`` (NATS): when the members left without the leader are short of a quorum, the
+  successor's term begins (it counts as an election) but nobody leads in it; the leader is lost with its quorum.
+  ``leader_holds_quorum_loss_seconds`` (NATS): a leader that stays up keeps leading through a quorum loss that
+  short (no election when quorum returns; writes stop all the same).
 - Requested transfer (``rollwise.api.leader_transfer``): when the leader's pod newly names a voting member, the
   leader steps down at once and that member leads ``transfer_seconds`` later (etcd's move-leader: proposals stop
   while it runs, and the new leader's term is a new term, so it counts as an election). A target that stops or
@@ -73,7 +74,7 @@ from rollwise.kubelet.quorum_state import (
     LEADER_CHANGED,
     QUORUM_LOST,
     QUORUM_RESTORED,
-    Elect,
+    Draws,
     LeaseWrite,
     MemberRecord,
     QuorumEvent,
@@ -87,7 +88,7 @@ __all__ = [
     "LEADER_CHANGED",
     "QUORUM_LOST",
     "QUORUM_RESTORED",
-    "Elect",
+    "Draws",
     "MemberObservation",
     "MemberRecord",
     "QuorumEvent",
@@ -105,8 +106,8 @@ __all__ = [
 class _Work:
     """The mutable scratch copy of a state for one ``step`` call (never escapes it)."""
 
-    def __init__(self, state: QuorumState, params: QuorumParams, cluster_id: str | None, elect: Elect | None) -> None:
-        self.p, self.cluster_id, self.elect = params, cluster_id, elect
+    def __init__(self, state: QuorumState, params: QuorumParams, cluster_id: str | None, draws: Draws | None) -> None:
+        self.p, self.cluster_id, self.draws = params, cluster_id, draws
         self.members = {m.pod: m for m in state.members}
         self.quorum_up, self.lost_since = state.quorum_up, state.lost_since
         self.leader, self.election_at = state.leader, state.election_at
@@ -126,9 +127,9 @@ class _Work:
         # keeps a just-restarted member from winning. Ties (a cluster started at once) go to the lowest ordinal.
         return sorted(found, key=lambda m: (m.anchor, m.ordinal, m.pod))
 
-    def _pick(self, candidates: list[str]) -> str:
-        """The next term's leader: the model's first candidate, unless ``elect`` names another one."""
-        pick = self.elect(len(self.elections), candidates) if self.elect is not None else None
+    def _pick(self, candidates: list[str], at: float) -> str:
+        """The next term's leader: the model's first candidate, unless ``draws`` names another one."""
+        pick = self.draws.winner(len(self.elections), candidates, at) if self.draws is not None else None
         return pick if pick in candidates else candidates[0]
 
     def serving(self) -> bool:
@@ -152,7 +153,9 @@ class _Work:
         if not self.quorum_up or self.leader is not None or self.transfer is not None or self.departing is not None:
             self.election_at = None  # a leader that stopped at SIGTERM is waited for: its followers elect at its exit
         elif self.election_at is None and self._candidates():
-            self.election_at = t + (self.p.join_seconds if self.formed_at == t else self.p.election_seconds)
+            planned = t + (self.p.join_seconds if self.formed_at == t else self.p.election_seconds)
+            drawn = self.draws.election_at(t, planned) if self.draws is not None else None
+            self.election_at = planned if drawn is None else max(t, drawn)
         for m in sorted(self.members.values(), key=lambda m: (m.ordinal, m.pod)):
             if not m.alive:
                 continue
@@ -186,7 +189,7 @@ class _Work:
                 self.election_at = None
                 chosen = [m.pod for m in self._candidates()]
                 if self.leader is None and chosen:
-                    self._set_leader(self._pick(chosen), t)
+                    self._set_leader(self._pick(chosen, t), t)
                     self.elections.append(t)
                 self._settle(t)
                 continue
@@ -285,8 +288,11 @@ class _Work:
             # reference §2: SIGTERM makes the leader move leadership to a voting follower before it exits; its own
             # vote counts, so only the majority with it is needed.
             followers = self._candidates(exclude=leader.pod, quorum=False)
-            if followers and voting + (0 if self.p.shutdown_transfer_needs_quorum else 1) >= needed:
-                self._set_leader(self._pick([m.pod for m in followers]), now)
+            if followers and voting + 1 >= needed:
+                if not self.p.shutdown_transfer_needs_quorum or voting >= needed:
+                    self._set_leader(self._pick([m.pod for m in followers], now), now)
+                # Either way the successor's term is a new one; short of a quorum it is lost with it (etcd) or
+                # never won at all (NATS), and the leader goes with its quorum just below.
                 self.elections.append(now)
         if (leader is not None and self.leader == leader.pod and leader.alive and leader.terminating
                 and self.p.leader_stops_at_sigterm and not old[leader.pod].terminating):
@@ -330,12 +336,14 @@ class _Work:
 
 
 def step(observations: Sequence[MemberObservation], state: QuorumState, params: QuorumParams, *, replicas: int,
-         now: float, cluster_id: str | None = None, elect: Elect | None = None) -> QuorumStep:
+         now: float, cluster_id: str | None = None, draws: Draws | None = None) -> QuorumStep:
     """Bring the model to ``now``: fire what fell due, apply the observations, fire what is due at ``now``.
 
-    ``elect`` replaces the model's pick of a new term's leader (an election's winner, a shutdown hand-over's
-    target): it gets how many terms the model has begun and the candidates in the model's order; an answer that is
-    not a candidate keeps the model's pick (``rollwise lab etcd`` replays real etcd's random draws through it).
+    ``draws`` replaces what the model would choose where a real cluster draws at random (``rollwise lab`` replays a
+    real run's draws through it): the pick of a new term's leader (an election's winner, a shutdown hand-over's
+    target), given how many terms the model has begun and the candidates in the model's order, where an answer
+    that is not a candidate keeps the model's pick; and the instant of an election the model has scheduled, where an
+    answer before its cause is taken as the cause.
 
     Calling again at the same ``now`` with the same observations changes nothing. ``now`` before the previous
     call's time, or a negative ``replicas``, is a ValueError.
@@ -344,7 +352,7 @@ def step(observations: Sequence[MemberObservation], state: QuorumState, params: 
         raise ValueError(f"time went backwards: {now} < {state.at}")
     if replicas < 0:
         raise ValueError(f"replicas must be >= 0, got {replicas}")
-    work = _Work(state, params, cluster_id, elect)
+    work = _Work(state, params, cluster_id, draws)
     work.advance(now, inclusive=False)
     work.observe(observations, now, replicas)
     work.advance(now, inclusive=True)

@@ -53,10 +53,12 @@ class QuorumParams:
     # While the leader syncs a member that rejoins (``join_seconds`` after its process starts), it commits nothing:
     # ZooKeeper's leader sends a rejoining follower a DIFF/SNAP before proposals resume (0.2-0.4 s measured here).
     rejoin_sync_seconds: float = 0.0
-    # The hand-over on SIGTERM happens only when the members left without the leader still make a quorum: NATS' meta
-    # leader proposes its successor as a raft entry (raft.go, StepDown's EntryLeaderTransfer) and then stops; with
-    # the rest short of a quorum nobody takes over, and the next leader is elected once quorum returns. etcd's
-    # leader votes for its successor before it leaves, so there the hand-over happens either way (off).
+    # The hand-over on SIGTERM leads only when the members left without the leader still make a quorum: NATS' meta
+    # leader proposes its successor as a raft entry (raft.go, StepDown's EntryLeaderTransfer), which it and the
+    # successor commit, and then stops; the successor campaigns at once in a new term (its term file shows it 0.05-0.1
+    # s after the deletion under ``rollwise lab nats``), but with the rest short of a quorum it wins no votes, and
+    # the next leader is elected once quorum returns, in a later term. etcd's leader votes for its successor before
+    # it leaves, so there the successor leads for an instant either way (off).
     shutdown_transfer_needs_quorum: bool = False
     # A leader that stays up while its quorum is lost keeps leading in its term for this long (0: it is lost with the
     # quorum at once). NATS' raft leader steps down only after lostQuorumInterval, 10 s (raft.go): a quorum back

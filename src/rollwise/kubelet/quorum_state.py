@@ -5,14 +5,15 @@ that change a state are in ``quorum.py``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 __all__ = [
     "LEADER_CHANGED",
     "QUORUM_LOST",
     "QUORUM_RESTORED",
-    "Elect",
+    "Draws",
     "LeaseWrite",
     "MemberRecord",
     "QuorumEvent",
@@ -24,7 +25,18 @@ __all__ = [
 
 QUORUM_LOST, QUORUM_RESTORED, LEADER_CHANGED = "QuorumLost", "QuorumRestored", "LeaderChanged"
 
-Elect = Callable[[int, Sequence[str]], str | None]  # (terms begun so far, candidates) -> the winner
+class Draws(Protocol):
+    """What a real cluster drew at random, for the model to follow (``rollwise.lab.shadow`` replays a run): who
+    takes a new term, and when an election the model has scheduled happens. None keeps the model's own choice."""
+
+    def winner(self, terms: int, candidates: Sequence[str], at: float) -> str | None:
+        """The leader of the new term begun at ``at`` (``terms``: how many the model has begun before it)."""
+        ...
+
+    def election_at(self, cause: float, planned: float) -> float | None:
+        """When the election the model planned for ``planned`` happens, its cause (a leader lost, quorum formed)
+        at ``cause``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -48,7 +48,7 @@ from rollwise.lab.stores import LabStore, WriteFailed
 from rollwise.sim import run_scenario
 from rollwise.sim.record import rollout_complete
 
-__all__ = ["Figures", "RealRun", "run_model", "run_real"]
+__all__ = ["Figures", "RealRun", "run_model", "run_real", "shadow_of_run"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -233,7 +233,7 @@ async def _run_real(plane: LabPlane, scenario: LabScenario, strategy: LabStrateg
     longest = max((b - a for a, b in no_commit_gaps(writes, since=t0, until=t1, threshold=0.0)), default=0.0)
     writer = [(w.end, attached[w.endpoint]) for w in sorted(writes, key=lambda w: w.end)
               if w.ok and w.endpoint in attached] if timings.client_stalls_at_sigterm else []
-    shadow = _shadow(members.snapshots, samples, ids, timings, replicas=scenario.replicas, since=t0, until=t1,
+    shadow = shadow_of_run(members.snapshots, samples, ids, timings, replicas=scenario.replicas, since=t0, until=t1,
                      writer=writer, write_leaders=write_leaders)
     return RealRun(figures=Figures(completed=completed, outage_seconds=outage, elections=terms,
                                    longest_gap_seconds=round(longest, 3),
@@ -258,7 +258,7 @@ async def _read_back(plane: LabPlane, store: LabStore, meter: WriteMeter) -> lis
     raise RuntimeError(f"the {store.key} members could not be read back after the rollout: {last}")
 
 
-def _shadow(snapshots: list[Snapshot], samples: list[StatusSample], ids: dict[int, str], timings: LabTimings, *,
+def shadow_of_run(snapshots: list[Snapshot], samples: list[StatusSample], ids: dict[int, str], timings: LabTimings, *,
             replicas: int, since: float, until: float, writer: list[tuple[float, str]],
             write_leaders: list[tuple[float, str]] | None) -> ShadowFigures:
     """The model replayed on the run's timeline. Where the writes go through a group of their own (NATS' stream),
@@ -269,13 +269,15 @@ def _shadow(snapshots: list[Snapshot], samples: list[StatusSample], ids: dict[in
         shutdown_transfer=timings.shutdown_transfer, transfer_seconds=timings.transfer_seconds,
         majority_writes=timings.majority_writes, leader_stops_at_sigterm=timings.leader_stops_at_sigterm,
         rejoin_sync_seconds=timings.rejoin_sync_seconds,
-        shutdown_transfer_needs_quorum=timings.shutdown_transfer_needs_quorum)
-    probed = replay(snapshots, samples, ids, params, replicas=replicas, since=since, until=until, writer=writer)
+        shutdown_transfer_needs_quorum=timings.shutdown_transfer_needs_quorum,
+        leader_holds_quorum_loss_seconds=timings.leader_holds_quorum_loss_seconds)
+    window = timings.election_draw_seconds
+    probed = replay(snapshots, samples, ids, params, replicas=replicas, since=since, until=until, writer=writer,
+                    election_window=window)
     if write_leaders is None:
         return probed
-    group = replay(snapshots, group_samples(write_leaders, ids), ids, replace(
-        params, leader_holds_quorum_loss_seconds=timings.write_group_holds_quorum_loss_seconds), replicas=replicas,
-        since=since, until=until, writer=writer)
+    group = replay(snapshots, group_samples(write_leaders, ids), ids, params, replicas=replicas, since=since,
+                   until=until, writer=writer, election_window=window, by_time=True)
     return replace(probed, outage_seconds=group.outage_seconds, longest_gap_seconds=group.longest_gap_seconds)
 
 

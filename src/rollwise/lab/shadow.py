@@ -13,7 +13,10 @@ Inputs come from the real run where real etcd draws them at random: the leader w
 member won the last election before it), the winner of each election among members with equally complete logs (the
 first whose randomised timer fires) and the target of each hand-over on SIGTERM (etcd's longest-connected voter:
 among members up since the same start, the order their peer streams came up). The model's k-th new term goes to
-the real k-th new term's leader, when the model has it among its candidates. Every count and time is the model's.
+the real k-th new term's leader, when the model has it among its candidates. Where a store draws its election timer
+at random too (NATS: 4-9 s, and a split vote draws again), the instant of each election the model schedules is the
+run's (``RunDraws.election_at``): the model decides whether an election is needed and from when, the run says which
+timer fired. Every other count and time is the model's.
 
 The writer's member is a draw of the same kind: a client talks to one member until that one fails it. Where a
 store's member stops serving its clients at SIGTERM but lets them go only at its exit (ZooKeeper: its sessions hang
@@ -33,7 +36,10 @@ from rollwise.api.predicates import is_ready
 from rollwise.kubelet.quorum import LEADER_CHANGED, MemberObservation, QuorumParams, QuorumState, observe_pod, step
 from rollwise.lab.figures import StatusSample
 
-__all__ = ["ShadowFigures", "ShadowRecorder", "Snapshot", "client_stalls", "group_samples", "replay"]
+__all__ = ["RunDraws", "ShadowFigures", "ShadowRecorder", "Snapshot", "client_stalls", "group_samples", "replay"]
+
+# A hand-over's successor shows in the sampled leaders this soon after the deletion (NATS: 0.03-0.1 s).
+HAND_OVER_SECONDS = 1.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,13 +72,48 @@ class ShadowRecorder:
             self.snapshots.append((at, obs, ready))
 
 
-def _real_terms(samples: Sequence[StatusSample], pods: Mapping[int, str]) -> dict[int, str]:
-    """Each raft term's leader as the members reported it (member id -> pod)."""
-    leaders: dict[int, str] = {}
+def _real_terms(samples: Sequence[StatusSample], pods: Mapping[int, str]) -> dict[int, tuple[float, str]]:
+    """Each raft term's leader as the members reported it (member id -> pod), and when it was first reported."""
+    leaders: dict[int, tuple[float, str]] = {}
     for s in sorted(samples, key=lambda s: s.t):
         if s.leader != 0 and s.leader in pods:
-            leaders.setdefault(s.term, pods[s.leader])
+            leaders.setdefault(s.term, (s.t, pods[s.leader]))
     return leaders
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunDraws:
+    """A real run's random draws, for the model to follow (``kubelet.quorum.Draws``).
+
+    The winner: the model's k-th new term goes to the real k-th new term's leader. For a group whose terms are not
+    seen (``by_time``: NATS' stream, whose terms ``group_samples`` counts from leader changes, so a term nobody won
+    is missing), the leader first reported from the term's start on instead.
+
+    The election's instant, where the store draws its election timer at random (``window`` > 0: NATS' followers
+    wait 4-9 s, ``raft.go``): the first real new leader reported within ``window`` after the model's cause for the
+    election. The model still decides whether and from when an election is needed; only the timer's draw is the
+    run's, as etcd's winner is. With no real leader in that window the model's own time stands.
+    """
+
+    terms: Mapping[int, tuple[float, str]]
+    base: int  # the real term at the replay's start
+    begun: int  # the terms the model had begun by then
+    window: float = 0.0
+    by_time: bool = False
+
+    def _leaders(self) -> list[tuple[float, str]]:
+        return sorted(at for term, at in self.terms.items() if term > self.base)
+
+    def winner(self, terms: int, candidates: Sequence[str], at: float) -> str | None:
+        if self.by_time:
+            return next((pod for t, pod in self._leaders() if at <= t <= at + HAND_OVER_SECONDS), None)
+        got = self.terms.get(self.base + 1 + terms - self.begun)
+        return None if got is None else got[1]
+
+    def election_at(self, cause: float, planned: float) -> float | None:
+        if self.window <= 0:
+            return None
+        return next((t for t, _ in self._leaders() if cause <= t <= cause + self.window), None)
 
 
 def group_samples(leaders: Sequence[tuple[float, str]], pods: Mapping[int, str]) -> list[StatusSample]:
@@ -116,9 +157,10 @@ def client_stalls(snapshots: Sequence[Snapshot], writer: Sequence[tuple[float, s
 
 def replay(snapshots: Sequence[Snapshot], samples: Sequence[StatusSample], pods: Mapping[int, str],
            params: QuorumParams, *, replicas: int, since: float, until: float,
-           writer: Sequence[tuple[float, str]] = ()) -> ShadowFigures:
-    """Run the model over the recorded observations, with the real leader at ``since`` and the real leaders of the
-    terms after it (the model's k-th new term goes to the real k-th new term's leader, when a candidate). With
+           writer: Sequence[tuple[float, str]] = (), election_window: float = 0.0,
+           by_time: bool = False) -> ShadowFigures:
+    """Run the model over the recorded observations, with the real leader at ``since`` and the real draws after it
+    (``RunDraws``: the leaders of the new terms; with ``election_window``, the elections' instants). With
     ``writer`` (the member each real commit went through), the writer's stalls on a stopping member count too."""
     terms = _real_terms(samples, pods)
     base = max((s.term for s in samples if s.t <= since), default=0)
@@ -126,23 +168,23 @@ def replay(snapshots: Sequence[Snapshot], samples: Sequence[StatusSample], pods:
     for t, obs, ready in [s for s in snapshots if s[0] <= since]:  # noqa: B007 - the last one is wanted after
         state, last = step(obs, state, params, replicas=replicas, now=t).state, obs
     state = step(last, state, params, replicas=replicas, now=since).state
-    leader = terms.get(base)
+    leader = terms[base][1] if base in terms else None
     if leader is not None and state.quorum_up and any(o.pod == leader and o.alive for o in last):
         state = replace(state, leader=leader, election_at=None, leaderless_since=None)
-    begun = len(state.elections)
-
-    def elect(count: int, _candidates: Sequence[str]) -> str | None:
-        return terms.get(base + 1 + count - begun)
+    draws = RunDraws(terms=terms, base=base, begun=len(state.elections), window=election_window, by_time=by_time)
+    begun = draws.begun
 
     changes: list[tuple[float, str | None]] = []
     for t, seen, now_ready in [*(s for s in snapshots if since < s[0] <= until), (until, None, None)]:
         obs = last if seen is None else seen
-        if now_ready is not None and now_ready - ready and state.election_at is not None and state.election_at > t:
+        if now_ready is not None and now_ready - ready and state.election_at is not None \
+                and state.election_at > t and election_window <= 0:
             # A member turned Ready: its probe, a linearizable read, was served by a leader, so real etcd has
-            # elected already; the model's pending election happens now rather than after the next deletion.
+            # elected already; the model's pending election happens now rather than after the next deletion. (With
+            # the elections' instants drawn from the run, those are the better evidence.)
             state = replace(state, election_at=t)
         ready = ready if now_ready is None else now_ready
-        out = step(obs, state, params, replicas=replicas, now=t, elect=elect)
+        out = step(obs, state, params, replicas=replicas, now=t, draws=draws)
         state, last = out.state, obs
         changes += [(e.t, e.pod) for e in out.events if e.type == LEADER_CHANGED]
     spans: list[tuple[float, float]] = []

@@ -64,9 +64,12 @@ class LabTimings:
     # commits nothing until then (the replay's ``client_stalls``).
     client_stalls_at_sigterm: bool = False
     shutdown_transfer_needs_quorum: bool = False  # no hand-over when the rest are short of a quorum (NATS)
-    # Where the writes go through a raft group of their own (``LabStore.writes_leader``: NATS' stream), how long its
-    # leader keeps its term through a quorum loss (nats-server's raft.go, lostQuorumInterval: 10 s).
-    write_group_holds_quorum_loss_seconds: float = 0.0
+    # How long a leader that stays up keeps its term through a quorum loss (nats-server's raft.go,
+    # lostQuorumInterval: 10 s), in the probed group and in the group the writes go through alike.
+    leader_holds_quorum_loss_seconds: float = 0.0
+    # Where the store draws its election timer at random, the latest an election comes after its cause: the replay
+    # takes each election's instant from the run within that (``lab/shadow.RunDraws``); 0: the model's own times.
+    election_draw_seconds: float = 0.0
 
 
 def _port(endpoint: str) -> int:
@@ -273,11 +276,17 @@ LAB_STORES: dict[str, LabStore] = {
         # the way (a new leader 0.03 s after the deletion); a restarted member restores quorum 4.5-4.8 s after its
         # process starts (its raft election timeout), and a crashed meta leader's successor takes as long, so the
         # settle time after the crash faults is longer than etcd's.
-        # A meta leader whose departure leaves the rest short of a quorum hands over to nobody (its successor is a
-        # raft entry the rest cannot commit): no term at its deletion, an election once quorum is back.
+        # A meta leader whose departure leaves the rest short of a quorum names its successor all the same (a raft
+        # entry it and the successor commit), who campaigns at once in a new term and wins no votes: a term at its
+        # deletion nobody leads, an election once quorum is back. A leader that stays up holds its term through a
+        # quorum loss of up to 10 s (raft.go's lostQuorumInterval), the meta group's as the stream's; and elections
+        # come at random, 4-9 s after the followers last heard a leader (raft.go's election timer), again after a
+        # split vote: the replay takes each one's instant from the run, up to 10 s after its cause (the 9 s
+        # ceiling and a member's boot).
         timings=LabTimings(termination_seconds=0.05, election_seconds=4.5, join_election_seconds=4.6,
                            shutdown_transfer=True, transfer_seconds=0.1, grace_seconds=30, settle_seconds=6.0,
-                           shutdown_transfer_needs_quorum=True, write_group_holds_quorum_loss_seconds=10.0)),
+                           shutdown_transfer_needs_quorum=True, leader_holds_quorum_loss_seconds=10.0,
+                           election_draw_seconds=10.0)),
     "patroni": LabStore(
         key="patroni", title="real Patroni 3.0 + PostgreSQL 15", set_name="pg", container="postgres",
         images=("patroni:3.0", "patroni:3.0-r1"), data_marker="pgdata/PG_VERSION", write=_patroni_write,
