@@ -13,6 +13,7 @@ from explore_sets import QUORUM, STRATEGIES, found, manifest, run
 from tiers import sweep
 
 from rollwise.api.leases import LEADER, MEMBER, format_holder
+from rollwise.api.predicates import is_ready
 from rollwise.api.role_probe import LEADER as PROBED_LEADER
 from rollwise.api.role_probe import ProbeAnswer, read_role
 from rollwise.controllers.plan import Plan
@@ -64,10 +65,12 @@ def test_the_role_source_faults_are_one_member_each_and_the_truth_reads_as_the_l
                    leases={"web-0": _lease("web-0", True), "web-1": _lease("web-1", False)})
     assert truthful(view)["web-0"].body == b'{"server_stats": {"server_state": "leader"}}'
     assert [words for words, _ in faults(view)] == [
-        "no answer from web-0", "web-0's answer is stale (from before it led)", "no answer from web-1",
-        "web-1 also says it leads"]
-    stale = dict(faults(view))["web-0's answer is stale (from before it led)"]["web-0"]
+        "no answer from web-0", "web-0's answer is stale (from before it led)", "web-0 leads but its readiness fails",
+        "no answer from web-1", "web-1 also says it leads"]
+    stale = dict(faults(view))["web-0's answer is stale (from before it led)"].probes["web-0"]
     assert isinstance(stale, ProbeAnswer) and stale.at < 100.0 - 10
+    unready = dict(faults(view))["web-0 leads but its readiness fails"]
+    assert [is_ready(p) for p in unready.pods] == [False, True] and unready.probes == truthful(view)
 
 
 def _as_leases(view: SetView) -> Plan:
@@ -93,3 +96,23 @@ def test_a_controller_reading_unclear_answers_as_a_followers_is_caught_by_leader
                  perturb="roles")
     assert "budget" in found(result), found(result)
     assert "the leader by its Lease, before outdated member(s)" in found(result)["budget"]
+
+
+def _readiness_alone(view: SetView) -> Plan:
+    """The real quorum-aware controller, but a member that is not Ready counts as out of the quorum whatever it
+    answers: its answer is dropped before the controller reads it."""
+    kept = {name: a for name, a in view.probes.items()
+            if any(name == p["metadata"]["name"] and is_ready(p) for p in view.pods)}
+    return reconcile_quorum(dataclasses.replace(view, probes=kept))
+
+
+@pytest.mark.parametrize("replicas", sweep([(2,), (3,)], fast={(2,)}))
+def test_a_controller_that_counts_a_not_ready_leader_out_of_the_quorum_is_caught_by_leader_last(
+        monkeypatch: pytest.MonkeyPatch, replicas: int) -> None:
+    """NATS' meta leader failed ``/healthz`` while a peer restarted, and a controller that read readiness alone
+    replaced it first (DEP-07 step 2), costing an election; the readiness fault finds that."""
+    monkeypatch.setattr(controller, "reconcile_quorum", _readiness_alone)
+    strategy, _ = STRATEGIES["QuorumAware"]
+    result = run(manifest(strategy, "Parallel", annotations=PROBED, replicas=replicas), replicas=replicas,
+                 template_changes=1, perturb="roles")
+    assert "the leader by its Lease, before outdated member(s)" in found(result).get("budget", ""), found(result)

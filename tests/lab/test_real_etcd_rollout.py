@@ -59,13 +59,11 @@ def test_quorum_aware_rollout_on_real_etcd_keeps_quorum_and_every_claim(tmp_path
     deleted = [e for e in run.result["events"] if e["type"] == "PodDeleteRequested" and e["t"] >= start]
     assert sorted(e["pod"] for e in deleted) == ["etcd-0", "etcd-1", "etcd-2"]
     assert deleted[0]["pod"] == "etcd-0"  # DEP-07 step 2: the dead member first
-    # The quorum model replayed on this run's pod timeline predicts what the members did: the leader's hand-over
-    # as the one new term and the one leader move, and no outage. The real side's outage is a duration, bounded
-    # above by the no-quorum-loss check; how close the model's comes to it is the lab's calibration (`rollwise lab
-    # etcd`, docs/lab-and-explore.md), measured over trials, not asserted on one run here.
-    assert (run.shadow.elections, run.shadow.leader_moves) == (run.figures.elections, run.figures.leader_moves) \
-        == (1, 1)
-    assert run.shadow.outage_seconds == 0
+    # The leader went last and handed over: one new term, one leader move. How closely the quorum model replayed on
+    # this run's timeline follows it is the lab's calibration (`rollwise lab etcd`, docs/lab-and-explore.md),
+    # measured over trials and pinned on recorded timelines (test_shadow_replay.py), not asserted on one run here:
+    # with other real members sharing the two cores, one replay in a few dozen counted a term more than the members.
+    assert (run.figures.elections, run.figures.leader_moves) == (1, 1)
     for pid in run.pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)

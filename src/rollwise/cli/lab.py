@@ -221,12 +221,15 @@ def _print_table(rows: list[tuple[str, str, list[RealRun], Figures, dict[str, An
                       f"{sum(agrees(r) for r in reals)}/{len(reals)}",
                       "yes" if all(r.claims_kept for r in reals) else "NO"]))
     Console(width=170).print(table)
+    instants = (f", each election's instant within {timings.election_draw_seconds:g} s of its cause"
+                if timings.election_draw_seconds > 0 else "")
     print(f"real outage: no-commit gaps > 0.2 s at 20 writes/s (longest gap: between any two commits, 0.05 s when "
           f"healthy). lost: writes the store acknowledged that the read-back after the rollout did not find; "
           f"refused: writes sent during the rollout that no member acknowledged. model outage (and longest gap): "
           f"time without a leader (quorum lost, electing or handing over). elections: new raft terms (hand-overs "
-          f"count). [brackets]: the quorum model replayed on each real run's own pod timeline (etcd's random draws "
-          f"taken from the run: the leader at the template change, each new term's leader); 'model agrees': runs "
+          f"count). [brackets]: the quorum model replayed on each real run's own pod timeline (the store's random "
+          f"draws taken from the run: the leader at the template change, each new term's leader{instants}); "
+          f"'model agrees': runs "
           f"where that outage is within {OUTAGE_TOLERANCE_SECONDS:g} s and the elections and leader moves are equal. "
           f"pod start {timings.start_seconds:g} s, probe every {timings.probe_period_seconds:g} s, model termination "
           f"{timings.termination_seconds:g} s, election {timings.election_seconds:g} s "

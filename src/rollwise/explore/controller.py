@@ -90,8 +90,7 @@ def _moves_of(node: Node, actor: str, decide: Decide, bounds: Bounds) -> Iterato
                        Move(actor=actor, kind="crashes mid-plan", detail=f"after {k} of {n} actions", healthy=False),
                        stop_after=k, crashes=1)
     if "roles" in bounds.perturbations and actor == QUORUM_CONTROLLER and node.used.roles < bounds.perturbation_budget:
-        for detail, answers in faults(view):
-            faulty = dataclasses.replace(view, probes=answers)
+        for detail, faulty in faults(view):
             yield _run(node, actor, decide(faulty), faulty, bounds,
                        Move(actor=actor, kind="reconciles on a faulty role source", detail=detail, healthy=False),
                        roles=1)

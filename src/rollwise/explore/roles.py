@@ -4,13 +4,17 @@ operator's probe runner would hand it to the controller, and the ways that sourc
 The truth is the member Leases the world writes (world.py ``_sync_leases``: the leader keeps leading while it
 participates). A healthy reconcile sees every member answer the truth, now. A perturbed one sees, for one member,
 one of the role source's faults: no answer (a timeout), a follower that also says it leads (two leaders), or the
-leader's answer from before it led, older than ``staleAfterSeconds`` (stale). The ``budget`` invariant's
+leader's answer from before it led, older than ``staleAfterSeconds`` (stale); or the leader answering the truth
+while its readiness fails (NATS' ``/healthz`` does on a voting meta leader while a peer catches up). The ``budget``
+invariant's
 leader-last rule (explore/invariants.py) then checks that no quorum-aware deletion takes the member the Leases name
 leader while another outdated member still participates (DEP-07 step 4, follower before leader).
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 from collections.abc import Iterator, Mapping
 
@@ -52,20 +56,38 @@ def truthful(view: SetView) -> Mapping[str, ProbeAnswer]:
     return {name_of(p): _answer(probe, _leads(view, name_of(p)), name_of(p), view.now) for p in view.pods}
 
 
-def faults(view: SetView) -> Iterator[tuple[str, Mapping[str, ProbeAnswer]]]:
-    """Each fault of the role source on one member: (what went wrong, in words; the answers the controller sees)."""
+def _not_ready(pod: Obj) -> Obj:
+    """The pod as its kubelet reports it once its readiness probe fails: not Ready, no container ready."""
+    out = copy.deepcopy(pod)
+    status = out.setdefault("status", {})
+    for cs in status.get("containerStatuses") or []:
+        cs["ready"] = False
+    status["conditions"] = [{**c, "status": "False"} if c.get("type") in ("Ready", "ContainersReady") else c
+                            for c in status.get("conditions") or []]
+    return out
+
+
+def faults(view: SetView) -> Iterator[tuple[str, SetView]]:
+    """Each fault of the role source on one member: (what went wrong, in words; the view the controller sees)."""
     probe = probe_of_set(view.set)
     if probe is None:
         return
     answers = dict(truthful(view))
+    pods = {name_of(p): p for p in view.pods}
     for pod in sorted(answers, key=lambda n: int(n.rsplit("-", 1)[1])):
         leads = _leads(view, pod)
-        yield f"no answer from {pod}", {**answers, pod: ProbeAnswer(at=view.now, error="timed out")}
+        yield f"no answer from {pod}", dataclasses.replace(
+            view, probes={**answers, pod: ProbeAnswer(at=view.now, error="timed out")})
         if leads:
             old = _answer(probe, False, pod, view.now - probe.stale_seconds - 1)
-            yield f"{pod}'s answer is stale (from before it led)", {**answers, pod: old}
+            yield f"{pod}'s answer is stale (from before it led)", dataclasses.replace(
+                view, probes={**answers, pod: old})
+            if is_ready(pods[pod]) and not is_terminating(pods[pod]):
+                yield f"{pod} leads but its readiness fails", dataclasses.replace(
+                    view, probes=answers, pods=tuple(_not_ready(p) if name_of(p) == pod else p for p in view.pods))
         else:
-            yield f"{pod} also says it leads", {**answers, pod: _answer(probe, True, pod, view.now)}
+            yield f"{pod} also says it leads", dataclasses.replace(
+                view, probes={**answers, pod: _answer(probe, True, pod, view.now)})
 
 
 def leader_deleted_first(before: SetView, deleted: tuple[Obj, ...]) -> list[str]:

@@ -34,8 +34,9 @@ Rules (spec "Quorum model"; reference §1.4, §1.7, §2):
 - Other stores (``QuorumParams``, set per store by ``lab/stores.py``): without ``majority_writes`` one voting
   member is a quorum (Patroni: the DCS, not the members, decides who leads). With ``leader_stops_at_sigterm`` a
   leader not handing over stops leading at its deletion request, and the election follows ``election_seconds``
-  after it exits (ZooKeeper). With ``rejoin_sync_seconds`` a member starting while quorum holds is synced by the
-  leader ``join_seconds`` later, if one leads then: no commits for that long (``QuorumState.pauses``).
+  after it exits (ZooKeeper), or after its deletion request with ``election_at_sigterm`` (Patroni). With
+  ``rejoin_sync_seconds`` a member starting while quorum holds is synced by the leader ``join_seconds`` later, if
+  one leads then: no commits for that long (``QuorumState.pauses``).
 - Readiness: etcd-druid's probe (``quorum_probe``), a linearizable read (quorum and a leader); none once stopped.
 - Leases (one per member, named after the pod): ``<memberID>:<clusterID>:<Leader|Member>`` (``<memberID>:<role>``
   when no cluster id is given, the spec's older two-part form; ``rollwise.api.leases`` formats it and supplies the
@@ -296,7 +297,9 @@ class _Work:
                 self.elections.append(now)
         if (leader is not None and self.leader == leader.pod and leader.alive and leader.terminating
                 and self.p.leader_stops_at_sigterm and not old[leader.pod].terminating):
-            self.departing = leader.pod  # no hand-over happened: it stops serving now and leaves at its exit
+            # No hand-over happened: it stops serving now, and its followers elect once it has left, or at once
+            # where it gives leadership up before its exit (Patroni releases the leader key).
+            self.departing = None if self.p.election_at_sigterm else leader.pod
             self._set_leader(None, now)
         if self.leader is not None and (self.leader in stopped or not up) and not self._holds(now):
             self._set_leader(None, now)

@@ -50,6 +50,10 @@ class QuorumParams:
     # The leader stops serving at its deletion request, not when its process exits (ZooKeeper's leader shuts its
     # request processors down at SIGTERM; its followers notice only at the exit, and elect from then).
     leader_stops_at_sigterm: bool = False
+    # With ``leader_stops_at_sigterm``, the followers' election starts at the deletion request rather than at the
+    # leader's exit: Patroni's primary stops PostgreSQL and releases the leader key on SIGTERM, and its replicas race
+    # for the key while Patroni itself may take seconds more to exit.
+    election_at_sigterm: bool = False
     # While the leader syncs a member that rejoins (``join_seconds`` after its process starts), it commits nothing:
     # ZooKeeper's leader sends a rejoining follower a DIFF/SNAP before proposals resume (0.2-0.4 s measured here).
     rejoin_sync_seconds: float = 0.0
@@ -97,7 +101,7 @@ _SECONDS = {
 }
 # scenario key → boolean field
 _SWITCHES = {"shutdownTransfer": "shutdown_transfer", "majorityWrites": "majority_writes",
-             "leaderStopsAtSigterm": "leader_stops_at_sigterm",
+             "leaderStopsAtSigterm": "leader_stops_at_sigterm", "electionAtSigterm": "election_at_sigterm",
              "shutdownTransferNeedsQuorum": "shutdown_transfer_needs_quorum"}
 _ALLOWED = (*sorted([*_SECONDS, *_SWITCHES, "model", "probeFailureThreshold"]),)
 

@@ -268,6 +268,7 @@ def shadow_of_run(snapshots: list[Snapshot], samples: list[StatusSample], ids: d
         election_seconds=timings.election_seconds, join_election_seconds=timings.join_election_seconds,
         shutdown_transfer=timings.shutdown_transfer, transfer_seconds=timings.transfer_seconds,
         majority_writes=timings.majority_writes, leader_stops_at_sigterm=timings.leader_stops_at_sigterm,
+        election_at_sigterm=timings.election_at_sigterm,
         rejoin_sync_seconds=timings.rejoin_sync_seconds,
         shutdown_transfer_needs_quorum=timings.shutdown_transfer_needs_quorum,
         leader_holds_quorum_loss_seconds=timings.leader_holds_quorum_loss_seconds)

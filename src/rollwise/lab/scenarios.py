@@ -134,6 +134,7 @@ def model_scenario(scenario: LabScenario, strategy: LabStrategy, timings: LabTim
                             "transferSeconds": timings.transfer_seconds,
                             "majorityWrites": timings.majority_writes,
                             "leaderStopsAtSigterm": timings.leader_stops_at_sigterm,
+                            "electionAtSigterm": timings.election_at_sigterm,
                             "rejoinSyncSeconds": timings.rejoin_sync_seconds,
                             "shutdownTransferNeedsQuorum": timings.shutdown_transfer_needs_quorum,
                             "leaderHoldsQuorumLossSeconds": timings.leader_holds_quorum_loss_seconds}},

@@ -59,6 +59,7 @@ class LabTimings:
     transfer_seconds: float = 0.1  # a requested hand-over (etcd's move-leader: about one heartbeat)
     majority_writes: bool = True  # writes need a majority of members up (off: the primary alone writes)
     leader_stops_at_sigterm: bool = False  # a leader not handing over stops serving at SIGTERM, not at its exit
+    election_at_sigterm: bool = False  # ...and its followers elect from then, not from its exit (Patroni)
     rejoin_sync_seconds: float = 0.0  # no commits while the leader syncs a member that rejoins
     # A member at SIGTERM stops serving its clients but lets them go only at its exit: the writer attached to it
     # commits nothing until then (the replay's ``client_stalls``).
@@ -293,12 +294,17 @@ LAB_STORES: dict[str, LabStore] = {
         read_back=_patroni_read, prepare=_patroni_prepare, store=PATRONI, runtime_class=PatroniRuntime,
         probe={"rollwise.dev/role-probe-port": "8008", "rollwise.dev/role-probe-path": "/leader",
                "rollwise.dev/role-probe-leader-status-code": "200"},
-        # Measured here (Patroni 3.0.2, ttl 10 s, loop_wait 1 s): a deleted primary stops PostgreSQL and releases
-        # the leader key; a replica takes it at its next loop and promotes, writes resuming 2.4 s after the deletion
-        # (no chosen successor: an election, not a hand-over). A SIGKILLed primary holds the key until its ttl runs
-        # out (10 s), hence the longer settle after the crash faults. A switchover: about 1.5 s without writes.
-        # No quorum among the members (the DCS holds the leader key): a primary with its replicas down writes on.
-        timings=LabTimings(termination_seconds=1.0, election_seconds=2.4, join_election_seconds=2.4,
+        # Measured here (Patroni 3.0.2, ttl 10 s, loop_wait 1 s): a deleted primary stops PostgreSQL at once (no
+        # more writes) and releases the leader key; a replica takes it at its next loop and promotes, writes
+        # resuming 2.3-3.4 s after the deletion (no chosen successor: an election, not a hand-over), often before
+        # Patroni itself has exited (1.6-2.0 s after SIGTERM, once 4.9 s). Which replica's loop comes first, and
+        # whether its check of the departing primary's REST API waits out the 2 s timeout, is a race: the replay
+        # takes each election's instant from the run, up to 4 s after the deletion. A SIGKILLed primary holds the
+        # key until its ttl runs out (10 s), hence the longer settle after the crash faults. A switchover: about
+        # 1.5 s without writes. No quorum among the members (the DCS holds the leader key): a primary with its
+        # replicas down writes on.
+        timings=LabTimings(termination_seconds=1.6, election_seconds=2.4, join_election_seconds=2.4,
+                           leader_stops_at_sigterm=True, election_at_sigterm=True, election_draw_seconds=4.0,
                            shutdown_transfer=False, transfer_seconds=1.5, grace_seconds=30, settle_seconds=12.0,
                            majority_writes=False)),
 }

@@ -30,6 +30,7 @@ class Member:
     ordinal: int
     outdated: bool
     participating: bool
+    """Ready (etcd-druid's probe: a linearizable read), or leading by its own clear, fresh role-probe answer."""
     settled: bool
     """Participating, and available: Ready for longer than the set's minReadySeconds (reference §5.7)."""
     available_at: float | None
@@ -181,7 +182,11 @@ def roster_of(view: SetView, settings: Settings) -> Roster:
             continue  # condemned by a scale-down: the StatefulSet controller removes it
         cs = _member_status(pod, settings.container)
         leader, role, lease, known = _role(view, pod, settings)
-        participating = bool(cs is not None and cs.get("ready") is True)
+        # A member whose own clear, fresh answer to the role probe says it leads is in the quorum whatever its
+        # readiness says (NATS' /healthz fails on a voting meta leader while a peer catches up): counted out, step 2
+        # would replace it first, the very election DEP-07's order exists to avoid. It goes last, as the leader.
+        participating = bool(cs is not None and cs.get("ready") is True) or (
+            settings.probe is not None and leader and known)
         settled = participating and (min_ready <= 0 or is_available(pod, min_ready, view.now))
         members.append(Member(
             pod=pod, name=name_of(pod), ordinal=ordinal_of(pod), outdated=revision_of(pod) != update,
