@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rollwise.kubelet.quorum import MemberObservation, QuorumParams, parse_quorum_params
-from rollwise.lab.experiment import shadow_of_run
+from rollwise.lab.experiment import run_model, shadow_of_run
 from rollwise.lab.figures import StatusSample
+from rollwise.lab.scenarios import SCENARIOS, STRATEGIES
 from rollwise.lab.shadow import ShadowFigures, Snapshot, group_samples, replay
 from rollwise.lab.stores import LAB_STORES
 
@@ -228,3 +229,12 @@ def test_a_group_that_names_its_leader_but_no_term_counts_a_term_per_new_leader(
     leaders = [(0.0, "m-1"), (0.1, "m-1"), (0.2, ""), (0.3, "m-1"), (0.4, "m-2"), (0.5, "m-0"), (0.6, "elsewhere")]
     assert [(s.t, s.leader, s.term) for s in group_samples(leaders, IDS)] == [
         (0.0, 2, 1), (0.1, 2, 1), (0.3, 2, 1), (0.4, 3, 2), (0.5, 1, 3)]
+
+
+def test_the_model_s_own_run_counts_a_quorum_loss_its_leader_holds_through_as_time_without_commits() -> None:
+    """NATS' five-two-down, naive: the meta leader holds its term through each quorum loss (no election until it is
+    deleted itself), but no write commits meanwhile: the model's own run counts the loss, 2 s of restart plus the
+    member's 0.05 s exit."""
+    nats = LAB_STORES["nats"]
+    fig, _ = run_model(SCENARIOS["five-two-down"], STRATEGIES["legacy"], nats.timings, nats)
+    assert (fig.outage_seconds, fig.elections, fig.leader_moves) == (2.05, 1, 1)

@@ -43,7 +43,7 @@ from rollwise.lab.scenarios import (
     set_manifest,
     template_patch,
 )
-from rollwise.lab.shadow import ShadowFigures, ShadowRecorder, Snapshot, group_samples, replay
+from rollwise.lab.shadow import ShadowFigures, ShadowRecorder, Snapshot, group_samples, merge_spans, replay
 from rollwise.lab.stores import LabStore, WriteFailed
 from rollwise.sim import run_scenario
 from rollwise.sim.record import rollout_complete
@@ -92,21 +92,27 @@ def _leader_moves_from_events(events: list[dict[str, Any]], since: float) -> int
     return moves
 
 
-def _leaderless_spans(events: list[dict[str, Any]], since: float, until: float) -> list[float]:
-    """The model's spans without a leader in [since, until]: what writes see (no leader, no commit), the model's
-    counterpart of the no-commit gaps. Together they are the quorum-loss time plus each election's
-    ``electionSeconds`` (or a requested hand-over's ``transferSeconds``)."""
-    spans, lost_at = [], None
+def _no_commit_spans(events: list[dict[str, Any]], since: float, until: float) -> list[float]:
+    """The model's spans without commits in [since, until], the counterpart of the no-commit gaps: no leader (lost,
+    electing, handing over), or no quorum, which stops writes even where the leader holds its term through the loss
+    (NATS). Together they are the quorum-loss time plus each election's ``electionSeconds`` (or a requested
+    hand-over's ``transferSeconds``)."""
+    spans: list[tuple[float, float]] = []
+    open_at: dict[str, float | None] = {"leader": None, "quorum": None}
     for ev in sorted(events, key=lambda e: e["t"]):
-        if ev["type"] == "LeaderChanged":
-            if not ev.get("pod") and lost_at is None:
-                lost_at = ev["t"]
-            elif ev.get("pod") and lost_at is not None:
-                spans.append(max(0.0, min(ev["t"], until) - max(lost_at, since)))
-                lost_at = None
-    if lost_at is not None:
-        spans.append(max(0.0, until - max(lost_at, since)))
-    return spans
+        kind = {"LeaderChanged": "leader", "QuorumLost": "quorum", "QuorumRestored": "quorum"}.get(ev["type"])
+        if kind is None:
+            continue
+        ends = (ev["type"] == "LeaderChanged" and bool(ev.get("pod"))) or ev["type"] == "QuorumRestored"
+        began = open_at[kind]
+        if not ends and began is None:
+            open_at[kind] = ev["t"]
+        elif ends and began is not None:
+            spans.append((began, ev["t"]))
+            open_at[kind] = None
+    spans += [(began, until) for began in open_at.values() if began is not None]
+    return [b - a for a, b in merge_spans([(max(a, since), min(b, until)) for a, b in spans
+                                           if b > since and a < until])]
 
 
 def run_model(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings,
@@ -115,7 +121,7 @@ def run_model(scenario: LabScenario, strategy: LabStrategy, timings: LabTimings,
     fig = result["summary"][store.set_name]
     start = next((e["t"] for e in result["events"] if e["type"] == "Step" and e.get("action") == "patch"), 0.0)
     end = start + float(fig["rolloutSeconds"]) if fig["rolloutSeconds"] is not None else float(result["endedAt"])
-    spans = _leaderless_spans(result["events"], start, end)
+    spans = _no_commit_spans(result["events"], start, end)
     return Figures(completed=bool(fig["completed"]), outage_seconds=round(sum(spans), 3),
                    longest_gap_seconds=round(max(spans, default=0.0), 3),
                    elections=int(fig["leaderElections"] or 0),

@@ -36,7 +36,8 @@ from rollwise.api.predicates import is_ready
 from rollwise.kubelet.quorum import LEADER_CHANGED, MemberObservation, QuorumParams, QuorumState, observe_pod, step
 from rollwise.lab.figures import GAP_THRESHOLD_SECONDS, StatusSample
 
-__all__ = ["RunDraws", "ShadowFigures", "ShadowRecorder", "Snapshot", "client_stalls", "group_samples", "replay"]
+__all__ = ["RunDraws", "ShadowFigures", "ShadowRecorder", "Snapshot", "client_stalls", "group_samples", "merge_spans",
+           "replay"]
 
 # A hand-over's successor shows in the sampled leaders this soon after the deletion (NATS: 0.03-0.1 s).
 HAND_OVER_SECONDS = 1.0
@@ -205,7 +206,7 @@ def replay(snapshots: Sequence[Snapshot], samples: Sequence[StatusSample], pods:
     stalls = client_stalls(snapshots, writer, since=since, until=until)
     # Quorum lost is no commit too, even where the leader holds its term through the loss (NATS).
     lost = [*state.outages, *([(state.lost_since, until)] if state.lost_since is not None else [])]
-    gaps = _union([*spans, *stalls, *((max(a, since), min(b, until)) for a, b in lost if a < until and b > since),
+    gaps = merge_spans([*spans, *stalls, *((max(a, since), min(b, until)) for a, b in lost if a < until and b > since),
                    *((max(a, since), min(b, until)) for a, b in state.pauses if a < until and b > since)])
     # Counted as the real outage is (figures.no_commit_gaps): a span no longer than the threshold is not one, since a
     # writer at 20 writes/s cannot tell it from the time between two commits.
@@ -214,7 +215,7 @@ def replay(snapshots: Sequence[Snapshot], samples: Sequence[StatusSample], pods:
                          elections=sum(1 for t in state.elections[begun:] if since < t <= until), leader_moves=moves)
 
 
-def _union(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+def merge_spans(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     """Overlapping or touching spans merged, in time order."""
     merged: list[tuple[float, float]] = []
     for a, b in sorted(spans):
