@@ -175,15 +175,18 @@ def test_two_members_saying_they_lead_are_both_held() -> None:
 def test_a_not_ready_member_that_answers_it_leads_is_not_replaced_first_but_goes_last() -> None:
     """NATS' /healthz fails on its voting meta leader while a peer catches up. The leader etcd-2 answers, clearly and
     now, that it leads but is not Ready; the updated etcd-0 is rejoining. DEP-07's step 2 would replace the member
-    that is not Ready first: here it waits for the rejoining one, then the follower goes, and the leader last."""
+    that is not Ready first: here it waits for the rejoining one, then (the quorum counted by readiness alone, two
+    of three) for the leader's readiness before a follower goes, and the leader, Ready or not, goes last."""
     answers = {"etcd-0": _status(503), "etcd-1": _status(503), "etcd-2": _status(200)}
     rejoining = [member(0, "unready", rev=NEW), member(1), member(2, "unready")]
     plan = reconcile_quorum(_probed(answers, rejoining))
     assert deleted(plan) == [] and [b.pod for b in plan.blocked] == ["etcd-0"]
     rejoined = [member(0, rev=NEW), member(1), member(2, "unready")]
-    assert deleted(reconcile_quorum(_probed(answers, rejoined))) == ["etcd-1"]
-    assert deleted(reconcile_quorum(_probed(answers, [member(0, rev=NEW), member(1, rev=NEW),
-                                                      member(2, "unready")]))) == ["etcd-2"]
+    plan = reconcile_quorum(_probed(answers, rejoined))
+    assert deleted(plan) == [] and "2 of 3 members participate (etcd-2 not participating)" in plan.blocked[0].cause
+    assert deleted(reconcile_quorum(_probed(answers, [member(0, rev=NEW), member(1), member(2)]))) == ["etcd-1"]
+    plan = reconcile_quorum(_probed(answers, [member(0, rev=NEW), member(1, rev=NEW), member(2, "unready")]))
+    assert deleted(plan) == ["etcd-2"]
     # Its readiness alone, with no clear answer that it leads, is what step 2 replaces first, as before.
     unclear = {**answers, "etcd-2": ProbeAnswer(at=NOW, error="timed out after 1s")}
     assert deleted(reconcile_quorum(_probed(unclear, rejoining))) == ["etcd-2"]

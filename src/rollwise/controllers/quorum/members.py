@@ -30,7 +30,6 @@ class Member:
     ordinal: int
     outdated: bool
     participating: bool
-    """Ready (etcd-druid's probe: a linearizable read), or leading by its own clear, fresh role-probe answer."""
     settled: bool
     """Participating, and available: Ready for longer than the set's minReadySeconds (reference §5.7)."""
     available_at: float | None
@@ -45,6 +44,10 @@ class Member:
     """The member's Lease name when roles come from Leases, else None."""
     role_known: bool = True
     """False when a role probe could not tell this member's role (no answer, garbage, stale): it might lead."""
+    claims_leadership: bool = False
+    """Its own clear, fresh answer to the role probe says it leads: it still leads whatever its readiness says (NATS'
+    ``/healthz`` fails on a voting meta leader while a peer catches up). Not counted as participating for the
+    quorum, whose count stays the Ready members', but never replaced as a member that contributes nothing."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,8 +72,10 @@ class Roster:
 
     @property
     def leader_claimed(self) -> bool:
-        """Some participating member, not terminating, says (or its Lease or label says) it leads."""
-        return any(m.leader and m.participating and not is_terminating(m.pod) for m in self.members)
+        """Some participating member, not terminating, says (or its Lease or label says) it leads; or a member says so
+        itself, Ready or not."""
+        return any(m.leader and (m.participating or m.claims_leadership) and not is_terminating(m.pod)
+                   for m in self.members)
 
     @property
     def outdated(self) -> tuple[Member, ...]:
@@ -147,7 +152,7 @@ def roles_untold(members: list[Member]) -> str | None:
     leader" is still a follower when this says why not; the others might be the leader (DEP-07 step 4, follower
     before leader: steps.py deletes none of them while the leader cannot be told, and no member at all while none
     says it leads)."""
-    voters = [m for m in members if m.participating and not is_terminating(m.pod)]
+    voters = [m for m in members if (m.participating or m.claims_leadership) and not is_terminating(m.pod)]
     unknown = [f"{m.name} ({m.role})" for m in voters if not m.role_known]
     if unknown:
         return "role unknown: " + ", ".join(unknown)
@@ -182,11 +187,7 @@ def roster_of(view: SetView, settings: Settings) -> Roster:
             continue  # condemned by a scale-down: the StatefulSet controller removes it
         cs = _member_status(pod, settings.container)
         leader, role, lease, known = _role(view, pod, settings)
-        # A member whose own clear, fresh answer to the role probe says it leads is in the quorum whatever its
-        # readiness says (NATS' /healthz fails on a voting meta leader while a peer catches up): counted out, step 2
-        # would replace it first, the very election DEP-07's order exists to avoid. It goes last, as the leader.
-        participating = bool(cs is not None and cs.get("ready") is True) or (
-            settings.probe is not None and leader and known)
+        participating = bool(cs is not None and cs.get("ready") is True)
         settled = participating and (min_ready <= 0 or is_available(pod, min_ready, view.now))
         members.append(Member(
             pod=pod, name=name_of(pod), ordinal=ordinal_of(pod), outdated=revision_of(pod) != update,
@@ -194,6 +195,7 @@ def roster_of(view: SetView, settings: Settings) -> Roster:
             available_at=None if settled or not participating else available_at(pod, min_ready),
             health=classify_container(pod, settings.container), state=container_state(pod, settings.container),
             leader=leader, role=role, lease=lease, role_known=known,
+            claims_leadership=settings.probe is not None and leader and known,
         ))
     return Roster(
         generation=int((sts.get("metadata") or {}).get("generation") or 0),

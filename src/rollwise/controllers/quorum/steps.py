@@ -93,7 +93,9 @@ def decide(roster: Roster, settings: Settings) -> Decision:
     # ordinal, unlike etcd-druid's gate: deleting a member that does not participate cannot lower the participating
     # count, and under OrderedReady the StatefulSet controller creates the next ordinal only once this one is
     # Ready, which a member on a broken, now outdated template never is: waiting would wait for ever.
-    candidates = [m for m in outdated if not m.participating and m.health in _STEP2_RANK]
+    # A member that is not Ready but answers the role probe that it leads is no member that contributes nothing:
+    # replacing it first would be the very election the order avoids. It goes last, as the leader (below).
+    candidates = [m for m in outdated if not m.participating and not m.claims_leadership and m.health in _STEP2_RANK]
     if candidates:
         pick = min(candidates, key=lambda m: (_STEP2_RANK[m.health or ""], -m.ordinal))
         return Decision(deletions=(Deletion(member=pick, step=2,
@@ -120,6 +122,12 @@ def decide(roster: Roster, settings: Settings) -> Decision:
 
     # Step 4: every outdated pod left is participating, except Unknown ones step 2 skipped.
     ready = [m for m in outdated if m.participating]
+    if not ready and len(outdated) == 1 and outdated[0].claims_leadership:
+        # The leader, last, though not Ready: its deletion takes no Ready member from the quorum.
+        if settings.leader_transfer:
+            return _hand_over(roster, settings, outdated[0])
+        return Decision(deletions=(Deletion(member=outdated[0], step=4, message=(
+            f"step 4: {outdated[0].name} is the leader, updated last ({outdated[0].role}; not Ready)")),))
     if not ready:
         return Decision(waits=tuple(Blocked(pod=m.name, cause=f"outdated, state unknown ({m.state})")
                                     for m in outdated))
