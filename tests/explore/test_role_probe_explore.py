@@ -115,7 +115,7 @@ def _readiness_alone(view: SetView) -> Plan:
 
 
 @pytest.mark.parametrize("replicas", sweep([(2,), (3,)], fast={(2,)}))
-def test_a_controller_that_counts_a_not_ready_leader_out_of_the_quorum_is_caught_by_leader_last(
+def test_a_controller_that_counts_a_not_ready_leader_out_of_the_quorum_is_caught_by_the_budget(
         monkeypatch: pytest.MonkeyPatch, replicas: int) -> None:
     """NATS' meta leader failed ``/healthz`` while a peer restarted, and a controller that read readiness alone
     replaced it first (DEP-07 step 2), costing an election; the readiness fault finds that."""
