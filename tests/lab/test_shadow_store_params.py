@@ -238,3 +238,14 @@ def test_the_model_s_own_run_counts_a_quorum_loss_its_leader_holds_through_as_ti
     nats = LAB_STORES["nats"]
     fig, _ = run_model(SCENARIOS["five-two-down"], STRATEGIES["legacy"], nats.timings, nats)
     assert (fig.outage_seconds, fig.elections, fig.leader_moves) == (2.05, 1, 1)
+
+
+def test_a_span_without_commits_no_longer_than_the_threshold_is_no_outage_as_on_the_real_side() -> None:
+    """A writer at 20 writes/s cannot tell a 0.2 s pause from the time between two commits, so the real outage counts
+    no-commit gaps over 0.2 s only; the replay counts its spans the same way, and keeps each one's length as the
+    longest gap."""
+    real = samples((-1.0, 3, 4))
+    short = run(follower_restarted(), real, QuorumParams(join_election_seconds=1.1, rejoin_sync_seconds=0.15))
+    assert (short.outage_seconds, short.longest_gap_seconds) == (0.0, 0.15)
+    longer = run(follower_restarted(), real, QuorumParams(join_election_seconds=1.1, rejoin_sync_seconds=0.25))
+    assert (longer.outage_seconds, longer.longest_gap_seconds) == (0.25, 0.25)
