@@ -26,6 +26,7 @@ __all__ = [
     "first_tick_index",
     "parse_quorum_params",
     "probe_tick",
+    "quorum_options",
     "tick_at",
     "tick_matters",
 ]
@@ -104,6 +105,16 @@ _SWITCHES = {"shutdownTransfer": "shutdown_transfer", "majorityWrites": "majorit
              "leaderStopsAtSigterm": "leader_stops_at_sigterm", "electionAtSigterm": "election_at_sigterm",
              "shutdownTransferNeedsQuorum": "shutdown_transfer_needs_quorum"}
 _ALLOWED = (*sorted([*_SECONDS, *_SWITCHES, "model", "probeFailureThreshold"]),)
+
+
+def quorum_options(params: QuorumParams) -> dict[str, Any]:
+    """The scenario options (``kubelet.apps.<set>``, without ``model``) that ``parse_quorum_params`` reads back as
+    ``params``: the one table of keys, rendered."""
+    out: dict[str, Any] = {key: getattr(params, field) for key, (field, _) in _SECONDS.items()}
+    if out["joinElectionSeconds"] is None:
+        del out["joinElectionSeconds"]
+    out["probeFailureThreshold"] = params.probe_failure_threshold
+    return out | {key: getattr(params, field) for key, field in _SWITCHES.items()}
 
 
 def parse_quorum_params(raw: Mapping[str, Any] | None, *, path: str) -> tuple[QuorumParams, list[FieldError]]:

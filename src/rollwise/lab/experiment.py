@@ -23,7 +23,6 @@ from rollwise.api.predicates import is_ready
 from rollwise.kubelet.process.member import ProbeSettings
 from rollwise.kubelet.process.runtime import ProcessRuntime
 from rollwise.kubelet.process.stores import StoreError
-from rollwise.kubelet.quorum import QuorumParams
 from rollwise.lab.figures import (
     StatusSample,
     WriteRecord,
@@ -270,14 +269,7 @@ def shadow_of_run(snapshots: list[Snapshot], samples: list[StatusSample], ids: d
     """The model replayed on the run's timeline. Where the writes go through a group of their own (NATS' stream),
     that group is replayed too, from its own sampled leaders, and gives the outage; the probed group (the meta
     group, whose terms the elections count) gives the elections and leader moves."""
-    params = QuorumParams(
-        election_seconds=timings.election_seconds, join_election_seconds=timings.join_election_seconds,
-        shutdown_transfer=timings.shutdown_transfer, transfer_seconds=timings.transfer_seconds,
-        majority_writes=timings.majority_writes, leader_stops_at_sigterm=timings.leader_stops_at_sigterm,
-        election_at_sigterm=timings.election_at_sigterm,
-        rejoin_sync_seconds=timings.rejoin_sync_seconds,
-        shutdown_transfer_needs_quorum=timings.shutdown_transfer_needs_quorum,
-        leader_holds_quorum_loss_seconds=timings.leader_holds_quorum_loss_seconds)
+    params = timings.quorum_params()
     window = timings.election_draw_seconds
     probed = replay(snapshots, samples, ids, params, replicas=replicas, since=since, until=until, writer=writer,
                     election_window=window)

@@ -19,6 +19,7 @@ from typing import Any
 
 from rollwise.api.meta import Obj
 from rollwise.controllers.quorum import MAX_UNAVAILABLE_MEMBERS
+from rollwise.kubelet.quorum_probe import quorum_options
 from rollwise.lab.stores import LAB_STORES, LabStore, LabTimings
 from rollwise.scenario.scenario import Scenario, parse_scenario
 from rollwise.scenario.strategy_override import parse_strategy
@@ -124,20 +125,7 @@ def model_scenario(scenario: LabScenario, strategy: LabStrategy, timings: LabTim
             "startSeconds": timings.start_seconds,
             "readySeconds": timings.probe_initial_delay_seconds,
             "terminationSeconds": timings.termination_seconds,
-            "apps": {name: {"model": "quorum", "electionSeconds": timings.election_seconds,
-                            "joinElectionSeconds": timings.join_election_seconds,
-                            "leaseLagSeconds": timings.heartbeat_seconds / 2,
-                            "probeInitialDelaySeconds": timings.probe_initial_delay_seconds,
-                            "probePeriodSeconds": timings.probe_period_seconds,
-                            "probeFailureThreshold": timings.probe_failure_threshold,
-                            "shutdownTransfer": timings.shutdown_transfer,
-                            "transferSeconds": timings.transfer_seconds,
-                            "majorityWrites": timings.majority_writes,
-                            "leaderStopsAtSigterm": timings.leader_stops_at_sigterm,
-                            "electionAtSigterm": timings.election_at_sigterm,
-                            "rejoinSyncSeconds": timings.rejoin_sync_seconds,
-                            "shutdownTransferNeedsQuorum": timings.shutdown_transfer_needs_quorum,
-                            "leaderHoldsQuorumLossSeconds": timings.leader_holds_quorum_loss_seconds}},
+            "apps": {name: {"model": "quorum", **quorum_options(timings.quorum_params())}},
         },
         "objects": [set_manifest(scenario, strategy, timings, store, probe=False)],
         "steps": steps,

@@ -101,20 +101,22 @@ class RunDraws:
     begun: int  # the terms the model had begun by then
     window: float = 0.0
     by_time: bool = False
+    leaders: tuple[tuple[float, str], ...] = field(init=False)
+    """The new terms' leaders after the start, by when each was first reported."""
 
-    def _leaders(self) -> list[tuple[float, str]]:
-        return sorted(at for term, at in self.terms.items() if term > self.base)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "leaders", tuple(sorted(at for term, at in self.terms.items() if term > self.base)))
 
     def winner(self, terms: int, candidates: Sequence[str], at: float) -> str | None:
         if self.by_time:
-            return next((pod for t, pod in self._leaders() if at <= t <= at + HAND_OVER_SECONDS), None)
+            return next((pod for t, pod in self.leaders if at <= t <= at + HAND_OVER_SECONDS), None)
         got = self.terms.get(self.base + 1 + terms - self.begun)
         return None if got is None else got[1]
 
     def election_at(self, cause: float, planned: float) -> float | None:
         if self.window <= 0:
             return None
-        return next((t for t, _ in self._leaders() if cause <= t <= cause + self.window), None)
+        return next((t for t, _ in self.leaders if cause <= t <= cause + self.window), None)
 
 
 def group_samples(leaders: Sequence[tuple[float, str]], pods: Mapping[int, str]) -> list[StatusSample]:

@@ -26,6 +26,7 @@ from rollwise.kubelet.process.stores import STORES, Store, StoreError
 from rollwise.kubelet.process.stores.nats_wire import request, request_each
 from rollwise.kubelet.process.stores.pg_wire import query_rows, simple_query
 from rollwise.kubelet.process.stores.zk_wire import children, create
+from rollwise.kubelet.quorum_probe import QuorumParams
 from rollwise.lab.figures import WriteRecord
 
 __all__ = ["LAB_STORES", "LabStore", "LabTimings", "ReadBack", "WriteFailed", "read_from_any"]
@@ -71,6 +72,19 @@ class LabTimings:
     # Where the store draws its election timer at random, the latest an election comes after its cause: the replay
     # takes each election's instant from the run within that (``lab/shadow.RunDraws``); 0: the model's own times.
     election_draw_seconds: float = 0.0
+
+    def quorum_params(self) -> QuorumParams:
+        """The quorum model's parameters for these timings: its own run (as scenario options) and the replay of a
+        real run alike. The member Leases lag the role by half a heartbeat."""
+        return QuorumParams(
+            election_seconds=self.election_seconds, join_election_seconds=self.join_election_seconds,
+            lease_lag_seconds=self.heartbeat_seconds / 2, probe_initial_delay_seconds=self.probe_initial_delay_seconds,
+            probe_period_seconds=self.probe_period_seconds, probe_failure_threshold=self.probe_failure_threshold,
+            transfer_seconds=self.transfer_seconds, shutdown_transfer=self.shutdown_transfer,
+            majority_writes=self.majority_writes, leader_stops_at_sigterm=self.leader_stops_at_sigterm,
+            election_at_sigterm=self.election_at_sigterm, rejoin_sync_seconds=self.rejoin_sync_seconds,
+            shutdown_transfer_needs_quorum=self.shutdown_transfer_needs_quorum,
+            leader_holds_quorum_loss_seconds=self.leader_holds_quorum_loss_seconds)
 
 
 def _port(endpoint: str) -> int:
